@@ -32,7 +32,7 @@ cover:
 	$(GO) tool cover -func=coverage.out | tail -1
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./loop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
 demo:
 	$(GO) test -count=1 -run '^ExampleRun$$' -v ./loop/
