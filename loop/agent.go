@@ -1,0 +1,349 @@
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Config is everything an Agent is built from. Zero values mean the documented default.
+type Config struct {
+	Name         string // the "agent" field of every event
+	SystemPrompt string // stored once per session, as its first entry (L1)
+	Model        Model
+	ModelName    string // passed to the model as Request.Model
+	Tools        *ToolSet
+	Store        SessionStore // default: a new MemoryStore
+
+	Context       []ContextStrategy // default: []ContextStrategy{DefaultContext{}}
+	ContextBudget int               // tokens, passed to strategies; 0 = none
+	Hooks         []TerminationHook
+	Guardrails    []Guardrail
+	Approver      Approver
+	Permission    PermissionFunc
+
+	Retry      RetryPolicy
+	ToolPolicy ToolPolicy
+	Limits     Limits
+	Pricing    Pricing
+
+	MaxDecodeRetries   int // structured output decode retries (L10); default 2, <0 = none
+	MaxContinuations   int // BeforeFinal continuations (L12); default 3, <0 = none
+	MaxOverflowRetries int // context_overflow compactions per model call (L11); default 2
+
+	// Now and Sleep are the clock; tests replace them to check limits and backoff delays
+	// without waiting. Default: time.Now and a timer that honours ctx.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// ToolPolicy bounds tool use. Zero fields take defaults; a negative value disables a cap.
+type ToolPolicy struct {
+	MaxParallel       int      // calls run at once; default 1
+	MaxDuplicateCalls int      // same tool + same canonical args; default 2 (L8)
+	MaxCallsPerTool   int      // default: no cap
+	MaxCallsPerRun    int      // default: no cap
+	RequireApproval   []string // tool names that need an Approver's yes (L6)
+	Timeout           time.Duration
+}
+
+// Limits end a run with a summary (L9). Zero fields take defaults; MaxIterations
+// defaults to 50, the others to none.
+type Limits struct {
+	MaxIterations  int
+	MaxToolRounds  int
+	MaxRunDuration time.Duration
+	MaxTokens      int     // total tokens over the run
+	MaxCostUSD     float64 // over the run
+}
+
+// Pricing turns usage into cost when the provider does not report one.
+type Pricing struct {
+	PromptPerMTok     float64
+	CompletionPerMTok float64
+}
+
+// RunInput starts or continues a run. An empty SessionID starts a new session; an empty
+// RunID gets a generated one. ToolPolicy and Limits fields that are non-zero override the
+// agent's for this run.
+type RunInput struct {
+	SessionID            string
+	RunID                string
+	Messages             []Message
+	SystemPromptOverride string
+	AllowedTools         []string // nil = all
+	ToolOrder            []string
+	ToolPolicy           ToolPolicy
+	Limits               Limits
+	OutputSchema         json.RawMessage
+	Metadata             map[string]string
+}
+
+// RunResult is how a run ended.
+type RunResult struct {
+	SessionID string
+	RunID     string
+	Status    Status
+	Reason    Reason
+	Final     *Message
+	Output    json.RawMessage
+	Err       error
+	Usage     Usage
+}
+
+// ErrSessionBusy is returned when a session already has a run in progress.
+var ErrSessionBusy = errors.New("session already has a run in progress")
+
+// ErrAborted is the cancellation cause Abort uses.
+var ErrAborted = errors.New("run aborted")
+
+// Agent runs the loop. It is safe for concurrent runs on different sessions.
+type Agent struct {
+	cfg Config
+
+	mu       sync.Mutex
+	runs     map[string]context.CancelCauseFunc // run id → cancel
+	sessions map[string]string                  // session id → run id
+}
+
+// New checks the configuration and fills in defaults.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("loop: config has no model")
+	}
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryStore()
+	}
+	if cfg.Context == nil {
+		cfg.Context = []ContextStrategy{DefaultContext{}}
+	}
+	for i, s := range cfg.Context {
+		if s == nil {
+			return nil, fmt.Errorf("loop: context strategy %d is nil", i)
+		}
+	}
+	for i, h := range cfg.Hooks {
+		if h == nil {
+			return nil, fmt.Errorf("loop: termination hook %d is nil", i)
+		}
+	}
+	for i, g := range cfg.Guardrails {
+		if g == nil {
+			return nil, fmt.Errorf("loop: guardrail %d is nil", i)
+		}
+	}
+	cfg.Retry = cfg.Retry.withDefaults()
+	cfg.ToolPolicy = ToolPolicy{}.merge(cfg.ToolPolicy).withDefaults()
+	cfg.Limits = Limits{}.merge(cfg.Limits).withDefaults()
+	cfg.MaxDecodeRetries = defaultInt(cfg.MaxDecodeRetries, 2)
+	cfg.MaxContinuations = defaultInt(cfg.MaxContinuations, 3)
+	cfg.MaxOverflowRetries = defaultInt(cfg.MaxOverflowRetries, 2)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	return &Agent{cfg: cfg, runs: map[string]context.CancelCauseFunc{}, sessions: map[string]string{}}, nil
+}
+
+// Store returns the agent's session store.
+func (a *Agent) Store() SessionStore { return a.cfg.Store }
+
+// Run runs to the end and returns the result; the error is the result's Err.
+func (a *Agent) Run(ctx context.Context, in RunInput) (RunResult, error) {
+	return a.RunWith(ctx, in, nil)
+}
+
+// RunWith runs to the end, calling emit with every event as it happens, from the run's
+// goroutine and in order. emit must not block for long: the run waits for it.
+func (a *Agent) RunWith(ctx context.Context, in RunInput, emit func(Event)) (RunResult, error) {
+	r, err := a.start(ctx, in, emit)
+	if err != nil {
+		return RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: StatusFailed, Reason: ReasonError, Err: err}, err
+	}
+	res := r.execute()
+	a.finish(r)
+	return res, res.Err
+}
+
+// RunStream runs in a new goroutine and delivers every event on the returned channel,
+// which is closed after run_finished. The caller must drain it.
+func (a *Agent) RunStream(ctx context.Context, in RunInput) <-chan Event {
+	ch := make(chan Event, 64)
+	go func() {
+		defer close(ch)
+		_, err := a.RunWith(ctx, in, func(e Event) { ch <- e })
+		var se *startError
+		if errors.As(err, &se) {
+			// The run never started: report it in the event vocabulary anyway.
+			now := time.Now()
+			ch <- Event{Seq: 1, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
+				Type: EventError, Data: ErrorData{Kind: "invalid_input", Message: err.Error()}}
+			ch <- Event{Seq: 2, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
+				Type: EventRunFinished, Data: RunFinishedData{Status: StatusFailed, Reason: ReasonError}}
+		}
+	}()
+	return ch
+}
+
+// Abort cancels a run in progress. It reports false when no such run is active. The
+// session keeps everything the run stored.
+func (a *Agent) Abort(runID string) bool {
+	a.mu.Lock()
+	cancel, ok := a.runs[runID]
+	a.mu.Unlock()
+	if ok {
+		cancel(ErrAborted)
+	}
+	return ok
+}
+
+// startError marks an error found before a run began.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run, error) {
+	if ctx == nil {
+		return nil, &startError{errors.New("loop: nil context")}
+	}
+	for i, m := range in.Messages {
+		if err := checkInputMessage(m); err != nil {
+			return nil, &startError{fmt.Errorf("loop: message %d: %w", i, err)}
+		}
+	}
+	if in.SessionID == "" {
+		in.SessionID = "ses_" + newID()
+	}
+	if in.RunID == "" {
+		in.RunID = "run_" + newID()
+	}
+	a.mu.Lock()
+	if _, busy := a.sessions[in.SessionID]; busy {
+		a.mu.Unlock()
+		return nil, &startError{fmt.Errorf("loop: session %q: %w", in.SessionID, ErrSessionBusy)}
+	}
+	if _, dup := a.runs[in.RunID]; dup {
+		a.mu.Unlock()
+		return nil, &startError{fmt.Errorf("loop: run %q is already active", in.RunID)}
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	a.runs[in.RunID] = cancel
+	a.sessions[in.SessionID] = in.RunID
+	a.mu.Unlock()
+	return newRun(a, rctx, cancel, in, emit), nil
+}
+
+func (a *Agent) finish(r *run) {
+	r.cancel(nil)
+	a.mu.Lock()
+	delete(a.runs, r.in.RunID)
+	delete(a.sessions, r.in.SessionID)
+	a.mu.Unlock()
+}
+
+func checkInputMessage(m Message) error {
+	switch m.Role {
+	case RoleUser, RoleSystem, RoleAssistant:
+	case RoleTool:
+		if m.ToolCallID == "" {
+			return errors.New("tool message without tool_call_id")
+		}
+	case "":
+		return errors.New("message has no role")
+	default:
+		return fmt.Errorf("unknown role %q", m.Role)
+	}
+	if len(m.Content) == 0 && len(m.ToolCalls) == 0 {
+		return fmt.Errorf("%s message has no content", m.Role)
+	}
+	return nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func defaultInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (p ToolPolicy) merge(o ToolPolicy) ToolPolicy {
+	if o.MaxParallel != 0 {
+		p.MaxParallel = o.MaxParallel
+	}
+	if o.MaxDuplicateCalls != 0 {
+		p.MaxDuplicateCalls = o.MaxDuplicateCalls
+	}
+	if o.MaxCallsPerTool != 0 {
+		p.MaxCallsPerTool = o.MaxCallsPerTool
+	}
+	if o.MaxCallsPerRun != 0 {
+		p.MaxCallsPerRun = o.MaxCallsPerRun
+	}
+	if o.RequireApproval != nil {
+		p.RequireApproval = o.RequireApproval
+	}
+	if o.Timeout != 0 {
+		p.Timeout = o.Timeout
+	}
+	return p
+}
+
+func (p ToolPolicy) withDefaults() ToolPolicy {
+	if p.MaxParallel <= 0 {
+		p.MaxParallel = 1
+	}
+	p.MaxDuplicateCalls = defaultInt(p.MaxDuplicateCalls, 2)
+	return p
+}
+
+func (l Limits) merge(o Limits) Limits {
+	if o.MaxIterations != 0 {
+		l.MaxIterations = o.MaxIterations
+	}
+	if o.MaxToolRounds != 0 {
+		l.MaxToolRounds = o.MaxToolRounds
+	}
+	if o.MaxRunDuration != 0 {
+		l.MaxRunDuration = o.MaxRunDuration
+	}
+	if o.MaxTokens != 0 {
+		l.MaxTokens = o.MaxTokens
+	}
+	if o.MaxCostUSD != 0 {
+		l.MaxCostUSD = o.MaxCostUSD
+	}
+	return l
+}
+
+func (l Limits) withDefaults() Limits {
+	l.MaxIterations = defaultInt(l.MaxIterations, 50)
+	return l
+}

@@ -1,0 +1,181 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+)
+
+// buildContext runs the strategy chain over the history (L11) and returns the model
+// input. A compaction a strategy proposes is stored before the next strategy runs, so
+// later builds, in this run and the next, start from it.
+func (r *run) buildContext(overflow bool) ([]Message, error) {
+	msgs := r.baseMessages()
+	compacted := 0
+	for _, s := range r.cfg.Context {
+		in := ContextInput{History: r.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow}
+		out, err := safeBuild(r.ctx, s, in)
+		if err != nil {
+			r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})
+			continue // a broken strategy is skipped, not fatal
+		}
+		if c := out.Compact; c != nil && c.Replace > 0 {
+			if c.Replace > len(r.history) {
+				r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf(
+					"context strategy %q: compaction replaces %d messages, history has %d", s.Name(), c.Replace, len(r.history))})
+				continue
+			}
+			if err := r.store(Entry{RunID: r.in.RunID, Time: r.cfg.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
+				return nil, err
+			}
+			r.applyCompaction(c, r.seq)
+			compacted += c.Replace
+		}
+		if out.Messages != nil {
+			msgs = out.Messages
+		}
+	}
+	if overflow || compacted > 0 {
+		r.emit(EventContextUpdate, ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
+			Overflow: overflow, Compacted: compacted})
+	}
+	return msgs, nil
+}
+
+// baseMessages is the system prompt (or the run's override) followed by the history.
+func (r *run) baseMessages() []Message {
+	out := make([]Message, 0, len(r.history)+1)
+	switch {
+	case r.in.SystemPromptOverride != "":
+		out = append(out, Message{Role: RoleSystem, Content: []Part{TextPart(r.in.SystemPromptOverride)}})
+	case r.system != nil:
+		out = append(out, *r.system)
+	}
+	return append(out, r.history...)
+}
+
+func safeBuild(ctx context.Context, s ContextStrategy, in ContextInput) (out ContextOutput, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panicked: %v", p)
+		}
+	}()
+	return s.Build(ctx, in)
+}
+
+// EstimateTokens is a cheap token estimate (four bytes a token plus a few per message),
+// good enough to compare against a budget; adapters report the real counts.
+func EstimateTokens(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += 4 + len(m.Reasoning)/4
+		for _, p := range m.Content {
+			n += len(p.Text) / 4
+		}
+		for _, c := range m.ToolCalls {
+			n += (len(c.Name) + len(c.Arguments)) / 4
+		}
+	}
+	return n
+}
+
+// DefaultContext is the default strategy (seed 000's toolOutputCache): the full history,
+// with tool outputs older than the latest tool round cut to MaxToolChars. On overflow it
+// compacts: the older half of the history is replaced by the first user message and a
+// note saying how many messages were dropped, cut where no tool result loses its call.
+type DefaultContext struct {
+	MaxToolChars int // default 2000
+}
+
+func (DefaultContext) Name() string { return "default" }
+
+// Build implements ContextStrategy.
+func (d DefaultContext) Build(_ context.Context, in ContextInput) (ContextOutput, error) {
+	limit := d.MaxToolChars
+	if limit <= 0 {
+		limit = 2000
+	}
+	msgs := in.Messages
+	if in.Overflow {
+		if c := compactHalf(in.History); c != nil {
+			return ContextOutput{Messages: trimToolOutputs(applyToMessages(msgs, in.History, c), limit), Compact: c}, nil
+		}
+	}
+	return ContextOutput{Messages: trimToolOutputs(msgs, limit)}, nil
+}
+
+// compactHalf proposes replacing about half the history, cutting before a user or
+// assistant message so that tool results stay with their call. Nil when nothing can go.
+func compactHalf(h []Message) *Compaction {
+	cut := -1
+	for i := len(h) / 2; i < len(h); i++ {
+		if i > 0 && h[i].Role != RoleTool {
+			cut = i
+			break
+		}
+	}
+	if cut <= 1 {
+		return nil
+	}
+	summary := []Message{}
+	first := -1
+	for i := 0; i < cut; i++ {
+		if h[i].Role == RoleUser {
+			first = i
+			break
+		}
+	}
+	dropped := cut
+	if first >= 0 {
+		summary = append(summary, h[first])
+		dropped--
+	}
+	summary = append(summary, UserMessage(fmt.Sprintf(
+		"[context compacted: %d earlier messages were removed to fit the model's context window]", dropped)))
+	return &Compaction{Replace: cut, Summary: summary}
+}
+
+// applyToMessages rewrites a model input built from history as if c had been applied.
+func applyToMessages(msgs, history []Message, c *Compaction) []Message {
+	head := len(msgs) - len(history) // the system prompt, if any
+	if head < 0 {
+		head = 0
+	}
+	out := make([]Message, 0, len(msgs)-c.Replace+len(c.Summary))
+	out = append(out, msgs[:head]...)
+	out = append(out, c.Summary...)
+	return append(out, msgs[head+c.Replace:]...)
+}
+
+// trimToolOutputs cuts tool messages before the last assistant message to limit bytes
+// (on a rune boundary), copying only what changes.
+func trimToolOutputs(msgs []Message, limit int) []Message {
+	lastAssistant := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			lastAssistant = i
+			break
+		}
+	}
+	var out []Message
+	for i := 0; i < lastAssistant; i++ {
+		m := msgs[i]
+		if m.Role != RoleTool || len(m.Text()) <= limit {
+			continue
+		}
+		if out == nil {
+			out = append([]Message(nil), msgs...)
+		}
+		text := m.Text()
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		m.Content = []Part{TextPart(fmt.Sprintf("%s\n[… %d more bytes trimmed from an earlier tool output]", text[:cut], len(text)-cut))}
+		out[i] = m
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}

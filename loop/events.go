@@ -1,0 +1,219 @@
+package loop
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// EventType names an event (DESIGN §4).
+type EventType string
+
+const (
+	EventRunStarted       EventType = "run_started"
+	EventStatus           EventType = "status"
+	EventModelDelta       EventType = "model_delta"
+	EventReasoning        EventType = "reasoning"
+	EventText             EventType = "text"
+	EventAssistantMessage EventType = "assistant_message"
+	EventStepStart        EventType = "step_start"
+	EventToolCall         EventType = "tool_call"
+	EventApproval         EventType = "approval_required"
+	EventToolResult       EventType = "tool_result"
+	EventStepComplete     EventType = "step_complete"
+	EventUsage            EventType = "usage"
+	EventContextUpdate    EventType = "context_update"
+	EventHook             EventType = "hook"
+	EventGuardrail        EventType = "guardrail"
+	EventError            EventType = "error"
+	EventFinal            EventType = "final"
+	EventRunFinished      EventType = "run_finished"
+)
+
+// Event is one thing that happened in a run. Data holds the typed payload for Type (one of
+// the *Data structs below); it encodes to the snake_case object of DESIGN §4, and decodes
+// back into the same struct, so stored events read like live ones.
+type Event struct {
+	Seq       int64     `json:"seq"`
+	Time      time.Time `json:"time"`
+	SessionID string    `json:"session_id"`
+	RunID     string    `json:"run_id"`
+	Agent     string    `json:"agent"`
+	Type      EventType `json:"type"`
+	Data      any       `json:"data"`
+}
+
+type (
+	RunStartedData struct {
+		Model string `json:"model"`
+	}
+	StatusData struct {
+		State State `json:"state"`
+	}
+	ModelDeltaData struct {
+		CallIndex int       `json:"call_index"`
+		Seq       int       `json:"seq"`
+		Kind      DeltaKind `json:"kind"`
+		Text      string    `json:"text"`
+	}
+	TextData struct {
+		Text string `json:"text"`
+	}
+	AssistantMessageData struct {
+		Message Message `json:"message"`
+	}
+	StepStartData struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	// ToolCallData carries the parsed arguments, or {"_raw": "..."} when they are not JSON.
+	ToolCallData struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	ToolResultData struct {
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		Content    string `json:"content"`
+		IsError    bool   `json:"is_error"`
+		DurationMS int64  `json:"duration_ms"`
+	}
+	StepCompleteData struct {
+		ID     string `json:"id"`
+		Status string `json:"status"` // ok | error
+	}
+	ContextUpdateData struct {
+		Messages        int  `json:"messages"`
+		EstimatedTokens int  `json:"estimated_tokens"`
+		Overflow        bool `json:"overflow"`
+		Compacted       int  `json:"compacted"`
+	}
+	HookData struct {
+		Name    string  `json:"name"`
+		Point   string  `json:"point"` // on_step | before_final
+		Verdict Verdict `json:"verdict"`
+		Reason  string  `json:"reason"`
+	}
+	GuardrailData struct {
+		Name   string      `json:"name"`
+		Stage  Stage       `json:"stage"`
+		Action GuardAction `json:"action"`
+		Reason string      `json:"reason"`
+	}
+	ErrorData struct {
+		Kind      string `json:"kind"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	}
+	FinalData struct {
+		Text   string          `json:"text"`
+		Output json.RawMessage `json:"output"`
+	}
+	RunFinishedData struct {
+		Status Status `json:"status"`
+		Reason Reason `json:"reason"`
+		Usage  Usage  `json:"usage"`
+	}
+)
+
+func newEventData(t EventType) (any, error) {
+	switch t {
+	case EventRunStarted:
+		return &RunStartedData{}, nil
+	case EventStatus:
+		return &StatusData{}, nil
+	case EventModelDelta:
+		return &ModelDeltaData{}, nil
+	case EventReasoning, EventText:
+		return &TextData{}, nil
+	case EventAssistantMessage:
+		return &AssistantMessageData{}, nil
+	case EventStepStart:
+		return &StepStartData{}, nil
+	case EventToolCall, EventApproval:
+		return &ToolCallData{}, nil
+	case EventToolResult:
+		return &ToolResultData{}, nil
+	case EventStepComplete:
+		return &StepCompleteData{}, nil
+	case EventUsage:
+		return &Usage{}, nil
+	case EventContextUpdate:
+		return &ContextUpdateData{}, nil
+	case EventHook:
+		return &HookData{}, nil
+	case EventGuardrail:
+		return &GuardrailData{}, nil
+	case EventError:
+		return &ErrorData{}, nil
+	case EventFinal:
+		return &FinalData{}, nil
+	case EventRunFinished:
+		return &RunFinishedData{}, nil
+	}
+	return nil, fmt.Errorf("unknown event type %q", t)
+}
+
+// UnmarshalJSON decodes Data into the struct for the event's type (as a value, the same
+// shape the loop emits).
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var raw struct {
+		plain
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Event(raw.plain)
+	ptr, err := newEventData(e.Type)
+	if err != nil {
+		return err
+	}
+	if len(raw.Data) > 0 {
+		if err := json.Unmarshal(raw.Data, ptr); err != nil {
+			return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+		}
+	}
+	e.Data = derefData(ptr)
+	return nil
+}
+
+func derefData(p any) any {
+	switch v := p.(type) {
+	case *RunStartedData:
+		return *v
+	case *StatusData:
+		return *v
+	case *ModelDeltaData:
+		return *v
+	case *TextData:
+		return *v
+	case *AssistantMessageData:
+		return *v
+	case *StepStartData:
+		return *v
+	case *ToolCallData:
+		return *v
+	case *ToolResultData:
+		return *v
+	case *StepCompleteData:
+		return *v
+	case *Usage:
+		return *v
+	case *ContextUpdateData:
+		return *v
+	case *HookData:
+		return *v
+	case *GuardrailData:
+		return *v
+	case *ErrorData:
+		return *v
+	case *FinalData:
+		return *v
+	case *RunFinishedData:
+		return *v
+	}
+	return p
+}

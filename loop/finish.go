@@ -1,0 +1,234 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// fallbackSummary is the final text when the summary call itself fails (L9).
+const fallbackSummary = "The run stopped (%s) before it finished, and no summary could be produced."
+
+// defaultContinue is the message a BeforeFinal hook injects when it gives none.
+const defaultContinue = "Some work is not finished yet. Continue until it is done."
+
+// finalStep handles a response without tool calls: BeforeFinal hooks (L12), then
+// structured output (L10), then completion. It reports done when the run ended.
+func (r *run) finalStep(msg Message, withSchema bool) (RunResult, bool) {
+	if r.continuations < r.cfg.MaxContinuations {
+		for _, h := range r.cfg.Hooks {
+			d, err := r.beforeFinal(h, msg)
+			if err != nil || d.Verdict != VerdictContinue {
+				continue
+			}
+			r.continuations++
+			text := d.Message
+			if text == "" {
+				text = defaultContinue
+			}
+			if err := r.appendMessage(UserMessage(text)); err != nil {
+				return r.fail(err), true
+			}
+			return RunResult{}, false
+		}
+	}
+	if r.output != nil {
+		return r.structured(msg, withSchema), true
+	}
+	return r.complete(ReasonEndTurn, msg.Text(), nil), true
+}
+
+// structured produces the run's output document (L10). When the schema was not sent
+// (tools were in play) one more call is made with tools off and the schema on. Output
+// that is not JSON or fails the schema is answered with the error and retried up to
+// MaxDecodeRetries times.
+func (r *run) structured(msg Message, withSchema bool) RunResult {
+	for attempt := 0; ; attempt++ {
+		if !withSchema || attempt > 0 {
+			resp, err := r.callModel(nil, true)
+			if err != nil {
+				return r.failOrAbort(err)
+			}
+			msg = resp.message
+			if err := r.appendMessage(msg); err != nil {
+				return r.fail(err)
+			}
+			r.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
+			r.emit(EventUsage, resp.usage)
+		}
+		text := msg.Text()
+		err := r.output.validate(text)
+		if err == nil {
+			return r.complete(ReasonStructuredOutput, text, json.RawMessage(text))
+		}
+		r.emit(EventError, ErrorData{Kind: "output_decoding", Message: err.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
+		if attempt >= r.cfg.MaxDecodeRetries {
+			return r.end(StatusFailed, ReasonDecodingFailed, nil, nil,
+				fmt.Errorf("structured output does not match the schema after %d attempts: %w", attempt+1, err))
+		}
+		fix := fmt.Sprintf("Your answer is not valid output: %v. Reply with only a JSON document that matches the schema.", err)
+		if err := r.appendMessage(UserMessage(fix)); err != nil {
+			return r.fail(err)
+		}
+		if cerr := r.ctxErr(); cerr != nil {
+			return r.abort(cerr)
+		}
+	}
+}
+
+// summarize ends a run that a limit or policy stopped (L8, L9): one more model call with
+// tools off on a temporary copy of the history plus a summary request; its answer, or a
+// fixed fallback, is the final. A hook's own final text skips the call.
+func (r *run) summarize(reason Reason, text string) RunResult {
+	if text == "" {
+		resp, err := r.callModelWith(nil, false, []Message{UserMessage(summaryPrompt)})
+		switch {
+		case err == nil:
+			text = resp.message.Text()
+			r.emit(EventUsage, resp.usage)
+		case r.ctxErr() != nil:
+			return r.abort(r.ctxErr())
+		default:
+			text = fmt.Sprintf(fallbackSummary, reason)
+		}
+	}
+	final := Message{Role: RoleAssistant, Content: []Part{TextPart(text)}}
+	if err := r.appendMessage(final); err != nil {
+		return r.fail(err)
+	}
+	return r.endFinal(StatusIncomplete, reason, final, nil)
+}
+
+// complete ends a run that finished its work.
+func (r *run) complete(reason Reason, text string, output json.RawMessage) RunResult {
+	final := Message{Role: RoleAssistant, Content: []Part{TextPart(text)}}
+	return r.endFinal(StatusCompleted, reason, final, output)
+}
+
+// endFinal applies output guardrails and emits the final.
+func (r *run) endFinal(status Status, reason Reason, final Message, output json.RawMessage) RunResult {
+	text, err := r.guard(StageOutput, final.Text(), "")
+	if err != nil {
+		text = "[output withheld: " + err.Error() + "]"
+		output = nil
+	}
+	if text != final.Text() {
+		final.Content = []Part{TextPart(text)}
+	}
+	r.emit(EventFinal, FinalData{Text: text, Output: output})
+	return r.end(status, reason, &final, output, nil)
+}
+
+// fail ends the run with an error.
+func (r *run) fail(err error) RunResult {
+	r.emit(EventError, ErrorData{Kind: errorKind(err), Message: err.Error()})
+	return r.end(StatusFailed, ReasonError, nil, nil, err)
+}
+
+// abort ends a cancelled run: no final, the session keeps what was stored (L13).
+func (r *run) abort(cause error) RunResult {
+	return r.end(StatusAborted, ReasonCancelled, nil, nil, fmt.Errorf("run %s: %w", r.in.RunID, cause))
+}
+
+func (r *run) failOrAbort(err error) RunResult {
+	if cerr := r.ctxErr(); cerr != nil {
+		return r.abort(cerr)
+	}
+	return r.fail(err)
+}
+
+func (r *run) end(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {
+	switch status {
+	case StatusFailed:
+		r.setState(StateFailed)
+	case StatusAborted:
+		r.setState(StateAborted)
+	default:
+		r.setState(StateCompleted)
+	}
+	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage})
+	if serr := r.store(); serr != nil && err == nil {
+		status, reason, err = StatusFailed, ReasonError, serr
+	}
+	_ = r.cfg.Store.SaveRun(context.WithoutCancel(r.ctx), RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID,
+		Status: status, Reason: reason, Started: r.started, Ended: r.cfg.Now(), Usage: r.usage})
+	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
+		Final: final, Output: output, Err: err, Usage: r.usage}
+}
+
+func errorKind(err error) string {
+	var me *ModelError
+	if errors.As(err, &me) {
+		return string(me.Kind)
+	}
+	var se *startError
+	if errors.As(err, &se) {
+		return "invalid_input"
+	}
+	return "error"
+}
+
+// onStep asks one termination hook about a step. A failing hook is reported and
+// ignored: a broken plugin must not end runs on its own.
+func (r *run) onStep(h TerminationHook, msg Message) (Decision, error) {
+	info := StepInfo{Iteration: r.iteration, Message: msg, Usage: r.usage, ToolCalls: r.toolCalls, History: r.history}
+	d, err := safeDecision(func() (Decision, error) { return h.OnStep(r.ctx, info) })
+	return r.hookOutcome(h, "on_step", d, err)
+}
+
+func (r *run) beforeFinal(h TerminationHook, msg Message) (Decision, error) {
+	info := FinalInfo{Iteration: r.iteration, Text: msg.Text(), Continuations: r.continuations, Usage: r.usage, History: r.history}
+	d, err := safeDecision(func() (Decision, error) { return h.BeforeFinal(r.ctx, info) })
+	return r.hookOutcome(h, "before_final", d, err)
+}
+
+func (r *run) hookOutcome(h TerminationHook, point string, d Decision, err error) (Decision, error) {
+	if err != nil {
+		r.emit(EventError, ErrorData{Kind: "hook", Message: fmt.Sprintf("hook %q %s: %v", h.Name(), point, err)})
+		return Decision{}, err
+	}
+	if d.Verdict != VerdictProceed {
+		r.emit(EventHook, HookData{Name: h.Name(), Point: point, Verdict: d.Verdict, Reason: d.Reason})
+	}
+	return d, nil
+}
+
+func safeDecision(f func() (Decision, error)) (d Decision, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panicked: %v", p)
+		}
+	}()
+	return f()
+}
+
+// guard runs the guardrails of a stage over content and returns the (possibly
+// redacted) content, or an error saying which guardrail blocked it. Guardrails fail
+// closed: one that errors blocks.
+func (r *run) guard(stage Stage, content, tool string) (string, error) {
+	for _, g := range r.cfg.Guardrails {
+		res, err := safeGuard(r.ctx, g, GuardInput{Stage: stage, Content: content, Tool: tool})
+		if err != nil {
+			res = GuardResult{Action: GuardBlock, Reason: "guardrail failed: " + err.Error()}
+		}
+		switch res.Action {
+		case GuardBlock:
+			r.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardBlock, Reason: res.Reason})
+			return "", fmt.Errorf("blocked by guardrail %q at %s: %s", g.Name(), stage, res.Reason)
+		case GuardRedact:
+			r.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardRedact, Reason: res.Reason})
+			content = res.Content
+		}
+	}
+	return content, nil
+}
+
+func safeGuard(ctx context.Context, g Guardrail, in GuardInput) (res GuardResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panicked: %v", p)
+		}
+	}()
+	return g.Check(ctx, in)
+}

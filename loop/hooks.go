@@ -1,0 +1,135 @@
+package loop
+
+import "context"
+
+// ContextStrategy shapes what the model receives (rule L11). Strategies run as a chain:
+// each gets the session history and the previous strategy's messages. On a
+// context_overflow error the chain runs again with Overflow set and may propose a
+// Compaction, which the loop persists so later builds start from it. Build must be
+// deterministic for the same input.
+type ContextStrategy interface {
+	Name() string
+	Build(ctx context.Context, in ContextInput) (ContextOutput, error)
+}
+
+// ContextInput is what a strategy sees. History is the session's conversation after the
+// system prompt, with earlier compactions applied; Messages is the model input built so
+// far (the system prompt first, when there is one).
+type ContextInput struct {
+	History  []Message
+	Messages []Message
+	Budget   int // tokens; 0 means no budget
+	Overflow bool
+}
+
+// ContextOutput is a strategy's answer. Compact, when set, replaces the first Replace
+// messages of History by Summary, for this and every later build.
+type ContextOutput struct {
+	Messages []Message
+	Compact  *Compaction
+}
+
+// Compaction replaces the first Replace history messages with Summary.
+type Compaction struct {
+	Replace int       `json:"replace"`
+	Summary []Message `json:"summary"`
+}
+
+// Verdict is what a termination hook decides.
+type Verdict string
+
+const (
+	VerdictProceed  Verdict = ""         // no objection
+	VerdictStop     Verdict = "stop"     // end the run now (OnStep)
+	VerdictContinue Verdict = "continue" // refuse the final, inject Message (BeforeFinal)
+)
+
+// Decision is a termination hook's answer. Message is the user message a continue
+// injects, or the final text a stop gives (a stop without it gets the summary call).
+type Decision struct {
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason,omitempty"`
+	Message string  `json:"message,omitempty"`
+}
+
+// StepInfo describes a model response that asked for tools, before they run.
+type StepInfo struct {
+	Iteration int       `json:"iteration"`
+	Message   Message   `json:"message"`
+	Usage     Usage     `json:"usage"`
+	ToolCalls int       `json:"tool_calls_so_far"`
+	History   []Message `json:"-"`
+}
+
+// FinalInfo describes a final answer about to be accepted.
+type FinalInfo struct {
+	Iteration     int       `json:"iteration"`
+	Text          string    `json:"text"`
+	Continuations int       `json:"continuations"`
+	Usage         Usage     `json:"usage"`
+	History       []Message `json:"-"`
+}
+
+// TerminationHook can stop a run after a step, or send it back to work before its final
+// answer is accepted (rules L4 and L12).
+type TerminationHook interface {
+	Name() string
+	OnStep(ctx context.Context, info StepInfo) (Decision, error)
+	BeforeFinal(ctx context.Context, info FinalInfo) (Decision, error)
+}
+
+// Stage is where a guardrail looks.
+type Stage string
+
+const (
+	StageInput      Stage = "input"
+	StageOutput     Stage = "output"
+	StageToolArgs   Stage = "tool_args"
+	StageToolResult Stage = "tool_result"
+)
+
+// GuardAction is a guardrail's verdict.
+type GuardAction string
+
+const (
+	GuardAllow  GuardAction = "allow"
+	GuardBlock  GuardAction = "block"
+	GuardRedact GuardAction = "redact"
+)
+
+// GuardInput is the content a guardrail checks. Tool is set for tool stages.
+type GuardInput struct {
+	Stage   Stage  `json:"stage"`
+	Content string `json:"content"`
+	Tool    string `json:"tool,omitempty"`
+}
+
+// GuardResult is a guardrail's answer; Content is the replacement for a redact.
+type GuardResult struct {
+	Action  GuardAction `json:"action"`
+	Reason  string      `json:"reason,omitempty"`
+	Content string      `json:"content,omitempty"`
+}
+
+// Guardrail checks content at the four stages. A blocked input fails the run; a blocked
+// tool argument or result becomes an error tool message; a blocked output replaces the
+// final text with a notice.
+type Guardrail interface {
+	Name() string
+	Check(ctx context.Context, in GuardInput) (GuardResult, error)
+}
+
+// Approval is a human's answer to a tool call that needs approval.
+type Approval struct {
+	Approved bool
+	Reason   string
+}
+
+// Approver asks a human (rule L6). It blocks until there is an answer or ctx ends.
+type Approver interface {
+	Approve(ctx context.Context, call ToolCall) (Approval, error)
+}
+
+// PermissionFunc decides whether a tool call may run at all (seed 000's canExecuteTool).
+// A denial becomes an error tool message with the reason.
+type PermissionFunc func(ctx context.Context, call ToolCall) (allowed bool, reason string)

@@ -1,0 +1,125 @@
+package loop
+
+import "encoding/json"
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType says what a Part carries.
+type PartType string
+
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image"
+)
+
+// Part is one piece of a message's content: text, or an image given by URL or data URL.
+type Part struct {
+	Type     PartType `json:"type"`
+	Text     string   `json:"text,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	MimeType string   `json:"mime_type,omitempty"`
+}
+
+// TextPart is a convenience for the common case.
+func TextPart(s string) Part { return Part{Type: PartText, Text: s} }
+
+// Message is one entry of a conversation, in the OpenAI-style shape every provider
+// adapter maps from. The loop appends assistant messages exactly as the model returned
+// them; it never re-shapes history.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    []Part     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+}
+
+// UserMessage builds a user message holding one text part.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Content: []Part{TextPart(text)}}
+}
+
+// Text joins the message's text parts.
+func (m Message) Text() string { return partsText(m.Content) }
+
+func partsText(parts []Part) string {
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0].Text
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p.Text)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p.Text...)
+	}
+	return string(b)
+}
+
+// ToolCall is one function call the model asked for. Arguments stay the raw string the
+// model sent, valid JSON or not (rule L5).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	InputSchema json.RawMessage   `json:"input_schema,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ToolResult is what a tool returns. Done ends the run (rule L7), with Final as the
+// final text when it is set.
+type ToolResult struct {
+	Content    []Part          `json:"content,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+	Done       bool            `json:"done,omitempty"`
+	Final      string          `json:"final,omitempty"`
+	Structured json.RawMessage `json:"structured,omitempty"`
+}
+
+// TextResult is a successful result holding one text part.
+func TextResult(text string) ToolResult { return ToolResult{Content: []Part{TextPart(text)}} }
+
+// ErrorResult is an error result holding one text part.
+func ErrorResult(text string) ToolResult {
+	return ToolResult{Content: []Part{TextPart(text)}, IsError: true}
+}
+
+// Text joins the result's text parts.
+func (r ToolResult) Text() string { return partsText(r.Content) }
+
+// Usage counts tokens and money. Totals add up per call.
+type Usage struct {
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	TotalTokens      int     `json:"total_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + o.PromptTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens:      u.TotalTokens + o.TotalTokens,
+		CostUSD:          u.CostUSD + o.CostUSD,
+	}
+}

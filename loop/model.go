@@ -1,0 +1,116 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Model is a chat model that streams its answer. Adapters (a provider subprocess, an
+// in-process fake) implement it; the loop never knows which.
+type Model interface {
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// Stream yields a response's deltas. Recv returns io.EOF after the last one. Errors may be
+// *ModelError to say whether and when to retry; any other error counts as a transport
+// error (retryable).
+type Stream interface {
+	Recv() (Delta, error)
+	Close() error
+}
+
+// Request is one model call.
+type Request struct {
+	Model          string          `json:"model,omitempty"`
+	Messages       []Message       `json:"messages"`
+	Tools          []ToolSpec      `json:"tools,omitempty"`
+	ToolChoice     string          `json:"tool_choice,omitempty"` // "", "auto", "none", "required"
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Metadata       RequestMetadata `json:"metadata"`
+}
+
+// RequestMetadata identifies a call, so an adapter can log or de-duplicate it.
+type RequestMetadata struct {
+	SessionID string            `json:"session"`
+	RunID     string            `json:"run"`
+	CallIndex int               `json:"call_index"`
+	Extra     map[string]string `json:"extra,omitempty"`
+}
+
+// DeltaKind says what a Delta carries.
+type DeltaKind string
+
+const (
+	DeltaText      DeltaKind = "text"
+	DeltaReasoning DeltaKind = "reasoning"
+	DeltaToolCall  DeltaKind = "tool_call"
+	DeltaUsage     DeltaKind = "usage"
+	DeltaFinish    DeltaKind = "finish"
+)
+
+// Delta is one piece of a streamed response. Seq numbers a call's deltas from 1; the loop
+// drops a delta whose Seq it has already seen for the same call (rule L14), so an adapter
+// that replays a stream after a reconnect does not duplicate text. Seq 0 means unnumbered.
+type Delta struct {
+	Seq        int
+	Kind       DeltaKind
+	Text       string         // text and reasoning
+	ToolCall   *ToolCallDelta // tool_call
+	Usage      *Usage         // usage
+	StopReason string         // finish: end_turn, tool_use, max_tokens, ...
+}
+
+// ToolCallDelta is a fragment of a tool call. Fragments with the same Index belong to one
+// call; ID and Name arrive once, Arguments are concatenated.
+type ToolCallDelta struct {
+	Index     int
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// ErrorKind classifies a model failure.
+type ErrorKind string
+
+const (
+	ErrRateLimit       ErrorKind = "rate_limit"
+	ErrOverloaded      ErrorKind = "overloaded"
+	ErrContextOverflow ErrorKind = "context_overflow"
+	ErrAuth            ErrorKind = "auth"
+	ErrInvalidRequest  ErrorKind = "invalid_request"
+	ErrProvider        ErrorKind = "provider"
+	ErrTransport       ErrorKind = "transport"
+)
+
+// ModelError is a typed model failure. Retryable errors are retried by the loop's
+// RetryPolicy; RetryAfter, when set, is the delay the provider asked for.
+type ModelError struct {
+	Kind       ErrorKind
+	Message    string
+	Retryable  bool
+	RetryAfter time.Duration
+}
+
+func (e *ModelError) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("%s: %s (retry after %s)", e.Kind, e.Message, e.RetryAfter)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
+}
+
+// asModelError classifies any error from a model. Context errors are returned as nil so
+// the caller sees them as cancellation, never as something to retry.
+func asModelError(err error) *ModelError {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	var me *ModelError
+	if errors.As(err, &me) {
+		return me
+	}
+	return &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
+}

@@ -1,0 +1,222 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// summaryPrompt is the user message of the tools-off summary call (L9).
+const summaryPrompt = "The run has to stop now. Without calling any tools, summarise what was done so far, what the results were, and what remains unfinished."
+
+// response is one assembled model answer.
+type response struct {
+	message Message
+	usage   Usage
+	stop    string
+}
+
+// callModel builds the context and calls the model with retries (L3), compacting and
+// retrying on context overflow (L11). tools are the specs to offer; withSchema sends the
+// output schema as the response format.
+func (r *run) callModel(tools []ToolSpec, withSchema bool) (response, error) {
+	return r.callModelWith(tools, withSchema, nil)
+}
+
+// callModelWith is callModel with extra messages appended to the built context and not
+// stored: the summary call's temporary copy.
+func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) (response, error) {
+	overflow := false
+	for compactions := 0; ; compactions++ {
+		msgs, err := r.buildContext(overflow)
+		if err != nil {
+			return response{}, err
+		}
+		msgs = append(msgs, extra...)
+		req := Request{
+			Model:     r.cfg.ModelName,
+			Messages:  msgs,
+			Tools:     tools,
+			MaxTokens: 0,
+			Metadata: RequestMetadata{SessionID: r.in.SessionID, RunID: r.in.RunID,
+				CallIndex: r.callIndex, Extra: r.in.Metadata},
+		}
+		if withSchema {
+			req.ResponseFormat = r.in.OutputSchema
+		}
+		resp, err := r.retrying(req)
+		var me *ModelError
+		if errors.As(err, &me) && me.Kind == ErrContextOverflow && compactions < r.cfg.MaxOverflowRetries {
+			overflow = true
+			continue
+		}
+		return resp, err
+	}
+}
+
+// retrying makes one logical model call: attempts until success, a non-retryable error
+// or the attempt budget. Every failed attempt emits an error event.
+func (r *run) retrying(req Request) (response, error) {
+	r.setState(StateModelRunning)
+	r.callIndex++
+	req.Metadata.CallIndex = r.callIndex
+	policy := r.cfg.Retry
+	for attempt := 1; ; attempt++ {
+		resp, err := r.streamOnce(req)
+		if err == nil {
+			r.usage = r.usage.Add(resp.usage)
+			return resp, nil
+		}
+		if cerr := r.ctxErr(); cerr != nil {
+			return response{}, cerr
+		}
+		me := asModelError(err)
+		if me == nil { // a context error the model produced on its own
+			me = &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
+		}
+		retry := policy.retryable(me) && attempt < policy.MaxAttempts
+		r.emit(EventError, ErrorData{Kind: string(me.Kind), Message: me.Error(), Retryable: retry})
+		if !retry {
+			if policy.retryable(me) {
+				return response{}, fmt.Errorf("model call failed after %d attempts: %w", attempt, me)
+			}
+			return response{}, fmt.Errorf("model call failed: %w", me)
+		}
+		if err := r.cfg.Sleep(r.ctx, policy.delay(attempt, me.RetryAfter)); err != nil {
+			return response{}, r.ctxErrOr(err)
+		}
+	}
+}
+
+func (r *run) ctxErrOr(err error) error {
+	if c := r.ctxErr(); c != nil {
+		return c
+	}
+	return err
+}
+
+// streamOnce reads one streamed response and assembles the assistant message. A panic
+// in the model becomes an error.
+func (r *run) streamOnce(req Request) (resp response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &ModelError{Kind: ErrProvider, Message: fmt.Sprintf("model panicked: %v", p)}
+		}
+	}()
+	st, err := r.cfg.Model.Stream(r.ctx, req)
+	if err != nil {
+		return response{}, err
+	}
+	if st == nil {
+		return response{}, &ModelError{Kind: ErrProvider, Message: "model returned no stream"}
+	}
+	defer st.Close()
+	var (
+		text, reasoning []byte
+		calls           = map[int]*ToolCall{}
+		usage           Usage
+		stop            string
+	)
+	// Two marks (L14): within this stream a delta whose seq was already read is dropped
+	// entirely (a replay); across attempts of one call, the message is rebuilt from the new
+	// stream but deltas that clients already saw are not emitted again.
+	emitted := r.deltaSeen[req.Metadata.CallIndex]
+	read := 0
+	for {
+		d, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return response{}, err
+		}
+		if d.Seq != 0 {
+			if d.Seq <= read {
+				continue
+			}
+			read = d.Seq
+		}
+		fresh := d.Seq == 0 || d.Seq > emitted
+		if fresh && d.Seq > emitted {
+			emitted = d.Seq
+			r.deltaSeen[req.Metadata.CallIndex] = emitted
+		}
+		switch d.Kind {
+		case DeltaText:
+			text = append(text, d.Text...)
+			if fresh {
+				r.emitDelta(req.Metadata.CallIndex, d, d.Text)
+			}
+		case DeltaReasoning:
+			reasoning = append(reasoning, d.Text...)
+			if fresh {
+				r.emitDelta(req.Metadata.CallIndex, d, d.Text)
+			}
+		case DeltaToolCall:
+			if d.ToolCall == nil {
+				continue
+			}
+			tc := d.ToolCall
+			c := calls[tc.Index]
+			if c == nil {
+				c = &ToolCall{}
+				calls[tc.Index] = c
+			}
+			if tc.ID != "" {
+				c.ID = tc.ID
+			}
+			if tc.Name != "" {
+				c.Name = tc.Name
+			}
+			c.Arguments += tc.Arguments
+			if fresh {
+				r.emitDelta(req.Metadata.CallIndex, d, tc.Arguments)
+			}
+		case DeltaUsage:
+			if d.Usage != nil {
+				usage = *d.Usage
+			}
+		case DeltaFinish:
+			stop = d.StopReason
+		}
+	}
+	msg := Message{Role: RoleAssistant, Reasoning: string(reasoning)}
+	if len(text) > 0 {
+		msg.Content = []Part{TextPart(string(text))}
+	}
+	if len(calls) > 0 {
+		idx := make([]int, 0, len(calls))
+		for i := range calls {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for n, i := range idx {
+			c := *calls[i]
+			if c.ID == "" {
+				c.ID = fmt.Sprintf("call_%d_%d", req.Metadata.CallIndex, n)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, c)
+		}
+	}
+	if len(msg.Content) == 0 && len(msg.ToolCalls) == 0 {
+		return response{}, &ModelError{Kind: ErrProvider, Retryable: true,
+			Message: "model returned an empty response (no text and no tool calls)"}
+	}
+	return response{message: msg, usage: r.price(usage), stop: stop}, nil
+}
+
+func (r *run) emitDelta(callIndex int, d Delta, text string) {
+	r.emit(EventModelDelta, ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text})
+}
+
+func (r *run) price(u Usage) Usage {
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	if u.CostUSD == 0 {
+		p := r.cfg.Pricing
+		u.CostUSD = (float64(u.PromptTokens)*p.PromptPerMTok + float64(u.CompletionTokens)*p.CompletionPerMTok) / 1e6
+	}
+	return u
+}

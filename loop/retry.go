@@ -1,0 +1,60 @@
+package loop
+
+import (
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// RetryPolicy says which model errors are retried and how long to wait (rule L3).
+type RetryPolicy struct {
+	MaxAttempts int           // calls in all, first included; default 4
+	BaseDelay   time.Duration // first backoff; default 500ms
+	MaxDelay    time.Duration // backoff cap; default 30s (a provider's Retry-After is honoured beyond it)
+	// Retryable lists the kinds to retry. Nil means rate_limit, overloaded, transport, and
+	// any error whose adapter marked it retryable.
+	Retryable []ErrorKind
+	// NoJitter turns off the ±20% jitter, for tests that check exact delays.
+	NoJitter bool
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	p.MaxAttempts = defaultInt(p.MaxAttempts, 4)
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = 500 * time.Millisecond
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	return p
+}
+
+func (p RetryPolicy) retryable(e *ModelError) bool {
+	if p.Retryable != nil {
+		return slices.Contains(p.Retryable, e.Kind)
+	}
+	switch e.Kind {
+	case ErrRateLimit, ErrOverloaded, ErrTransport:
+		return true
+	case ErrContextOverflow, ErrAuth, ErrInvalidRequest:
+		return false
+	}
+	return e.Retryable
+}
+
+// delay is the wait before attempt+1: the provider's Retry-After when it gave one,
+// otherwise exponential backoff from BaseDelay, capped at MaxDelay, with jitter.
+func (p RetryPolicy) delay(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return retryAfter
+	}
+	d := p.BaseDelay
+	for i := 1; i < attempt && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	if !p.NoJitter {
+		d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	}
+	return d
+}

@@ -1,0 +1,358 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// run is one execution of the loop. It is used by one goroutine only.
+type run struct {
+	a      *Agent
+	cfg    *Config
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	in     RunInput
+	emitFn func(Event)
+
+	policy  ToolPolicy
+	limits  Limits
+	offered []ToolSpec
+	output  *argsSchema // compiled OutputSchema, nil without one
+
+	state   State
+	started time.Time
+	evSeq   int64
+	seq     int64   // last stored entry seq of the session
+	pending []Entry // events not yet stored (flushed with the next message)
+
+	system      *Message  // the stored system prompt, if any
+	history     []Message // conversation after the system prompt, compactions applied
+	historySeqs []int64   // entry seq behind each history message
+
+	usage         Usage
+	iteration     int
+	toolRounds    int
+	callIndex     int
+	toolCalls     int            // executed or attempted this run
+	perTool       map[string]int // calls per tool name
+	dupes         map[string]int // calls per name + canonical args
+	continuations int
+	deltaSeen     map[int]int // call index → highest delta seq emitted (L14)
+}
+
+func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
+	cfg := &a.cfg
+	r := &run{
+		a: a, cfg: cfg, ctx: ctx, cancel: cancel, in: in, emitFn: emit,
+		policy:    cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
+		limits:    cfg.Limits.merge(in.Limits),
+		state:     StateIdle,
+		started:   cfg.Now(),
+		perTool:   map[string]int{},
+		dupes:     map[string]int{},
+		deltaSeen: map[int]int{},
+	}
+	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
+	return r
+}
+
+// execute runs the loop and always ends with run_finished. A panic anywhere below (a
+// model, a hook) fails the run instead of the process.
+func (r *run) execute() (res RunResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = r.fail(fmt.Errorf("internal error: %v", p))
+		}
+	}()
+	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
+	r.setState(StatePreparing)
+	_ = r.cfg.Store.SaveRun(r.ctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started})
+	if err := r.prepare(); err != nil {
+		return r.failOrAbort(err)
+	}
+	return r.iterate()
+}
+
+// prepare loads the session, stores the system prompt once (L1), runs input guardrails,
+// executes tool calls a crashed run left without results (L14) and appends the input.
+func (r *run) prepare() error {
+	if len(r.in.OutputSchema) > 0 {
+		s, err := compileSchema("output", r.in.OutputSchema)
+		if err != nil {
+			return fmt.Errorf("output schema: %w", err)
+		}
+		r.output = s
+	}
+	entries, err := r.cfg.Store.Load(r.ctx, r.in.SessionID)
+	if err != nil {
+		return fmt.Errorf("load session %q: %w", r.in.SessionID, err)
+	}
+	r.project(entries)
+	if len(entries) == 0 && r.cfg.SystemPrompt != "" {
+		// L1: the system prompt is the session's first entry, ahead of the events
+		// already queued for this run.
+		queued := r.pending
+		r.pending = nil
+		sys := Message{Role: RoleSystem, Content: []Part{TextPart(r.cfg.SystemPrompt)}}
+		err := r.appendMessage(sys)
+		r.pending = append(r.pending, queued...)
+		if err != nil {
+			return err
+		}
+	}
+	input := make([]Message, len(r.in.Messages))
+	copy(input, r.in.Messages)
+	for i := range input {
+		if input[i].Role != RoleUser {
+			continue
+		}
+		text, err := r.guard(StageInput, input[i].Text(), "")
+		if err != nil {
+			return err
+		}
+		if text != input[i].Text() {
+			input[i].Content = []Part{TextPart(text)}
+		}
+	}
+	if pendingCalls := r.unresolvedCalls(); len(pendingCalls) > 0 {
+		if _, err := r.runTools(pendingCalls); err != nil {
+			return err
+		}
+	} else if len(input) == 0 && (len(r.history) == 0 || r.history[len(r.history)-1].Role == RoleAssistant) {
+		return &startError{errors.New("loop: no input messages and nothing pending in the session")}
+	}
+	for _, m := range input {
+		if err := r.appendMessage(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// iterate is the main loop (L2): cancellation, limits, context, model, decision.
+func (r *run) iterate() RunResult {
+	for {
+		if err := r.ctxErr(); err != nil {
+			return r.abort(err)
+		}
+		if reason := r.limitHit(); reason != "" {
+			return r.summarize(reason, "")
+		}
+		r.iteration++
+		withSchema := r.output != nil && len(r.offered) == 0
+		resp, err := r.callModel(r.offered, withSchema)
+		if err != nil {
+			return r.failOrAbort(err)
+		}
+		msg := resp.message
+		if err := r.appendMessage(msg); err != nil {
+			return r.fail(err)
+		}
+		if msg.Reasoning != "" {
+			r.emit(EventReasoning, TextData{Text: msg.Reasoning})
+		}
+		if len(msg.ToolCalls) > 0 && msg.Text() != "" {
+			r.emit(EventText, TextData{Text: msg.Text()})
+		}
+		r.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
+		r.emit(EventUsage, resp.usage)
+
+		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them, whatever the stop reason
+			if res, done := r.toolStep(msg); done {
+				return res
+			}
+			continue
+		}
+		if res, done := r.finalStep(msg, withSchema); done {
+			return res
+		}
+	}
+}
+
+// toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
+// the run ended.
+func (r *run) toolStep(msg Message) (RunResult, bool) {
+	stopAt, reason := r.checkCaps(msg.ToolCalls)
+	if stopAt < 0 {
+		for _, h := range r.cfg.Hooks {
+			d, err := r.onStep(h, msg)
+			if err != nil || d.Verdict != VerdictStop {
+				continue
+			}
+			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonHookStop); err != nil {
+				return r.fail(err), true
+			}
+			return r.summarize(ReasonHookStop, d.Message), true
+		}
+	}
+	calls := msg.ToolCalls
+	if stopAt >= 0 {
+		calls = calls[:stopAt]
+	}
+	r.toolRounds++
+	results, err := r.runTools(calls)
+	if err != nil {
+		return r.failOrAbort(err), true
+	}
+	if stopAt >= 0 {
+		if err := r.refuseCalls(msg.ToolCalls, stopAt, reason); err != nil {
+			return r.fail(err), true
+		}
+		return r.summarize(reason, ""), true
+	}
+	for _, res := range results {
+		if res.Done {
+			text := res.Final
+			if text == "" {
+				text = msg.Text()
+			}
+			return r.complete(ReasonDoneTool, text, nil), true
+		}
+	}
+	return RunResult{}, false
+}
+
+// limitHit reports the first limit the run has reached (L9), or "".
+func (r *run) limitHit() Reason {
+	l := r.limits
+	switch {
+	case l.MaxIterations > 0 && r.iteration >= l.MaxIterations:
+		return ReasonMaxIterations
+	case l.MaxToolRounds > 0 && r.toolRounds >= l.MaxToolRounds:
+		return ReasonMaxToolRounds
+	case l.MaxRunDuration > 0 && r.cfg.Now().Sub(r.started) >= l.MaxRunDuration:
+		return ReasonMaxDuration
+	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
+		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD:
+		return ReasonBudgetExceeded
+	}
+	return ""
+}
+
+func (r *run) ctxErr() error {
+	if r.ctx.Err() != nil {
+		return context.Cause(r.ctx)
+	}
+	return nil
+}
+
+func (r *run) setState(s State) {
+	if r.state == s {
+		return
+	}
+	r.state = s
+	r.emit(EventStatus, StatusData{State: s})
+}
+
+// emit sends an event and queues it for the store. Deltas are not stored: their content
+// is in the assistant_message that follows.
+func (r *run) emit(t EventType, data any) {
+	r.evSeq++
+	e := Event{Seq: r.evSeq, Time: r.cfg.Now(), SessionID: r.in.SessionID, RunID: r.in.RunID,
+		Agent: r.cfg.Name, Type: t, Data: data}
+	if r.emitFn != nil {
+		r.emitFn(e)
+	}
+	if t != EventModelDelta {
+		r.pending = append(r.pending, Entry{RunID: r.in.RunID, Time: e.Time, Kind: EntryEvent, Event: &e})
+	}
+}
+
+// appendMessage stores queued events and the message in one append, then adds it to the
+// history. A store failure fails the run (the session stays a prefix of what happened).
+func (r *run) appendMessage(m Message) error {
+	e := Entry{RunID: r.in.RunID, Time: r.cfg.Now(), Kind: EntryMessage, Message: &m}
+	if err := r.store(e); err != nil {
+		return err
+	}
+	if m.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
+		r.system = &m
+		return nil
+	}
+	r.history = append(r.history, m)
+	r.historySeqs = append(r.historySeqs, r.seq)
+	return nil
+}
+
+// store appends the queued events and extra entries, numbering them.
+func (r *run) store(extra ...Entry) error {
+	batch := append(r.pending, extra...)
+	if len(batch) == 0 {
+		return nil
+	}
+	for i := range batch {
+		r.seq++
+		batch[i].Seq = r.seq
+	}
+	r.pending = r.pending[:0]
+	if err := r.cfg.Store.Append(context.WithoutCancel(r.ctx), r.in.SessionID, batch...); err != nil {
+		return fmt.Errorf("store session %q: %w", r.in.SessionID, err)
+	}
+	return nil
+}
+
+// project rebuilds the system prompt and history from stored entries, applying the
+// latest compaction.
+func (r *run) project(entries []Entry) {
+	r.system, r.history, r.historySeqs = nil, nil, nil
+	for _, e := range entries {
+		r.seq = e.Seq
+		switch e.Kind {
+		case EntryMessage:
+			if e.Message.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
+				m := *e.Message
+				r.system = &m
+				continue
+			}
+			r.history = append(r.history, *e.Message)
+			r.historySeqs = append(r.historySeqs, e.Seq)
+		case EntryCompaction:
+			r.applyCompaction(e.Compaction, e.Seq)
+		}
+	}
+}
+
+func (r *run) applyCompaction(c *Compaction, seq int64) {
+	n := min(max(c.Replace, 0), len(r.history))
+	rest := r.history[n:]
+	restSeqs := r.historySeqs[n:]
+	h := make([]Message, 0, len(c.Summary)+len(rest))
+	s := make([]int64, 0, cap(h))
+	for _, m := range c.Summary {
+		h = append(h, m)
+		s = append(s, seq)
+	}
+	r.history = append(h, rest...)
+	r.historySeqs = append(s, restSeqs...)
+}
+
+// unresolvedCalls lists the calls of the last assistant message that have no stored
+// result: what a crashed or aborted run left to do.
+func (r *run) unresolvedCalls() []ToolCall {
+	k := r.resultsAfterLastAssistant()
+	i := len(r.history) - 1 - k
+	if i < 0 || r.history[i].Role != RoleAssistant || len(r.history[i].ToolCalls) == 0 {
+		return nil
+	}
+	done := make(map[string]bool, k)
+	for _, m := range r.history[i+1:] {
+		done[m.ToolCallID] = true
+	}
+	var out []ToolCall
+	for _, c := range r.history[i].ToolCalls {
+		if !done[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (r *run) resultsAfterLastAssistant() int {
+	k := 0
+	for i := len(r.history) - 1; i >= 0 && r.history[i].Role == RoleTool; i-- {
+		k++
+	}
+	return k
+}

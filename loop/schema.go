@@ -1,0 +1,70 @@
+package loop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// argsSchema validates tool arguments and output documents against a JSON Schema.
+type argsSchema struct {
+	schema *jsonschema.Schema
+}
+
+var schemaPrinter = message.NewPrinter(language.English)
+
+func compileSchema(name string, raw []byte) (*argsSchema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("input schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem://schema/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	return &argsSchema{schema: s}, nil
+}
+
+// validate checks a JSON document and returns an error naming each failing field, e.g.
+// "/expression: got number, want string; /: missing property 'x'". The document is
+// decoded by the validator itself so numbers keep their exact text.
+func (s *argsSchema) validate(doc string) error {
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	err = s.schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var msgs []string
+	collectLeaves(ve, &msgs)
+	sort.Strings(msgs)
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
+	if len(ve.Causes) == 0 {
+		loc := "/" + strings.Join(ve.InstanceLocation, "/")
+		*out = append(*out, loc+": "+ve.ErrorKind.LocalizedString(schemaPrinter))
+		return
+	}
+	for _, c := range ve.Causes {
+		collectLeaves(c, out)
+	}
+}

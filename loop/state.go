@@ -1,0 +1,48 @@
+package loop
+
+// State is where a run is in its state machine. Every transition emits a status event.
+//
+//	idle → preparing → model_running ⇄ tool_running (⇄ awaiting_human)
+//	                 → completed | failed | aborted
+type State string
+
+const (
+	StateIdle          State = "idle"
+	StatePreparing     State = "preparing"
+	StateModelRunning  State = "model_running"
+	StateToolRunning   State = "tool_running"
+	StateAwaitingHuman State = "awaiting_human"
+	StateCompleted     State = "completed"
+	StateFailed        State = "failed"
+	StateAborted       State = "aborted"
+)
+
+// Status is how a run ended. Incomplete means a limit or policy ended it and the final
+// answer is a best-effort summary.
+type Status string
+
+const (
+	StatusCompleted  Status = "completed"
+	StatusIncomplete Status = "incomplete"
+	StatusFailed     Status = "failed"
+	StatusAborted    Status = "aborted"
+)
+
+// Reason says why a run ended.
+type Reason string
+
+const (
+	ReasonEndTurn          Reason = "end_turn"
+	ReasonDoneTool         Reason = "done_tool"
+	ReasonStructuredOutput Reason = "structured_output"
+	ReasonMaxIterations    Reason = "max_iterations"
+	ReasonMaxToolRounds    Reason = "max_tool_rounds"
+	ReasonMaxDuration      Reason = "max_duration"
+	ReasonDuplicateCall    Reason = "duplicate_tool_call"
+	ReasonToolCallLimit    Reason = "tool_call_limit"
+	ReasonBudgetExceeded   Reason = "budget_exceeded"
+	ReasonHookStop         Reason = "hook_stop"
+	ReasonDecodingFailed   Reason = "output_decoding_failed"
+	ReasonError            Reason = "error"
+	ReasonCancelled        Reason = "cancelled"
+)

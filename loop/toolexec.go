@@ -1,0 +1,273 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// checkCaps runs the duplicate and call-cap checks of the decision chain (L8) over a
+// batch of proposed calls. It returns the index of the first offending call and the
+// reason, or -1. Counts include the calls before the offender, which will run.
+func (r *run) checkCaps(calls []ToolCall) (int, Reason) {
+	p := r.policy
+	for i, c := range calls {
+		key := c.Name + "\x00" + c.Arguments
+		if canon, ok := canonicalJSON(c.Arguments); ok {
+			key = c.Name + "\x00" + canon
+		}
+		r.dupes[key]++
+		r.perTool[c.Name]++
+		r.toolCalls++
+		switch {
+		case p.MaxDuplicateCalls > 0 && r.dupes[key] > p.MaxDuplicateCalls:
+			return i, ReasonDuplicateCall
+		case p.MaxCallsPerTool > 0 && r.perTool[c.Name] > p.MaxCallsPerTool,
+			p.MaxCallsPerRun > 0 && r.toolCalls > p.MaxCallsPerRun:
+			return i, ReasonToolCallLimit
+		}
+	}
+	return -1, ""
+}
+
+// refuseCalls stores an error result for calls[from:], so the history never holds a call
+// without its result and a resume does not run a call the policy refused.
+func (r *run) refuseCalls(calls []ToolCall, from int, reason Reason) error {
+	for _, c := range calls[from:] {
+		text := fmt.Sprintf("Error: tool call not executed: the run stopped (%s)", reason)
+		if err := r.appendMessage(toolMessage(c, ErrorResult(text))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pendingCall is a call that passed every check and waits to run.
+type pendingCall struct {
+	call   ToolCall
+	tool   Tool
+	args   string
+	result ToolResult
+	dur    time.Duration
+	done   chan struct{}
+}
+
+// runTools executes a batch (L5, L6, L13): checks each call in order, runs the ones that
+// pass (up to MaxParallel at once), and stores the results in the model's call order.
+func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
+	r.setState(StateToolRunning)
+	results := make([]ToolResult, len(calls))
+	parallel := r.policy.MaxParallel > 1 && len(calls) > 1
+	var sem chan struct{}
+	if parallel {
+		sem = make(chan struct{}, r.policy.MaxParallel)
+	}
+	prepared := make([]*pendingCall, len(calls))
+	finished := 0
+	// flush stores results in call order up to n, waiting for calls still running.
+	flush := func(n int) error {
+		for ; finished < n; finished++ {
+			pc := prepared[finished]
+			if pc.done != nil {
+				<-pc.done
+			}
+			res, err := r.finishCall(pc)
+			results[finished] = res
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, c := range calls {
+		if err := r.ctxErr(); err != nil { // L13: checked before each tool
+			if ferr := flush(i); ferr != nil { // keep what already ran
+				return nil, ferr
+			}
+			return nil, err
+		}
+		r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
+		r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+		pc, err := r.prepareCall(c)
+		if err != nil {
+			if ferr := flush(i); ferr != nil {
+				return nil, ferr
+			}
+			return nil, err
+		}
+		prepared[i] = pc
+		switch {
+		case pc.tool == nil: // already has its error result
+		case parallel:
+			pc.done = make(chan struct{})
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; close(pc.done) }()
+				r.invoke(pc)
+			}()
+		default:
+			r.invoke(pc)
+		}
+		if !parallel {
+			if err := flush(i + 1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(len(calls)); err != nil {
+		return nil, err
+	}
+	r.setState(StateModelRunning)
+	return results, nil
+}
+
+// prepareCall applies the checks before a call runs: unknown tool, argument schema,
+// tool_args guardrails, permission, approval. A call that fails one gets its error
+// result and a nil tool.
+func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
+	pc := &pendingCall{call: c, args: c.Arguments}
+	reject := func(text string) (*pendingCall, error) {
+		pc.result = ErrorResult(text)
+		return pc, nil
+	}
+	e := r.cfg.Tools.lookup(c.Name)
+	if e == nil || !r.isOffered(c.Name) {
+		return reject(fmt.Sprintf("Error: Unknown tool '%s'", c.Name))
+	}
+	if pc.args == "" {
+		pc.args = "{}" // many models send "" for a call without arguments
+	}
+	if e.schema != nil && json.Valid([]byte(pc.args)) {
+		if err := e.schema.validate(pc.args); err != nil {
+			return reject(fmt.Sprintf("Error: invalid arguments for tool '%s': %v", c.Name, err))
+		}
+	}
+	args, err := r.guard(StageToolArgs, pc.args, c.Name)
+	if err != nil {
+		return reject("Error: " + err.Error())
+	}
+	pc.args = args
+	if r.cfg.Permission != nil {
+		if ok, why := r.cfg.Permission(r.ctx, c); !ok {
+			return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
+		}
+	}
+	if slices.Contains(r.policy.RequireApproval, c.Name) {
+		ok, why, err := r.approve(c)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return reject(fmt.Sprintf("Error: tool call rejected: %s", why))
+		}
+	}
+	pc.tool = e.tool
+	return pc, nil
+}
+
+func (r *run) isOffered(name string) bool {
+	for _, s := range r.offered {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// approve asks the Approver, moving the run to awaiting_human while it waits (L6).
+func (r *run) approve(c ToolCall) (bool, string, error) {
+	if r.cfg.Approver == nil {
+		return false, "approval required and no approver is configured", nil
+	}
+	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	r.setState(StateAwaitingHuman)
+	a, err := r.cfg.Approver.Approve(r.ctx, c)
+	r.setState(StateToolRunning)
+	if err != nil {
+		if cerr := r.ctxErr(); cerr != nil {
+			return false, "", cerr
+		}
+		return false, fmt.Sprintf("approval failed: %v", err), nil
+	}
+	if !a.Approved {
+		reason := a.Reason
+		if reason == "" {
+			reason = "rejected by the user"
+		}
+		return false, reason, nil
+	}
+	return true, "", nil
+}
+
+// invoke calls the tool with the run's context (and the policy timeout). A panic or an
+// error becomes an error result. Safe to run on another goroutine.
+func (r *run) invoke(pc *pendingCall) {
+	ctx := r.ctx
+	if t := r.policy.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	start := time.Now()
+	defer func() {
+		pc.dur = time.Since(start)
+		if p := recover(); p != nil {
+			pc.result = ErrorResult(fmt.Sprintf("Error: tool '%s' panicked: %v", pc.call.Name, p))
+		}
+	}()
+	call := pc.call
+	call.Arguments = pc.args
+	res, err := pc.tool.Call(ctx, call)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && r.ctx.Err() == nil:
+		res = ErrorResult(fmt.Sprintf("Error: tool '%s' timed out after %s", call.Name, r.policy.Timeout))
+	case err != nil:
+		res = ErrorResult(fmt.Sprintf("Error: %v", err))
+	}
+	pc.result = res
+}
+
+// finishCall applies tool_result guardrails, emits the result events and stores the
+// tool message.
+func (r *run) finishCall(pc *pendingCall) (ToolResult, error) {
+	res := pc.result
+	if pc.tool != nil && !res.IsError {
+		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
+		if err != nil {
+			res = ErrorResult("Error: " + err.Error())
+		} else if text != res.Text() {
+			res.Content = []Part{TextPart(text)}
+		}
+	}
+	status := "ok"
+	if res.IsError {
+		status = "error"
+	}
+	r.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
+	r.emit(EventStepComplete, StepCompleteData{ID: pc.call.ID, Status: status})
+	return res, r.appendMessage(toolMessage(pc.call, res))
+}
+
+func toolMessage(c ToolCall, res ToolResult) Message {
+	content := res.Content
+	if len(content) == 0 {
+		content = []Part{TextPart("")}
+	}
+	return Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content}
+}
+
+// eventArgs is the tool_call event's arguments: the JSON itself, or {"_raw": s} (L5).
+func eventArgs(s string) json.RawMessage {
+	if s == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(map[string]string{"_raw": s})
+	return b
+}
