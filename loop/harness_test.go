@@ -341,3 +341,18 @@ func equal[T comparable](t *testing.T, what string, got, want []T) {
 		}
 	}
 }
+
+// after returns n kinds starting at the first one equal to start.
+func after(t *testing.T, k []string, start string, n int) []string {
+	t.Helper()
+	for i, s := range k {
+		if s == start {
+			if i+n > len(k) {
+				t.Fatalf("only %d events after %q: %q", len(k)-i, start, k[i:])
+			}
+			return k[i : i+n]
+		}
+	}
+	t.Fatalf("no %q in %q", start, k)
+	return nil
+}
