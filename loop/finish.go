@@ -89,7 +89,8 @@ func (r *run) summarize(reason Reason, text string) RunResult {
 			r.emit(EventUsage, resp.usage)
 		case r.ctxErr() != nil:
 			return r.abort(r.ctxErr())
-		default:
+		}
+		if text == "" { // the call failed, or answered with tool calls only
 			text = fmt.Sprintf(fallbackSummary, reason)
 		}
 	}
