@@ -35,7 +35,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
 demo:
-	$(GO) test -count=1 -run '^ExampleRun$$' -v ./loop/
+	$(GO) test -count=1 -run '^ExampleAgent_RunWith$$' -v ./loop/
 
 clean:
 	rm -rf $(BIN) coverage.out

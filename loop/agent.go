@@ -178,9 +178,9 @@ func (a *Agent) RunStream(ctx context.Context, in RunInput) <-chan Event {
 	ch := make(chan Event, 64)
 	go func() {
 		defer close(ch)
-		_, err := a.RunWith(ctx, in, func(e Event) { ch <- e })
-		var se *startError
-		if errors.As(err, &se) {
+		emitted := false
+		_, err := a.RunWith(ctx, in, func(e Event) { emitted = true; ch <- e })
+		if err != nil && !emitted {
 			// The run never started: report it in the event vocabulary anyway.
 			now := time.Now()
 			ch <- Event{Seq: 1, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,

@@ -152,7 +152,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	if serr := r.store(); serr != nil && err == nil {
 		status, reason, err = StatusFailed, ReasonError, serr
 	}
-	_ = r.cfg.Store.SaveRun(context.WithoutCancel(r.ctx), RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID,
+	_ = r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID,
 		Status: status, Reason: reason, Started: r.started, Ended: r.cfg.Now(), Usage: r.usage})
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
 		Final: final, Output: output, Err: err, Usage: r.usage}

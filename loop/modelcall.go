@@ -121,7 +121,11 @@ func (r *run) streamOnce(req Request) (resp response, err error) {
 	// Two marks (L14): within this stream a delta whose seq was already read is dropped
 	// entirely (a replay); across attempts of one call, the message is rebuilt from the new
 	// stream but deltas that clients already saw are not emitted again.
-	emitted := r.deltaSeen[req.Metadata.CallIndex]
+	ci := req.Metadata.CallIndex
+	for len(r.deltaSeen) <= ci {
+		r.deltaSeen = append(r.deltaSeen, 0)
+	}
+	emitted := r.deltaSeen[ci]
 	read := 0
 	for {
 		d, err := st.Recv()
@@ -140,7 +144,7 @@ func (r *run) streamOnce(req Request) (resp response, err error) {
 		fresh := d.Seq == 0 || d.Seq > emitted
 		if fresh && d.Seq > emitted {
 			emitted = d.Seq
-			r.deltaSeen[req.Metadata.CallIndex] = emitted
+			r.deltaSeen[ci] = emitted
 		}
 		switch d.Kind {
 		case DeltaText:

@@ -12,6 +12,7 @@ type run struct {
 	a      *Agent
 	cfg    *Config
 	ctx    context.Context
+	sctx   context.Context // for store writes: not cancelled, so an abort still stores its end
 	cancel context.CancelCauseFunc
 	in     RunInput
 	emitFn func(Event)
@@ -25,7 +26,7 @@ type run struct {
 	started time.Time
 	evSeq   int64
 	seq     int64   // last stored entry seq of the session
-	pending []Entry // events not yet stored (flushed with the next message)
+	pending []Event // events not yet stored (flushed with the next message)
 
 	system      *Message  // the stored system prompt, if any
 	history     []Message // conversation after the system prompt, compactions applied
@@ -39,20 +40,18 @@ type run struct {
 	perTool       map[string]int // calls per tool name
 	dupes         map[string]int // calls per name + canonical args
 	continuations int
-	deltaSeen     map[int]int // call index → highest delta seq emitted (L14)
+	deltaSeen     []int          // by call index: highest delta seq emitted (L14)
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
 	cfg := &a.cfg
 	r := &run{
-		a: a, cfg: cfg, ctx: ctx, cancel: cancel, in: in, emitFn: emit,
+		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in, emitFn: emit,
 		policy:    cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
 		limits:    cfg.Limits.merge(in.Limits),
 		state:     StateIdle,
 		started:   cfg.Now(),
-		perTool:   map[string]int{},
-		dupes:     map[string]int{},
-		deltaSeen: map[int]int{},
+		pending:   make([]Event, 0, 8),
 	}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
 	return r
@@ -256,7 +255,7 @@ func (r *run) emit(t EventType, data any) {
 		r.emitFn(e)
 	}
 	if t != EventModelDelta {
-		r.pending = append(r.pending, Entry{RunID: r.in.RunID, Time: e.Time, Kind: EntryEvent, Event: &e})
+		r.pending = append(r.pending, e)
 	}
 }
 
@@ -276,18 +275,27 @@ func (r *run) appendMessage(m Message) error {
 	return nil
 }
 
-// store appends the queued events and extra entries, numbering them.
+// store appends the queued events and extra entries, numbering them. The events are
+// copied once per batch, so the queue's array is reused.
 func (r *run) store(extra ...Entry) error {
-	batch := append(r.pending, extra...)
-	if len(batch) == 0 {
+	n := len(r.pending) + len(extra)
+	if n == 0 {
 		return nil
 	}
+	batch := make([]Entry, 0, n)
+	if len(r.pending) > 0 {
+		evs := append([]Event(nil), r.pending...)
+		for i := range evs {
+			batch = append(batch, Entry{RunID: r.in.RunID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]})
+		}
+		r.pending = r.pending[:0]
+	}
+	batch = append(batch, extra...)
 	for i := range batch {
 		r.seq++
 		batch[i].Seq = r.seq
 	}
-	r.pending = r.pending[:0]
-	if err := r.cfg.Store.Append(context.WithoutCancel(r.ctx), r.in.SessionID, batch...); err != nil {
+	if err := r.cfg.Store.Append(r.sctx, r.in.SessionID, batch...); err != nil {
 		return fmt.Errorf("store session %q: %w", r.in.SessionID, err)
 	}
 	return nil

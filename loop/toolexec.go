@@ -14,6 +14,9 @@ import (
 // reason, or -1. Counts include the calls before the offender, which will run.
 func (r *run) checkCaps(calls []ToolCall) (int, Reason) {
 	p := r.policy
+	if r.dupes == nil {
+		r.dupes, r.perTool = map[string]int{}, map[string]int{}
+	}
 	for i, c := range calls {
 		key := c.Name + "\x00" + c.Arguments
 		if canon, ok := canonicalJSON(c.Arguments); ok {
