@@ -40,18 +40,18 @@ type run struct {
 	perTool       map[string]int // calls per tool name
 	dupes         map[string]int // calls per name + canonical args
 	continuations int
-	deltaSeen     []int          // by call index: highest delta seq emitted (L14)
+	deltaSeen     []int // by call index: highest delta seq emitted (L14)
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
 	cfg := &a.cfg
 	r := &run{
 		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in, emitFn: emit,
-		policy:    cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
-		limits:    cfg.Limits.merge(in.Limits),
-		state:     StateIdle,
-		started:   cfg.Now(),
-		pending:   make([]Event, 0, 8),
+		policy:  cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
+		limits:  cfg.Limits.merge(in.Limits),
+		state:   StateIdle,
+		started: cfg.Now(),
+		pending: make([]Event, 0, 8),
 	}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
 	return r
