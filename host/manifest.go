@@ -1,0 +1,446 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Manifest is a decoded agent.toml (DESIGN §7). Paths in it are already resolved against
+// the manifest's directory; option values have ${VAR} expanded.
+type Manifest struct {
+	Agent     AgentConfig               `toml:"agent"`
+	Providers map[string]ProviderConfig `toml:"providers"`
+	Store     StoreConfig               `toml:"store"`
+	Plugins   []PluginConfig            `toml:"plugins"`
+
+	// Path is the manifest file; Dir the directory its relative paths start from.
+	Path string `toml:"-"`
+	Dir  string `toml:"-"`
+
+	lines *keyLines
+}
+
+// AgentConfig is the [agent] table.
+type AgentConfig struct {
+	Name             string           `toml:"name"`
+	SystemPrompt     string           `toml:"system_prompt"`
+	Provider         string           `toml:"provider"`
+	Model            string           `toml:"model"`
+	MaxIterations    int              `toml:"max_iterations"`
+	MaxToolRounds    int              `toml:"max_tool_rounds"`
+	MaxRunDuration   Duration         `toml:"max_run_duration"`
+	MaxTokens        int              `toml:"max_tokens"`
+	MaxCostUSD       float64          `toml:"max_cost_usd"`
+	ContextBudget    int              `toml:"context_budget"`
+	MaxContinuations int              `toml:"max_continuations"`
+	MaxDecodeRetries int              `toml:"max_decode_retries"`
+	ToolPolicy       ToolPolicyConfig `toml:"tool_policy"`
+	Retry            RetryConfig      `toml:"retry"`
+}
+
+// ToolPolicyConfig is [agent.tool_policy].
+type ToolPolicyConfig struct {
+	MaxParallel       int      `toml:"max_parallel"`
+	MaxDuplicateCalls int      `toml:"max_duplicate_calls"`
+	MaxCallsPerTool   int      `toml:"max_calls_per_tool"`
+	MaxCallsPerRun    int      `toml:"max_calls_per_run"`
+	RequireApproval   []string `toml:"require_approval"`
+	Timeout           Duration `toml:"timeout"`
+}
+
+// RetryConfig is [agent.retry].
+type RetryConfig struct {
+	MaxAttempts int      `toml:"max_attempts"`
+	BaseDelay   Duration `toml:"base_delay"`
+	MaxDelay    Duration `toml:"max_delay"`
+}
+
+// ProviderConfig is one [providers.NAME] table.
+type ProviderConfig struct {
+	Command      string            `toml:"command"`
+	Args         []string          `toml:"args"`
+	Env          []string          `toml:"env"`
+	Options      map[string]string `toml:"options"`
+	SHA256       string            `toml:"sha256"`
+	StartTimeout Duration          `toml:"start_timeout"`
+}
+
+// StoreConfig is [store].
+type StoreConfig struct {
+	Kind string `toml:"kind"` // memory | sqlite (default)
+	Path string `toml:"path"`
+}
+
+// PluginConfig is one [[plugins]] entry.
+type PluginConfig struct {
+	Name        string            `toml:"name"`
+	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail
+	ABI         string            `toml:"abi"`  // "" (detect) | mcp | extism | wasi
+	Wasm        string            `toml:"wasm"`
+	SHA256      string            `toml:"sha256"`
+	Args        []string          `toml:"args"`
+	PoolSize    int               `toml:"pool_size"`
+	Tools       []ToolDecl        `toml:"tools"`
+	Permissions PermissionsConfig `toml:"permissions"`
+}
+
+// ToolDecl declares a tool of an extism- or wasi-ABI plugin.
+type ToolDecl struct {
+	Name        string `toml:"name"`
+	Export      string `toml:"export"`
+	Description string `toml:"description"`
+	Input       string `toml:"input"`
+	// InputSchema is a TOML table or a string holding JSON; both decode to JSON here.
+	InputSchema Schema `toml:"input_schema"`
+}
+
+// PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.
+type PermissionsConfig struct {
+	Memory       Size              `toml:"memory"`
+	Timeout      Duration          `toml:"timeout"`
+	MaxInput     Size              `toml:"max_input"`
+	MaxOutput    Size              `toml:"max_output"`
+	AllowedHosts []string          `toml:"allowed_hosts"`
+	AllowedPaths map[string]string `toml:"allowed_paths"`
+	Env          []string          `toml:"env"`
+	Config       map[string]string `toml:"config"`
+	Model        bool              `toml:"model"`
+	KV           bool              `toml:"kv"`
+}
+
+var (
+	pluginKinds = []string{"tool", "context", "termination", "guardrail"}
+	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
+	storeKinds  = []string{"", "memory", "sqlite"}
+)
+
+// ManifestError is a manifest problem at a file, line and key.
+type ManifestError struct {
+	File string
+	Line int // 0 when unknown
+	Key  string
+	Msg  string
+}
+
+func (e *ManifestError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
+}
+
+// LoadManifest reads and checks a manifest. Every problem is a *ManifestError naming the
+// file, line and key: unknown keys, bad sizes and durations, missing files, digest
+// mismatches, duplicate names and unknown providers.
+func LoadManifest(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	m := &Manifest{Path: path, Dir: filepath.Dir(abs), lines: indexKeys(data)}
+	md, err := toml.Decode(string(data), m)
+	if err != nil {
+		return nil, m.decodeError(data, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0].String()
+		return nil, m.errAt(m.lines.find(k), k, "unknown key")
+	}
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// typeErr matches the decoder's type errors, which are not ParseErrors.
+var typeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+// decodeError turns a decoder error into a ManifestError. The decoder keys positions
+// without array indexes, so for a key repeated across [[tables]] it reports the last
+// one's line; when the message quotes the offending value, the line holding it wins.
+func (m *Manifest) decodeError(data []byte, err error) error {
+	var pe toml.ParseError
+	line, key, msg := 0, "(syntax)", err.Error()
+	switch {
+	case errors.As(err, &pe):
+		line, msg = pe.Position.Line, pe.Message
+		if pe.LastKey != "" {
+			key = pe.LastKey
+		}
+	case typeErr.MatchString(msg):
+		sm := typeErr.FindStringSubmatch(msg)
+		line, _ = strconv.Atoi(sm[1])
+		key, msg = sm[2], sm[3]
+	}
+	if cands := m.lines.all(key); len(cands) > 1 {
+		text := strings.Split(string(data), "\n")
+		for _, q := range quoted(msg) {
+			for _, c := range cands {
+				if c-1 < len(text) && strings.Contains(text[c-1], q) {
+					line = c
+				}
+			}
+		}
+	}
+	return &ManifestError{File: m.Path, Line: line, Key: key, Msg: strings.TrimPrefix(msg, "toml: ")}
+}
+
+// quoted returns the "..." strings in s, unquoted.
+func quoted(s string) []string {
+	var out []string
+	for _, q := range regexp.MustCompile(`"(?:[^"\\]|\\.)*"`).FindAllString(s, -1) {
+		if u, err := strconv.Unquote(q); err == nil && u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (m *Manifest) errAt(line int, key, format string, args ...any) error {
+	return &ManifestError{File: m.Path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// errKey reports a problem at an indexed key path such as "plugins.1.wasm".
+func (m *Manifest) errKey(path, format string, args ...any) error {
+	return m.errAt(m.lines.line(path), displayKey(path), format, args...)
+}
+
+// check validates what the decoder cannot: references, files, digests, names.
+func (m *Manifest) check() error {
+	a := &m.Agent
+	if a.Name == "" {
+		a.Name = "agent"
+	}
+	if a.Provider == "" {
+		return m.errKey("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
+	}
+	if _, ok := m.Providers[a.Provider]; !ok {
+		return m.errKey("agent.provider", "unknown provider %q (defined: %s)", a.Provider, strings.Join(m.providerNames(), ", "))
+	}
+	for _, name := range m.providerNames() {
+		p := m.Providers[name]
+		key := "providers." + name
+		if p.Command == "" {
+			return m.errKey(key, "no command")
+		}
+		p.Command = m.resolveCommand(p.Command)
+		for k, v := range p.Options {
+			p.Options[k] = os.ExpandEnv(v)
+		}
+		if p.SHA256 != "" {
+			if err := checkDigest(p.Command, p.SHA256); err != nil {
+				return m.errKey(key+".sha256", "%v", err)
+			}
+		}
+		m.Providers[name] = p
+	}
+	if !slices.Contains(storeKinds, m.Store.Kind) {
+		return m.errKey("store.kind", "unknown store kind %q (memory or sqlite)", m.Store.Kind)
+	}
+	if m.Store.Kind == "" {
+		m.Store.Kind = "sqlite"
+	}
+	if m.Store.Path == "" {
+		m.Store.Path = ".agenthost/sessions.db"
+	}
+	m.Store.Path = m.resolve(m.Store.Path)
+	names := map[string]int{}
+	for i := range m.Plugins {
+		if err := m.checkPlugin(i, names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Manifest) checkPlugin(i int, names map[string]int) error {
+	p := &m.Plugins[i]
+	key := fmt.Sprintf("plugins.%d", i)
+	if p.Name == "" {
+		return m.errKey(key, "plugin has no name")
+	}
+	if j, dup := names[p.Name]; dup {
+		return m.errKey(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
+	}
+	names[p.Name] = i
+	if p.Kind == "" {
+		p.Kind = "tool"
+	}
+	if !slices.Contains(pluginKinds, p.Kind) {
+		return m.errKey(key+".kind", "unknown kind %q (one of %s)", p.Kind, strings.Join(pluginKinds, ", "))
+	}
+	if !slices.Contains(pluginABIs, p.ABI) {
+		return m.errKey(key+".abi", "unknown abi %q (mcp, extism or wasi)", p.ABI)
+	}
+	if p.Wasm == "" {
+		return m.errKey(key, "plugin %q has no wasm file", p.Name)
+	}
+	p.Wasm = m.resolve(p.Wasm)
+	if _, err := os.Stat(p.Wasm); err != nil {
+		return m.errKey(key+".wasm", "cannot read %s: %v", p.Wasm, errors.Unwrap(err))
+	}
+	if p.SHA256 != "" {
+		if err := checkDigest(p.Wasm, p.SHA256); err != nil {
+			return m.errKey(key+".sha256", "%v", err)
+		}
+	}
+	if (p.ABI == "extism" || p.ABI == "wasi") && len(p.Tools) == 0 && p.Kind == "tool" {
+		return m.errKey(key+".abi", "abi %q needs its tools declared in [[plugins.tools]]", p.ABI)
+	}
+	tools := map[string]bool{}
+	for j, t := range p.Tools {
+		tk := fmt.Sprintf("%s.tools.%d", key, j)
+		if t.Name == "" {
+			return m.errKey(tk, "tool has no name")
+		}
+		if tools[t.Name] {
+			return m.errKey(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
+		}
+		tools[t.Name] = true
+	}
+	paths := map[string]string{}
+	for host, guest := range p.Permissions.AllowedPaths {
+		ro := strings.HasPrefix(host, "ro:")
+		h := m.resolve(strings.TrimPrefix(host, "ro:"))
+		if _, err := os.Stat(h); err != nil {
+			return m.errKey(key+".permissions.allowed_paths", "cannot read %s: %v", h, errors.Unwrap(err))
+		}
+		if ro {
+			h = "ro:" + h
+		}
+		paths[h] = guest
+	}
+	p.Permissions.AllowedPaths = paths
+	return nil
+}
+
+func (m *Manifest) providerNames() []string {
+	var out []string
+	for n := range m.Providers {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// resolve makes a path relative to the manifest's directory absolute.
+func (m *Manifest) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(m.Dir, p)
+}
+
+// resolveCommand resolves a command with a slash against the manifest's directory and
+// leaves a bare name for a PATH lookup when the provider starts.
+func (m *Manifest) resolveCommand(c string) string {
+	if strings.ContainsRune(c, '/') {
+		return m.resolve(c)
+	}
+	return c
+}
+
+func checkDigest(path, want string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s to check its digest: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("read %s: %v", path, err)
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if !strings.EqualFold(got, want) {
+		return fmt.Errorf("digest mismatch for %s: manifest pins %s, file is %s", path, want, got)
+	}
+	return nil
+}
+
+// Size is a byte count written as "32MiB", "512 KiB", "1GB" or a plain integer.
+type Size uint64
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Size) UnmarshalText(b []byte) error {
+	v, err := ParseSize(string(b))
+	*s = Size(v)
+	return err
+}
+
+// ParseSize parses a size with an optional unit: B, KB/KiB, MB/MiB, GB/GiB (KB = 1000).
+func ParseSize(in string) (uint64, error) {
+	t := strings.TrimSpace(in)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("invalid size %q: want a number with a unit such as 32MiB", in)
+	}
+	var n uint64
+	for _, c := range t[:i] {
+		n = n*10 + uint64(c-'0')
+	}
+	units := map[string]uint64{"": 1, "b": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30}
+	mult, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("invalid size %q: unknown unit %q (B, KB, KiB, MB, MiB, GB, GiB)", in, strings.TrimSpace(t[i:]))
+	}
+	return n * mult, nil
+}
+
+// Duration is a time.Duration written as "2s", "500ms", "1m30s".
+type Duration time.Duration
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: want e.g. 2s or 500ms", string(b))
+	}
+	if v < 0 {
+		return fmt.Errorf("invalid duration %q: negative", string(b))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Schema is a JSON Schema given as a TOML table or as a string holding JSON.
+type Schema json.RawMessage
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (s *Schema) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		if !json.Valid([]byte(x)) {
+			return fmt.Errorf("input_schema is a string but not JSON: %q", x)
+		}
+		*s = Schema(x)
+	case map[string]any:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Errorf("input_schema: %w", err)
+		}
+		*s = Schema(b)
+	default:
+		return fmt.Errorf("input_schema must be a table or a JSON string, not %T", v)
+	}
+	return nil
+}

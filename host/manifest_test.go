@@ -1,0 +1,177 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeManifest writes body as agent.toml next to a fake wasm file and provider binary.
+func writeManifest(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "calc.wasm"), []byte("\x00asm fake"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "bin", "prov"), []byte("#!/bin/sh\n"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "data"), 0o755))
+	p := filepath.Join(dir, "agent.toml")
+	must(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+const goodManifest = `# a comment
+[agent]
+name = "assistant"
+system_prompt = "Be careful."
+provider = "scripted"
+model = "demo"
+max_iterations = 7
+[agent.tool_policy]
+max_parallel = 4
+require_approval = ["fs_write"]
+timeout = "3s"
+
+[providers.scripted]
+command = "bin/prov"
+options = { script = "${AGENTHOST_TEST_SCRIPT}" }
+
+[store]
+kind = "memory"
+
+[[plugins]]
+name = "calc"
+wasm = "calc.wasm"
+[plugins.permissions]
+memory = "32MiB"
+timeout = "2s"
+max_input = "1 MiB"
+allowed_paths = { "ro:data" = "/data" }
+
+[[plugins]]
+name = "vowels"
+abi = "extism"
+wasm = "calc.wasm"
+[[plugins.tools]]
+name = "count_vowels"
+input = "text"
+input_schema = '{"type":"object","properties":{"text":{"type":"string"}}}'
+[[plugins.tools]]
+name = "count_words"
+input_schema = { type = "object", properties = { text = { type = "string" } } }
+`
+
+func TestLoadManifestDecodesAndResolves(t *testing.T) {
+	t.Setenv("AGENTHOST_TEST_SCRIPT", "demo.json")
+	p := writeManifest(t, goodManifest)
+	m, err := LoadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(p)
+	if m.Agent.Name != "assistant" || m.Agent.MaxIterations != 7 || m.Agent.ToolPolicy.MaxParallel != 4 ||
+		time.Duration(m.Agent.ToolPolicy.Timeout) != 3*time.Second {
+		t.Fatalf("agent = %+v", m.Agent)
+	}
+	prov := m.Providers["scripted"]
+	if prov.Command != filepath.Join(dir, "bin/prov") || prov.Options["script"] != "demo.json" {
+		t.Fatalf("provider = %+v", prov)
+	}
+	calc := m.Plugins[0]
+	if calc.Kind != "tool" || calc.Wasm != filepath.Join(dir, "calc.wasm") || calc.Permissions.Memory != 32<<20 ||
+		calc.Permissions.MaxInput != 1<<20 || time.Duration(calc.Permissions.Timeout) != 2*time.Second {
+		t.Fatalf("calc = %+v", calc)
+	}
+	if got := calc.Permissions.AllowedPaths["ro:"+filepath.Join(dir, "data")]; got != "/data" {
+		t.Fatalf("allowed_paths = %v", calc.Permissions.AllowedPaths)
+	}
+	tools := m.Plugins[1].Tools
+	if string(tools[0].InputSchema) != `{"type":"object","properties":{"text":{"type":"string"}}}` ||
+		string(tools[1].InputSchema) != `{"properties":{"text":{"type":"string"}},"type":"object"}` {
+		t.Fatalf("schemas %s / %s", tools[0].InputSchema, tools[1].InputSchema)
+	}
+	if m.Store.Kind != "memory" {
+		t.Fatalf("store %+v", m.Store)
+	}
+}
+
+func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
+	sum := sha256.Sum256([]byte("\x00asm fake"))
+	good := hex.EncodeToString(sum[:])
+	bad := strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name    string
+		replace [2]string // edit of goodManifest
+		line    int
+		key     string
+		msg     string
+	}{
+		{"unknown key", [2]string{`timeout = "2s"`, `timeout = "2s"` + "\nmemroy = 1"}, 26, "plugins.permissions.memroy", "unknown key"},
+		{"unknown top key", [2]string{"# a comment", "colour = 1"}, 1, "colour", "unknown key"},
+		{"bad size", [2]string{`memory = "32MiB"`, `memory = "32 MBs"`}, 24, "plugins.permissions.memory",
+			`invalid size "32 MBs": unknown unit "MBs" (B, KB, KiB, MB, MiB, GB, GiB)`},
+		{"bad duration", [2]string{`timeout = "2s"`, `timeout = "2 seconds"`}, 25, "plugins.permissions.timeout",
+			`invalid duration "2 seconds": want e.g. 2s or 500ms`},
+		{"wrong type", [2]string{"max_iterations = 7", `max_iterations = "seven"`}, 7, "agent.max_iterations", "incompatible types"},
+		{"missing file", [2]string{`name = "calc"` + "\nwasm = \"calc.wasm\"", `name = "calc"` + "\nwasm = \"nope.wasm\""}, 22, "plugins[0].wasm",
+			"cannot read "},
+		{"digest mismatch", [2]string{`name = "calc"`, `name = "calc"` + "\nsha256 = \"" + bad + "\""}, 22, "plugins[0].sha256",
+			"digest mismatch for "},
+		{"duplicate tool", [2]string{`name = "count_words"`, `name = "count_vowels"`}, 38, "plugins[1].tools[1].name",
+			`duplicate tool name "count_vowels" in plugin "vowels"`},
+		{"duplicate plugin", [2]string{`name = "vowels"`, `name = "calc"`}, 30, "plugins[1].name", `duplicate plugin name "calc" (also plugins[0])`},
+		{"unknown provider", [2]string{`provider = "scripted"`, `provider = "openai"`}, 5, "agent.provider",
+			`unknown provider "openai" (defined: scripted)`},
+		{"bad kind", [2]string{`name = "calc"`, `name = "calc"` + "\nkind = \"weird\""}, 22, "plugins[0].kind",
+			`unknown kind "weird" (one of tool, context, termination, guardrail)`},
+		{"bad schema string", [2]string{`input_schema = '{"type":"object","properties":{"text":{"type":"string"}}}'`, `input_schema = '{oops'`}, 36,
+			"plugins.tools.input_schema", "input_schema is a string but not JSON"},
+		{"syntax", [2]string{`model = "demo"`, `model = "demo`}, 6, "agent.model", "strings cannot contain newlines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := strings.Replace(goodManifest, tc.replace[0], tc.replace[1], 1)
+			if body == goodManifest {
+				t.Fatal("edit did not apply")
+			}
+			p := writeManifest(t, body)
+			_, err := LoadManifest(p)
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("err = %v (%T), want a ManifestError", err, err)
+			}
+			if me.File != p || me.Line != tc.line || me.Key != tc.key || !strings.Contains(me.Msg, tc.msg) {
+				t.Fatalf("got %s:%d key %q msg %q\nwant line %d key %q msg containing %q", me.File, me.Line, me.Key, me.Msg, tc.line, tc.key, tc.msg)
+			}
+			if !strings.HasPrefix(err.Error(), p+":") {
+				t.Fatalf("message %q does not start with the file", err)
+			}
+		})
+	}
+	// A correct pin loads.
+	p := writeManifest(t, strings.Replace(goodManifest, `name = "calc"`, `name = "calc"`+"\nsha256 = \""+good+"\"", 1))
+	if _, err := LoadManifest(p); err != nil {
+		t.Fatalf("good digest: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"32MiB": 32 << 20, "1 MiB": 1 << 20, "512KiB": 512 << 10, "1GB": 1e9, "100": 100, "7b": 7} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Fatalf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if _, err := ParseSize("MiB"); err == nil || err.Error() != `invalid size "MiB": want a number with a unit such as 32MiB` {
+		t.Fatalf("err %v", err)
+	}
+}
