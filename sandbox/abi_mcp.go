@@ -20,14 +20,15 @@ type mcpToolList struct {
 }
 
 type mcpContext struct {
-	ID int64 `json:"id"`
+	Meta map[string]any `json:"_meta"`
+	ID   int64          `json:"id"`
 }
 
 func (p *Plugin) loadMCPTools(ctx context.Context) error {
 	export, input := "describe", []byte("{}")
 	if !p.mcpV1 {
 		export = "list_tools"
-		input, _ = json.Marshal(map[string]any{"context": mcpContext{ID: p.requestID.Add(1)}})
+		input, _ = json.Marshal(map[string]any{"context": mcpContext{Meta: map[string]any{}, ID: p.requestID.Add(1)}})
 	}
 	out, err := p.invoke(ctx, export, input)
 	if err != nil {
@@ -51,7 +52,7 @@ func (p *Plugin) callMCP(ctx context.Context, name string, args json.RawMessage)
 		export = "call_tool"
 		input, _ = json.Marshal(map[string]any{
 			"request": map[string]any{"name": name, "arguments": args},
-			"context": mcpContext{ID: p.requestID.Add(1)},
+			"context": mcpContext{Meta: map[string]any{}, ID: p.requestID.Add(1)},
 		})
 	}
 	out, err := p.invoke(ctx, export, input)

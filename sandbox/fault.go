@@ -14,15 +14,15 @@ import (
 type FaultKind string
 
 const (
-	FaultTimeout FaultKind = "timeout"  // the call ran past Permissions.Timeout
-	FaultMemory  FaultKind = "memory"   // a memory grew past Permissions.Memory
-	FaultTrap    FaultKind = "trap"     // unreachable, stack overflow, out-of-bounds access, a panic...
-	FaultExit    FaultKind = "exit"     // the module called proc_exit with a non-zero code
-	FaultDenied  FaultKind = "denied"   // the plugin used something it was not granted
-	FaultInput   FaultKind = "input"    // the input exceeded Permissions.MaxInput
-	FaultOutput  FaultKind = "output"   // the output exceeded Permissions.MaxOutput
-	FaultGuest   FaultKind = "guest"    // the plugin reported an error itself (error_set, or invalid output)
-	FaultHost    FaultKind = "host"     // a host function failed (e.g. the Host's KV store)
+	FaultTimeout FaultKind = "timeout" // the call ran past Permissions.Timeout
+	FaultMemory  FaultKind = "memory"  // a memory grew past Permissions.Memory
+	FaultTrap    FaultKind = "trap"    // unreachable, stack overflow, out-of-bounds access, a panic...
+	FaultExit    FaultKind = "exit"    // the module called proc_exit with a non-zero code
+	FaultDenied  FaultKind = "denied"  // the plugin used something it was not granted
+	FaultInput   FaultKind = "input"   // the input exceeded Permissions.MaxInput
+	FaultOutput  FaultKind = "output"  // the output exceeded Permissions.MaxOutput
+	FaultGuest   FaultKind = "guest"   // the plugin reported an error itself (error_set, or invalid output)
+	FaultHost    FaultKind = "host"    // a host function failed (e.g. the Host's KV store)
 )
 
 // Fault is the failure of a plugin call: something the plugin did or hit,

@@ -168,4 +168,4 @@ func (refusingHost) KVGet(context.Context, string, string) ([]byte, bool, error)
 	return nil, false, errNoHost
 }
 func (refusingHost) KVSet(context.Context, string, string, []byte) error { return errNoHost }
-func (refusingHost) KVDelete(context.Context, string, string) error     { return errNoHost }
+func (refusingHost) KVDelete(context.Context, string, string) error      { return errNoHost }

@@ -87,7 +87,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		exportsL: info.exports,
 		args:     cfg.Args,
 	}
-	if p.abi, p.mcpV1, err = detectABI(cfg.ABI, p.exports, len(cfg.Tools) > 0); err != nil {
+	if p.abi, p.mcpV1, err = detectABI(cfg.ABI, p.exports, info.extism); err != nil {
 		return nil, err
 	}
 	env := make(map[string]string, len(perms.Env))
@@ -152,8 +152,10 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	return p, nil
 }
 
-// detectABI applies the manifest's choice or guesses from the exports.
-func detectABI(declared string, exports map[string]bool, hasTools bool) (abi string, mcpV1 bool, err error) {
+// detectABI applies the manifest's choice or guesses from the exports: the
+// mcp exports ⇒ mcp; a command (_start) that does not import the Extism
+// kernel ⇒ wasi; anything else ⇒ extism.
+func detectABI(declared string, exports map[string]bool, extismImports bool) (abi string, mcpV1 bool, err error) {
 	v1 := exports["call"] && exports["describe"]
 	v2 := exports["list_tools"] && exports["call_tool"]
 	switch declared {
@@ -173,7 +175,7 @@ func detectABI(declared string, exports map[string]bool, hasTools bool) (abi str
 		switch {
 		case v1 || v2:
 			return ABIMCP, v1, nil
-		case exports["_start"] && len(exports) == 1:
+		case exports["_start"] && !extismImports:
 			return ABIWASI, false, nil
 		default:
 			return ABIExtism, false, nil

@@ -20,8 +20,8 @@ type Config struct {
 	Wasm []byte
 	Path string
 	// ABI is "mcp", "extism", "wasi" or "" to detect it from the exports:
-	// call+describe or list_tools+call_tool ⇒ mcp, only _start ⇒ wasi,
-	// otherwise extism.
+	// call+describe or list_tools+call_tool ⇒ mcp; _start without Extism
+	// kernel imports ⇒ wasi; otherwise extism.
 	ABI string
 	// Tools declares the tools of an extism or wasi plugin (mcp plugins
 	// describe their own; declaring tools for them is an error).

@@ -11,6 +11,7 @@ import (
 type moduleInfo struct {
 	exports  []string // exported functions, in order
 	minPages uint32   // initial pages of the defined or imported memory
+	extism   bool     // imports from "extism:host/env" (an Extism plugin)
 }
 
 func (m moduleInfo) exportSet() map[string]bool {
@@ -39,7 +40,9 @@ func parseModuleInfo(b []byte) (moduleInfo, error) {
 		switch id {
 		case 2: // imports
 			for n := r.u32(); n > 0 && r.err == nil; n-- {
-				r.name()
+				if r.name() == "extism:host/env" {
+					info.extism = true
+				}
 				r.name()
 				switch kind := r.byte(); kind {
 				case 0:
