@@ -98,7 +98,7 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 		return CallResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}, nil
 	}
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
-		return CallResult{}, p.classify(ctx, timed, &callState{}, watch, export, err)
+		return CallResult{}, p.classify(ctx, timed, &callState{}, watch, export, err, false)
 	}
 	if stdout.total > stdout.max {
 		return CallResult{}, &Fault{Plugin: p.name, Export: export, Kind: FaultOutput,

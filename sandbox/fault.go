@@ -73,8 +73,9 @@ func (s *callState) hostFault() error {
 }
 
 // classify explains a failed call. parent is the caller's context, timed the
-// per-call one; watch may be nil (wasi calls watch memory the same way).
-func (p *Plugin) classify(parent, timed context.Context, st *callState, watch *memoryWatch, export string, err error) error {
+// per-call one; watch may be nil. guestErr says err is the plugin's own
+// error message (Extism's error_set) rather than a trap.
+func (p *Plugin) classify(parent, timed context.Context, st *callState, watch *memoryWatch, export string, err error, guestErr bool) error {
 	fault := func(kind FaultKind, e error) error {
 		return &Fault{Plugin: p.name, Export: export, Kind: kind, Err: e}
 	}
@@ -98,11 +99,11 @@ func (p *Plugin) classify(parent, timed context.Context, st *callState, watch *m
 	if errors.As(err, &exit) && exit.ExitCode() != 0 {
 		return fault(FaultExit, fmt.Errorf("exited with code %d", exit.ExitCode()))
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "wasm stack trace") || strings.Contains(msg, "wasm error") {
-		first, _, _ := strings.Cut(msg, "\n")
-		first = strings.TrimSuffix(first, " (recovered by wazero)")
-		return fault(FaultTrap, fmt.Errorf("trapped: %s", first))
+	if guestErr {
+		return fault(FaultGuest, err)
 	}
-	return fault(FaultGuest, err)
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimSuffix(msg, " (recovered by wazero)")
+	msg = strings.TrimPrefix(msg, "wasm error: ")
+	return fault(FaultTrap, fmt.Errorf("trapped: %s", msg))
 }

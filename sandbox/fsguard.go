@@ -44,7 +44,7 @@ func fsConfig(paths map[string]string) (wazero.FSConfig, error) {
 		if readOnly {
 			inner = &sysfs.ReadFS{FS: inner}
 		}
-		mount := &rootedFS{FS: inner, root: root}
+		mount := &rootedFS{FS: inner, root: root, readOnly: readOnly}
 		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(mount, guestPath)
 	}
 	return cfg, nil
@@ -59,7 +59,8 @@ func fsConfig(paths map[string]string) (wazero.FSConfig, error) {
 // read-write between plugins that do not trust each other should be avoided.
 type rootedFS struct {
 	experimentalsys.FS
-	root *os.Root
+	root     *os.Root
+	readOnly bool
 }
 
 func (r *rootedFS) inside(p string, followFinal bool) experimentalsys.Errno {
@@ -92,6 +93,12 @@ func escapeErrno(err error) experimentalsys.Errno {
 func (r *rootedFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	if e := r.inside(p, flag&experimentalsys.O_NOFOLLOW == 0); e != 0 {
 		return nil, e
+	}
+	// wazero's ReadFS answers ENOSYS to a write; say what the mount is.
+	const writes = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_CREAT |
+		experimentalsys.O_TRUNC | experimentalsys.O_APPEND
+	if r.readOnly && flag&writes != 0 {
+		return nil, experimentalsys.EROFS
 	}
 	return r.FS.OpenFile(p, flag, perm)
 }

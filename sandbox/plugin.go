@@ -117,11 +117,10 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 			MaxVarBytes:          perms.MaxOutput,
 		},
 	}
-	if len(perms.AllowedHosts) > 0 {
-		// Extism's own check only sees the first URL and no port; netGuard
-		// checks every connection, so let everything through to it.
-		manifest.AllowedHosts = []string{"*"}
-	}
+	// Extism's own check only sees the first URL and no port; netGuard
+	// checks every connection (an empty policy denies all), so let every
+	// request through to it and have one message for every refusal.
+	manifest.AllowedHosts = []string{"*"}
 	p.compiled, err = extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: r.runtimeConfig(),
 		EnableWasi:    true,
@@ -254,8 +253,11 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 		err = fmt.Errorf("returned %d without an error message", rc)
 	}
 	if err != nil {
-		p.pool.release(ctx, in, false)
-		return nil, p.classify(ctx, timed, st, in.watch, export, err)
+		defer p.pool.release(ctx, in, false)
+		// The guest's own error (error_set) comes back as the call's error;
+		// anything else that failed the call is a trap.
+		guestErr := err.Error() == in.ext.GetErrorWithContext(context.WithoutCancel(ctx))
+		return nil, p.classify(ctx, timed, st, in.watch, export, err, guestErr)
 	}
 	p.pool.release(ctx, in, true)
 	if int64(len(out)) > p.perms.MaxOutput {
