@@ -107,8 +107,10 @@ func TestHostileGoSpin(t *testing.T) {
 
 func TestHostileDeepRecursion(t *testing.T) {
 	r := newTestRuntime(t)
-	p := loadHostile(t, r, Permissions{Timeout: 2 * time.Second})
-	misbehave(t, r, 2*time.Second, func() CallResult { return callTool(t, p, "recurse", `{}`) },
+	// Unwinding a deep wasm stack is slow under -race; the timeout leaves room
+	// so that the trap, not the timeout, is what ends the call.
+	p := loadHostile(t, r, Permissions{Timeout: 10 * time.Second})
+	misbehave(t, r, 10*time.Second, func() CallResult { return callTool(t, p, "recurse", `{}`) },
 		true, `plugin "hostile": recurse: trapped: stack overflow`)
 	echoStillWorks(t, p)
 }
