@@ -24,7 +24,7 @@ type wasiCommand struct {
 	slots    chan struct{}
 }
 
-func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []ToolDecl) error {
+func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []ToolDecl, poolSize int) error {
 	if len(decls) == 0 {
 		decls = []ToolDecl{{Name: p.name}}
 	}
@@ -46,7 +46,7 @@ func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []
 		_ = rt.Close(ctx)
 		return fmt.Errorf("compile: %w", err)
 	}
-	p.wasi = &wasiCommand{runtime: rt, compiled: compiled, slots: make(chan struct{}, 4)}
+	p.wasi = &wasiCommand{runtime: rt, compiled: compiled, slots: make(chan struct{}, poolSize)}
 	return nil
 }
 

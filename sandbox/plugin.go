@@ -102,8 +102,12 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	p.moduleConfig = moduleConfig(perms, env, fs)
 
+	size := cfg.PoolSize
+	if size <= 0 {
+		size = 4
+	}
 	if p.abi == ABIWASI {
-		if err := p.loadWASI(ctx, r, wasm, cfg.Tools); err != nil {
+		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
 			return nil, err
 		}
 		return p, nil
@@ -127,10 +131,6 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}, p.hostFunctions())
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
-	}
-	size := cfg.PoolSize
-	if size <= 0 {
-		size = 4
 	}
 	p.pool = newPool(size, p.newInstance)
 
