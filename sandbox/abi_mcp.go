@@ -66,6 +66,9 @@ func (p *Plugin) callMCP(ctx context.Context, name string, args json.RawMessage)
 // is not one is taken as text (the wasi ABI); otherwise it is a fault.
 func parseCallResult(p *Plugin, export string, out []byte, plainFallback bool) (CallResult, error) {
 	var res CallResult
+	if plainFallback && !looksLikeObject(out) {
+		return textResult(string(out)), nil
+	}
 	if err := json.Unmarshal(out, &res); err != nil || res.Content == nil {
 		if plainFallback {
 			return textResult(string(out)), nil
@@ -77,4 +80,16 @@ func parseCallResult(p *Plugin, export string, out []byte, plainFallback bool) (
 			Err: fmt.Errorf("output is not a CallToolResult: %v", err)}
 	}
 	return res, nil
+}
+
+// looksLikeObject is a cheap test that spares decoding plain-text output.
+func looksLikeObject(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }

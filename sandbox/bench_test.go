@@ -32,7 +32,9 @@ func BenchmarkWarmCall(b *testing.B) {
 func BenchmarkWarmCallBareExtism(b *testing.B) {
 	ctx := context.Background()
 	cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: fixtures.guest}}},
-		extism.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfigCompiler()}, nil)
+		extism.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfigCompiler()},
+		// The guest imports the sandbox's host functions; greet calls none.
+		(&Plugin{name: "bare", perms: Permissions{}.withDefaults()}).hostFunctions())
 	if err != nil {
 		b.Fatal(err)
 	}
