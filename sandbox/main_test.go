@@ -18,6 +18,7 @@ import (
 // directories of the module zips whose test plugins we run unchanged.
 var fixtures struct {
 	guest, hostile []byte
+	wasicmd        []byte
 	guestPath      string
 	extismDir      string
 	wazeroDir      string
@@ -49,12 +50,21 @@ func buildFixtures(dir string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build testdata/guest: %v\n%s", err, out)
 	}
+	cmdPath := filepath.Join(dir, "wasicmd.wasm")
+	build = exec.Command("go", "build", "-o", cmdPath, "./testdata/wasicmd")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build testdata/wasicmd: %v\n%s", err, out)
+	}
 	hostile := filepath.Join(dir, "hostile.wasm")
 	if out, err := exec.Command("wat2wasm", "testdata/wat/hostile.wat", "-o", hostile).CombinedOutput(); err != nil {
 		return fmt.Errorf("wat2wasm (run `make deps`): %v\n%s", err, out)
 	}
 	var err error
 	if fixtures.guest, err = os.ReadFile(fixtures.guestPath); err != nil {
+		return err
+	}
+	if fixtures.wasicmd, err = os.ReadFile(cmdPath); err != nil {
 		return err
 	}
 	if fixtures.hostile, err = os.ReadFile(hostile); err != nil {
