@@ -1,0 +1,58 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// The extism ABI makes any Extism export a tool, as declared in the
+// manifest. The tool's input is the arguments JSON itself (Input ""
+// or "arguments"), or the value of one string argument (Input "text": the
+// export receives the text, as count_vowels expects). The output becomes a
+// text result, unless it is a CallToolResult JSON.
+
+func (p *Plugin) declareExtismTools(decls []ToolDecl) error {
+	p.decls = make(map[string]ToolDecl, len(decls))
+	for _, d := range decls {
+		if d.Name == "" {
+			return fmt.Errorf("a declared tool has no name")
+		}
+		if _, dup := p.decls[d.Name]; dup {
+			return fmt.Errorf("tool %q declared twice", d.Name)
+		}
+		if d.Export == "" {
+			d.Export = d.Name
+		}
+		if !p.exports[d.Export] {
+			return fmt.Errorf("tool %q: the module has no export %q", d.Name, d.Export)
+		}
+		if len(d.InputSchema) > 0 && !json.Valid(d.InputSchema) {
+			return fmt.Errorf("tool %q: input_schema is not JSON", d.Name)
+		}
+		p.decls[d.Name] = d
+		p.tools = append(p.tools, ToolSpec{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+	}
+	return nil
+}
+
+func (p *Plugin) callExtism(ctx context.Context, d ToolDecl, args json.RawMessage) (CallResult, error) {
+	input := []byte(args)
+	if d.Input != "" && d.Input != "arguments" {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(args, &fields); err != nil {
+			return errorResult(fmt.Errorf("arguments are not a JSON object: %v", err)), nil
+		}
+		raw, ok := fields[d.Input]
+		var s string
+		if !ok || json.Unmarshal(raw, &s) != nil {
+			return errorResult(fmt.Errorf("argument %q (a string) is required", d.Input)), nil
+		}
+		input = []byte(s)
+	}
+	out, err := p.invoke(ctx, d.Export, input)
+	if err != nil {
+		return CallResult{}, err
+	}
+	return parseCallResult(p, d.Export, out, true)
+}

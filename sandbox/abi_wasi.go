@@ -1,0 +1,124 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// The wasi ABI runs a WASI command (`_start`) once per call: the arguments
+// JSON on stdin, Config.Args as argv, the result on stdout (a CallToolResult
+// JSON, or else plain text). A non-zero exit code is an error result with
+// the code and stderr. Every call is a fresh instance of the compiled module
+// (a command runs once), so there is no pool, only a bound on concurrency.
+type wasiCommand struct {
+	runtime  wazero.Runtime
+	compiled wazero.CompiledModule
+	slots    chan struct{}
+}
+
+func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []ToolDecl, poolSize int) error {
+	if len(decls) == 0 {
+		decls = []ToolDecl{{Name: p.name}}
+	}
+	seen := map[string]bool{}
+	for _, d := range decls {
+		if d.Name == "" || seen[d.Name] {
+			return fmt.Errorf("wasi tool names must be present and unique (got %q)", d.Name)
+		}
+		seen[d.Name] = true
+		p.tools = append(p.tools, ToolSpec{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, r.runtimeConfig())
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return fmt.Errorf("wasi: %w", err)
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return fmt.Errorf("compile: %w", err)
+	}
+	p.wasi = &wasiCommand{runtime: rt, compiled: compiled, slots: make(chan struct{}, poolSize)}
+	return nil
+}
+
+func (w *wasiCommand) close(ctx context.Context) error { return w.runtime.Close(ctx) }
+
+func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallResult, error) {
+	if p.closed.Load() {
+		return CallResult{}, errClosed
+	}
+	const export = "_start"
+	if int64(len(args)) > p.perms.MaxInput {
+		return CallResult{}, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
+			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(args))), formatSize(p.perms.MaxInput))}
+	}
+	select {
+	case p.wasi.slots <- struct{}{}:
+		defer func() { <-p.wasi.slots }()
+	case <-ctx.Done():
+		return CallResult{}, fmt.Errorf("plugin %q: %w", p.name, context.Cause(ctx))
+	}
+
+	stdout := &cappedBuffer{max: p.perms.MaxOutput}
+	stderr := &cappedBuffer{max: 64 << 10}
+	argv := p.args
+	if len(argv) == 0 {
+		argv = []string{p.name}
+	}
+	mc := p.moduleConfig.
+		WithName("").
+		WithArgs(argv...).
+		WithStdin(bytes.NewReader(args)).
+		WithStdout(stdout).
+		WithStderr(stderr)
+
+	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize}
+	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
+	defer cancel()
+	callCtx := experimental.WithMemoryAllocator(timed, watch)
+	mod, err := p.wasi.runtime.InstantiateModule(callCtx, p.wasi.compiled, mc)
+	if mod != nil {
+		_ = mod.Close(context.WithoutCancel(ctx))
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() != 0 && ctx.Err() == nil && timed.Err() == nil && !watch.exceeded.Load() {
+		msg := fmt.Sprintf("exited with code %d", exit.ExitCode())
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			msg += ": " + s
+		}
+		return CallResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}, nil
+	}
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
+		return CallResult{}, p.classify(ctx, timed, &callState{}, watch, export, err, false)
+	}
+	if stdout.total > stdout.max {
+		return CallResult{}, &Fault{Plugin: p.name, Export: export, Kind: FaultOutput,
+			Err: fmt.Errorf("output %s exceeds max_output %s", formatSize(stdout.total), formatSize(stdout.max))}
+	}
+	return parseCallResult(p, export, stdout.Bytes(), true)
+}
+
+// cappedBuffer keeps at most max bytes and counts the rest, so a flood of
+// output costs the host no memory but is still reported with its size.
+type cappedBuffer struct {
+	bytes.Buffer
+	max   int64
+	total int64
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.total += int64(len(p))
+	if room := b.max - int64(b.Len()); room > 0 {
+		b.Buffer.Write(p[:min(int64(len(p)), room)])
+	}
+	return len(p), nil
+}

@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Measured, never asserted: see BENCHMARKS.md for the figures and command.
+
+// BenchmarkWarmCall is a tool call through the sandbox (pool, limits, guards,
+// result decoding) on a warm instance of the Go-built guest.
+func BenchmarkWarmCall(b *testing.B) {
+	r := newTestRuntime(b)
+	p := load(b, r, Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet")})
+	callTool(b, p, "greet", `{"text":"warm"}`)
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := p.CallTool(context.Background(), "greet", []byte(`{"text":"bench"}`))
+		if err != nil || res.Text() != "Hello, bench!" {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkWarmCallBareExtism is the same export called on a bare extism
+// instance: the baseline of BenchmarkWarmCall.
+func BenchmarkWarmCallBareExtism(b *testing.B) {
+	ctx := context.Background()
+	cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: fixtures.guest}}},
+		extism.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfigCompiler()},
+		// The guest imports the sandbox's host functions; greet calls none.
+		(&Plugin{name: "bare", perms: Permissions{}.withDefaults()}).hostFunctions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cp.Close(ctx)
+	in, err := cp.Instance(ctx, extism.PluginInstanceConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close(ctx)
+	if _, _, err := in.Call("greet", []byte("warm")); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		_, out, err := in.Call("greet", []byte("bench"))
+		if err != nil || string(out) != "Hello, bench!" {
+			b.Fatal(string(out), err)
+		}
+	}
+}
+
+// BenchmarkStartColdCache loads the Go-built guest with an empty cache
+// directory: a first start, compiling the module.
+func BenchmarkStartColdCache(b *testing.B) {
+	dir := b.TempDir()
+	i := 0
+	for b.Loop() {
+		i++
+		startOnce(b, filepath.Join(dir, strconv.Itoa(i)))
+	}
+}
+
+// BenchmarkStartWarmCache loads it again from a populated cache directory in
+// a fresh Runtime: a second start after a restart.
+func BenchmarkStartWarmCache(b *testing.B) {
+	dir := b.TempDir()
+	startOnce(b, dir)
+	for b.Loop() {
+		startOnce(b, dir)
+	}
+}
+
+// startOnce is a process start as far as the sandbox is concerned: a new
+// Runtime on dir, Load, and a first call.
+func startOnce(b *testing.B, dir string) {
+	ctx := context.Background()
+	r, err := NewRuntime(ctx, RuntimeOptions{CacheDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := r.Load(ctx, Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res, err := p.CallTool(ctx, "greet", []byte(`{"text":"start"}`)); err != nil || res.IsError {
+		b.Fatal(res, err)
+	}
+	p.Close(ctx)
+	r.Close(ctx)
+}

@@ -1,0 +1,43 @@
+// Package sandbox runs untrusted WebAssembly plugins for agenthost: tools,
+// and the hooks (context strategies, termination hooks, guardrails) of the
+// agent loop. It is built on the Extism Go SDK and wazero's compiler engine.
+//
+// What it does:
+//
+//   - Compiles each plugin once (Runtime keeps a compilation cache, on disk
+//     with RuntimeOptions.CacheDir, so a restart does not recompile) and
+//     serves calls from a bounded pool of instances (Config.PoolSize); an
+//     instance serves one call at a time and is discarded after any failure.
+//   - Denies by default. Permissions grant memory, a per-call timeout (always
+//     on), input/output sizes, HTTP hosts (checked on every connection,
+//     redirects included), directories (no escape by ".." or symlink),
+//     environment variables, config, the host model and a per-plugin KV.
+//     Guests get real clocks and crypto randomness.
+//   - Speaks three tool ABIs: "mcp" (hyper-mcp / mcp.run v1 and v2), "extism"
+//     (any export declared as a tool) and "wasi" (a WASI command: arguments
+//     JSON on stdin, result on stdout). Hooks are raw calls (CallExport).
+//   - Reports a plugin's failure as what happened: "timed out after 2s",
+//     "memory limit 32 MiB exceeded", "host example.com:443 not in
+//     allowed_hosts", "input 3 MiB exceeds max_input 1 MiB", "exited with
+//     code 3", "trapped: unreachable". CallTool turns it into an error
+//     result (the MCP CallToolResult with isError); CallExport returns it as
+//     a *Fault. A plugin never crashes or blocks the host.
+//
+// What it must not do: know about the agent loop, the manifest (agent.toml),
+// sessions or providers. It imports none of loop/, host/ or providers/; the
+// host package adapts a Plugin to the loop's Tool and hook interfaces, and
+// implements Host (model, notifications, KV) on top of its session store.
+//
+// Host functions, in the "extism:host/user" namespace (Extism memory
+// offsets as i64; see hostfuncs.go for the exact contract):
+//
+//	kv_get(key i64) -> i64             value, 0 if absent          (needs KV)
+//	kv_set(key i64, value i64)         value 0 stores ""           (needs KV)
+//	kv_delete(key i64)                                             (needs KV)
+//	create_message(req i64) -> i64     MCP sampling, JSON in/out   (needs Model)
+//	notify_progress(params i64)        → Host.Notify("notifications/progress")
+//	notify_logging_message(params i64) → Host.Notify("notifications/message")
+//	create_elicitation(i64) -> i64, list_roots() -> i64, notify_resource_updated(i64),
+//	notify_tool_list_changed(), notify_prompt_list_changed(),
+//	notify_resource_list_changed()     stubs, so hyper-mcp plugins link
+package sandbox

@@ -1,0 +1,268 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptrace"
+	"os"
+	"slices"
+	"sync/atomic"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Plugin is a loaded plugin: one compiled module and a pool of instances.
+// Its methods are safe for concurrent use.
+type Plugin struct {
+	name     string
+	abi      string
+	mcpV1    bool
+	perms    Permissions
+	hosts    hostPolicy
+	hostImpl Host
+	exports  map[string]bool
+	exportsL []string
+	tools    []ToolSpec
+	decls    map[string]ToolDecl
+	args     []string
+
+	// extism-based ABIs (mcp, extism and hooks)
+	compiled     *extism.CompiledPlugin
+	moduleConfig wazero.ModuleConfig
+	pool         *pool
+
+	// wasi ABI
+	wasi *wasiCommand
+
+	closed    atomic.Bool
+	requestID atomic.Int64 // numbers mcp v2 requests
+}
+
+// Load compiles (or fetches from the cache) and prepares a plugin. For the
+// mcp ABI it also asks the plugin for its tools, so a broken plugin fails
+// here rather than at its first call.
+func (r *Runtime) Load(ctx context.Context, cfg Config) (*Plugin, error) {
+	p, err := r.load(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load plugin %q: %w", cfg.Name, err)
+	}
+	return p, nil
+}
+
+func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
+	wasm := cfg.Wasm
+	if len(wasm) == 0 {
+		if cfg.Path == "" {
+			return nil, fmt.Errorf("no wasm bytes and no path")
+		}
+		b, err := os.ReadFile(cfg.Path)
+		if err != nil {
+			return nil, err
+		}
+		wasm = b
+	}
+	perms := cfg.Permissions.withDefaults()
+	if err := perms.validate(); err != nil {
+		return nil, err
+	}
+	info, err := parseModuleInfo(wasm)
+	if err != nil {
+		return nil, err
+	}
+	if info.minPages > perms.memoryPages() {
+		return nil, fmt.Errorf("memory limit %s exceeded: the module starts with %s",
+			formatSize(int64(perms.Memory)), formatSize(int64(info.minPages)*pageSize))
+	}
+	hosts, err := newHostPolicy(perms.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{
+		name:     cfg.Name,
+		perms:    perms,
+		hosts:    hosts,
+		hostImpl: cfg.Host,
+		exports:  info.exportSet(),
+		exportsL: info.exports,
+		args:     cfg.Args,
+	}
+	if p.abi, p.mcpV1, err = detectABI(cfg.ABI, p.exports, info.extism); err != nil {
+		return nil, err
+	}
+	env := make(map[string]string, len(perms.Env))
+	for _, name := range perms.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	fs, err := fsConfig(perms.AllowedPaths)
+	if err != nil {
+		return nil, err
+	}
+	p.moduleConfig = moduleConfig(perms, env, fs)
+
+	size := cfg.PoolSize
+	if size <= 0 {
+		size = 4
+	}
+	if p.abi == ABIWASI {
+		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+
+	manifest := extism.Manifest{
+		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
+		Config: perms.Config,
+		Memory: &extism.ManifestMemory{
+			MaxHttpResponseBytes: perms.MaxOutput,
+			MaxVarBytes:          perms.MaxOutput,
+		},
+	}
+	// Extism's own check only sees the first URL and no port; netGuard
+	// checks every connection (an empty policy denies all), so let every
+	// request through to it and have one message for every refusal.
+	manifest.AllowedHosts = []string{"*"}
+	p.compiled, err = extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+		RuntimeConfig: r.runtimeConfig(),
+		EnableWasi:    true,
+	}, p.hostFunctions())
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	p.pool = newPool(size, p.newInstance)
+
+	switch p.abi {
+	case ABIMCP:
+		if len(cfg.Tools) > 0 {
+			err = fmt.Errorf("mcp plugins describe their own tools; remove the declared tools")
+		} else {
+			err = p.loadMCPTools(ctx)
+		}
+	case ABIExtism:
+		err = p.declareExtismTools(cfg.Tools)
+	}
+	if err != nil {
+		_ = p.Close(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+// detectABI applies the manifest's choice or guesses from the exports: the
+// mcp exports ⇒ mcp; a command (_start) that does not import the Extism
+// kernel ⇒ wasi; anything else ⇒ extism.
+func detectABI(declared string, exports map[string]bool, extismImports bool) (abi string, mcpV1 bool, err error) {
+	v1 := exports["call"] && exports["describe"]
+	v2 := exports["list_tools"] && exports["call_tool"]
+	switch declared {
+	case ABIMCP:
+		if !v1 && !v2 {
+			return "", false, fmt.Errorf("abi mcp needs the exports call+describe (v1) or list_tools+call_tool (v2)")
+		}
+		return ABIMCP, v1, nil
+	case ABIWASI:
+		if !exports["_start"] {
+			return "", false, fmt.Errorf("abi wasi needs a WASI command exporting _start")
+		}
+		return ABIWASI, false, nil
+	case ABIExtism:
+		return ABIExtism, false, nil
+	case "":
+		switch {
+		case v1 || v2:
+			return ABIMCP, v1, nil
+		case exports["_start"] && !extismImports:
+			return ABIWASI, false, nil
+		default:
+			return ABIExtism, false, nil
+		}
+	default:
+		return "", false, fmt.Errorf("unknown abi %q (want mcp, extism or wasi)", declared)
+	}
+}
+
+// Name is the plugin's name from its Config.
+func (p *Plugin) Name() string { return p.name }
+
+// ABI is "mcp", "extism" or "wasi".
+func (p *Plugin) ABI() string { return p.abi }
+
+// Tools lists the plugin's tools.
+func (p *Plugin) Tools() []ToolSpec { return slices.Clone(p.tools) }
+
+// Exports lists the functions the module exports, in module order.
+func (p *Plugin) Exports() []string { return slices.Clone(p.exportsL) }
+
+// CallExport calls an export with raw input and returns its raw output, with
+// every limit of a tool call. It is how hooks (context_build, on_step,
+// before_final, guard) are called. A plugin failure is a *Fault.
+func (p *Plugin) CallExport(ctx context.Context, export string, input []byte) ([]byte, error) {
+	if p.abi == ABIWASI {
+		return nil, fmt.Errorf("plugin %q: a wasi command has no exports to call; use CallTool", p.name)
+	}
+	return p.invoke(ctx, export, input)
+}
+
+// Close disposes of every instance. Calls in progress finish first only if
+// they hold no instance yet; the rest end with an error.
+func (p *Plugin) Close(ctx context.Context) error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	if p.pool != nil {
+		p.pool.close(ctx)
+	}
+	if p.compiled != nil {
+		return p.compiled.Close(ctx)
+	}
+	if p.wasi != nil {
+		return p.wasi.close(ctx)
+	}
+	return nil
+}
+
+// invoke runs one export on a pooled instance under the plugin's limits.
+func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byte, error) {
+	if p.closed.Load() {
+		return nil, errClosed
+	}
+	if !p.exports[export] {
+		return nil, fmt.Errorf("plugin %q has no export %q", p.name, export)
+	}
+	if int64(len(input)) > p.perms.MaxInput {
+		return nil, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
+			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(input))), formatSize(p.perms.MaxInput))}
+	}
+	in, err := p.pool.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %s: %w", p.name, export, err)
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timed, cancelTimeout := context.WithTimeoutCause(cctx, p.perms.Timeout, errTimedOut)
+	defer cancelTimeout()
+	st := &callState{guard: &netGuard{policy: p.hosts, cancel: cancel}}
+	callCtx := context.WithValue(timed, callStateKey{}, st)
+	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())
+
+	rc, out, err := in.ext.CallWithContext(callCtx, export, input)
+	if err == nil && rc != 0 {
+		err = fmt.Errorf("returned %d without an error message", rc)
+	}
+	if err != nil {
+		defer p.pool.release(ctx, in, false)
+		// The guest's own error (error_set) comes back as the call's error;
+		// anything else that failed the call is a trap.
+		guestErr := err.Error() == in.ext.GetErrorWithContext(context.WithoutCancel(ctx))
+		return nil, p.classify(ctx, timed, st, in.watch, export, err, guestErr)
+	}
+	p.pool.release(ctx, in, true)
+	if int64(len(out)) > p.perms.MaxOutput {
+		return nil, &Fault{Plugin: p.name, Export: export, Kind: FaultOutput,
+			Err: fmt.Errorf("output %s exceeds max_output %s", formatSize(int64(len(out))), formatSize(p.perms.MaxOutput))}
+	}
+	return out, nil
+}

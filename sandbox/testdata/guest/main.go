@@ -1,0 +1,141 @@
+//go:build wasip1
+
+// Command guest is the Go-built test plugin of the sandbox tests (Extism ABI,
+// built with GOOS=wasip1 -buildmode=c-shared). Each export exercises one
+// permission: a granted use must work, an ungranted one must fail.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() {}
+
+//go:wasmimport extism:host/user kv_get
+func kvGet(key uint64) uint64
+
+//go:wasmimport extism:host/user kv_set
+func kvSet(key, value uint64)
+
+//go:wasmimport extism:host/user kv_delete
+func kvDelete(key uint64)
+
+//go:wasmimport extism:host/user create_message
+func createMessage(req uint64) uint64
+
+//go:wasmimport extism:host/user notify_progress
+func notifyProgress(params uint64)
+
+// greet answers "Hello, <input>!": the warm-call benchmark export.
+//
+//go:wasmexport greet
+func greet() int32 {
+	return output([]byte("Hello, " + string(input()) + "!"))
+}
+
+// read_file returns the content of the guest path given as input.
+//
+//go:wasmexport read_file
+func readFile() int32 {
+	b, err := os.ReadFile(string(input()))
+	if err != nil {
+		return fail(err.Error())
+	}
+	return output(b)
+}
+
+// write_file writes {"path","text"}.
+//
+//go:wasmexport write_file
+func writeFile() int32 {
+	var in struct{ Path, Text string }
+	if err := json.Unmarshal(input(), &in); err != nil {
+		return fail(err.Error())
+	}
+	if err := os.WriteFile(in.Path, []byte(in.Text), 0o644); err != nil {
+		return fail(err.Error())
+	}
+	return output([]byte("ok"))
+}
+
+// getenv returns the variable named by the input, failing when it is unset.
+//
+//go:wasmexport getenv
+func getenv() int32 {
+	name := string(input())
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return fail(fmt.Sprintf("%s is not set (environ: %q)", name, strings.Join(os.Environ(), ",")))
+	}
+	return output([]byte(v))
+}
+
+// config returns the config value named by the input.
+//
+//go:wasmexport config
+func config() int32 {
+	offs := extismConfigGet(store(input()))
+	if offs == 0 {
+		return fail("no config " + string(input()))
+	}
+	return output(load(offs))
+}
+
+// fetch GETs the URL given as input and returns "<status> <body>".
+//
+//go:wasmexport fetch
+func fetch() int32 {
+	req, _ := json.Marshal(map[string]any{"url": string(input()), "method": "GET"})
+	body := load(extismHTTPRequest(store(req), 0))
+	return output([]byte(fmt.Sprintf("%d %s", extismHTTPStatusCode(), body)))
+}
+
+// kv stores the input under "k", reads it back and deletes it.
+//
+//go:wasmexport kv
+func kv() int32 {
+	key := func() uint64 { return store([]byte("k")) }
+	before := load(kvGet(key()))
+	kvSet(key(), store(input()))
+	after := load(kvGet(key()))
+	kvDelete(key())
+	gone := kvGet(key()) == 0
+	return output([]byte(fmt.Sprintf("before=%q after=%q gone=%v", before, after, gone)))
+}
+
+// ask sends the input as a sampling request to the host model and reports progress.
+//
+//go:wasmexport ask
+func ask() int32 {
+	notifyProgress(store([]byte(`{"progressToken":"t","progress":1}`)))
+	return output(load(createMessage(store(input()))))
+}
+
+// spin never returns.
+//
+//go:wasmexport spin
+func spin() int32 {
+	for {
+	}
+}
+
+// hog allocates until the memory limit stops it.
+//
+//go:wasmexport hog
+func hog() int32 {
+	var keep [][]byte
+	for {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+}
+
+// exit ends the module with the exit code 7.
+//
+//go:wasmexport exit
+func exit() int32 {
+	os.Exit(7)
+	return 0
+}

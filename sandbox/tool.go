@@ -1,0 +1,52 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// CallTool calls a tool with its arguments JSON. A plugin failure (trap,
+// timeout, limit, denied permission, bad output) is an IsError result whose
+// text says what happened; the returned error is only for the caller's
+// mistakes: an unknown tool, a closed plugin, a cancelled context.
+func (p *Plugin) CallTool(ctx context.Context, name string, args []byte) (CallResult, error) {
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	var res CallResult
+	var err error
+	switch p.abi {
+	case ABIMCP:
+		if !p.hasTool(name) {
+			return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
+		}
+		res, err = p.callMCP(ctx, name, json.RawMessage(args))
+	case ABIExtism:
+		d, ok := p.decls[name]
+		if !ok {
+			return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
+		}
+		res, err = p.callExtism(ctx, d, json.RawMessage(args))
+	case ABIWASI:
+		if !p.hasTool(name) {
+			return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
+		}
+		res, err = p.callWASI(ctx, name, args)
+	}
+	var fault *Fault
+	if errors.As(err, &fault) {
+		return errorResult(fault), nil
+	}
+	return res, err
+}
+
+func (p *Plugin) hasTool(name string) bool {
+	for _, t := range p.tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ABI names, as written in agent.toml's `abi`.
+const (
+	ABIMCP    = "mcp"
+	ABIExtism = "extism"
+	ABIWASI   = "wasi"
+)
+
+// Config describes one plugin to load.
+type Config struct {
+	// Name identifies the plugin in errors and in Host calls.
+	Name string
+	// Wasm is the module. If empty, Path is read.
+	Wasm []byte
+	Path string
+	// ABI is "mcp", "extism", "wasi" or "" to detect it from the exports:
+	// call+describe or list_tools+call_tool ⇒ mcp; _start without Extism
+	// kernel imports ⇒ wasi; otherwise extism.
+	ABI string
+	// Tools declares the tools of an extism or wasi plugin (mcp plugins
+	// describe their own; declaring tools for them is an error).
+	Tools []ToolDecl
+	// Args is the argv of every call of a wasi plugin (argv[0] included).
+	Args []string
+	// Permissions are what the plugin may touch; the zero value denies all.
+	Permissions Permissions
+	// PoolSize bounds the instances, hence the concurrent calls, of the
+	// plugin; callers beyond it wait. 0 means 4.
+	PoolSize int
+	// Host serves create_message, notifications and KV. Nil behaves like a
+	// host that refuses everything.
+	Host Host
+}
+
+// ToolDecl declares a tool backed by an export of an extism plugin, or by the
+// command of a wasi plugin.
+type ToolDecl struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	// Export is the function called (extism ABI); it defaults to Name.
+	Export string
+	// Input is "arguments" or "" (the arguments JSON is the input) or the
+	// name of one string argument whose value is the input (extism ABI).
+	Input string
+}
+
+// ToolSpec is a tool as the model sees it.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// CallResult is the MCP CallToolResult shape. A failure of the plugin (trap,
+// timeout, limit, denied permission) is a CallResult with IsError and the
+// reason as text, never a Go error: Go errors are for the caller's mistakes
+// (unknown tool, closed plugin, cancelled context).
+type CallResult struct {
+	Content           []Content       `json:"content"`
+	IsError           bool            `json:"isError,omitempty"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+}
+
+// Content is one MCP content block: text, or data (base64) with a MIME type.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Text joins the text blocks of a result; convenient for callers and tests.
+func (r CallResult) Text() string {
+	var s string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			s += c.Text
+		}
+	}
+	return s
+}
+
+func errorResult(err error) CallResult {
+	return CallResult{Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}
+}
+
+func textResult(s string) CallResult {
+	return CallResult{Content: []Content{{Type: "text", Text: s}}}
+}
+
+// Host is what the embedding process provides to plugins. Every method gets
+// the context of the plugin call in progress, so the host can tell which run
+// is calling. Methods are called from the plugin's goroutine while the call
+// is in progress and count against its timeout.
+type Host interface {
+	// CreateMessage answers an MCP sampling request (create_message);
+	// req and the result are the MCP CreateMessageRequestParam / Result JSON.
+	CreateMessage(ctx context.Context, plugin string, req json.RawMessage) (json.RawMessage, error)
+	// Notify receives notify_* calls; method is the MCP method name, e.g.
+	// "notifications/progress".
+	Notify(ctx context.Context, plugin, method string, params json.RawMessage)
+	KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error)
+	KVSet(ctx context.Context, plugin, key string, val []byte) error
+	KVDelete(ctx context.Context, plugin, key string) error
+}

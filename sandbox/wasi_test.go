@@ -1,0 +1,25 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWASICommandTool(t *testing.T) {
+	r := newTestRuntime(t)
+	p := load(t, r, Config{Name: "shout", Wasm: fixtures.wasicmd, Args: []string{"shout", "--loud"},
+		Tools:       []ToolDecl{{Name: "shout", Description: "upper-case a text"}},
+		Permissions: Permissions{Timeout: 2 * time.Second, MaxInput: 64}})
+	if p.ABI() != ABIWASI {
+		t.Fatalf("abi %s, want wasi detected from _start", p.ABI())
+	}
+	wantResult(t, callTool(t, p, "shout", `{"text":"hello"}`), false, "--loud: HELLO")
+	wantResult(t, callTool(t, p, "shout", `{"text":"json"}`), true, "structured")
+	wantResult(t, callTool(t, p, "shout", `{"text":"fail"}`), true, "exited with code 4: asked to fail")
+	wantResult(t, callTool(t, p, "shout", `{"text":"`+strings.Repeat("x", 100)+`"}`), true,
+		`plugin "shout": _start: input 111 bytes exceeds max_input 64 bytes`)
+	misbehave(t, r, 2*time.Second, func() CallResult { return callTool(t, p, "shout", `{"text":"spin"}`) },
+		true, `plugin "shout": _start: timed out after 2s`)
+	wantResult(t, callTool(t, p, "shout", `{"text":"again"}`), false, "--loud: AGAIN")
+}
