@@ -1,6 +1,6 @@
 module github.com/agenthost/agenthost
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/hashicorp/go-hclog v1.6.3
