@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agenthost/agenthost/providers/proto"
 )
@@ -98,4 +99,27 @@ func TextOf(m *Message) string {
 		}
 	}
 	return s
+}
+
+// FormatEvent renders an event on one line, e.g. `3 text "Hi"` or
+// `5 tool_call 0 id=c1 name=calc args="{\"a\":1}"`; for logs and tests.
+func FormatEvent(ev *ChatEvent) string {
+	p := fmt.Sprintf("%d ", ev.GetSeq())
+	switch e := ev.GetEvent().(type) {
+	case *providerpb.ChatEvent_Text:
+		return p + fmt.Sprintf("text %q", e.Text)
+	case *providerpb.ChatEvent_Reasoning:
+		return p + fmt.Sprintf("reasoning %q", e.Reasoning)
+	case *providerpb.ChatEvent_ToolCall:
+		d := e.ToolCall
+		return p + fmt.Sprintf("tool_call %d id=%s name=%s args=%q", d.GetIndex(), d.GetId(), d.GetName(), d.GetArguments())
+	case *providerpb.ChatEvent_Usage:
+		u := e.Usage
+		return p + fmt.Sprintf("usage prompt=%d completion=%d total=%d", u.GetPromptTokens(), u.GetCompletionTokens(), u.GetTotalTokens())
+	case *providerpb.ChatEvent_Finish:
+		return p + "finish " + e.Finish.GetStopReason()
+	case *providerpb.ChatEvent_Error:
+		return p + fmt.Sprintf("error %s %q", e.Error.GetKind(), e.Error.GetMessage())
+	}
+	return p + "empty"
 }
