@@ -13,6 +13,9 @@ import (
 // Fixture is a scripted conversation: the answers to successive model calls.
 type Fixture struct {
 	Turns []Turn `json:"turns"`
+	// Repeat starts again from the first turn after the last one, instead of
+	// failing; for load tests and benchmarks.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // Turn is the answer to one model call.

@@ -135,6 +135,9 @@ func (m *Model) take() (*Turn, int, error) {
 	if m.fixture == nil {
 		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: "scripted: no fixture loaded (set the script option)"}
 	}
+	if m.next >= len(m.fixture.Turns) && m.fixture.Repeat && len(m.fixture.Turns) > 0 {
+		m.next = 0
+	}
 	if m.next >= len(m.fixture.Turns) {
 		where := "the fixture"
 		if m.source != "" {
