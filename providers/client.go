@@ -260,7 +260,7 @@ func (c *Client) transportError(ctx context.Context, gen int, when string, err e
 	c.mu.Unlock()
 	what := "lost its connection"
 	// The connection usually drops a moment before the exit is reaped.
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 300; i++ {
 		if proc.Exited() {
 			what = "exited"
 			break
