@@ -231,3 +231,73 @@ func TestStartTimeout(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCancelIsNotAFailure: cancelling a call returns the context's error and
+// keeps the process (no restart): the fixture goes on where it was.
+func TestCancelIsNotAFailure(t *testing.T) {
+	c := startScripted(t, "testdata/slow.json")
+	req := &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}}
+	if st, err := c.Stream(context.Background(), req); err != nil {
+		t.Fatal(err)
+	} else if _, err := collect(t, st); err != io.EOF {
+		t.Fatalf("call 1: %v", err)
+	}
+	pid := c.PID()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := c.Stream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := st.Recv(); err != nil || providers.FormatEvent(ev) != `1 text "a"` {
+		t.Fatalf("call 2 first event: %v, %v", ev, err)
+	}
+	cancel()
+	if _, err := st.Recv(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("after cancel: %v", err)
+	}
+
+	st, err = c.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(t, st)
+	if err == nil || !strings.Contains(err.Error(), "scripted: out of turns: call 3") || c.PID() != pid {
+		t.Fatalf("call 3: %v (pid %d, was %d)", err, c.PID(), pid)
+	}
+}
+
+// TestConcurrentStreams: calls share one process, and seq counts per call.
+func TestConcurrentStreams(t *testing.T) {
+	c := startScripted(t, "testdata/bench.json")
+	req := &providers.ChatRequest{Messages: []*providers.Message{userMsg("1+1")}}
+	want := join([]string{
+		`1 reasoning "thinking"`,
+		`2 text "hello world"`,
+		`3 tool_call 0 id=c1 name=calc args="{\"expression\":\"1+1\"}"`,
+		`4 usage prompt=10 completion=5 total=15`,
+		`5 finish tool_use`,
+	})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			st, err := c.Stream(context.Background(), req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, err := collect(t, st)
+			if err != io.EOF || join(got) != want {
+				err = fmt.Errorf("got %q, %v", got, err)
+			} else {
+				err = nil
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
