@@ -21,6 +21,7 @@ import (
 //	context-length body (code context_length_exceeded, or a message about
 //	the context length/window)            → context_overflow
 //	429 (Retry-After / retry-after-ms)    → rate_limit, retryable
+//	429 insufficient_quota                → rate_limit, not retryable
 //	401, 403                              → auth
 //	400, 404, 422                         → invalid_request
 //	5xx                                   → overloaded, retryable
@@ -63,6 +64,9 @@ func httpError(e *sdk.Error) *providers.Error {
 	switch {
 	case isContextOverflow(e.Code, e.Message):
 		return &providers.Error{Kind: providers.KindContextOverflow, Message: text}
+	case e.StatusCode == http.StatusTooManyRequests && e.Code == "insufficient_quota":
+		// Billing, not throttling: waiting does not help.
+		return &providers.Error{Kind: providers.KindRateLimit, Message: text}
 	case e.StatusCode == http.StatusTooManyRequests:
 		return &providers.Error{Kind: providers.KindRateLimit, Message: text, RetryAfter: retryAfter(e.Response), Retryable: true}
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:

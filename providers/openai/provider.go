@@ -159,6 +159,10 @@ func chunkEvents(chunk sdk.ChatCompletionChunk) ([]*providers.ChatEvent, string,
 		if c.Delta.Content != "" {
 			events = append(events, providers.TextEvent(c.Delta.Content))
 		}
+		if c.Delta.Refusal != "" {
+			// A refusal is the model's answer; the loop shows it as text.
+			events = append(events, providers.TextEvent(c.Delta.Refusal))
+		}
 		for _, tc := range c.Delta.ToolCalls {
 			events = append(events, providers.ToolCallEvent(&providers.ToolCallDelta{
 				Index:     int32(tc.Index),
