@@ -195,6 +195,8 @@ func TestRecordedStreams(t *testing.T) {
 			Message: "openai: HTTP 400: Invalid schema for function 'calc': 'object' is not valid under any of the given schemas."}},
 		{file: "cut.http", events: []string{`1 text "The answer"`, `2 text " is"`},
 			err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "openai: stream interrupted: unexpected EOF"}},
+		{file: "no_finish.http", events: []string{`1 text "The answer"`},
+			err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "openai: stream ended before a finish_reason"}},
 		{file: "malformed.http", events: []string{`1 text "Hi"`},
 			err: &providers.Error{Kind: providers.KindProvider, Message: "openai: malformed stream chunk: unexpected end of JSON input"}},
 	}
