@@ -1,0 +1,85 @@
+package providers
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenthost/agenthost/providers/proto"
+)
+
+// Error kinds, the vocabulary the loop's retry policy understands.
+const (
+	KindRateLimit       = "rate_limit"
+	KindOverloaded      = "overloaded"
+	KindContextOverflow = "context_overflow"
+	KindAuth            = "auth"
+	KindInvalidRequest  = "invalid_request"
+	KindProvider        = "provider"
+)
+
+// Error is a typed provider failure. It travels in-band as the last event of a
+// stream, so it survives the process boundary intact; transport failures
+// (the adapter dying) are turned into one on the host side.
+type Error struct {
+	Kind       string
+	Message    string
+	RetryAfter time.Duration // 0 when the provider gave no hint
+	Retryable  bool
+}
+
+func (e *Error) Error() string {
+	s := e.Kind + ": " + e.Message
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return s
+}
+
+// KnownKind reports whether kind is one of the Kind constants.
+func KnownKind(kind string) bool {
+	switch kind {
+	case KindRateLimit, KindOverloaded, KindContextOverflow, KindAuth, KindInvalidRequest, KindProvider:
+		return true
+	}
+	return false
+}
+
+// DefaultRetryable is the retryable flag a kind carries when the adapter has
+// no better knowledge: throttling and overload pass, the rest need a change
+// of request or configuration first.
+func DefaultRetryable(kind string) bool {
+	return kind == KindRateLimit || kind == KindOverloaded
+}
+
+// AsError returns err as an *Error, wrapping anything untyped as a
+// non-retryable KindProvider error.
+func AsError(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &Error{Kind: KindProvider, Message: err.Error()}
+}
+
+func (e *Error) proto() *providerpb.Error {
+	return &providerpb.Error{
+		Kind:         e.Kind,
+		Message:      e.Message,
+		RetryAfterMs: e.RetryAfter.Milliseconds(),
+		Retryable:    e.Retryable,
+	}
+}
+
+func errorFromProto(p *providerpb.Error) *Error {
+	kind := p.GetKind()
+	if !KnownKind(kind) {
+		kind = KindProvider
+	}
+	return &Error{
+		Kind:       kind,
+		Message:    p.GetMessage(),
+		RetryAfter: time.Duration(p.GetRetryAfterMs()) * time.Millisecond,
+		Retryable:  p.GetRetryable(),
+	}
+}

@@ -1,0 +1,125 @@
+package openai
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agenthost/agenthost/providers"
+)
+
+// buildParams translates the protocol request into Chat Completions params.
+// Reasoning on earlier assistant messages is not sent back: most servers
+// reject or ignore it.
+func buildParams(req *providers.ChatRequest, model, maxTokensField string) (sdk.ChatCompletionNewParams, error) {
+	p := sdk.ChatCompletionNewParams{
+		Model:         shared.ChatModel(model),
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+	}
+	for i, m := range req.GetMessages() {
+		msg, err := message(m)
+		if err != nil {
+			return p, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		p.Messages = append(p.Messages, msg)
+	}
+	for _, t := range req.GetTools() {
+		fn := shared.FunctionDefinitionParam{Name: t.GetName()}
+		if t.GetDescription() != "" {
+			fn.Description = sdk.String(t.GetDescription())
+		}
+		if t.GetInputSchema() != "" {
+			var schema shared.FunctionParameters
+			if err := json.Unmarshal([]byte(t.GetInputSchema()), &schema); err != nil {
+				return p, fmt.Errorf("tool %q: input_schema: %w", t.GetName(), err)
+			}
+			fn.Parameters = schema
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
+	}
+	switch c := req.GetToolChoice(); c {
+	case "":
+	case "auto", "none", "required":
+		p.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String(c)}
+	default:
+		p.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: c})
+	}
+	if rf := req.GetResponseFormat(); rf != "" {
+		var schema map[string]any
+		if err := json.Unmarshal([]byte(rf), &schema); err != nil {
+			return p, fmt.Errorf("response_format: %w", err)
+		}
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "output", Schema: schema},
+			},
+		}
+	}
+	if n := req.GetMaxTokens(); n > 0 {
+		if maxTokensField == "max_completion_tokens" {
+			p.MaxCompletionTokens = sdk.Int(n)
+		} else {
+			p.MaxTokens = sdk.Int(n)
+		}
+	}
+	return p, nil
+}
+
+func message(m *providers.Message) (sdk.ChatCompletionMessageParamUnion, error) {
+	switch m.GetRole() {
+	case providers.RoleSystem:
+		return sdk.SystemMessage(providers.TextOf(m)), nil
+	case providers.RoleUser:
+		if onlyText(m) {
+			return sdk.UserMessage(providers.TextOf(m)), nil
+		}
+		var parts []sdk.ChatCompletionContentPartUnionParam
+		for _, part := range m.GetContent() {
+			switch part.GetType() {
+			case providers.PartText, "":
+				parts = append(parts, sdk.TextContentPart(part.GetText()))
+			case providers.PartImage:
+				url := part.GetImageUrl()
+				if url == "" {
+					url = "data:" + part.GetMediaType() + ";base64," + base64.StdEncoding.EncodeToString(part.GetImageData())
+				}
+				parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url}))
+			default:
+				return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown part type %q", part.GetType())
+			}
+		}
+		return sdk.UserMessage(parts), nil
+	case providers.RoleAssistant:
+		a := sdk.ChatCompletionAssistantMessageParam{}
+		if text := providers.TextOf(m); text != "" {
+			a.Content.OfString = sdk.String(text)
+		}
+		if m.GetName() != "" {
+			a.Name = sdk.String(m.GetName())
+		}
+		for _, tc := range m.GetToolCalls() {
+			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.GetId(),
+					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.GetName(), Arguments: tc.GetArguments()},
+				},
+			})
+		}
+		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	case providers.RoleTool:
+		return sdk.ToolMessage(providers.TextOf(m), m.GetToolCallId()), nil
+	}
+	return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.GetRole())
+}
+
+func onlyText(m *providers.Message) bool {
+	for _, p := range m.GetContent() {
+		if p.GetType() != providers.PartText && p.GetType() != "" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,239 @@
+package scripted
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/providers"
+)
+
+// Model replays a Fixture. It is safe for concurrent use; concurrent calls
+// take turns in the order they arrive.
+type Model struct {
+	mu      sync.Mutex
+	fixture *Fixture
+	source  string // file name for messages; "" for in-memory fixtures
+	next    int    // index of the next turn
+}
+
+// New returns a model replaying f. f may be nil when the fixture will come
+// from Configure (the `script` option), as in the adapter binary.
+func New(f *Fixture) *Model {
+	return &Model{fixture: f}
+}
+
+// Configure loads the fixture named by the `script` option, when given, and
+// starts from its first turn. Unknown options are errors.
+func (m *Model) Configure(_ context.Context, options map[string]string) error {
+	for k := range options {
+		if k != "script" {
+			return fmt.Errorf("scripted: unknown option %q (known: script)", k)
+		}
+	}
+	path, ok := options["script"]
+	if !ok {
+		return nil
+	}
+	f, err := Load(path)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fixture, m.source, m.next = f, path, 0
+	return nil
+}
+
+// Info describes the scripted model.
+func (m *Model) Info(context.Context) (*providers.Info, error) {
+	return &providers.Info{
+		Name:         "scripted",
+		Models:       []string{"scripted"},
+		Capabilities: []string{"tools", "reasoning", "streaming"},
+	}, nil
+}
+
+// Stream plays the next turn.
+func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
+	turn, n, err := m.take()
+	if err != nil {
+		return err
+	}
+	if err := check(turn.Expect, req); err != nil {
+		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: turn %d: %v", n, err)}
+	}
+	if err := sleep(ctx, turn.DelayMs); err != nil {
+		return err
+	}
+	if e := turn.Error; e != nil {
+		retryable := providers.DefaultRetryable(e.Kind)
+		if e.Retryable != nil {
+			retryable = *e.Retryable
+		}
+		msg := e.Message
+		if msg == "" {
+			msg = fmt.Sprintf("scripted: turn %d: scripted %s error", n, e.Kind)
+		}
+		return &providers.Error{Kind: e.Kind, Message: msg, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond, Retryable: retryable}
+	}
+	reasoning, err := expand(turn.Reasoning, req)
+	if err != nil {
+		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: turn %d: reasoning: %v", n, err)}
+	}
+	text, err := expand(turn.Text, req)
+	if err != nil {
+		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: turn %d: text: %v", n, err)}
+	}
+
+	var events []*providers.ChatEvent
+	for _, s := range split(reasoning, turn.Chunk) {
+		events = append(events, providers.ReasoningEvent(s))
+	}
+	for _, s := range split(text, turn.Chunk) {
+		events = append(events, providers.TextEvent(s))
+	}
+	for i, c := range turn.ToolCalls {
+		events = append(events, providers.ToolCallEvent(&providers.ToolCallDelta{Index: int32(i), Id: c.ID, Name: c.Name, Arguments: c.Arguments}))
+	}
+	if u := turn.Usage; u != nil {
+		total := u.TotalTokens
+		if total == 0 {
+			total = u.PromptTokens + u.CompletionTokens
+		}
+		events = append(events, providers.UsageEvent(&providers.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: total, CostUsd: u.CostUSD}))
+	}
+	stop := turn.StopReason
+	if stop == "" {
+		stop = providers.StopEndTurn
+		if len(turn.ToolCalls) > 0 {
+			stop = providers.StopToolUse
+		}
+	}
+	events = append(events, providers.FinishEvent(stop))
+
+	for i, ev := range events {
+		if i > 0 {
+			if err := sleep(ctx, turn.ChunkDelayMs); err != nil {
+				return err
+			}
+		}
+		if err := send(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// take consumes the next turn; n is its 1-based number for messages.
+func (m *Model) take() (*Turn, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fixture == nil {
+		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: "scripted: no fixture loaded (set the script option)"}
+	}
+	if m.next >= len(m.fixture.Turns) && m.fixture.Repeat && len(m.fixture.Turns) > 0 {
+		m.next = 0
+	}
+	if m.next >= len(m.fixture.Turns) {
+		where := "the fixture"
+		if m.source != "" {
+			where = m.source
+		}
+		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: out of turns: call %d, but %s has %d turns", m.next+1, where, len(m.fixture.Turns))}
+	}
+	m.next++
+	return &m.fixture.Turns[m.next-1], m.next, nil
+}
+
+func check(e *Expect, req *providers.ChatRequest) error {
+	if e == nil {
+		return nil
+	}
+	msgs := req.GetMessages()
+	if e.LastRole != "" {
+		last := "(none)"
+		if len(msgs) > 0 {
+			last = msgs[len(msgs)-1].GetRole()
+		}
+		if last != e.LastRole {
+			return fmt.Errorf("expect.last_role %q, but the last message is %q", e.LastRole, last)
+		}
+	}
+	if e.ToolsOffered != nil && *e.ToolsOffered != (len(req.GetTools()) > 0) {
+		if *e.ToolsOffered {
+			return fmt.Errorf("expect.tools_offered true, but the request offers no tools")
+		}
+		return fmt.Errorf("expect.tools_offered false, but the request offers %d tools", len(req.GetTools()))
+	}
+	if e.Contains != "" {
+		var lastUser *providers.Message
+		for _, m := range msgs {
+			if m.GetRole() == providers.RoleUser {
+				lastUser = m
+			}
+		}
+		if lastUser == nil || !strings.Contains(providers.TextOf(lastUser), e.Contains) {
+			return fmt.Errorf("expect.contains %q not found in the last user message", e.Contains)
+		}
+	}
+	return nil
+}
+
+var resultRef = regexp.MustCompile(`\{\{\s*result\s+([^}\s]+)\s*\}\}`)
+
+// expand replaces {{result ID}} with the text of the tool message answering ID.
+func expand(s string, req *providers.ChatRequest) (string, error) {
+	var missing string
+	out := resultRef.ReplaceAllStringFunc(s, func(ref string) string {
+		id := resultRef.FindStringSubmatch(ref)[1]
+		for _, m := range req.GetMessages() {
+			if m.GetRole() == providers.RoleTool && m.GetToolCallId() == id {
+				return providers.TextOf(m)
+			}
+		}
+		if missing == "" {
+			missing = id
+		}
+		return ref
+	})
+	if missing != "" {
+		return "", fmt.Errorf("{{result %s}}: the request has no tool message with tool_call_id %q", missing, missing)
+	}
+	return out, nil
+}
+
+// split cuts s into pieces of n runes; n <= 0 keeps it whole.
+func split(s string, n int) []string {
+	if s == "" {
+		return nil
+	}
+	r := []rune(s)
+	if n <= 0 || n >= len(r) {
+		return []string{s}
+	}
+	var out []string
+	for len(r) > 0 {
+		k := min(n, len(r))
+		out = append(out, string(r[:k]))
+		r = r[k:]
+	}
+	return out
+}
+
+func sleep(ctx context.Context, ms int) error {
+	if ms <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

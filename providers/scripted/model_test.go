@@ -1,0 +1,162 @@
+package scripted_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/providers"
+	"github.com/agenthost/agenthost/providers/scripted"
+)
+
+func play(t *testing.T, m *scripted.Model, req *providers.ChatRequest) ([]string, error) {
+	t.Helper()
+	var got []string
+	var seq int64
+	err := m.Stream(context.Background(), req, func(ev *providers.ChatEvent) error {
+		seq++
+		ev.Seq = seq
+		got = append(got, providers.FormatEvent(ev))
+		return nil
+	})
+	return got, err
+}
+
+func parse(t *testing.T, s string) *scripted.Model {
+	t.Helper()
+	f, err := scripted.Parse([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scripted.New(f)
+}
+
+func user(text string) *providers.Message {
+	return &providers.Message{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: text}}}
+}
+
+func TestUnknownKeyNamesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.json")
+	os.WriteFile(path, []byte(`{"turns":[{"text":"hi","stop_reasn":"end_turn"}]}`), 0o644)
+	_, err := scripted.Load(path)
+	want := `scripted: fixture ` + path + `: json: unknown field "stop_reasn"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	for fixture, want := range map[string]string{
+		`{"turns":[{"error":{"kind":"teapot"}}]}`:          `turn 1: error.kind "teapot" is not one of`,
+		`{"turns":[{},{"tool_calls":[{"name":"calc"}]}]}`:  `turn 2: tool_calls[0]: id and name are required`,
+		`{"turns":[{"text":"x","error":{"kind":"auth"}}]}`: `turn 1: a turn with error has no text`,
+		`{"turns":[]} {}`: `trailing data`,
+		`{"turns":[{"expect":{"last_role":"user","tool_offered":1}}]}`: `unknown field "tool_offered"`,
+	} {
+		_, err := scripted.Parse([]byte(fixture))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want it to contain %q", fixture, err, want)
+		}
+	}
+}
+
+func TestExpect(t *testing.T) {
+	m := parse(t, `{"turns":[
+		{"expect":{"last_role":"tool"}},
+		{"expect":{"tools_offered":true}},
+		{"expect":{"tools_offered":false}},
+		{"expect":{"contains":"17*23"}},
+		{"expect":{"last_role":"user","tools_offered":false,"contains":"17*23"},"text":"ok"}]}`)
+	req := &providers.ChatRequest{Messages: []*providers.Message{user("what is 17*23?"), {Role: providers.RoleAssistant}}}
+	tools := &providers.ChatRequest{Messages: []*providers.Message{user("hi")}, Tools: []*providers.Tool{{Name: "calc"}}}
+	for i, c := range []struct {
+		req  *providers.ChatRequest
+		want string
+	}{
+		{req, `provider: scripted: turn 1: expect.last_role "tool", but the last message is "assistant"`},
+		{req, `provider: scripted: turn 2: expect.tools_offered true, but the request offers no tools`},
+		{tools, `provider: scripted: turn 3: expect.tools_offered false, but the request offers 1 tools`},
+		{tools, `provider: scripted: turn 4: expect.contains "17*23" not found in the last user message`},
+	} {
+		if _, err := play(t, m, c.req); err == nil || err.Error() != c.want {
+			t.Errorf("call %d: err = %v\nwant %s", i+1, err, c.want)
+		}
+	}
+	req.Messages = req.Messages[:1]
+	if got, err := play(t, m, req); err != nil || strings.Join(got, "|") != `1 text "ok"|2 finish end_turn` {
+		t.Fatalf("turn 5: %q, %v", got, err)
+	}
+}
+
+func TestChunkResultAndErrors(t *testing.T) {
+	m := parse(t, `{"turns":[
+		{"reasoning":"héllo","text":"Résultat: {{result c1}} / {{ result c2 }}","chunk":3},
+		{"text":"{{result nope}}"},
+		{"error":{"kind":"overloaded","message":"busy","retry_after_ms":1500}},
+		{"error":{"kind":"rate_limit","retryable":false}}]}`)
+	req := &providers.ChatRequest{Messages: []*providers.Message{
+		user("go"),
+		{Role: providers.RoleTool, ToolCallId: "c1", Content: []*providers.Part{{Type: providers.PartText, Text: "391"}}},
+		{Role: providers.RoleTool, ToolCallId: "c2", Content: []*providers.Part{{Type: providers.PartText, Text: "42"}}},
+	}}
+	got, err := play(t, m, req)
+	want := `1 reasoning "hél"|2 reasoning "lo"|3 text "Rés"|4 text "ult"|5 text "at:"|6 text " 39"|7 text "1 /"|8 text " 42"|9 finish end_turn`
+	if err != nil || strings.Join(got, "|") != want {
+		t.Fatalf("turn 1: %v\n%s\nwant\n%s", err, strings.Join(got, "|"), want)
+	}
+	_, err = play(t, m, req)
+	if err == nil || err.Error() != `provider: scripted: turn 2: text: {{result nope}}: the request has no tool message with tool_call_id "nope"` {
+		t.Fatalf("turn 2: %v", err)
+	}
+	_, err = play(t, m, req)
+	var pe *providers.Error
+	if !errors.As(err, &pe) || *pe != (providers.Error{Kind: providers.KindOverloaded, Message: "busy", RetryAfter: 1500 * time.Millisecond, Retryable: true}) {
+		t.Fatalf("turn 3: %+v", err)
+	}
+	_, err = play(t, m, req)
+	if !errors.As(err, &pe) || *pe != (providers.Error{Kind: providers.KindRateLimit, Message: "scripted: turn 4: scripted rate_limit error"}) {
+		t.Fatalf("turn 4: %+v", err)
+	}
+	_, err = play(t, m, req)
+	if err == nil || err.Error() != "provider: scripted: out of turns: call 5, but the fixture has 4 turns" {
+		t.Fatalf("call 5: %v", err)
+	}
+}
+
+// TestDelayHonoursContext: a long delay_ms ends when the call is cancelled.
+func TestDelayHonoursContext(t *testing.T) {
+	m := parse(t, `{"turns":[{"text":"late","delay_ms":600000}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- m.Stream(ctx, &providers.ChatRequest{}, func(*providers.ChatEvent) error { return nil })
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stream did not return 10s after cancellation")
+	}
+}
+
+func TestRepeat(t *testing.T) {
+	m := parse(t, `{"repeat":true,"turns":[{"text":"a"},{"text":"b"}]}`)
+	var all []string
+	for range 3 {
+		got, err := play(t, m, &providers.ChatRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, got[0])
+	}
+	if strings.Join(all, "|") != `1 text "a"|1 text "b"|1 text "a"` {
+		t.Fatalf("got %q", all)
+	}
+}
