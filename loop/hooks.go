@@ -16,17 +16,17 @@ type ContextStrategy interface {
 // system prompt, with earlier compactions applied; Messages is the model input built so
 // far (the system prompt first, when there is one).
 type ContextInput struct {
-	History  []Message
-	Messages []Message
-	Budget   int // tokens; 0 means no budget
-	Overflow bool
+	History  []Message `json:"history"`
+	Messages []Message `json:"messages"`
+	Budget   int       `json:"budget"` // tokens; 0 means no budget
+	Overflow bool      `json:"overflow"`
 }
 
 // ContextOutput is a strategy's answer. Compact, when set, replaces the first Replace
 // messages of History by Summary, for this and every later build.
 type ContextOutput struct {
-	Messages []Message
-	Compact  *Compaction
+	Messages []Message   `json:"messages,omitempty"` // nil keeps the input's messages
+	Compact  *Compaction `json:"compact,omitempty"`
 }
 
 // Compaction replaces the first Replace history messages with Summary.
@@ -58,7 +58,7 @@ type StepInfo struct {
 	Message   Message   `json:"message"`
 	Usage     Usage     `json:"usage"`
 	ToolCalls int       `json:"tool_calls_so_far"`
-	History   []Message `json:"-"`
+	History   []Message `json:"history"`
 }
 
 // FinalInfo describes a final answer about to be accepted.
@@ -67,7 +67,7 @@ type FinalInfo struct {
 	Text          string    `json:"text"`
 	Continuations int       `json:"continuations"`
 	Usage         Usage     `json:"usage"`
-	History       []Message `json:"-"`
+	History       []Message `json:"history"`
 }
 
 // TerminationHook can stop a run after a step, or send it back to work before its final
