@@ -14,13 +14,17 @@ all: build
 deps:
 	@bash scripts/deps.sh
 
+# The host and the provider adapters; go's build cache makes a rebuild cheap.
 build:
 	$(GO) build $(PKGS)
+	$(GO) build -o $(BIN)/agenthost ./cmd/agenthost
+	$(GO) build -o $(BIN)/agenthost-provider-scripted ./providers/scripted/cmd/agenthost-provider-scripted
+	$(GO) build -o $(BIN)/agenthost-provider-openai ./providers/openai/cmd/agenthost-provider-openai
 
 plugins:
 	@bash scripts/plugins.sh
 
-test: plugins
+test: build plugins
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
@@ -34,8 +38,10 @@ cover:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
-demo:
-	$(GO) test -count=1 -run '^ExampleAgent_RunWith$$' -v ./loop/
+# The main job, offline: the scripted provider plays testdata/scripts/demo.json and the
+# calc Wasm plugin computes the answers.
+demo: build plugins
+	./$(BIN)/agenthost run -c agent.toml "What is 17*23 + 19*29? Use the calculator."
 
 clean:
 	rm -rf $(BIN) coverage.out

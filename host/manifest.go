@@ -71,6 +71,7 @@ type RetryConfig struct {
 // ProviderConfig is one [providers.NAME] table.
 type ProviderConfig struct {
 	Command      string            `toml:"command"`
+	Model        string            `toml:"model"` // overrides agent.model for this provider; ${VAR} expanded
 	Args         []string          `toml:"args"`
 	Env          []string          `toml:"env"`
 	Options      map[string]string `toml:"options"`
@@ -244,6 +245,7 @@ func (m *Manifest) check() error {
 		for k, v := range p.Options {
 			p.Options[k] = os.ExpandEnv(v)
 		}
+		p.Model = os.ExpandEnv(p.Model)
 		if p.SHA256 != "" {
 			if err := checkDigest(p.Command, p.SHA256); err != nil {
 				return m.errKey(key+".sha256", "%v", err)

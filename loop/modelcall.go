@@ -76,7 +76,11 @@ func (r *run) retrying(req Request) (response, error) {
 			me = &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
 		}
 		retry := policy.retryable(me) && attempt < policy.MaxAttempts
-		r.emit(EventError, ErrorData{Kind: string(me.Kind), Message: me.Error(), Retryable: retry})
+		msg := me.Message
+		if me.RetryAfter > 0 {
+			msg += fmt.Sprintf(" (retry after %s)", me.RetryAfter)
+		}
+		r.emit(EventError, ErrorData{Kind: string(me.Kind), Message: msg, Retryable: retry})
 		if !retry {
 			if policy.retryable(me) {
 				return response{}, fmt.Errorf("model call failed after %d attempts: %w", attempt, me)

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// starterManifest is what `agenthost init` writes: every section, commented.
+const starterManifest = `# agent.toml — an agenthost manifest. Paths are relative to this file.
+# Reference: DESIGN.md §7; run "agenthost plugins list" to check it loads.
+
+[agent]
+name = "assistant"
+system_prompt = "You are a careful assistant. Use the tools when they help."
+provider = "openai"               # one of the [providers.NAME] below; --provider overrides
+model = "gpt-4o-mini"              # passed to the provider
+max_iterations = 20                # then one tools-off call summarises (status incomplete)
+# max_run_duration = "5m"
+# max_tokens = 200000              # token budget for one run
+# max_cost_usd = 0.50
+
+[agent.tool_policy]
+max_parallel = 4                   # tool calls of one response run at once
+max_duplicate_calls = 2            # same tool, same arguments: more than this stops the run
+# max_calls_per_tool = 20
+# require_approval = ["write_file"] # asks on the terminal (agenthost run --approve ask|all|none)
+
+[providers.openai]                 # any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio
+command = "bin/agenthost-provider-openai"
+env = ["OPENAI_API_KEY", "OPENAI_BASE_URL"]   # the only host variables the adapter sees
+# options = { base_url = "http://localhost:11434/v1" }
+
+[providers.scripted]               # replays a fixture: offline, deterministic
+command = "bin/agenthost-provider-scripted"
+options = { script = "testdata/scripts/demo.json" }
+
+[store]
+kind = "sqlite"                    # or "memory"
+path = ".agenthost/sessions.db"
+
+# A Wasm tool plugin. Everything is denied unless granted under permissions.
+# [[plugins]]
+# name = "calc"
+# wasm = "plugins/examples/go/calc/calc.wasm"
+# sha256 = "…"                     # optional pin: a different file refuses to load
+# [plugins.permissions]
+# memory = "32MiB"
+# timeout = "2s"
+# allowed_hosts = ["api.example.com"]
+# allowed_paths = { "ro:./data" = "/data" }
+`
+
+func newInitCmd() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use: "init", Short: "Write a commented starter agent.toml", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := manifestPath(cmd)
+			if _, err := os.Stat(path); err == nil && !force {
+				return usage(fmt.Errorf("%s exists; use --force to overwrite it", path))
+			} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return failed(err)
+			}
+			if err := os.WriteFile(path, []byte(starterManifest), 0o644); err != nil {
+				return failed(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing file")
+	return cmd
+}

@@ -1,0 +1,90 @@
+// Command agenthost runs agents declared in an agent.toml: `agenthost run PROMPT`.
+// This package holds flags and presentation only; everything else is in host.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/providers"
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit codes (DESIGN §8).
+const (
+	exitOK          = 0
+	exitFailed      = 1 // failed or incomplete run; a tool call that returned isError
+	exitUsage       = 2 // bad flags or manifest
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	defer providers.CleanupClients()
+	root := newRoot()
+	err := root.Execute()
+	code := exitOK
+	var ee *exitError
+	var me *host.ManifestError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.code
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "agenthost:", ee.err)
+		}
+	case errors.As(err, &me):
+		code = exitUsage
+		fmt.Fprintln(os.Stderr, "agenthost:", err)
+	default:
+		code = exitUsage // cobra's own errors are usage errors
+		fmt.Fprintln(os.Stderr, "agenthost:", err)
+	}
+	providers.CleanupClients()
+	os.Exit(code)
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agenthost",
+		Short:         "Run LLM agents whose tools and hooks are sandboxed WebAssembly plugins",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
+	root.AddCommand(newRunCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd())
+	return root
+}
+
+func manifestPath(cmd *cobra.Command) string {
+	p, _ := cmd.Flags().GetString("config")
+	return p
+}
+
+// failed wraps an error with exit code 1; usage wraps one with exit code 2.
+func failed(err error) error { return &exitError{code: exitFailed, err: err} }
+func usage(err error) error  { return &exitError{code: exitUsage, err: err} }
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "agenthost %s\n", version)
+		},
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/spf13/cobra"
+)
+
+func newPluginsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "plugins", Short: "List, inspect, call and verify the manifest's Wasm plugins"}
+	cmd.AddCommand(
+		&cobra.Command{
+			Use: "list", Short: "List plugins and their tools", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return withPlugins(cmd, func(h *host.Host) error {
+					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+					fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS")
+					for i, p := range h.Plugins() {
+						var names []string
+						for _, t := range p.Tools() {
+							names = append(names, t.Name)
+						}
+						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
+					}
+					return w.Flush()
+				})
+			},
+		},
+		&cobra.Command{
+			Use: "inspect NAME", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withPlugins(cmd, func(h *host.Host) error {
+					p, ok := h.Plugin(args[0])
+					if !ok {
+						return usage(fmt.Errorf("no plugin %q in %s", args[0], h.Manifest.Path))
+					}
+					var cfg host.PluginConfig
+					for _, c := range h.Manifest.Plugins {
+						if c.Name == p.Name() {
+							cfg = c
+						}
+					}
+					out := map[string]any{"name": p.Name(), "kind": cfg.Kind, "abi": p.ABI(), "wasm": cfg.Wasm,
+						"tools": p.Tools(), "exports": p.Exports(), "permissions": cfg.Permissions}
+					return printJSON(cmd, out)
+				})
+			},
+		},
+		&cobra.Command{
+			Use: "call NAME TOOL ARGS_JSON", Short: "Call one tool without a model; prints the CallToolResult (exit 1 when isError)",
+			Args: cobra.ExactArgs(3),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return withPlugins(cmd, func(h *host.Host) error {
+					p, ok := h.Plugin(args[0])
+					if !ok {
+						return usage(fmt.Errorf("no plugin %q in %s", args[0], h.Manifest.Path))
+					}
+					if !json.Valid([]byte(args[2])) {
+						return usage(fmt.Errorf("ARGS_JSON is not JSON: %s", args[2]))
+					}
+					res, err := p.CallTool(cmd.Context(), args[1], []byte(args[2]))
+					if err != nil {
+						return failed(err)
+					}
+					if err := printJSON(cmd, res); err != nil {
+						return err
+					}
+					if res.IsError {
+						return &exitError{code: exitFailed}
+					}
+					return nil
+				})
+			},
+		},
+		&cobra.Command{
+			Use: "verify", Short: "Load every plugin (checking sha256 pins) and report", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return withPlugins(cmd, func(h *host.Host) error {
+					for i, p := range h.Plugins() {
+						pin := "not pinned"
+						if h.Manifest.Plugins[i].SHA256 != "" {
+							pin = "sha256 ok"
+						}
+						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d tools, %s)\n", p.Name(), p.ABI(), len(p.Tools()), pin)
+					}
+					return nil
+				})
+			},
+		},
+	)
+	return cmd
+}
+
+// withPlugins opens the manifest's plugins and store, without starting a provider.
+func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), NoProvider: true})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return f(h)
+}
+
+func printJSON(cmd *cobra.Command, v any) error {
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func joinOr(s []string, empty string) string {
+	if len(s) == 0 {
+		return empty
+	}
+	out := s[0]
+	for _, x := range s[1:] {
+		out += ", " + x
+	}
+	return out
+}

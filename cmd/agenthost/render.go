@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// jsonLines writes each event as one JSON object per line (DESIGN §4).
+func jsonLines(w io.Writer) func(loop.Event) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return func(e loop.Event) { _ = enc.Encode(e) }
+}
+
+// transcript renders events for a person: reasoning dimmed, tool calls with their
+// arguments, a result preview and the duration, a spinner while the model works, and
+// the final answer. Colours and the spinner only on a terminal.
+type transcript struct {
+	out, errw io.Writer
+	tty       bool
+
+	mu      sync.Mutex
+	spin    chan struct{} // closed to stop the spinner
+	spinWG  sync.WaitGroup
+}
+
+func newTranscript(out, errw io.Writer, tty bool) *transcript {
+	return &transcript{out: out, errw: errw, tty: tty}
+}
+
+const (
+	dim   = "\x1b[2m"
+	bold  = "\x1b[1m"
+	red   = "\x1b[31m"
+	cyan  = "\x1b[36m"
+	reset = "\x1b[0m"
+)
+
+func (t *transcript) style(code, s string) string {
+	if !t.tty {
+		return s
+	}
+	return code + s + reset
+}
+
+func (t *transcript) event(e loop.Event) {
+	switch d := e.Data.(type) {
+	case loop.StatusData:
+		if d.State == loop.StateModelRunning {
+			t.startSpinner("thinking")
+		} else {
+			t.stop()
+		}
+	case loop.ModelDeltaData:
+		// the transcript prints whole messages; deltas only keep the spinner going
+	case loop.TextData:
+		t.stop()
+		if e.Type == loop.EventReasoning {
+			fmt.Fprintln(t.out, t.style(dim, "∴ "+strings.TrimSpace(d.Text)))
+		} else {
+			fmt.Fprintln(t.out, strings.TrimSpace(d.Text))
+		}
+	case loop.ToolCallData:
+		t.stop()
+		if e.Type == loop.EventApproval {
+			fmt.Fprintf(t.out, "%s %s %s\n", t.style(bold, "approval needed:"), d.Name, d.Arguments)
+			return
+		}
+		fmt.Fprintf(t.out, "%s %s %s\n", t.style(cyan, "→"), t.style(bold, d.Name), d.Arguments)
+	case loop.ToolResultData:
+		mark := t.style(cyan, "←")
+		if d.IsError {
+			mark = t.style(red, "✗")
+		}
+		fmt.Fprintf(t.out, "%s %s %s\n", mark, preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
+	case loop.ErrorData:
+		t.stop()
+		retry := ""
+		if d.Retryable {
+			retry = ", retrying"
+		}
+		fmt.Fprintf(t.errw, "%s\n", t.style(red, fmt.Sprintf("! %s: %s%s", d.Kind, d.Message, retry)))
+	case loop.GuardrailData:
+		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("guardrail %s %s at %s: %s", d.Name, d.Action, d.Stage, d.Reason)))
+	case loop.HookData:
+		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("hook %s (%s) %s: %s", d.Name, d.Point, d.Verdict, d.Reason)))
+	case loop.FinalData:
+		t.stop()
+		fmt.Fprintln(t.out, t.style(bold, d.Text))
+	case loop.RunFinishedData:
+		t.stop()
+		if d.Status != loop.StatusCompleted {
+			fmt.Fprintln(t.errw, t.style(dim, fmt.Sprintf("run %s (%s)", d.Status, d.Reason)))
+		}
+	}
+}
+
+func (t *transcript) startSpinner(label string) {
+	if !t.tty {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.spin != nil {
+		return
+	}
+	t.spin = make(chan struct{})
+	t.spinWG.Add(1)
+	go func(stop chan struct{}) {
+		defer t.spinWG.Done()
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		tick := time.NewTicker(80 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(t.errw, "\r%s %s", frames[i%len(frames)], label)
+			select {
+			case <-stop:
+				fmt.Fprint(t.errw, "\r\x1b[K")
+				return
+			case <-tick.C:
+			}
+		}
+	}(t.spin)
+}
+
+// stop ends the spinner, if one runs.
+func (t *transcript) stop() {
+	t.mu.Lock()
+	s := t.spin
+	t.spin = nil
+	t.mu.Unlock()
+	if s != nil {
+		close(s)
+		t.spinWG.Wait()
+	}
+}
+
+// preview shortens text to one line of at most n runes.
+func preview(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		provider, session, approve string
+		jsonOut                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run the agent on a prompt (or continue a session with --session)",
+		Long: `Run the agent declared in the manifest on PROMPT and stream what happens.
+
+Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
+130 interrupted (Ctrl-C aborts the run and keeps the session).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prompt := strings.Join(args, " ")
+			if prompt == "" && session == "" {
+				return usage(errors.New("run needs a PROMPT (or --session ID to continue one)"))
+			}
+			approver, err := newApprover(approve, cmd.InOrStdin(), cmd.ErrOrStderr())
+			if err != nil {
+				return usage(err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider, Approver: approver,
+				Stderr: providerLog(cmd)})
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			in := loop.RunInput{SessionID: session}
+			if prompt != "" {
+				in.Messages = []loop.Message{loop.UserMessage(prompt)}
+			}
+			out := cmd.OutOrStdout()
+			var render func(loop.Event)
+			if jsonOut {
+				render = jsonLines(out)
+			} else {
+				t := newTranscript(out, cmd.ErrOrStderr(), isTerminal(out))
+				defer t.stop()
+				render = t.event
+			}
+			res, _ := h.Agent.RunWith(ctx, in, render)
+			if !jsonOut {
+				fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", res.SessionID)
+			}
+			switch res.Status {
+			case loop.StatusCompleted:
+				return nil
+			case loop.StatusAborted:
+				return &exitError{code: exitInterrupted, err: errors.New("interrupted; the session is kept")}
+			case loop.StatusIncomplete:
+				return &exitError{code: exitFailed}
+			default:
+				return failed(res.Err)
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
+	f.StringVar(&session, "session", "", "continue this session")
+	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
+	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
+	return cmd
+}
+
+// providerLog sends provider logs to stderr when AGENTHOST_DEBUG is set.
+func providerLog(cmd *cobra.Command) io.Writer {
+	if os.Getenv("AGENTHOST_DEBUG") != "" {
+		return cmd.ErrOrStderr()
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// newApprover answers approval requests: all approves, none rejects, ask prompts.
+func newApprover(mode string, in io.Reader, prompt io.Writer) (loop.Approver, error) {
+	switch mode {
+	case "all":
+		return fixedApprover{ok: true}, nil
+	case "none":
+		return fixedApprover{reason: "rejected by --approve none"}, nil
+	case "ask":
+		return &askApprover{in: bufio.NewReader(in), out: prompt}, nil
+	}
+	return nil, fmt.Errorf("--approve %q: want ask, all or none", mode)
+}
+
+type fixedApprover struct {
+	ok     bool
+	reason string
+}
+
+func (a fixedApprover) Approve(context.Context, loop.ToolCall) (loop.Approval, error) {
+	return loop.Approval{Approved: a.ok, Reason: a.reason}, nil
+}
+
+// askApprover asks on the terminal. With no answer (end of input) it rejects.
+type askApprover struct {
+	mu  sync.Mutex
+	in  *bufio.Reader
+	out io.Writer
+}
+
+func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approval, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fmt.Fprintf(a.out, "? allow %s %s [y/N] ", c.Name, c.Arguments)
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := a.in.ReadString('\n')
+		answer <- strings.TrimSpace(strings.ToLower(line))
+	}()
+	select {
+	case <-ctx.Done():
+		return loop.Approval{}, ctx.Err()
+	case s := <-answer:
+		if s == "y" || s == "yes" {
+			return loop.Approval{Approved: true}, nil
+		}
+		return loop.Approval{Reason: "rejected by the user"}, nil
+	}
+}

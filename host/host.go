@@ -1,0 +1,204 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/providers"
+	"github.com/agenthost/agenthost/sandbox"
+	"github.com/agenthost/agenthost/store"
+)
+
+// Options say how to open a host. Only Manifest is required.
+type Options struct {
+	Manifest   string // path to agent.toml
+	Provider   string // overrides agent.provider
+	NoProvider bool   // load plugins and the store only (plugins list/call/verify, sessions)
+	Approver   loop.Approver
+	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
+	Stderr     io.Writer // provider process logs; nil discards them
+	OnNotify   func(plugin, method string, params json.RawMessage)
+}
+
+// Host is a loaded manifest: store, plugins, provider and the agent wired from them.
+type Host struct {
+	Manifest *Manifest
+	Agent    *loop.Agent // nil with NoProvider
+	Store    loop.SessionStore
+
+	runtime  *sandbox.Runtime
+	plugins  []*sandbox.Plugin
+	provider *providers.Client
+	services *services
+}
+
+// Open loads the manifest and starts everything it declares. On error, whatever was
+// already started is stopped again.
+func Open(ctx context.Context, opts Options) (h *Host, err error) {
+	m, err := LoadManifest(opts.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	h = &Host{Manifest: m}
+	defer func() {
+		if err != nil {
+			h.Close()
+			h = nil
+		}
+	}()
+	if h.Store, err = openStore(m.Store); err != nil {
+		return nil, err
+	}
+	h.services = &services{store: h.Store, name: m.Agent.Model, notify: opts.OnNotify}
+	cache := opts.CacheDir
+	if cache == "" {
+		cache = filepath.Join(m.Dir, ".agenthost", "cache")
+	}
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache}); err != nil {
+		return nil, fmt.Errorf("start wasm runtime: %w", err)
+	}
+	for i, p := range m.Plugins {
+		pl, err := h.runtime.Load(ctx, sandboxConfig(p, h.services))
+		if err != nil {
+			return nil, m.errKey(fmt.Sprintf("plugins.%d", i), "%v", err)
+		}
+		h.plugins = append(h.plugins, pl)
+	}
+	if opts.NoProvider {
+		return h, nil
+	}
+	provName := m.Agent.Provider
+	if opts.Provider != "" {
+		provName = opts.Provider
+	}
+	pc, ok := m.Providers[provName]
+	if !ok {
+		return nil, fmt.Errorf("%s: --provider %q: no [providers.%s] in the manifest", m.Path, provName, provName)
+	}
+	h.provider, err = providers.Start(ctx, providers.ClientConfig{
+		Name: provName, Command: pc.Command, Args: pc.Args, Env: pc.Env, SHA256: pc.SHA256,
+		StartTimeout: time.Duration(pc.StartTimeout), Options: providerOptions(m, provName, pc), Stderr: opts.Stderr,
+	})
+	if err != nil {
+		return nil, err
+	}
+	modelName := m.Agent.Model
+	if pc.Model != "" {
+		modelName = pc.Model
+	}
+	model := &providerModel{client: h.provider, model: modelName}
+	h.services.model, h.services.name = model, modelName
+	if h.Agent, err = h.newAgent(model, modelName, opts.Approver); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// providerOptions resolves option values that name files (the scripted provider's
+// script) against the manifest's directory: the adapter runs elsewhere.
+func providerOptions(m *Manifest, name string, pc ProviderConfig) map[string]string {
+	out := make(map[string]string, len(pc.Options))
+	for k, v := range pc.Options {
+		if k == "script" && v != "" {
+			v = m.resolve(v)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func openStore(c StoreConfig) (loop.SessionStore, error) {
+	if c.Kind == "memory" {
+		return loop.NewMemoryStore(), nil
+	}
+	return store.OpenSQLite(c.Path)
+}
+
+// newAgent wires the loop from the manifest and the loaded plugins.
+func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
+	a := h.Manifest.Agent
+	var toolPlugins []*sandbox.Plugin
+	cfg := loop.Config{
+		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store,
+		ContextBudget: a.ContextBudget, Approver: approver,
+		MaxContinuations: a.MaxContinuations, MaxDecodeRetries: a.MaxDecodeRetries,
+		Retry: loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts, BaseDelay: time.Duration(a.Retry.BaseDelay),
+			MaxDelay: time.Duration(a.Retry.MaxDelay)},
+		ToolPolicy: loop.ToolPolicy{MaxParallel: a.ToolPolicy.MaxParallel, MaxDuplicateCalls: a.ToolPolicy.MaxDuplicateCalls,
+			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
+			RequireApproval: a.ToolPolicy.RequireApproval, Timeout: time.Duration(a.ToolPolicy.Timeout)},
+		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
+			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
+	}
+	var strategies []loop.ContextStrategy
+	for i, p := range h.plugins {
+		switch h.Manifest.Plugins[i].Kind {
+		case "tool":
+			toolPlugins = append(toolPlugins, p)
+		case "context":
+			strategies = append(strategies, wasmContext{p})
+		case "termination":
+			cfg.Hooks = append(cfg.Hooks, wasmTermination{p: p, onStep: hasExport(p, "on_step"), onFinal: hasExport(p, "before_final")})
+		case "guardrail":
+			cfg.Guardrails = append(cfg.Guardrails, wasmGuardrail{p})
+		}
+	}
+	if len(strategies) > 0 {
+		// Plugins shape the input; the default strategy still trims old tool outputs and
+		// compacts on overflow after them.
+		cfg.Context = append(strategies, loop.DefaultContext{})
+	}
+	tools, err := loop.NewToolSet(namespaceTools(toolPlugins)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)
+	}
+	cfg.Tools = tools
+	return loop.New(cfg)
+}
+
+// Plugins lists the loaded plugins in manifest order.
+func (h *Host) Plugins() []*sandbox.Plugin { return h.plugins }
+
+// Plugin finds a loaded plugin by name.
+func (h *Host) Plugin(name string) (*sandbox.Plugin, bool) {
+	for _, p := range h.plugins {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Sessions lists stored sessions (SQLite store only).
+func (h *Host) Sessions(ctx context.Context) ([]store.SessionInfo, error) {
+	s, ok := h.Store.(*store.SQLite)
+	if !ok {
+		return nil, errors.New("sessions are listed from a sqlite store; this manifest uses a memory store")
+	}
+	return s.Sessions(ctx)
+}
+
+// Close stops the provider, the plugins and the runtime, and closes the store.
+func (h *Host) Close() error {
+	ctx := context.Background()
+	var errs []error
+	if h.provider != nil {
+		errs = append(errs, h.provider.Close())
+	}
+	for _, p := range h.plugins {
+		errs = append(errs, p.Close(ctx))
+	}
+	if h.runtime != nil {
+		errs = append(errs, h.runtime.Close(ctx))
+	}
+	if c, ok := h.Store.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,121 @@
+package host
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/providers"
+	"github.com/agenthost/agenthost/providers/proto"
+)
+
+// modelStreamer is the part of *providers.Client the loop needs; tests and the
+// in-process scripted provider satisfy it too.
+type modelStreamer interface {
+	Stream(ctx context.Context, req *providers.ChatRequest) (providers.EventStream, error)
+}
+
+// providerModel adapts a provider client to loop.Model.
+type providerModel struct {
+	client modelStreamer
+	model  string
+}
+
+func (m *providerModel) Stream(ctx context.Context, req loop.Request) (loop.Stream, error) {
+	pr := toChatRequest(req)
+	if pr.Model == "" {
+		pr.Model = m.model
+	}
+	st, err := m.client.Stream(ctx, pr)
+	if err != nil {
+		return nil, toModelError(err)
+	}
+	return &providerStream{st: st}, nil
+}
+
+type providerStream struct{ st providers.EventStream }
+
+func (s *providerStream) Recv() (loop.Delta, error) {
+	for {
+		ev, err := s.st.Recv()
+		if err != nil {
+			return loop.Delta{}, toModelError(err)
+		}
+		d := loop.Delta{Seq: int(ev.GetSeq())}
+		switch e := ev.GetEvent().(type) {
+		case *providerpb.ChatEvent_Text:
+			d.Kind, d.Text = loop.DeltaText, e.Text
+		case *providerpb.ChatEvent_Reasoning:
+			d.Kind, d.Text = loop.DeltaReasoning, e.Reasoning
+		case *providerpb.ChatEvent_ToolCall:
+			tc := e.ToolCall
+			d.Kind = loop.DeltaToolCall
+			d.ToolCall = &loop.ToolCallDelta{Index: int(tc.GetIndex()), ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments()}
+		case *providerpb.ChatEvent_Usage:
+			u := e.Usage
+			d.Kind = loop.DeltaUsage
+			d.Usage = &loop.Usage{PromptTokens: int(u.GetPromptTokens()), CompletionTokens: int(u.GetCompletionTokens()),
+				TotalTokens: int(u.GetTotalTokens()), CostUSD: u.GetCostUsd()}
+		case *providerpb.ChatEvent_Finish:
+			d.Kind, d.StopReason = loop.DeltaFinish, e.Finish.GetStopReason()
+		default:
+			continue // an event kind this host does not know: skip it
+		}
+		return d, nil
+	}
+}
+
+func (s *providerStream) Close() error { s.st.Close(); return nil }
+
+// toModelError maps the provider's typed errors onto the loop's. The end of a stream
+// (io.EOF), context errors and untyped errors pass through unchanged: the loop treats an
+// untyped error as a retryable transport error.
+func toModelError(err error) error {
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return &loop.ModelError{Kind: loop.ErrorKind(pe.Kind), Message: pe.Message, Retryable: pe.Retryable, RetryAfter: pe.RetryAfter}
+}
+
+func toChatRequest(r loop.Request) *providers.ChatRequest {
+	out := &providers.ChatRequest{
+		Model:          r.Model,
+		ToolChoice:     r.ToolChoice,
+		ResponseFormat: string(r.ResponseFormat),
+		MaxTokens:      int64(r.MaxTokens),
+		Metadata: &providerpb.Metadata{Session: r.Metadata.SessionID, Run: r.Metadata.RunID,
+			CallIndex: int64(r.Metadata.CallIndex)},
+	}
+	for _, m := range r.Messages {
+		pm := &providers.Message{Role: string(m.Role), ToolCallId: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning}
+		for _, p := range m.Content {
+			pm.Content = append(pm.Content, toPart(p))
+		}
+		for _, c := range m.ToolCalls {
+			pm.ToolCalls = append(pm.ToolCalls, &providers.ToolCall{Id: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		out.Messages = append(out.Messages, pm)
+	}
+	for _, t := range r.Tools {
+		out.Tools = append(out.Tools, &providers.Tool{Name: t.Name, Description: t.Description, InputSchema: string(t.InputSchema)})
+	}
+	return out
+}
+
+// toPart maps a loop part; an image given as a data: URL travels as bytes.
+func toPart(p loop.Part) *providers.Part {
+	if p.Type != loop.PartImage {
+		return &providers.Part{Type: providers.PartText, Text: p.Text}
+	}
+	if rest, ok := strings.CutPrefix(p.URL, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {
+			if b, err := base64.StdEncoding.DecodeString(data); err == nil {
+				return &providers.Part{Type: providers.PartImage, ImageData: b, MediaType: strings.TrimSuffix(meta, ";base64")}
+			}
+		}
+	}
+	return &providers.Part{Type: providers.PartImage, ImageUrl: p.URL, MediaType: p.MimeType}
+}

@@ -1,0 +1,253 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
+)
+
+// sandboxConfig maps a manifest plugin onto the sandbox's configuration.
+func sandboxConfig(p PluginConfig, services sandbox.Host) sandbox.Config {
+	cfg := sandbox.Config{
+		Name: p.Name, Path: p.Wasm, ABI: p.ABI, Args: p.Args, PoolSize: p.PoolSize, Host: services,
+		Permissions: sandbox.Permissions{
+			Memory: uint64(p.Permissions.Memory), Timeout: time.Duration(p.Permissions.Timeout),
+			MaxInput: int64(p.Permissions.MaxInput), MaxOutput: int64(p.Permissions.MaxOutput),
+			AllowedHosts: p.Permissions.AllowedHosts, AllowedPaths: p.Permissions.AllowedPaths,
+			Env: p.Permissions.Env, Config: p.Permissions.Config, Model: p.Permissions.Model, KV: p.Permissions.KV,
+		},
+	}
+	for _, t := range p.Tools {
+		cfg.Tools = append(cfg.Tools, sandbox.ToolDecl{Name: t.Name, Export: t.Export, Description: t.Description,
+			Input: t.Input, InputSchema: json.RawMessage(t.InputSchema)})
+	}
+	return cfg
+}
+
+// pluginTool is one tool of a sandbox plugin, as the loop sees it. name is what the
+// model calls it (namespaced on a collision); tool is the plugin's own name for it.
+type pluginTool struct {
+	plugin *sandbox.Plugin
+	name   string
+	tool   string
+	spec   sandbox.ToolSpec
+}
+
+func (t *pluginTool) Spec() loop.ToolSpec {
+	return loop.ToolSpec{Name: t.name, Description: t.spec.Description, InputSchema: t.spec.InputSchema,
+		Annotations: map[string]string{"plugin": t.plugin.Name()}}
+}
+
+// Call runs the tool in the sandbox. A plugin's failure (trap, timeout, limit) is an
+// error result from the sandbox already; an error here means the call could not be made.
+func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+	res, err := t.plugin.CallTool(ctx, t.tool, []byte(c.Arguments))
+	if err != nil {
+		return loop.ToolResult{}, err
+	}
+	out := loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent}
+	for _, c := range res.Content {
+		switch c.Type {
+		case "image":
+			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, URL: "data:" + c.MimeType + ";base64," + c.Data, MimeType: c.MimeType})
+		default:
+			out.Content = append(out.Content, loop.TextPart(c.Text))
+		}
+	}
+	return out, nil
+}
+
+// namespaceTools names every tool of the tool plugins: its own name, or
+// "plugin__tool" where two plugins offer the same name. (DESIGN §7 says "plugin.tool",
+// but OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.)
+func namespaceTools(plugins []*sandbox.Plugin) []loop.Tool {
+	count := map[string]int{}
+	for _, p := range plugins {
+		for _, s := range p.Tools() {
+			count[s.Name]++
+		}
+	}
+	var out []loop.Tool
+	for _, p := range plugins {
+		for _, s := range p.Tools() {
+			name := s.Name
+			if count[name] > 1 {
+				name = p.Name() + "__" + s.Name
+			}
+			out = append(out, &pluginTool{plugin: p, name: name, tool: s.Name, spec: s})
+		}
+	}
+	return out
+}
+
+// callHook calls a hook export with in as JSON and decodes its answer into out.
+func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	res, err := p.CallExport(ctx, export, b)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("plugin %q: %s returned invalid JSON: %w", p.Name(), export, err)
+	}
+	return nil
+}
+
+// wasmContext is a context strategy plugin (export context_build).
+type wasmContext struct{ p *sandbox.Plugin }
+
+func (w wasmContext) Name() string { return w.p.Name() }
+func (w wasmContext) Build(ctx context.Context, in loop.ContextInput) (loop.ContextOutput, error) {
+	var out loop.ContextOutput
+	err := callHook(ctx, w.p, "context_build", in, &out)
+	return out, err
+}
+
+// wasmTermination is a termination hook plugin (exports on_step, before_final). A
+// missing export means no opinion at that point.
+type wasmTermination struct {
+	p               *sandbox.Plugin
+	onStep, onFinal bool
+}
+
+func (w wasmTermination) Name() string { return w.p.Name() }
+func (w wasmTermination) OnStep(ctx context.Context, s loop.StepInfo) (loop.Decision, error) {
+	var d loop.Decision
+	if !w.onStep {
+		return d, nil
+	}
+	err := callHook(ctx, w.p, "on_step", s, &d)
+	return d, err
+}
+func (w wasmTermination) BeforeFinal(ctx context.Context, f loop.FinalInfo) (loop.Decision, error) {
+	var d loop.Decision
+	if !w.onFinal {
+		return d, nil
+	}
+	err := callHook(ctx, w.p, "before_final", f, &d)
+	return d, err
+}
+
+// wasmGuardrail is a guardrail plugin (export guard).
+type wasmGuardrail struct{ p *sandbox.Plugin }
+
+func (w wasmGuardrail) Name() string { return w.p.Name() }
+func (w wasmGuardrail) Check(ctx context.Context, in loop.GuardInput) (loop.GuardResult, error) {
+	var r loop.GuardResult
+	err := callHook(ctx, w.p, "guard", in, &r)
+	if err == nil && r.Action == "" {
+		r.Action = loop.GuardAllow
+	}
+	return r, err
+}
+
+func hasExport(p *sandbox.Plugin, name string) bool {
+	for _, e := range p.Exports() {
+		if e == name {
+			return true
+		}
+	}
+	return false
+}
+
+// services is what plugins call back into: the session store's KV, the host model
+// (create_message) and notifications.
+type services struct {
+	store  loop.SessionStore
+	model  loop.Model // nil until the provider is started
+	name   string     // model name
+	notify func(plugin, method string, params json.RawMessage)
+}
+
+func (s *services) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {
+	v, ok, err := s.store.KVGet(ctx, plugin, key)
+	if ok && len(v) == 0 {
+		ok = false // an empty value reads like an absent key (sandbox contract)
+	}
+	return v, ok, err
+}
+
+func (s *services) KVSet(ctx context.Context, plugin, key string, val []byte) error {
+	return s.store.KVSet(ctx, plugin, key, val)
+}
+
+func (s *services) KVDelete(ctx context.Context, plugin, key string) error {
+	if d, ok := s.store.(interface {
+		KVDelete(context.Context, string, string) error
+	}); ok {
+		return d.KVDelete(ctx, plugin, key)
+	}
+	return s.store.KVSet(ctx, plugin, key, nil)
+}
+
+func (s *services) Notify(_ context.Context, plugin, method string, params json.RawMessage) {
+	if s.notify != nil {
+		s.notify(plugin, method, params)
+	}
+}
+
+// samplingRequest is the part of MCP's CreateMessageRequest params the host uses.
+type samplingRequest struct {
+	Messages []struct {
+		Role    string `json:"role"`
+		Content struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"messages"`
+	SystemPrompt string `json:"systemPrompt"`
+	MaxTokens    int    `json:"maxTokens"`
+}
+
+// CreateMessage asks the host model on a plugin's behalf (MCP sampling): no tools, the
+// plugin's messages only, the answer as an MCP CreateMessageResult.
+func (s *services) CreateMessage(ctx context.Context, plugin string, req json.RawMessage) (json.RawMessage, error) {
+	if s.model == nil {
+		return nil, fmt.Errorf("create_message: no model is running")
+	}
+	var sr samplingRequest
+	if err := json.Unmarshal(req, &sr); err != nil {
+		return nil, fmt.Errorf("create_message: %w", err)
+	}
+	lr := loop.Request{Model: s.name, MaxTokens: sr.MaxTokens, Metadata: loop.RequestMetadata{Extra: map[string]string{"plugin": plugin}}}
+	if sr.SystemPrompt != "" {
+		lr.Messages = append(lr.Messages, loop.Message{Role: loop.RoleSystem, Content: []loop.Part{loop.TextPart(sr.SystemPrompt)}})
+	}
+	for _, m := range sr.Messages {
+		lr.Messages = append(lr.Messages, loop.Message{Role: loop.Role(m.Role), Content: []loop.Part{loop.TextPart(m.Content.Text)}})
+	}
+	st, err := s.model.Stream(ctx, lr)
+	if err != nil {
+		return nil, fmt.Errorf("create_message: %w", err)
+	}
+	defer st.Close()
+	var text []byte
+	stop := "endTurn"
+	for {
+		d, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create_message: %w", err)
+		}
+		switch d.Kind {
+		case loop.DeltaText:
+			text = append(text, d.Text...)
+		case loop.DeltaFinish:
+			if d.StopReason == "max_tokens" {
+				stop = "maxTokens"
+			}
+		}
+	}
+	return json.Marshal(map[string]any{"role": "assistant", "model": s.name, "stopReason": stop,
+		"content": map[string]string{"type": "text", "text": string(text)}})
+}
