@@ -82,6 +82,9 @@ type RunInput struct {
 	Limits               Limits
 	OutputSchema         json.RawMessage
 	Metadata             map[string]string
+	// Approvals answers approval requests by tool call id, before the Approver is asked:
+	// how a run interrupted for approval (StatusInterrupted) is resumed.
+	Approvals map[string]Approval
 }
 
 // RunResult is how a run ended.
@@ -98,6 +101,11 @@ type RunResult struct {
 
 // ErrSessionBusy is returned when a session already has a run in progress.
 var ErrSessionBusy = errors.New("session already has a run in progress")
+
+// ErrApprovalPending is what an Approver returns to interrupt the run instead of
+// waiting: the run ends with StatusInterrupted and the call keeps no result, so a later
+// run on the session (with RunInput.Approvals) executes or rejects it.
+var ErrApprovalPending = errors.New("approval pending")
 
 // ErrAborted is the cancellation cause Abort uses.
 var ErrAborted = errors.New("run aborted")

@@ -136,6 +136,9 @@ func (r *run) failOrAbort(err error) RunResult {
 	if cerr := r.ctxErr(); cerr != nil {
 		return r.abort(cerr)
 	}
+	if errors.Is(err, ErrApprovalPending) {
+		return r.end(StatusInterrupted, ReasonApprovalRequired, nil, nil, nil)
+	}
 	return r.fail(err)
 }
 
@@ -145,6 +148,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 		r.setState(StateFailed)
 	case StatusAborted:
 		r.setState(StateAborted)
+	case StatusInterrupted: // stays awaiting_human until a later run answers
 	default:
 		r.setState(StateCompleted)
 	}

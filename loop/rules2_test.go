@@ -246,3 +246,46 @@ func TestL8_PerToolAndPerRunCaps(t *testing.T) {
 		})
 	}
 }
+
+type pendingApprover struct{}
+
+func (pendingApprover) Approve(context.Context, ToolCall) (Approval, error) {
+	return Approval{}, ErrApprovalPending
+}
+
+func TestL6_ApprovalPendingInterruptsAndALaterRunResumes(t *testing.T) {
+	m := script(
+		turn{calls: []ToolCall{call("c1", "words", `{"text":"a b"}`), call("c2", "calc", `{"expression":"6*7"}`), call("c3", "words", `{"text":"x"}`)}},
+		turn{text: "done"},
+	)
+	a := newAgent(t, Config{Model: m, Tools: tools(t, calcTool(), wordsTool()), Approver: pendingApprover{},
+		ToolPolicy: ToolPolicy{RequireApproval: []string{"calc"}}})
+	res, evs := runCollect(t, a, userIn("s", "go"))
+	if res.Status != StatusInterrupted || res.Reason != ReasonApprovalRequired || res.Err != nil || res.Final != nil {
+		t.Fatalf("result = %+v", res)
+	}
+	k := kinds(evs)
+	equal(t, "tail", k[len(k)-4:], []string{"tool_call:calc", "approval_required:calc", "status:awaiting_human",
+		"run_finished:interrupted/approval_required"})
+	equal(t, "history", history(t, a, "s"), []string{"user:go",
+		`assistant: words({"text":"a b"}) calc({"expression":"6*7"}) words({"text":"x"})`, "tool[c1]:2"})
+
+	// The answer arrives with the next run: c2 runs, then c3, then the model.
+	in := RunInput{SessionID: "s", Approvals: map[string]Approval{"c2": {Approved: true}}}
+	res, _ = runCollect(t, a, in)
+	if res.Status != StatusCompleted || res.Final.Text() != "done" {
+		t.Fatalf("resumed = %+v", res)
+	}
+	equal(t, "resumed history", history(t, a, "s")[2:], []string{"tool[c1]:2", "tool[c2]:42", "tool[c3]:1", "assistant:done"})
+}
+
+func TestL6_ApprovalsInRunInputCanReject(t *testing.T) {
+	m := script(turn{calls: []ToolCall{call("c1", "calc", `{"expression":"1"}`)}}, turn{text: "ok"})
+	a := newAgent(t, Config{Model: m, Tools: tools(t, calcTool()), ToolPolicy: ToolPolicy{RequireApproval: []string{"calc"}}})
+	in := userIn("s", "go")
+	in.Approvals = map[string]Approval{"c1": {Reason: "no thanks"}}
+	runCollect(t, a, in)
+	if got := history(t, a, "s")[2]; got != "tool[c1]:Error: tool call rejected: no thanks" {
+		t.Fatalf("tool message %q", got)
+	}
+}

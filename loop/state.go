@@ -26,6 +26,9 @@ const (
 	StatusIncomplete Status = "incomplete"
 	StatusFailed     Status = "failed"
 	StatusAborted    Status = "aborted"
+	// StatusInterrupted: the run stopped to wait for a human (an Approver returned
+	// ErrApprovalPending). A later run on the session with RunInput.Approvals resumes it.
+	StatusInterrupted Status = "interrupted"
 )
 
 // Reason says why a run ended.
@@ -45,4 +48,5 @@ const (
 	ReasonDecodingFailed   Reason = "output_decoding_failed"
 	ReasonError            Reason = "error"
 	ReasonCancelled        Reason = "cancelled"
+	ReasonApprovalRequired Reason = "approval_required"
 )

@@ -180,14 +180,21 @@ func (r *run) isOffered(name string) bool {
 	return false
 }
 
-// approve asks the Approver, moving the run to awaiting_human while it waits (L6).
+// approve asks the Approver, moving the run to awaiting_human while it waits (L6). An
+// answer given in RunInput.Approvals is used without asking.
 func (r *run) approve(c ToolCall) (bool, string, error) {
+	if a, ok := r.in.Approvals[c.ID]; ok {
+		return a.Approved, cmpOr(a.Reason, "rejected by the user"), nil
+	}
 	if r.cfg.Approver == nil {
 		return false, "approval required and no approver is configured", nil
 	}
 	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
 	r.setState(StateAwaitingHuman)
 	a, err := r.cfg.Approver.Approve(r.ctx, c)
+	if errors.Is(err, ErrApprovalPending) {
+		return false, "", err // the run ends here, still awaiting_human
+	}
 	r.setState(StateToolRunning)
 	if err != nil {
 		if cerr := r.ctxErr(); cerr != nil {
@@ -196,13 +203,16 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 		return false, fmt.Sprintf("approval failed: %v", err), nil
 	}
 	if !a.Approved {
-		reason := a.Reason
-		if reason == "" {
-			reason = "rejected by the user"
-		}
-		return false, reason, nil
+		return false, cmpOr(a.Reason, "rejected by the user"), nil
 	}
 	return true, "", nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // invoke calls the tool with the run's context (and the policy timeout). A panic or an

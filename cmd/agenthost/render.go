@@ -25,9 +25,9 @@ type transcript struct {
 	out, errw io.Writer
 	tty       bool
 
-	mu      sync.Mutex
-	spin    chan struct{} // closed to stop the spinner
-	spinWG  sync.WaitGroup
+	mu     sync.Mutex
+	spin   chan struct{} // closed to stop the spinner
+	spinWG sync.WaitGroup
 }
 
 func newTranscript(out, errw io.Writer, tty bool) *transcript {
