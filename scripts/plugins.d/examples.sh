@@ -12,7 +12,7 @@ examples_main() {
   examples_stale() {
     local out=$1; shift
     [ -e "$out" ] || return 0
-    [ -n "$(find "$@" -type f -newer "$out" ! -name '*.wasm' ! -path '*/node_modules/*' -print -quit)" ]
+    [ -n "$(find "$@" -type f -newer "$out" ! -name '*.wasm' ! -name '*_test.go' ! -name '*.md' ! -path '*/node_modules/*' -print -quit)" ]
   }
   examples_need() { # TOOL — fail with the fix when a toolchain is missing
     command -v "$1" >/dev/null || { echo "plugins: $1 not found; run \`make deps\` (scripts/deps.d/examples.sh)" >&2; return 1; }
