@@ -1,0 +1,88 @@
+package sdk
+
+import (
+	"errors"
+	"testing"
+)
+
+// These tests run natively: the dispatch functions are what the Wasm exports
+// call, minus reading the input and setting the output.
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+func init() {
+	AddTool("echo", "Echo text", func(a echoArgs) (CallToolResult, error) {
+		switch a.Text {
+		case "fail":
+			return CallToolResult{}, errors.New("echo: asked to fail")
+		case "panic":
+			panic("boom")
+		}
+		return Text(a.Text), nil
+	})
+}
+
+func TestDispatchTools(t *testing.T) {
+	for _, c := range []struct{ handler, in, want string }{
+		{"describe", `{}`, `{"tools":[{"name":"echo","description":"Echo text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}`},
+		{"call", `{"params":{"name":"echo","arguments":{"text":"hi"}}}`, `{"content":[{"type":"text","text":"hi"}],"isError":false}`},
+		{"call_tool", `{"request":{"name":"echo","arguments":{"text":"v2"}},"context":{"_meta":{},"id":1}}`, `{"content":[{"type":"text","text":"v2"}],"isError":false}`},
+		{"call", `{"params":{"name":"echo","arguments":{"text":"fail"}}}`, `{"content":[{"type":"text","text":"echo: asked to fail"}],"isError":true}`},
+		{"call", `{"params":{"name":"echo","arguments":{"text":"panic"}}}`, `{"content":[{"type":"text","text":"echo: panic: boom"}],"isError":true}`},
+		{"call", `{"params":{"name":"echo","arguments":{"text":3}}}`, `{"content":[{"type":"text","text":"echo: invalid arguments: json: cannot unmarshal number into Go struct field echoArgs.text of type string"}],"isError":true}`},
+		{"call", `{"params":{"name":"echo"}}`, `{"content":[{"type":"text"}],"isError":false}`},
+		{"call", `{"params":{"name":"other","arguments":{}}}`, `{"content":[{"type":"text","text":"unknown tool \"other\""}],"isError":true}`},
+	} {
+		h := map[string]func([]byte) ([]byte, error){"describe": HandleDescribe, "call": HandleCall, "call_tool": HandleCallTool}[c.handler]
+		got, err := h([]byte(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s(%s) = %s, %v\nwant %s", c.handler, c.in, got, err, c.want)
+		}
+	}
+	if _, err := HandleCall([]byte(`[]`)); err == nil {
+		t.Error("call with a non-object input must fail")
+	}
+}
+
+func TestDispatchHooks(t *testing.T) {
+	if _, err := HandleGuard([]byte(`{}`)); err == nil || err.Error() != "guard: no handler (call sdk.OnGuard in init)" {
+		t.Fatalf("guard without handler: %v", err)
+	}
+	if out, err := HandleOnStep([]byte(`{}`)); err != nil || string(out) != `{"verdict":""}` {
+		t.Fatalf("on_step without handler = %s, %v", out, err)
+	}
+	OnGuard(func(in GuardInput) (GuardResult, error) {
+		if in.Stage != StageToolResult || in.Tool != "t" {
+			return GuardResult{}, errors.New("bad input")
+		}
+		return GuardResult{Action: Redact, Content: "[x]"}, nil
+	})
+	out, err := HandleGuard([]byte(`{"stage":"tool_result","content":"secret","tool":"t"}`))
+	if err != nil || string(out) != `{"action":"redact","content":"[x]"}` {
+		t.Fatalf("guard = %s, %v", out, err)
+	}
+	if _, err := HandleGuard([]byte(`{"stage":"input"}`)); err == nil || err.Error() != "guard: bad input" {
+		t.Fatalf("guard error = %v", err)
+	}
+	OnContextBuild(func(in ContextInput) (ContextOutput, error) {
+		return ContextOutput{Messages: in.Messages[len(in.Messages)-1:]}, nil
+	})
+	out, err = HandleContextBuild([]byte(`{"history":[],"messages":[{"role":"system"},{"role":"user","content":[{"type":"text","text":"hi"}]}],"budget":0,"overflow":false}`))
+	if err != nil || string(out) != `{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}` {
+		t.Fatalf("context_build = %s, %v", out, err)
+	}
+	if _, err := HandleContextBuild([]byte(`nope`)); err == nil {
+		t.Fatal("context_build with bad JSON must fail")
+	}
+}
+
+func TestHostStubsOutsideWasm(t *testing.T) {
+	if _, err := Ask("", "hi", 10); !errors.Is(err, ErrNotInWasm) {
+		t.Fatalf("Ask outside wasm: %v", err)
+	}
+	if err := KVSet("k", nil); !errors.Is(err, ErrNotInWasm) {
+		t.Fatalf("KVSet outside wasm: %v", err)
+	}
+}

@@ -1,0 +1,73 @@
+package sdk
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The registered hook handlers; each kind's export package calls the
+// matching Handle function. Register them from init().
+var (
+	contextBuildHandler func(ContextInput) (ContextOutput, error)
+	stepHandler         func(StepInput) (Decision, error)
+	beforeFinalHandler  func(FinalInput) (Decision, error)
+	guardHandler        func(GuardInput) (GuardResult, error)
+)
+
+// OnContextBuild registers the context strategy (kind "context", export context_build).
+func OnContextBuild(fn func(ContextInput) (ContextOutput, error)) { contextBuildHandler = fn }
+
+// OnStep registers the termination hook's on_step; without one, on_step proceeds.
+func OnStep(fn func(StepInput) (Decision, error)) { stepHandler = fn }
+
+// OnBeforeFinal registers the termination hook's before_final; without one,
+// before_final proceeds.
+func OnBeforeFinal(fn func(FinalInput) (Decision, error)) { beforeFinalHandler = fn }
+
+// OnGuard registers the guardrail (kind "guardrail", export guard).
+func OnGuard(fn func(GuardInput) (GuardResult, error)) { guardHandler = fn }
+
+// HandleContextBuild answers context_build. An error fails the call (the
+// host reports it as a fault of the plugin).
+func HandleContextBuild(input []byte) ([]byte, error) {
+	if contextBuildHandler == nil {
+		return nil, fmt.Errorf("context_build: no handler (call sdk.OnContextBuild in init)")
+	}
+	return handleJSON("context_build", input, contextBuildHandler)
+}
+
+// HandleOnStep answers on_step.
+func HandleOnStep(input []byte) ([]byte, error) {
+	if stepHandler == nil {
+		return json.Marshal(Decision{})
+	}
+	return handleJSON("on_step", input, stepHandler)
+}
+
+// HandleBeforeFinal answers before_final.
+func HandleBeforeFinal(input []byte) ([]byte, error) {
+	if beforeFinalHandler == nil {
+		return json.Marshal(Decision{})
+	}
+	return handleJSON("before_final", input, beforeFinalHandler)
+}
+
+// HandleGuard answers guard.
+func HandleGuard(input []byte) ([]byte, error) {
+	if guardHandler == nil {
+		return nil, fmt.Errorf("guard: no handler (call sdk.OnGuard in init)")
+	}
+	return handleJSON("guard", input, guardHandler)
+}
+
+func handleJSON[In, Out any](export string, input []byte, fn func(In) (Out, error)) ([]byte, error) {
+	var in In
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, fmt.Errorf("%s: bad input: %w", export, err)
+	}
+	out, err := fn(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", export, err)
+	}
+	return json.Marshal(out)
+}

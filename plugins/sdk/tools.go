@@ -1,0 +1,126 @@
+package sdk
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// A registered tool: its spec and its argument-decoding call.
+type tool struct {
+	spec ToolSpec
+	call func(args json.RawMessage) (CallToolResult, error)
+}
+
+var registeredTools []tool
+
+// AddTool registers a tool whose arguments decode into In (a struct; its
+// schema is SchemaOf(In)). Call it from init(). An error returned by fn
+// becomes an isError result holding err.Error(); so do undecodable
+// arguments ("<name>: invalid arguments: …") and a panic in fn
+// ("<name>: panic: …"). It panics when In has no schema or the name is taken,
+// which fails the plugin's load — a programming error, not a call error.
+func AddTool[In any](name, description string, fn func(In) (CallToolResult, error)) {
+	var zero In
+	schema, err := SchemaOf(zero)
+	if err != nil {
+		panic(fmt.Sprintf("sdk.AddTool(%q): %v", name, err))
+	}
+	AddToolSchema(name, description, schema, func(args json.RawMessage) (CallToolResult, error) {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return ErrorText(fmt.Sprintf("%s: invalid arguments: %v", name, err)), nil
+		}
+		return fn(in)
+	})
+}
+
+// AddToolSchema registers a tool with a hand-written schema; fn gets the raw
+// arguments JSON ("{}" when the caller sent none).
+func AddToolSchema(name, description string, schema json.RawMessage, fn func(args json.RawMessage) (CallToolResult, error)) {
+	for _, t := range registeredTools {
+		if t.spec.Name == name {
+			panic(fmt.Sprintf("sdk.AddTool(%q): tool registered twice", name))
+		}
+	}
+	if !json.Valid(schema) {
+		panic(fmt.Sprintf("sdk.AddTool(%q): schema is not JSON", name))
+	}
+	registeredTools = append(registeredTools, tool{
+		spec: ToolSpec{Name: name, Description: description, InputSchema: schema},
+		call: fn,
+	})
+}
+
+// Tools lists the registered tools in registration order.
+func Tools() []ToolSpec {
+	specs := make([]ToolSpec, len(registeredTools))
+	for i, t := range registeredTools {
+		specs[i] = t.spec
+	}
+	return specs
+}
+
+// CallTool runs a registered tool. It never fails: every problem is an
+// isError result naming the tool.
+func CallTool(name string, args json.RawMessage) (res CallToolResult) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	for _, t := range registeredTools {
+		if t.spec.Name != name {
+			continue
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				res = ErrorText(fmt.Sprintf("%s: panic: %v", name, r))
+			}
+		}()
+		out, err := t.call(args)
+		if err != nil {
+			return ErrorText(err.Error())
+		}
+		if out.Content == nil {
+			out.Content = []Content{}
+		}
+		return out
+	}
+	return ErrorText(fmt.Sprintf("unknown tool %q", name))
+}
+
+// HandleDescribe answers the mcp v1 export describe: {"tools":[…]}.
+func HandleDescribe([]byte) ([]byte, error) {
+	return json.Marshal(map[string][]ToolSpec{"tools": Tools()})
+}
+
+// HandleListTools answers the mcp v2 export list_tools; its input
+// ({"context":…}) is not needed.
+func HandleListTools(input []byte) ([]byte, error) { return HandleDescribe(input) }
+
+type toolRequest struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// HandleCall answers the mcp v1 export call: {"params":{"name","arguments"}}
+// → CallToolResult.
+func HandleCall(input []byte) ([]byte, error) {
+	var in struct {
+		Params toolRequest `json:"params"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, fmt.Errorf("call: input is not {\"params\":{…}}: %w", err)
+	}
+	return json.Marshal(CallTool(in.Params.Name, in.Params.Arguments))
+}
+
+// HandleCallTool answers the mcp v2 export call_tool:
+// {"request":{"name","arguments"},"context":…} → CallToolResult.
+func HandleCallTool(input []byte) ([]byte, error) {
+	var in struct {
+		Request toolRequest `json:"request"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, fmt.Errorf("call_tool: input is not {\"request\":{…}}: %w", err)
+	}
+	return json.Marshal(CallTool(in.Request.Name, in.Request.Arguments))
+}

@@ -1,0 +1,184 @@
+package sdk
+
+import "encoding/json"
+
+// The JSON shapes of the ABIs (ABI.md). They mirror the host's loop and
+// sandbox types field for field; the tests in plugins/ check both sides agree.
+
+// Message is one conversation entry.
+type Message struct {
+	Role       string     `json:"role"` // system | user | assistant | tool
+	Content    []Part     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+}
+
+// Part is one piece of a message's content: text, or an image by URL.
+type Part struct {
+	Type     string `json:"type"` // text | image
+	Text     string `json:"text,omitempty"`
+	URL      string `json:"url,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
+}
+
+// ToolCall is a call the model asked for; Arguments is the raw JSON string.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Text joins the message's text parts.
+func (m Message) Text() string {
+	var s string
+	for _, p := range m.Content {
+		s += p.Text
+	}
+	return s
+}
+
+// TextMessage builds a message holding one text part.
+func TextMessage(role, text string) Message {
+	return Message{Role: role, Content: []Part{{Type: "text", Text: text}}}
+}
+
+// Usage counts tokens and money for the run so far.
+type Usage struct {
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	TotalTokens      int     `json:"total_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+// ContextInput is the input of context_build.
+type ContextInput struct {
+	History  []Message `json:"history"`
+	Messages []Message `json:"messages"`
+	Budget   int       `json:"budget"`
+	Overflow bool      `json:"overflow"`
+}
+
+// ContextOutput is the output of context_build; nil Messages keeps the input's.
+type ContextOutput struct {
+	Messages []Message   `json:"messages,omitempty"`
+	Compact  *Compaction `json:"compact,omitempty"`
+}
+
+// Compaction replaces the first Replace history messages with Summary, for good.
+type Compaction struct {
+	Replace int       `json:"replace"`
+	Summary []Message `json:"summary"`
+}
+
+// StepInput is the input of on_step.
+type StepInput struct {
+	Iteration int       `json:"iteration"`
+	Message   Message   `json:"message"`
+	Usage     Usage     `json:"usage"`
+	ToolCalls int       `json:"tool_calls_so_far"`
+	History   []Message `json:"history"`
+}
+
+// FinalInput is the input of before_final.
+type FinalInput struct {
+	Iteration     int       `json:"iteration"`
+	Text          string    `json:"text"`
+	Continuations int       `json:"continuations"`
+	Usage         Usage     `json:"usage"`
+	History       []Message `json:"history"`
+}
+
+// Verdicts of termination hooks.
+const (
+	Proceed  = ""         // no objection
+	Stop     = "stop"     // on_step: end the run now
+	Continue = "continue" // before_final: refuse the final, inject Message
+)
+
+// Decision is the output of on_step and before_final.
+type Decision struct {
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Guard stages and actions.
+const (
+	StageInput      = "input"
+	StageOutput     = "output"
+	StageToolArgs   = "tool_args"
+	StageToolResult = "tool_result"
+
+	Allow  = "allow"
+	Block  = "block"
+	Redact = "redact"
+)
+
+// GuardInput is the input of guard; Tool is set for the tool stages.
+type GuardInput struct {
+	Stage   string `json:"stage"`
+	Content string `json:"content"`
+	Tool    string `json:"tool,omitempty"`
+}
+
+// GuardResult is the output of guard; Content replaces the input on redact.
+type GuardResult struct {
+	Action  string `json:"action"`
+	Reason  string `json:"reason,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// ToolSpec describes a tool (mcp describe / list_tools).
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// CallToolResult is the MCP result of a tool call.
+type CallToolResult struct {
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError"`
+}
+
+// Content is one MCP content block.
+type Content struct {
+	Type     string `json:"type"` // text | image | resource
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"` // base64
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Text is a successful result holding one text block.
+func Text(s string) CallToolResult {
+	return CallToolResult{Content: []Content{{Type: "text", Text: s}}}
+}
+
+// ErrorText is an error result (isError) holding one text block.
+func ErrorText(s string) CallToolResult {
+	return CallToolResult{Content: []Content{{Type: "text", Text: s}}, IsError: true}
+}
+
+// SamplingMessage is one message of an MCP sampling request or result.
+type SamplingMessage struct {
+	Role    string  `json:"role"` // user | assistant
+	Content Content `json:"content"`
+}
+
+// CreateMessageRequest is the MCP CreateMessageRequestParam (create_message).
+type CreateMessageRequest struct {
+	Messages     []SamplingMessage `json:"messages"`
+	SystemPrompt string            `json:"systemPrompt,omitempty"`
+	MaxTokens    int               `json:"maxTokens"`
+	Temperature  *float64          `json:"temperature,omitempty"`
+}
+
+// CreateMessageResult is the MCP CreateMessageResult.
+type CreateMessageResult struct {
+	Role       string  `json:"role"`
+	Content    Content `json:"content"`
+	Model      string  `json:"model,omitempty"`
+	StopReason string  `json:"stopReason,omitempty"`
+}
