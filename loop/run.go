@@ -36,9 +36,10 @@ type run struct {
 	iteration     int
 	toolRounds    int
 	callIndex     int
-	toolCalls     int            // executed or attempted this run
-	perTool       map[string]int // calls per tool name
-	dupes         map[string]int // calls per name + canonical args
+	toolCalls     int               // executed or attempted this run
+	perTool       map[string]int    // calls per tool name
+	dupes         map[string]int    // calls per name + canonical args
+	firstArgs     map[string]string // raw args of a tool's only call so far
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
 }

@@ -14,19 +14,14 @@ import (
 // reason, or -1. Counts include the calls before the offender, which will run.
 func (r *run) checkCaps(calls []ToolCall) (int, Reason) {
 	p := r.policy
-	if r.dupes == nil {
-		r.dupes, r.perTool = map[string]int{}, map[string]int{}
+	if r.perTool == nil {
+		r.perTool, r.dupes, r.firstArgs = map[string]int{}, map[string]int{}, map[string]string{}
 	}
 	for i, c := range calls {
-		key := c.Name + "\x00" + c.Arguments
-		if canon, ok := canonicalJSON(c.Arguments); ok {
-			key = c.Name + "\x00" + canon
-		}
-		r.dupes[key]++
 		r.perTool[c.Name]++
 		r.toolCalls++
 		switch {
-		case p.MaxDuplicateCalls > 0 && r.dupes[key] > p.MaxDuplicateCalls:
+		case p.MaxDuplicateCalls > 0 && r.countDuplicate(c) > p.MaxDuplicateCalls:
 			return i, ReasonDuplicateCall
 		case p.MaxCallsPerTool > 0 && r.perTool[c.Name] > p.MaxCallsPerTool,
 			p.MaxCallsPerRun > 0 && r.toolCalls > p.MaxCallsPerRun:
@@ -34,6 +29,30 @@ func (r *run) checkCaps(calls []ToolCall) (int, Reason) {
 		}
 	}
 	return -1, ""
+}
+
+// countDuplicate counts the calls of c's tool with canonically equal arguments, c
+// included. A tool's first call cannot be a duplicate, so its arguments are only
+// canonicalised when a second call of the same tool comes: most runs never pay for it.
+func (r *run) countDuplicate(c ToolCall) int {
+	if r.perTool[c.Name] == 1 {
+		r.firstArgs[c.Name] = c.Arguments
+		return 1
+	}
+	if first, ok := r.firstArgs[c.Name]; ok {
+		r.dupes[dupKey(c.Name, first)]++
+		delete(r.firstArgs, c.Name)
+	}
+	k := dupKey(c.Name, c.Arguments)
+	r.dupes[k]++
+	return r.dupes[k]
+}
+
+func dupKey(name, args string) string {
+	if canon, ok := canonicalJSON(args); ok {
+		return name + "\x00" + canon
+	}
+	return name + "\x00" + args
 }
 
 // refuseCalls stores an error result for calls[from:], so the history never holds a call
