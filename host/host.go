@@ -40,16 +40,15 @@ type Host struct {
 
 // Open loads the manifest and starts everything it declares. On error, whatever was
 // already started is stopped again.
-func Open(ctx context.Context, opts Options) (h *Host, err error) {
+func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	m, err := LoadManifest(opts.Manifest)
 	if err != nil {
 		return nil, err
 	}
-	h = &Host{Manifest: m}
+	h := &Host{Manifest: m}
 	defer func() {
 		if err != nil {
-			h.Close()
-			h = nil
+			h.Close() // h, not the result: a failed Open returns nil
 		}
 	}()
 	if h.Store, err = openStore(m.Store); err != nil {
