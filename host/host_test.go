@@ -200,7 +200,9 @@ func TestServicesCreateMessageAndKV(t *testing.T) {
 		t.Fatal("deleted key still reads")
 	}
 	var got []string
-	s.notify = func(plugin, method string, params json.RawMessage) { got = append(got, plugin+" "+method+" "+string(params)) }
+	s.notify = func(plugin, method string, params json.RawMessage) {
+		got = append(got, plugin+" "+method+" "+string(params))
+	}
 	s.Notify(ctx, "p", "notifications/progress", json.RawMessage(`{"progress":1}`))
 	if len(got) != 1 || got[0] != `p notifications/progress {"progress":1}` {
 		t.Fatalf("notify %v", got)
