@@ -156,8 +156,11 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	if serr := r.store(); serr != nil && err == nil {
 		status, reason, err = StatusFailed, ReasonError, serr
 	}
-	_ = r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID,
-		Status: status, Reason: reason, Started: r.started, Ended: r.cfg.Now(), Usage: r.usage})
+	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
+		Started: r.started, Ended: r.cfg.Now(), Usage: r.usage}
+	if serr := r.cfg.Store.SaveRun(r.sctx, rec); serr != nil && err == nil {
+		status, reason, err = StatusFailed, ReasonError, fmt.Errorf("store run %q: %w", r.in.RunID, serr)
+	}
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
 		Final: final, Output: output, Err: err, Usage: r.usage}
 }

@@ -257,3 +257,19 @@ func TestStoreWriteFailureFailsTheRun(t *testing.T) {
 	// What is stored is a prefix of what happened: the two messages, nothing after.
 	equal(t, "history", history(t, a, "s"), []string{"system:sys", "user:q"})
 }
+
+// runlessStore fails every SaveRun.
+type runlessStore struct{ *MemoryStore }
+
+func (runlessStore) SaveRun(context.Context, RunRecord) error { return errors.New("runs table locked") }
+
+func TestRunRecordWriteFailureFailsTheRun(t *testing.T) {
+	m := script(turn{text: "never"})
+	a := newAgent(t, Config{Model: m, Store: runlessStore{NewMemoryStore()}})
+	in := userIn("s", "q")
+	in.RunID = "r1"
+	res, err := a.Run(context.Background(), in)
+	if res.Status != StatusFailed || err == nil || err.Error() != `store run "r1": runs table locked` || len(m.requests()) != 0 {
+		t.Fatalf("result %+v err %v", res, err)
+	}
+}

@@ -68,7 +68,9 @@ func (r *run) execute() (res RunResult) {
 	}()
 	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
 	r.setState(StatePreparing)
-	_ = r.cfg.Store.SaveRun(r.ctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started})
+	if err := r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}); err != nil {
+		return r.fail(fmt.Errorf("store run %q: %w", r.in.RunID, err))
+	}
 	if err := r.prepare(); err != nil {
 		return r.failOrAbort(err)
 	}
