@@ -86,3 +86,18 @@ func TestHostStubsOutsideWasm(t *testing.T) {
 		t.Fatalf("KVSet outside wasm: %v", err)
 	}
 }
+
+func TestTokenHelpers(t *testing.T) {
+	m := Message{Role: "assistant", Content: []Part{{Type: "text", Text: "12345"}},
+		ToolCalls: []ToolCall{{Name: "calc", Arguments: `{"a":1}`}}}
+	if got := EstimateTokens(m); got != (5+4+7+3)/4+4 {
+		t.Fatalf("EstimateTokens = %d", got)
+	}
+	sys, rest := SplitSystem([]Message{{Role: "system"}, {Role: "tool"}, {Role: "user"}})
+	if len(sys) != 1 || len(rest) != 2 || len(DropOrphanToolResults(rest)) != 1 {
+		t.Fatalf("SplitSystem/DropOrphanToolResults: %v %v", sys, rest)
+	}
+	if n, err := ConfigInt("keep", 7); n != 7 || err != nil {
+		t.Fatalf("ConfigInt default = %d, %v", n, err)
+	}
+}

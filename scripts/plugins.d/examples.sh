@@ -27,6 +27,48 @@ examples_main() {
     echo "plugins: $out"
     GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -ldflags='-s -w' -o "$out" "./$d"
   done
+  # C: WASI commands, clang + wasi-libc (Debian's sysroot is clang's default for wasm32-wasi).
+  for d in plugins/examples/c/*/; do
+    d=${d%/}; name=$(basename "$d"); out=$d/$name.wasm
+    examples_want "$name" || continue
+    examples_stale "$out" "$d" || continue
+    examples_need clang || return 1
+    echo "plugins: $out"
+    clang --target=wasm32-wasi -O2 -Wl,--strip-all -o "$out" "$d"/*.c
+  done
+  # Rust: WASI commands with Debian's rustc 1.63 and its wasm32-wasi std (no cargo, no
+  # crates.io); /usr/bin/rustc, not a rustup one that may come first on PATH.
+  for d in plugins/examples/rust/*/; do
+    d=${d%/}; name=$(basename "$d"); out=$d/$name.wasm
+    examples_want "$name" || continue
+    examples_stale "$out" "$d" || continue
+    examples_need /usr/bin/rustc || return 1
+    echo "plugins: $out"
+    /usr/bin/rustc --edition 2021 -O -C strip=symbols --target wasm32-wasi -o "$out" "$d/main.rs"
+  done
+  # AssemblyScript: WASI commands; the compiler comes from package-lock.json (npm ci).
+  local as=plugins/examples/assemblyscript
+  for d in "$as"/*/; do
+    d=${d%/}; name=$(basename "$d"); out=$d/$name.wasm
+    [ "$name" = node_modules ] && continue
+    examples_want "$name" || continue
+    examples_stale "$out" "$d" "$as/package-lock.json" || continue
+    if [ ! -x "$as/node_modules/.bin/asc" ]; then
+      examples_need npm || return 1
+      (cd "$as" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+    echo "plugins: $out"
+    (cd "$as" && node_modules/.bin/asc "$name/$name.ts" --runtime stub --use abort= -O3 --noAssert -o "$name/$name.wasm")
+  done
+  # WAT: hand-written WebAssembly text, assembled by wabt's wat2wasm.
+  for d in plugins/examples/wat/*/; do
+    d=${d%/}; name=$(basename "$d"); out=$d/$name.wasm
+    examples_want "$name" || continue
+    examples_stale "$out" "$d" || continue
+    examples_need wat2wasm || return 1
+    echo "plugins: $out"
+    wat2wasm "$d/$name.wat" -o "$out"
+  done
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
