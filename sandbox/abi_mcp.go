@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // The mcp ABI is the hyper-mcp / mcp.run convention.
@@ -67,11 +68,11 @@ func (p *Plugin) callMCP(ctx context.Context, name string, args json.RawMessage)
 func parseCallResult(p *Plugin, export string, out []byte, plainFallback bool) (CallResult, error) {
 	var res CallResult
 	if plainFallback && !looksLikeObject(out) {
-		return textResult(string(out)), nil
+		return textResult(plainText(out)), nil
 	}
 	if err := json.Unmarshal(out, &res); err != nil || res.Content == nil {
 		if plainFallback {
-			return textResult(string(out)), nil
+			return textResult(plainText(out)), nil
 		}
 		if err == nil {
 			err = fmt.Errorf("no content")
@@ -80,6 +81,14 @@ func parseCallResult(p *Plugin, export string, out []byte, plainFallback bool) (
 			Err: fmt.Errorf("output is not a CallToolResult: %v", err)}
 	}
 	return res, nil
+}
+
+// plainText is a command's output as a result: without the one line ending a program
+// prints after its last line ("3\n" is the answer "3").
+func plainText(out []byte) string {
+	s := string(out)
+	s = strings.TrimSuffix(s, "\n")
+	return strings.TrimSuffix(s, "\r")
 }
 
 // looksLikeObject is a cheap test that spares decoding plain-text output.

@@ -41,6 +41,9 @@ type Expect struct {
 	LastRole     string `json:"last_role,omitempty"`     // role of the request's last message
 	ToolsOffered *bool  `json:"tools_offered,omitempty"` // whether the request offers any tool
 	Contains     string `json:"contains,omitempty"`      // substring of the last user message's text
+	// Messages is the exact number of messages the request carries (system prompt
+	// included): how a test sees what a context strategy left of the history.
+	Messages *int `json:"messages,omitempty"`
 }
 
 // ToolCall is one call the scripted model makes.

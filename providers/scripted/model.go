@@ -169,6 +169,9 @@ func check(e *Expect, req *providers.ChatRequest) error {
 		}
 		return fmt.Errorf("expect.tools_offered false, but the request offers %d tools", len(req.GetTools()))
 	}
+	if e.Messages != nil && *e.Messages != len(msgs) {
+		return fmt.Errorf("expect.messages %d, but the request carries %d", *e.Messages, len(msgs))
+	}
 	if e.Contains != "" {
 		var lastUser *providers.Message
 		for _, m := range msgs {

@@ -70,7 +70,8 @@ func TestExpect(t *testing.T) {
 		{"expect":{"tools_offered":true}},
 		{"expect":{"tools_offered":false}},
 		{"expect":{"contains":"17*23"}},
-		{"expect":{"last_role":"user","tools_offered":false,"contains":"17*23"},"text":"ok"}]}`)
+		{"expect":{"messages":3}},
+		{"expect":{"last_role":"user","tools_offered":false,"contains":"17*23","messages":1},"text":"ok"}]}`)
 	req := &providers.ChatRequest{Messages: []*providers.Message{user("what is 17*23?"), {Role: providers.RoleAssistant}}}
 	tools := &providers.ChatRequest{Messages: []*providers.Message{user("hi")}, Tools: []*providers.Tool{{Name: "calc"}}}
 	for i, c := range []struct {
@@ -81,6 +82,7 @@ func TestExpect(t *testing.T) {
 		{req, `provider: scripted: turn 2: expect.tools_offered true, but the request offers no tools`},
 		{tools, `provider: scripted: turn 3: expect.tools_offered false, but the request offers 1 tools`},
 		{tools, `provider: scripted: turn 4: expect.contains "17*23" not found in the last user message`},
+		{req, `provider: scripted: turn 5: expect.messages 3, but the request carries 2`},
 	} {
 		if _, err := play(t, m, c.req); err == nil || err.Error() != c.want {
 			t.Errorf("call %d: err = %v\nwant %s", i+1, err, c.want)
@@ -88,7 +90,7 @@ func TestExpect(t *testing.T) {
 	}
 	req.Messages = req.Messages[:1]
 	if got, err := play(t, m, req); err != nil || strings.Join(got, "|") != `1 text "ok"|2 finish end_turn` {
-		t.Fatalf("turn 5: %q, %v", got, err)
+		t.Fatalf("turn 6: %q, %v", got, err)
 	}
 }
 
