@@ -56,14 +56,16 @@ func benchRuns(b *testing.B, m loop.Model, s loop.SessionStore) {
 	}
 	in := loop.RunInput{Messages: []loop.Message{loop.UserMessage("2+3?")}}
 	ctx := context.Background()
+	events := 0
 	withCPU(b, func() {
 		for b.Loop() {
-			res, err := a.RunWith(ctx, in, func(loop.Event) {})
+			res, err := a.RunWith(ctx, in, func(loop.Event) { events++ })
 			if err != nil || res.Final == nil || res.Final.Text() != fake.Answer {
 				b.Fatalf("run: %v %+v", err, res)
 			}
 		}
 	})
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
 }
 
 func mustAbs(b *testing.B, path string) string {

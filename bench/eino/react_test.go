@@ -25,14 +25,16 @@ func BenchmarkReAct(b *testing.B) {
 			b.Fatal(err)
 		}
 		in := loop.RunInput{Messages: []loop.Message{loop.UserMessage("2+3?")}}
+		events := 0
 		withCPU(b, func() {
 			for b.Loop() {
-				res, err := a.RunWith(ctx, in, func(loop.Event) {})
+				res, err := a.RunWith(ctx, in, func(loop.Event) { events++ })
 				if err != nil || res.Final == nil || res.Final.Text() != fake.Answer {
 					b.Fatalf("run: %v %+v", err, res)
 				}
 			}
 		})
+		b.ReportMetric(float64(events)/float64(b.N), "events/op")
 	})
 	agent := func(b *testing.B) *react.Agent {
 		a, err := react.NewAgent(ctx, &react.AgentConfig{
