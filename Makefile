@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: all build test test-short cover bench demo deps plugins clean
+.PHONY: all build test test-short cover bench bench-all demo deps plugins clean
 
 all: build
 
@@ -35,7 +35,14 @@ cover:
 	$(GO) test -count=1 -coverprofile=coverage.out ./loop/
 	$(GO) tool cover -func=coverage.out | tail -1
 
+# bench prints the performance table and rewrites its section of BENCHMARKS.md (plus
+# bench/last-run.txt): medians of 5 runs, ratios from the same run (bench/cmd/benchtable).
+# It builds its own fixtures (the C plugin needs clang + wasi-libc from `make deps`).
 bench:
+	$(GO) run ./bench/cmd/benchtable -count 5
+
+# bench-all runs every benchmark of the module, the per-package ones included.
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
 # The main job, offline: the scripted provider plays testdata/scripts/demo.json and the

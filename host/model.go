@@ -23,6 +23,13 @@ type providerModel struct {
 	model  string
 }
 
+// NewProviderModel is the loop.Model the host makes of a started provider: model names
+// the model when a request does not. Exported for bench/ (the loop step through the
+// provider subprocess), which measures exactly what a run through the host pays.
+func NewProviderModel(client *providers.Client, model string) loop.Model {
+	return &providerModel{client: client, model: model}
+}
+
 func (m *providerModel) Stream(ctx context.Context, req loop.Request) (loop.Stream, error) {
 	pr := toChatRequest(req)
 	if pr.Model == "" {

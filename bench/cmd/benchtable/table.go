@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// row is one line of the summary: agenthost's figure, its comparison's, their ratio
+// and the target the ratio (or the figure) must meet.
+type row struct {
+	what, ours, theirs, ratio, target, met string
+}
+
+// Benchmark names of the rows.
+const (
+	warmSandbox  = "BenchmarkWarmCall/sandbox"
+	warmBare     = "BenchmarkWarmCall/bare-extism"
+	warmNative   = "BenchmarkWarmCall/native-go"
+	stepInProc   = "BenchmarkLoopStep/in-process"
+	stepProvider = "BenchmarkLoopStep/provider-subprocess"
+	stepSQLite   = "BenchmarkLoopStep/sqlite"
+	reactOurs    = "BenchmarkReAct/agenthost"
+	reactStream  = "BenchmarkReAct/eino-stream"
+	reactGen     = "BenchmarkReAct/eino-generate"
+	sessionsName = "BenchmarkSessions"
+)
+
+// summary builds the rows from the medians of s. A missing figure shows as "–".
+func summary(s samples) []row {
+	ns := func(name string) float64 { return s.stat(name, "ns/op").median }
+	allocs := func(name string) float64 { return s.stat(name, "allocs/op").median }
+	var rows []row
+
+	sb, bare, native := ns(warmSandbox), ns(warmBare), ns(warmNative)
+	rows = append(rows,
+		row{"Warm tool call: sandbox vs bare extism `Call` (Go plugin, same export)", dur(sb), dur(bare),
+			times(sb, bare), "≤ 2.0×", check(sb/bare <= 2.0, sb, bare)},
+		row{"Warm tool call: sandbox vs native Go tool (the floor)", dur(sb), dur(native),
+			times(sb, native), "–", ""})
+
+	for _, p := range []struct{ lang, label string }{{"go", "Go-built (3.5 MB)"}, {"c", "C-built (1 KB)"}} {
+		first, cached := ns("BenchmarkStart/"+p.lang+"/first"), ns("BenchmarkStart/"+p.lang+"/cached")
+		rows = append(rows, row{"Plugin start, " + p.label + ": with the compilation cache vs first start",
+			dur(cached), dur(first), times(first, cached) + " faster", "≥ 10× faster", check(first/cached >= 10, first, cached)})
+	}
+
+	in := ns(stepInProc)
+	rows = append(rows,
+		row{"Loop step, in-process model (one run: 2 model calls + 1 tool call)", dur(in) + ", " + count(allocs(stepInProc)) + " allocs",
+			"–", "–", "< 20 µs (issue 2)", check(in < 20000, in, 1)},
+		row{"Loop step through the provider subprocess vs in-process", dur(ns(stepProvider)), dur(in), times(ns(stepProvider), in), "–", ""},
+		row{"Loop step with the SQLite store vs no store", dur(ns(stepSQLite)), dur(in), times(ns(stepSQLite), in), "–", ""})
+
+	ours, stream, gen := ns(reactOurs), ns(reactStream), ns(reactGen)
+	rows = append(rows,
+		row{"ReAct step, agenthost vs eino (streamed, ns/step)", dur(ours), dur(stream),
+			times(stream, ours) + " less", "≥ 3× less", check(stream/ours >= 3, stream, ours)},
+		row{"ReAct step, agenthost vs eino (streamed, allocs/step)", count(allocs(reactOurs)), count(allocs(reactStream)),
+			times(allocs(reactStream), allocs(reactOurs)) + " fewer", "–", ""},
+		row{"ReAct step, agenthost vs eino (eino Generate, ns/step)", dur(ours), dur(gen),
+			times(gen, ours) + " less", "–", ""})
+
+	runs := s.stat(sessionsName, "runs/s").median
+	rss := s.stat(sessionsName, "peak-RSS-MiB").median
+	idle := s.stat(sessionsName, "B/idle-session").median
+	rows = append(rows,
+		row{"1,000 concurrent sessions (100 ms model delay, ideal 5,000 runs/s)", count(runs) + " runs/s", "5,000 runs/s",
+			percent(runs, 5000) + " of ideal", "–", ""},
+		row{"Peak RSS with 1,000 concurrent sessions", fmt.Sprintf("%.0f MiB", rss), "1 GiB", percent(rss, 1024) + " of it",
+			"< 1 GiB", check(rss < 1024, rss, 1)},
+		row{"Memory per idle session (one-step run kept in a MemoryStore)", fmtBytes(idle), "–", "–", "–", ""})
+	return rows
+}
+
+// markdown renders rows as a table.
+func markdown(rows []row) string {
+	var b strings.Builder
+	b.WriteString("| row | agenthost | comparison | ratio | target | met |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.what, r.ours, r.theirs, r.ratio, r.target, r.met)
+	}
+	return b.String()
+}
+
+// details renders every benchmark's medians, with the range over the -count runs.
+func details(s samples) string {
+	var b strings.Builder
+	b.WriteString("| benchmark | runs | ns/op median (min – max) | cpu-ns/op | B/op | allocs/op | other |\n|---|---|---|---|---|---|---|\n")
+	for _, name := range s.names() {
+		t := s.stat(name, "ns/op")
+		var other []string
+		for _, u := range []string{"runs/s", "peak-RSS-MiB", "B/idle-session"} {
+			if o := s.stat(name, u); o.n > 0 {
+				other = append(other, fmt.Sprintf("%s %s", count(o.median), u))
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %s (%s – %s) | %s | %s | %s | %s |\n", name, t.n, dur(t.median), dur(t.min), dur(t.max),
+			dur(s.stat(name, "cpu-ns/op").median), fmtBytes(s.stat(name, "B/op").median), count(s.stat(name, "allocs/op").median),
+			strings.Join(other, ", "))
+	}
+	return b.String()
+}
+
+func check(ok bool, a, b float64) string {
+	switch {
+	case a == 0 || b == 0 || math.IsNaN(a) || math.IsNaN(b):
+		return "–"
+	case ok:
+		return "yes"
+	}
+	return "**no**"
+}
+
+// dur formats nanoseconds with three significant digits.
+func dur(ns float64) string {
+	switch {
+	case ns == 0:
+		return "–"
+	case ns < 1e3:
+		return sig(ns) + " ns"
+	case ns < 1e6:
+		return sig(ns/1e3) + " µs"
+	case ns < 1e9:
+		return sig(ns/1e6) + " ms"
+	}
+	return sig(ns/1e9) + " s"
+}
+
+func sig(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func times(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "–"
+	}
+	return sig(a/b) + "×"
+}
+
+func percent(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*a/b)
+}
+
+// count formats a number with thousands separators.
+func count(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	s := fmt.Sprintf("%.0f", v)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func fmtBytes(v float64) string {
+	switch {
+	case v == 0:
+		return "–"
+	case v < 1<<10:
+		return fmt.Sprintf("%.0f B", v)
+	case v < 1<<20:
+		return sig(v/(1<<10)) + " KiB"
+	}
+	return sig(v/(1<<20)) + " MiB"
+}

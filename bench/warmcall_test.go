@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
+)
+
+// BenchmarkWarmCall is the warm tool call row: the same greet({"text":"bench"}) →
+// "Hello, bench!" three ways, in one process.
+//
+//   - sandbox: sandbox.Plugin.CallTool on a warm instance of the Go-built guest — the
+//     pool, input/output limits, timeout, net guard, argument extraction from the JSON
+//     arguments and result decoding: what every Wasm tool call of agenthost pays.
+//   - bare-extism: extism's Plugin.Call of the same export on one bare instance (the
+//     input string given directly): the Wasm floor.
+//   - native-go: a Go loop.Tool that decodes the same JSON arguments and builds the same
+//     result: the floor of any tool call.
+func BenchmarkWarmCall(b *testing.B) {
+	ctx := context.Background()
+	b.Run("sandbox", func(b *testing.B) {
+		r, err := sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close(ctx)
+		p, err := r.Load(ctx, sandbox.Config{Name: "guest", Wasm: fx.goGuest, Tools: greetDecl()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close(ctx)
+		args := []byte(`{"text":"bench"}`)
+		if _, err := p.CallTool(ctx, "greet", args); err != nil {
+			b.Fatal(err)
+		}
+		withCPU(b, func() {
+			for b.Loop() {
+				res, err := p.CallTool(ctx, "greet", args)
+				if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != "Hello, bench!" {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	})
+	b.Run("bare-extism", func(b *testing.B) {
+		cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: fx.goGuest}}},
+			extism.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfigCompiler()}, guestImports())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cp.Close(ctx)
+		in, err := cp.Instance(ctx, extism.PluginInstanceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer in.Close(ctx)
+		if _, _, err := in.Call("greet", []byte("warm")); err != nil {
+			b.Fatal(err)
+		}
+		withCPU(b, func() {
+			for b.Loop() {
+				_, out, err := in.Call("greet", []byte("bench"))
+				if err != nil || string(out) != "Hello, bench!" {
+					b.Fatal(string(out), err)
+				}
+			}
+		})
+	})
+	b.Run("native-go", func(b *testing.B) {
+		tool := loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "greet"},
+			Fn: func(_ context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+				var in struct{ Text string }
+				if err := json.Unmarshal([]byte(c.Arguments), &in); err != nil {
+					return loop.ToolResult{}, err
+				}
+				return loop.TextResult("Hello, " + in.Text + "!"), nil
+			}}
+		call := loop.ToolCall{ID: "c1", Name: "greet", Arguments: `{"text":"bench"}`}
+		withCPU(b, func() {
+			for b.Loop() {
+				res, err := tool.Call(ctx, call)
+				if err != nil || res.Content[0].Text != "Hello, bench!" {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	})
+}
+
+// greetDecl declares the greet export as a tool whose input is the argument "text".
+func greetDecl() []sandbox.ToolDecl {
+	return []sandbox.ToolDecl{{Name: "greet", Export: "greet", Input: "text",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}}
+}
+
+// guestImports satisfies the host functions the Go guest imports (kv, create_message,
+// notify_progress) for the bare extism instance; greet calls none of them.
+func guestImports() []extism.HostFunction {
+	i64 := extism.ValueTypeI64
+	nop := func(context.Context, *extism.CurrentPlugin, []uint64) {}
+	zero := func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) { s[0] = 0 }
+	return []extism.HostFunction{
+		extism.NewHostFunctionWithStack("kv_get", zero, []extism.ValueType{i64}, []extism.ValueType{i64}),
+		extism.NewHostFunctionWithStack("kv_set", nop, []extism.ValueType{i64, i64}, nil),
+		extism.NewHostFunctionWithStack("kv_delete", nop, []extism.ValueType{i64}, nil),
+		extism.NewHostFunctionWithStack("create_message", zero, []extism.ValueType{i64}, []extism.ValueType{i64}),
+		extism.NewHostFunctionWithStack("notify_progress", nop, []extism.ValueType{i64}, nil),
+	}
+}
