@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -288,3 +289,5 @@ func waitFor[T any](t *testing.T, what string, ch <-chan T) T {
 		panic("unreachable")
 	}
 }
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
