@@ -59,7 +59,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	}
 	// WAL lets readers (sessions list) run beside the writer; NORMAL sync in WAL mode
 	// survives a killed process (not a power cut), which is the promise here.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)"
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -278,3 +278,34 @@ func (o *oneText) Recv() (loop.Delta, error) {
 	return loop.Delta{Seq: 1, Kind: loop.DeltaText, Text: o.text}, nil
 }
 func (o *oneText) Close() error { return nil }
+
+// Concurrent runs on different sessions append at once; each append reads the last seq
+// and then writes, so a deferred transaction would fail with SQLITE_BUSY on the upgrade
+// instead of waiting (found by the host/server load test). Immediate transactions wait.
+func TestConcurrentAppendsOnManySessionsAllSucceed(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	errs := make(chan error, 64*5)
+	done := make(chan struct{})
+	for g := range 64 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for seq := int64(1); seq <= 5; seq++ {
+				if err := s.Append(ctx, fmt.Sprintf("s%d", g), msgEntry(seq, "x")); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for range 64 {
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ss, err := s.Sessions(ctx)
+	if err != nil || len(ss) != 64 {
+		t.Fatalf("%d sessions, %v", len(ss), err)
+	}
+}

@@ -16,6 +16,10 @@ type Fixture struct {
 	// Repeat starts again from the first turn after the last one, instead of
 	// failing; for load tests and benchmarks.
 	Repeat bool `json:"repeat,omitempty"`
+	// PerSession counts turns per session (the request's metadata.session)
+	// instead of across all calls, so concurrent runs on different sessions
+	// each play the fixture from its first turn; for load tests.
+	PerSession bool `json:"per_session,omitempty"`
 }
 
 // Turn is the answer to one model call.

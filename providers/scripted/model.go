@@ -18,6 +18,8 @@ type Model struct {
 	fixture *Fixture
 	source  string // file name for messages; "" for in-memory fixtures
 	next    int    // index of the next turn
+	// perSession holds the next turn index by session when the fixture is PerSession.
+	perSession map[string]int
 }
 
 // New returns a model replaying f. f may be nil when the fixture will come
@@ -44,7 +46,7 @@ func (m *Model) Configure(_ context.Context, options map[string]string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.fixture, m.source, m.next = f, path, 0
+	m.fixture, m.source, m.next, m.perSession = f, path, 0, nil
 	return nil
 }
 
@@ -59,7 +61,7 @@ func (m *Model) Info(context.Context) (*providers.Info, error) {
 
 // Stream plays the next turn.
 func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
-	turn, n, err := m.take()
+	turn, n, err := m.take(req.GetMetadata().GetSession())
 	if err != nil {
 		return err
 	}
@@ -128,12 +130,21 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 	return nil
 }
 
-// take consumes the next turn; n is its 1-based number for messages.
-func (m *Model) take() (*Turn, int, error) {
+// take consumes the next turn (of the session, for a PerSession fixture); n is its
+// 1-based number for messages.
+func (m *Model) take(session string) (*Turn, int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fixture == nil {
 		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: "scripted: no fixture loaded (set the script option)"}
+	}
+	if m.fixture.PerSession {
+		if m.perSession == nil {
+			m.perSession = map[string]int{}
+		}
+		saved := m.next
+		m.next = m.perSession[session]
+		defer func() { m.perSession[session], m.next = m.next, saved }()
 	}
 	if m.next >= len(m.fixture.Turns) && m.fixture.Repeat && len(m.fixture.Turns) > 0 {
 		m.next = 0

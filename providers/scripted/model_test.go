@@ -162,3 +162,22 @@ func TestRepeat(t *testing.T) {
 		t.Fatalf("got %q", all)
 	}
 }
+
+func TestPerSessionTurnsAreCountedBySession(t *testing.T) {
+	m := parse(t, `{"per_session":true,"repeat":true,"turns":[{"text":"a"},{"text":"b"}]}`)
+	req := func(s string) *providers.ChatRequest {
+		return &providers.ChatRequest{Metadata: &providers.Metadata{Session: s}}
+	}
+	var all []string
+	for _, s := range []string{"s1", "s2", "s1", "s2", "s1"} {
+		got, err := play(t, m, req(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, s+":"+got[0])
+	}
+	want := `s1:1 text "a"|s2:1 text "a"|s1:1 text "b"|s2:1 text "b"|s1:1 text "a"`
+	if strings.Join(all, "|") != want {
+		t.Fatalf("got  %q\nwant %q", strings.Join(all, "|"), want)
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/server"
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		addr, provider, tokenFile string
+		maxBody                   int64
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the agent over HTTP: AG-UI events over SSE (see host/server/README.md)",
+		Long: `Serve the agent declared in the manifest over HTTP.
+
+POST /v1/runs takes an AG-UI RunAgentInput and streams AG-UI events (SSE); tool calls
+that need approval end the run with an interrupt, answered by a new run with "resume".
+The bearer token comes from AGENTHOST_TOKEN or --token-file; without one the server only
+binds a loopback address. SIGINT/SIGTERM abort the runs in progress (stored as aborted)
+and stop the server.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			token, err := server.LoadToken(os.Getenv("AGENTHOST_TOKEN"), tokenFile)
+			if err != nil {
+				return usage(err)
+			}
+			if err := server.CheckAddr(addr, token != ""); err != nil {
+				return usage(err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,
+				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd)})
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			srv, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, MaxBodyBytes: maxBody})
+			if err != nil {
+				return failed(err)
+			}
+			logf := func(format string, args ...any) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
+			}
+			if err := srv.ListenAndServe(ctx, addr, logf); err != nil {
+				return failed(err)
+			}
+			logf("stopped")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (non-loopback needs a token)")
+	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
+	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (default: $AGENTHOST_TOKEN)")
+	f.Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest accepted request body, in bytes")
+	return cmd
+}

@@ -1,0 +1,20 @@
+// Package server is `agenthost serve`: an HTTP API that runs the agent and streams each
+// run as AG-UI events over Server-Sent Events, with approvals as AG-UI interrupts,
+// abort, session listing, bearer-token auth and a small live page at "/".
+//
+//	POST /v1/runs               AG-UI RunAgentInput → text/event-stream of AG-UI events
+//	POST /v1/runs/{id}/abort    stop a run in progress (the session keeps what it stored)
+//	GET  /v1/sessions           stored sessions
+//	GET  /v1/sessions/{id}      one session's entries and runs, as JSON
+//	GET  /healthz               liveness, no auth
+//	GET  /                      the live page (web/index.html, embedded)
+//
+// The loop's events are translated by Translator (translate.go); the mapping is in
+// README.md. A run is bound to its request: a client that disconnects aborts its run.
+// A second run on a session that has one in progress is refused with 409.
+//
+// The package depends on a Runner (the loop agent) and a loop.SessionStore, so tests can
+// serve an in-process agent. It must not hold loop logic (when to call tools, how to
+// store) or know about manifests, Wasm or providers: host.Open builds the agent, this
+// package only speaks HTTP about it.
+package server

@@ -1,0 +1,293 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// turn is one answer of the in-process model.
+type turn struct {
+	reasoning, text string
+	calls           []loop.ToolCall
+}
+
+// turnModel answers each session's model calls with the turns in order (per session,
+// so concurrent runs do not steal each other's turns), streaming text in 6-rune chunks.
+type turnModel struct {
+	mu    sync.Mutex
+	turns []turn
+	next  map[string]int
+}
+
+func newTurnModel(turns ...turn) *turnModel { return &turnModel{turns: turns, next: map[string]int{}} }
+
+func (m *turnModel) Stream(_ context.Context, req loop.Request) (loop.Stream, error) {
+	m.mu.Lock()
+	i := m.next[req.Metadata.SessionID]
+	m.next[req.Metadata.SessionID]++
+	m.mu.Unlock()
+	if i >= len(m.turns) {
+		return nil, &loop.ModelError{Kind: loop.ErrInvalidRequest, Message: fmt.Sprintf("out of turns at call %d", i+1)}
+	}
+	t := m.turns[i]
+	var ds []loop.Delta
+	add := func(d loop.Delta) { d.Seq = len(ds) + 1; ds = append(ds, d) }
+	if t.reasoning != "" {
+		add(loop.Delta{Kind: loop.DeltaReasoning, Text: t.reasoning})
+	}
+	for r := []rune(t.text); len(r) > 0; {
+		n := min(6, len(r))
+		add(loop.Delta{Kind: loop.DeltaText, Text: string(r[:n])})
+		r = r[n:]
+	}
+	for i, c := range t.calls {
+		add(loop.Delta{Kind: loop.DeltaToolCall, ToolCall: &loop.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}})
+	}
+	add(loop.Delta{Kind: loop.DeltaUsage, Usage: &loop.Usage{PromptTokens: 10, CompletionTokens: 5}})
+	stop := "end_turn"
+	if len(t.calls) > 0 {
+		stop = "tool_use"
+	}
+	add(loop.Delta{Kind: loop.DeltaFinish, StopReason: stop})
+	return &sliceStream{ds: ds}, nil
+}
+
+type sliceStream struct {
+	ds []loop.Delta
+	i  int
+}
+
+func (s *sliceStream) Recv() (loop.Delta, error) {
+	if s.i >= len(s.ds) {
+		return loop.Delta{}, io.EOF
+	}
+	s.i++
+	return s.ds[s.i-1], nil
+}
+func (s *sliceStream) Close() error { return nil }
+
+// addTool answers "added" with the sum of a and b.
+var addTool = loop.FuncTool{
+	ToolSpec: loop.ToolSpec{Name: "add", Description: "add two numbers",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
+	Fn: func(_ context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+		var in struct{ A, B float64 }
+		if err := json.Unmarshal([]byte(c.Arguments), &in); err != nil {
+			return loop.ToolResult{}, err
+		}
+		return loop.TextResult(fmt.Sprint(in.A + in.B)), nil
+	},
+}
+
+// blockingTool reports on started when called and returns only when its context ends.
+func blockingTool(started chan<- string) loop.Tool {
+	return loop.FuncTool{
+		ToolSpec: loop.ToolSpec{Name: "wait", Description: "waits until cancelled"},
+		Fn: func(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+			started <- c.ID
+			<-ctx.Done()
+			return loop.ToolResult{}, context.Cause(ctx)
+		},
+	}
+}
+
+// testEnv is an in-process agent served by httptest.
+type testEnv struct {
+	srv   *Server
+	ts    *httptest.Server
+	store loop.SessionStore
+	token string
+}
+
+type envOptions struct {
+	token           string
+	store           loop.SessionStore
+	requireApproval []string
+	maxBody         int64
+	extraTools      []loop.Tool
+}
+
+func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
+	t.Helper()
+	if o.store == nil {
+		o.store = loop.NewMemoryStore()
+	}
+	tools, err := loop.NewToolSet(append([]loop.Tool{addTool}, o.extraTools...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: newTurnModel(turns...), ModelName: "fake",
+		Tools: tools, Store: o.store, Approver: InterruptApprover{},
+		ToolPolicy: loop.ToolPolicy{RequireApproval: o.requireApproval}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Drain(ctx); err != nil {
+			t.Error(err)
+		}
+		ts.Close()
+	})
+	return &testEnv{srv: srv, ts: ts, store: o.store, token: o.token}
+}
+
+// request sends a request with the env's token (if any) and returns status and body.
+func (e *testEnv) request(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	resp := e.do(t, method, path, body, e.token)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func (e *testEnv) do(t *testing.T, method, path, body, token string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, e.ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// runBody is a RunAgentInput with one user message.
+func runBody(thread, run, text string) string {
+	b, _ := json.Marshal(map[string]any{"threadId": thread, "runId": run,
+		"messages": []map[string]any{{"id": "m-" + run, "role": "user", "content": text}}})
+	return string(b)
+}
+
+func resumeBody(thread, run, interrupt, payload string) string {
+	return fmt.Sprintf(`{"threadId":%q,"runId":%q,"messages":[],"resume":[{"interruptId":%q,"status":"resolved","payload":%s}]}`,
+		thread, run, interrupt, payload)
+}
+
+// sseEvents reads an SSE stream of AG-UI events into generic maps.
+func sseEvents(t *testing.T, r io.Reader) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			t.Fatalf("unexpected SSE line %q", line)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("bad event %q: %v", data, err)
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("read stream: %v", err)
+	}
+	return out
+}
+
+// run posts a run and returns its events (status must be 200).
+func (e *testEnv) run(t *testing.T, body string) []map[string]any {
+	t.Helper()
+	resp := e.do(t, "POST", "/v1/runs", body, e.token)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/runs: %d %s", resp.StatusCode, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	return sseEvents(t, resp.Body)
+}
+
+// brief renders events as short strings for exact sequence checks: the type, plus the
+// fields that identify what it is about; CUSTOM status events are left out.
+func brief(evs []map[string]any) []string {
+	var out []string
+	for _, ev := range evs {
+		s := ev["type"].(string)
+		switch s {
+		case "CUSTOM":
+			if ev["name"] == "agenthost.status" {
+				continue
+			}
+			s += " " + ev["name"].(string)
+		case "TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT", "TOOL_CALL_ARGS":
+			s += fmt.Sprintf(" %q", ev["delta"])
+		case "TOOL_CALL_START":
+			s += fmt.Sprintf(" %s %s", ev["toolCallId"], ev["toolCallName"])
+		case "TOOL_CALL_RESULT":
+			s += fmt.Sprintf(" %s %q", ev["toolCallId"], ev["content"])
+		case "STEP_STARTED", "STEP_FINISHED":
+			s += " " + ev["stepName"].(string)
+		case "RUN_FINISHED":
+			oc, _ := ev["outcome"].(map[string]any)
+			res, _ := ev["result"].(map[string]any)
+			s += fmt.Sprintf(" %v %v/%v", oc["type"], res["status"], res["reason"])
+			if its, ok := oc["interrupts"].([]any); ok {
+				for _, it := range its {
+					s += fmt.Sprintf(" interrupt:%v", it.(map[string]any)["id"])
+				}
+			}
+		case "RUN_ERROR":
+			s += fmt.Sprintf(" %v: %v", ev["code"], ev["message"])
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func equalLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s:\ngot:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// waitFor receives from ch within a bound, or fails.
+func waitFor[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }

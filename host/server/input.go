@@ -1,0 +1,127 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// runInput maps an AG-UI RunAgentInput to the loop's RunInput.
+//
+// The session keeps the conversation (the loop stores every message), and AG-UI clients
+// send the whole conversation with every run, so only the trailing user messages — the
+// ones after the last message of any other role — are new input. A resume (answers to
+// the interrupts of an interrupted run) usually has none.
+func runInput(in RunAgentInput) (loop.RunInput, error) {
+	if in.ThreadID == "" {
+		return loop.RunInput{}, errors.New("threadId is required (it names the session)")
+	}
+	if in.RunID == "" {
+		return loop.RunInput{}, errors.New("runId is required")
+	}
+	out := loop.RunInput{SessionID: in.ThreadID, RunID: in.RunID}
+	start := len(in.Messages)
+	for start > 0 && in.Messages[start-1].Role == "user" {
+		start--
+	}
+	for i, m := range in.Messages[start:] {
+		parts, err := contentParts(m.Content)
+		if err != nil {
+			return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): %w", start+i, m.ID, err)
+		}
+		if len(parts) == 0 {
+			return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): user message has no content", start+i, m.ID)
+		}
+		out.Messages = append(out.Messages, loop.Message{Role: loop.RoleUser, Content: parts})
+	}
+	for i, r := range in.Resume {
+		if r.InterruptID == "" {
+			return loop.RunInput{}, fmt.Errorf("resume[%d]: interruptId is required", i)
+		}
+		a, err := approval(r)
+		if err != nil {
+			return loop.RunInput{}, fmt.Errorf("resume[%d] (interrupt %q): %w", i, r.InterruptID, err)
+		}
+		if out.Approvals == nil {
+			out.Approvals = map[string]loop.Approval{}
+		}
+		out.Approvals[r.InterruptID] = a
+	}
+	if len(out.Messages) == 0 && len(out.Approvals) == 0 {
+		return loop.RunInput{}, errors.New("nothing to run: no trailing user message and no resume entries")
+	}
+	return out, nil
+}
+
+// approval reads a resume entry: "cancelled" rejects; "resolved" approves when the
+// payload is true or {"approved": true}, and rejects otherwise, with payload.reason.
+func approval(r ResumeEntry) (loop.Approval, error) {
+	switch r.Status {
+	case "cancelled":
+		return loop.Approval{Reason: "cancelled by the user"}, nil
+	case "resolved":
+	default:
+		return loop.Approval{}, fmt.Errorf("status %q: want resolved or cancelled", r.Status)
+	}
+	p := bytes.TrimSpace(r.Payload)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		return loop.Approval{}, errors.New(`a resolved approval needs a payload: {"approved": true|false, "reason": "..."}`)
+	}
+	var b bool
+	if json.Unmarshal(p, &b) == nil {
+		return loop.Approval{Approved: b}, nil
+	}
+	var obj struct {
+		Approved *bool  `json:"approved"`
+		Reason   string `json:"reason"`
+	}
+	if err := json.Unmarshal(p, &obj); err != nil || obj.Approved == nil {
+		return loop.Approval{}, errors.New(`payload: want true, false or {"approved": true|false, "reason": "..."}`)
+	}
+	return loop.Approval{Approved: *obj.Approved, Reason: obj.Reason}, nil
+}
+
+// contentParts reads AG-UI content: a string, or parts of type text or image (url or
+// data source).
+func contentParts(raw json.RawMessage) ([]loop.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return nil, nil
+		}
+		return []loop.Part{loop.TextPart(s)}, nil
+	}
+	var parts []struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Source *struct {
+			Type     string `json:"type"`
+			Value    string `json:"value"`
+			MimeType string `json:"mimeType"`
+		} `json:"source"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, errors.New("content: want a string or a list of parts")
+	}
+	var out []loop.Part
+	for i, p := range parts {
+		switch {
+		case p.Type == "text":
+			out = append(out, loop.TextPart(p.Text))
+		case p.Type == "image" && p.Source != nil && p.Source.Type == "url":
+			out = append(out, loop.Part{Type: loop.PartImage, URL: p.Source.Value, MimeType: p.Source.MimeType})
+		case p.Type == "image" && p.Source != nil && p.Source.Type == "data":
+			out = append(out, loop.Part{Type: loop.PartImage, URL: "data:" + p.Source.MimeType + ";base64," + p.Source.Value, MimeType: p.Source.MimeType})
+		default:
+			return nil, fmt.Errorf("content[%d]: part type %q is not supported (text, image)", i, p.Type)
+		}
+	}
+	return out, nil
+}

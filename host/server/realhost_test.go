@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/host"
+)
+
+// The tests in this file and the benchmark serve a real host: the scripted provider
+// binary (built once per test process) and the calc Wasm plugin from scripts/plugins.sh.
+
+var (
+	buildOnce   sync.Once
+	buildErr    error
+	providerBin string
+)
+
+func repoRoot(tb testing.TB) string {
+	tb.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+// realDeps builds the scripted provider and makes sure calc.wasm exists.
+func realDeps(tb testing.TB) (provider, calc string) {
+	tb.Helper()
+	root := repoRoot(tb)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agenthost-server-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		providerBin = filepath.Join(dir, "agenthost-provider-scripted")
+		cmd := exec.Command("go", "build", "-o", providerBin, "./providers/scripted/cmd/agenthost-provider-scripted")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build scripted provider: %v\n%s", err, b)
+			return
+		}
+		if _, err := os.Stat(filepath.Join(root, "plugins/examples/go/calc/calc.wasm")); err != nil {
+			cmd := exec.Command("bash", "scripts/plugins.sh")
+			cmd.Dir = root
+			if b, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("build plugins: %v\n%s", err, b)
+			}
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	calc = filepath.Join(root, "plugins/examples/go/calc/calc.wasm")
+	if _, err := os.Stat(calc); err != nil {
+		tb.Fatalf("calc plugin: %v (scripts/plugins.sh builds it)", err)
+	}
+	return providerBin, calc
+}
+
+// writeManifest writes agent.toml and the fixture into dir. policy is added to
+// [agent.tool_policy]; the store is SQLite (sessions.db) unless memory is set.
+func writeManifest(tb testing.TB, dir, fixture, policy string, memory bool) string {
+	tb.Helper()
+	provider, calc := realDeps(tb)
+	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(fixture), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	st := "kind = \"sqlite\"\npath = \"sessions.db\""
+	if memory {
+		st = "kind = \"memory\""
+	}
+	manifest := fmt.Sprintf(`[agent]
+name = "served"
+system_prompt = "You compute."
+provider = "scripted"
+model = "demo"
+[agent.tool_policy]
+%s
+
+[providers.scripted]
+command = %q
+options = { script = "script.json" }
+
+[store]
+%s
+
+[[plugins]]
+name = "calc"
+wasm = %q
+[plugins.permissions]
+timeout = "10s"
+`, policy, provider, st, calc)
+	p := filepath.Join(dir, "agent.toml")
+	if err := os.WriteFile(p, []byte(manifest), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// serveHost opens the manifest as `agenthost serve` does and serves it with httptest.
+func serveHost(tb testing.TB, manifest, token string) (*Server, *httptest.Server) {
+	tb.Helper()
+	h, err := host.Open(context.Background(), host.Options{Manifest: manifest, Approver: InterruptApprover{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := New(Options{Agent: h.Agent, Store: h.Store, Token: token})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Drain(ctx)
+		ts.Close()
+		_ = h.Close()
+	})
+	return srv, ts
+}

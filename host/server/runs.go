@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// bodyReadTimeout bounds how long a client may take to send a request body.
+const bodyReadTimeout = 30 * time.Second
+
+// handleRun is POST /v1/runs: decode the RunAgentInput, start the run, stream it.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	var ai RunAgentInput
+	if !s.readJSON(w, r, &ai) {
+		return
+	}
+	in, err := runInput(ai)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid RunAgentInput: "+err.Error())
+		return
+	}
+	if code, msg := s.claim(in); code != 0 {
+		writeError(w, code, msg)
+		return
+	}
+	defer s.release(in.RunID)
+
+	// The run ends when its client goes away, on Abort, or on Shutdown.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stopOnShutdown := context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })
+	defer stopOnShutdown()
+
+	stream := newSSE(w)
+	tr := NewTranslator(in.SessionID, in.RunID)
+	_, err = s.opts.Agent.RunWith(ctx, in, func(e loop.Event) {
+		for _, ev := range tr.Translate(e) {
+			stream.send(ev)
+		}
+	})
+	if !stream.started {
+		// The loop refused the run before it began (no event was emitted).
+		code := http.StatusBadRequest
+		if errors.Is(err, loop.ErrSessionBusy) {
+			code = http.StatusConflict
+		}
+		writeError(w, code, fmt.Sprintf("run %q not started: %v", in.RunID, err))
+	}
+}
+
+// claim registers a run, refusing a second run on a session (409), a run id already
+// in use (409) and any run while shutting down (503).
+func (s *Server) claim(in loop.RunInput) (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return http.StatusServiceUnavailable, "server is shutting down"
+	}
+	if _, dup := s.active[in.RunID]; dup {
+		return http.StatusConflict, fmt.Sprintf("run %q is already in progress", in.RunID)
+	}
+	for run, session := range s.active {
+		if session == in.SessionID {
+			return http.StatusConflict, fmt.Sprintf("session %q already has a run in progress (%s); abort it or wait for it to finish", session, run)
+		}
+	}
+	s.active[in.RunID] = in.SessionID
+	s.wg.Add(1)
+	return 0, ""
+}
+
+func (s *Server) release(runID string) {
+	s.mu.Lock()
+	delete(s.active, runID)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// handleAbort is POST /v1/runs/{id}/abort.
+func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.opts.Agent.Abort(id) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
+}
+
+// readJSON reads a bounded body and decodes it, answering 413, 400 or 415 itself.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
+		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed JSON in request body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// sse writes AG-UI events as Server-Sent Events: one "data: JSON" frame per event.
+// Write errors (a client gone) are remembered and later events dropped; the request's
+// context, cancelled by net/http, is what stops the run.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+	err     error
+}
+
+func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
+
+func (s *sse) send(ev AGUIEvent) {
+	if s.err != nil {
+		return
+	}
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		b, _ = json.Marshal(RunError{base: base{Type: aguiRunError}, Message: "encode event: " + err.Error(), Code: "internal"})
+	}
+	buf := make([]byte, 0, len(b)+8)
+	buf = append(append(append(buf, "data: "...), b...), "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		s.err = err
+		return
+	}
+	s.err = s.rc.Flush()
+}

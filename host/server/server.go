@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Runner runs the loop; *loop.Agent is one.
+type Runner interface {
+	RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error)
+	Abort(runID string) bool
+}
+
+// Options configure a Server. Agent and Store are required.
+type Options struct {
+	Agent Runner
+	Store loop.SessionStore
+	// Token, when set, is required as "Authorization: Bearer TOKEN" on every /v1 request.
+	Token string
+	// MaxBodyBytes bounds a request body; default 1 MiB. A larger body is refused with 413.
+	MaxBodyBytes int64
+}
+
+// DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// ErrShuttingDown is the cause with which Shutdown aborts the runs in progress.
+var ErrShuttingDown = errors.New("server shutting down")
+
+// Server is the HTTP API. Create it with New; it is an http.Handler.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	token   [32]byte // sha256 of Options.Token
+	runsCtx context.Context
+	stop    context.CancelCauseFunc
+
+	mu       sync.Mutex
+	draining bool
+	active   map[string]string // run id → session id, for runs this server streams
+	wg       sync.WaitGroup    // run handlers in progress
+}
+
+// New checks the options and builds the handler.
+func New(opts Options) (*Server, error) {
+	if opts.Agent == nil {
+		return nil, errors.New("server: no agent")
+	}
+	if opts.Store == nil {
+		return nil, errors.New("server: no session store")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[string]string{}}
+	s.token = sha256.Sum256([]byte(opts.Token))
+	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /{$}", s.handlePage)
+	s.mux.Handle("POST /v1/runs", s.auth(s.handleRun))
+	s.mux.Handle("POST /v1/runs/{id}/abort", s.auth(s.handleAbort))
+	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
+	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
+	s.mux.Handle("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	}))
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// auth requires the bearer token when the server has one. The comparison is of sha256
+// digests, in constant time, so neither the token nor its length leaks through timing.
+func (s *Server) auth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Token != "" {
+			h := r.Header.Get("Authorization")
+			tok, ok := strings.CutPrefix(h, "Bearer ")
+			if !ok || h == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
+				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
+				return
+			}
+			sum := sha256.Sum256([]byte(tok))
+			if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost", error="invalid_token"`)
+				writeError(w, http.StatusUnauthorized, "invalid bearer token")
+				return
+			}
+		}
+		next(w, r)
+	})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// errorBody is every error response: {"error": "..."}.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// translateAll runs loop events through a Translator and renders the AG-UI JSON.
+func translateAll(t *testing.T, evs ...loop.Event) []string {
+	t.Helper()
+	tr := NewTranslator("ses1", "run1")
+	var out []string
+	for _, e := range evs {
+		for _, a := range tr.Translate(e) {
+			b, err := json.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+var t0 = time.UnixMilli(1_700_000_000_000)
+
+func ev(typ loop.EventType, data any) loop.Event {
+	return loop.Event{Time: t0, SessionID: "ses1", RunID: "run1", Type: typ, Data: data}
+}
+
+func TestTranslateFailedRunClosesOpenMessageAndEndsWithRunError(t *testing.T) {
+	got := translateAll(t,
+		ev(loop.EventRunStarted, loop.RunStartedData{Model: "m"}),
+		ev(loop.EventModelDelta, loop.ModelDeltaData{Kind: loop.DeltaText, Text: "Hel"}),
+		ev(loop.EventError, loop.ErrorData{Kind: "auth", Message: "auth: bad key"}),
+		ev(loop.EventRunFinished, loop.RunFinishedData{Status: loop.StatusFailed, Reason: loop.ReasonError}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"RUN_STARTED","timestamp":1700000000000,"threadId":"ses1","runId":"run1"}`,
+		`{"type":"TEXT_MESSAGE_START","timestamp":1700000000000,"messageId":"run1:msg:0","role":"assistant"}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","timestamp":1700000000000,"messageId":"run1:msg:0","delta":"Hel"}`,
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.error","value":{"kind":"auth","message":"auth: bad key","retryable":false}}`,
+		`{"type":"TEXT_MESSAGE_END","timestamp":1700000000000,"messageId":"run1:msg:0"}`,
+		`{"type":"RUN_ERROR","timestamp":1700000000000,"message":"auth: bad key","code":"error"}`,
+	})
+}
+
+func TestTranslateUnstreamedMessageAndInterrupt(t *testing.T) {
+	msg := loop.Message{Role: loop.RoleAssistant, Reasoning: "think", Content: []loop.Part{loop.TextPart("Let me write.")},
+		ToolCalls: []loop.ToolCall{{ID: "c9", Name: "fs_write", Arguments: `{"path":"a"}`}}}
+	got := translateAll(t,
+		ev(loop.EventRunStarted, loop.RunStartedData{Model: "m"}),
+		ev(loop.EventStatus, loop.StatusData{State: loop.StatePreparing}),
+		ev(loop.EventReasoning, loop.TextData{Text: "think"}),
+		ev(loop.EventText, loop.TextData{Text: "Let me write."}),
+		ev(loop.EventAssistantMessage, loop.AssistantMessageData{Message: msg}),
+		ev(loop.EventStepStart, loop.StepStartData{ID: "c9", Name: "fs_write"}),
+		ev(loop.EventToolCall, loop.ToolCallData{ID: "c9", Name: "fs_write", Arguments: json.RawMessage(`{"path":"a"}`)}),
+		ev(loop.EventApproval, loop.ToolCallData{ID: "c9", Name: "fs_write", Arguments: json.RawMessage(`{"path":"a"}`)}),
+		ev(loop.EventRunFinished, loop.RunFinishedData{Status: loop.StatusInterrupted, Reason: loop.ReasonApprovalRequired,
+			Usage: loop.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"RUN_STARTED","timestamp":1700000000000,"threadId":"ses1","runId":"run1"}`,
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.status","value":{"state":"preparing"}}`,
+		`{"type":"REASONING_START","timestamp":1700000000000,"messageId":"run1:reasoning:0"}`,
+		`{"type":"REASONING_MESSAGE_START","timestamp":1700000000000,"messageId":"run1:reasoning:0","role":"reasoning"}`,
+		`{"type":"REASONING_MESSAGE_CONTENT","timestamp":1700000000000,"messageId":"run1:reasoning:0","delta":"think"}`,
+		`{"type":"REASONING_MESSAGE_END","timestamp":1700000000000,"messageId":"run1:reasoning:0"}`,
+		`{"type":"REASONING_END","timestamp":1700000000000,"messageId":"run1:reasoning:0"}`,
+		`{"type":"TEXT_MESSAGE_START","timestamp":1700000000000,"messageId":"run1:msg:0","role":"assistant"}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","timestamp":1700000000000,"messageId":"run1:msg:0","delta":"Let me write."}`,
+		`{"type":"TEXT_MESSAGE_END","timestamp":1700000000000,"messageId":"run1:msg:0"}`,
+		`{"type":"TOOL_CALL_START","timestamp":1700000000000,"toolCallId":"c9","toolCallName":"fs_write","parentMessageId":"run1:msg:0"}`,
+		`{"type":"TOOL_CALL_ARGS","timestamp":1700000000000,"toolCallId":"c9","delta":"{\"path\":\"a\"}"}`,
+		`{"type":"TOOL_CALL_END","timestamp":1700000000000,"toolCallId":"c9"}`,
+		`{"type":"STEP_STARTED","timestamp":1700000000000,"stepName":"tool:c9"}`,
+		`{"type":"STEP_FINISHED","timestamp":1700000000000,"stepName":"tool:c9"}`,
+		`{"type":"RUN_FINISHED","timestamp":1700000000000,"threadId":"ses1","runId":"run1","result":{"status":"interrupted","reason":"approval_required"},` +
+			`"outcome":{"type":"interrupt","interrupts":[{"id":"c9","reason":"approval_required","message":"Allow fs_write {\"path\":\"a\"}?","toolCallId":"c9",` +
+			`"metadata":{"arguments":{"path":"a"},"toolName":"fs_write"}}]},"usage":[{"model":"m","inputTokens":3,"outputTokens":4,"totalTokens":7}]}`,
+	})
+}
+
+func TestRunInputTakesTrailingUserMessagesAndResume(t *testing.T) {
+	in, err := runInput(RunAgentInput{ThreadID: "s", RunID: "r", Messages: []InputMessage{
+		{ID: "1", Role: "user", Content: json.RawMessage(`"old"`)},
+		{ID: "2", Role: "assistant", Content: json.RawMessage(`"answer"`)},
+		{ID: "3", Role: "user", Content: json.RawMessage(`"new"`)},
+		{ID: "4", Role: "user", Content: json.RawMessage(`[{"type":"text","text":"and more"},{"type":"image","source":{"type":"url","value":"http://x/a.png"}}]`)},
+	}, Resume: []ResumeEntry{
+		{InterruptID: "c1", Status: "resolved", Payload: json.RawMessage(`true`)},
+		{InterruptID: "c2", Status: "cancelled"},
+		{InterruptID: "c3", Status: "resolved", Payload: json.RawMessage(`{"approved":false,"reason":"no"}`)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(struct {
+		M []loop.Message
+		A map[string]loop.Approval
+	}{in.Messages, in.Approvals})
+	want := `{"M":[{"role":"user","content":[{"type":"text","text":"new"}]},{"role":"user","content":[{"type":"text","text":"and more"},{"type":"image","url":"http://x/a.png"}]}],` +
+		`"A":{"c1":{"Approved":true,"Reason":""},"c2":{"Approved":false,"Reason":"cancelled by the user"},"c3":{"Approved":false,"Reason":"no"}}}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}
+
+func TestCheckAddrAndLoadToken(t *testing.T) {
+	for _, c := range []struct {
+		addr  string
+		token bool
+		want  string
+	}{
+		{"127.0.0.1:8080", false, ""},
+		{"[::1]:8080", false, ""},
+		{"localhost:0", false, ""},
+		{"0.0.0.0:8080", false, "refusing to serve on 0.0.0.0:8080 without a token: set AGENTHOST_TOKEN or --token-file, or use a loopback address such as 127.0.0.1:8080"},
+		{":8080", false, "refusing to serve on :8080 without a token: set AGENTHOST_TOKEN or --token-file, or use a loopback address such as 127.0.0.1:8080"},
+		{"0.0.0.0:8080", true, ""},
+	} {
+		err := CheckAddr(c.addr, c.token)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("CheckAddr(%q, %v) = %q, want %q", c.addr, c.token, got, c.want)
+		}
+	}
+	f := t.TempDir() + "/tok"
+	if err := writeFile(f, " filetok\n"); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := LoadToken("envtok", f); tok != "filetok" || err != nil {
+		t.Errorf("LoadToken with file = %q, %v", tok, err)
+	}
+	if tok, err := LoadToken(" envtok ", ""); tok != "envtok" || err != nil {
+		t.Errorf("LoadToken from env = %q, %v", tok, err)
+	}
+}

@@ -1,0 +1,20 @@
+package server
+
+import (
+	_ "embed"
+	"net/http"
+)
+
+//go:embed web/index.html
+var indexHTML []byte
+
+// handlePage serves the live page: sessions on the left, a prompt box, and the events of
+// the run it starts as they stream. It calls the same /v1 API (with the token it is
+// given in its token field), so it needs no privileges of its own.
+func (s *Server) handlePage(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(indexHTML)
+}
