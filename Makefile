@@ -38,8 +38,11 @@ cover:
 # bench prints the performance table and rewrites its section of BENCHMARKS.md (plus
 # bench/last-run.txt): medians of 5 runs, ratios from the same run (bench/cmd/benchtable).
 # It builds its own fixtures (the C plugin needs clang + wasi-libc from `make deps`).
+# The side-by-side table (BENCHMARKS.md), then the server's load test: 1,000 concurrent
+# runs over HTTP on loopback (host/server/README.md).
 bench:
 	$(GO) run ./bench/cmd/benchtable -count 5
+	$(GO) test -run '^$$' -bench ServeConcurrentRuns -benchtime 1x ./host/server/
 
 # bench-all runs every benchmark of the module, the per-package ones included.
 bench-all:

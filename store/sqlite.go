@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -43,9 +44,15 @@ CREATE TABLE IF NOT EXISTS kv (
 `
 
 // SQLite is a loop.SessionStore in one SQLite file. It is safe for concurrent use.
+//
+// Writes from this process take turns on a mutex before they reach SQLite: SQLite admits
+// one writer at a time and makes the others wait in its busy handler, which sleeps in
+// growing steps (up to 100 ms) before it tries again. A Go mutex hands over at once;
+// busy_timeout is left for writers in other processes.
 type SQLite struct {
 	db   *sql.DB
 	path string
+	wmu  sync.Mutex // serialises this process's write transactions
 }
 
 var _ loop.SessionStore = (*SQLite)(nil)
@@ -83,6 +90,8 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 	if len(entries) == 0 {
 		return nil
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("append to session %q: %w", session, err)
@@ -144,6 +153,8 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 // SaveRun inserts or updates a run's summary row.
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
 	usage, _ := json.Marshal(r.Usage)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
 		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
@@ -225,6 +236,8 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 	if value == nil {
 		value = []byte{}
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
 	if err != nil {
@@ -235,6 +248,8 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 
 // KVDelete removes a plugin's value.
 func (s *SQLite) KVDelete(ctx context.Context, plugin, key string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM kv WHERE plugin = ? AND key = ?`, plugin, key); err != nil {
 		return fmt.Errorf("kv delete %s/%s: %w", plugin, key, err)
 	}
