@@ -132,6 +132,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 		ToolPolicy: loop.ToolPolicy{MaxParallel: a.ToolPolicy.MaxParallel, MaxDuplicateCalls: a.ToolPolicy.MaxDuplicateCalls,
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
 			RequireApproval: a.ToolPolicy.RequireApproval, Timeout: time.Duration(a.ToolPolicy.Timeout)},
+		Pricing: loop.Pricing{PromptPerMTok: a.Pricing.PromptPerMTok, CompletionPerMTok: a.Pricing.CompletionPerMTok},
 		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
 			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
 	}

@@ -52,6 +52,12 @@ func TestMain(m *testing.M) {
 // plugin tables, and opens it.
 func openHost(t *testing.T, fixture, plugins string, opts Options) *Host {
 	t.Helper()
+	return openHostWith(t, "", fixture, plugins, opts)
+}
+
+// openHostWith is openHost with extra [agent] keys.
+func openHostWith(t *testing.T, agentExtra, fixture, plugins string, opts Options) *Host {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(fixture), 0o644); err != nil {
 		t.Fatal(err)
@@ -59,12 +65,13 @@ func openHost(t *testing.T, fixture, plugins string, opts Options) *Host {
 	manifest := fmt.Sprintf(`[agent]
 provider = "scripted"
 model = "m1"
+%s
 [providers.scripted]
 command = %q
 options = { script = "script.json" }
 [store]
 kind = "memory"
-%s`, scriptedBin, plugins)
+%s`, agentExtra, scriptedBin, plugins)
 	p := filepath.Join(dir, "agent.toml")
 	if err := os.WriteFile(p, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -224,5 +231,21 @@ func TestOpenErrorsNameTheCulprit(t *testing.T) {
 	_, err = Open(context.Background(), Options{Manifest: p, Provider: "other"})
 	if err == nil || err.Error() != p+`: --provider "other": no [providers.other] in the manifest` {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestManifestPricingCostsAndBudgets(t *testing.T) {
+	// 1M prompt tokens at $2 and 500k completion tokens at $8: $6 per call, over the
+	// $5 budget after the first, so the run ends with a summary.
+	h := openHostWith(t, "max_cost_usd = 5.0\n[agent.pricing]\nprompt_per_mtok = 2.0\ncompletion_per_mtok = 8.0", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}], "usage": {"prompt_tokens": 1000000, "completion_tokens": 500000}},
+	  {"expect": {"tools_offered": false, "contains": "summarise"}, "text": "spent too much", "usage": {"prompt_tokens": 10, "completion_tokens": 0}}]}`,
+		calcPlugin("calc"), Options{})
+	res, _ := h.Agent.Run(context.Background(), loop.RunInput{Messages: []loop.Message{loop.UserMessage("go")}})
+	if res.Status != loop.StatusIncomplete || res.Reason != loop.ReasonBudgetExceeded || res.Final.Text() != "spent too much" {
+		t.Fatalf("result %+v", res)
+	}
+	if want := 6.0 + 20.0/1e6; res.Usage.CostUSD < want-1e-9 || res.Usage.CostUSD > want+1e-9 {
+		t.Fatalf("cost %v, want %v", res.Usage.CostUSD, want)
 	}
 }

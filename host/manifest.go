@@ -49,6 +49,14 @@ type AgentConfig struct {
 	MaxDecodeRetries int              `toml:"max_decode_retries"`
 	ToolPolicy       ToolPolicyConfig `toml:"tool_policy"`
 	Retry            RetryConfig      `toml:"retry"`
+	Pricing          PricingConfig    `toml:"pricing"`
+}
+
+// PricingConfig is [agent.pricing]: US dollars per million tokens, used for cost_usd and
+// max_cost_usd when the provider reports no cost itself.
+type PricingConfig struct {
+	PromptPerMTok     float64 `toml:"prompt_per_mtok"`
+	CompletionPerMTok float64 `toml:"completion_per_mtok"`
 }
 
 // ToolPolicyConfig is [agent.tool_policy].

@@ -143,6 +143,20 @@ func (r *run) failOrAbort(err error) RunResult {
 }
 
 func (r *run) end(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {
+	// The run record and the queued events are written before run_finished is emitted, so
+	// that a failure to write them is what run_finished (live and stored) reports.
+	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
+		Started: r.started, Ended: r.cfg.Now(), Usage: r.usage}
+	if serr := r.cfg.Store.SaveRun(r.sctx, rec); serr != nil && err == nil {
+		err = fmt.Errorf("store run %q: %w", r.in.RunID, serr)
+		status, reason = StatusFailed, ReasonError
+		rec.Status, rec.Reason = status, reason
+		r.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+	}
+	if serr := r.store(); serr != nil && err == nil {
+		err, status, reason = serr, StatusFailed, ReasonError
+		r.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+	}
 	switch status {
 	case StatusFailed:
 		r.setState(StateFailed)
@@ -154,12 +168,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	}
 	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage})
 	if serr := r.store(); serr != nil && err == nil {
-		status, reason, err = StatusFailed, ReasonError, serr
-	}
-	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.cfg.Now(), Usage: r.usage}
-	if serr := r.cfg.Store.SaveRun(r.sctx, rec); serr != nil && err == nil {
-		status, reason, err = StatusFailed, ReasonError, fmt.Errorf("store run %q: %w", r.in.RunID, serr)
+		err, status, reason = serr, StatusFailed, ReasonError
 	}
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
 		Final: final, Output: output, Err: err, Usage: r.usage}

@@ -273,3 +273,33 @@ func TestRunRecordWriteFailureFailsTheRun(t *testing.T) {
 		t.Fatalf("result %+v err %v", res, err)
 	}
 }
+
+// endlessStore fails SaveRun once the run has started: the end record cannot be written.
+type endlessStore struct {
+	*MemoryStore
+	saves int
+}
+
+func (s *endlessStore) SaveRun(ctx context.Context, r RunRecord) error {
+	if s.saves++; s.saves > 1 {
+		return errors.New("disk full")
+	}
+	return s.MemoryStore.SaveRun(ctx, r)
+}
+
+func TestEndRecordWriteFailureIsWhatRunFinishedSays(t *testing.T) {
+	a := newAgent(t, Config{Model: script(turn{text: "done"}), Store: &endlessStore{MemoryStore: NewMemoryStore()}})
+	in := userIn("s", "q")
+	in.RunID = "r1"
+	res, evs := runCollect(t, a, in)
+	if res.Status != StatusFailed || res.Err == nil || res.Err.Error() != `store run "r1": disk full` {
+		t.Fatalf("result %+v", res)
+	}
+	k := kinds(evs)
+	equal(t, "tail", k[len(k)-4:], []string{"final", "error:error", "status:failed", "run_finished:failed/error"})
+	entries, _ := a.Store().Load(context.Background(), "s")
+	last := entries[len(entries)-1].Event.Data.(RunFinishedData)
+	if last.Status != StatusFailed {
+		t.Fatalf("stored run_finished says %s", last.Status)
+	}
+}

@@ -21,6 +21,9 @@ max_iterations = 20                # then one tools-off call summarises (status 
 # max_run_duration = "5m"
 # max_tokens = 200000              # token budget for one run
 # max_cost_usd = 0.50
+# [agent.pricing]                 # $ per million tokens, when the provider reports no cost
+# prompt_per_mtok = 0.15
+# completion_per_mtok = 0.60
 
 [agent.tool_policy]
 max_parallel = 4                   # tool calls of one response run at once
