@@ -250,6 +250,7 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 }
 
 func (a *Agent) finish(r *run) {
+	r.stopWork()
 	r.cancel(nil)
 	a.mu.Lock()
 	delete(a.runs, r.in.RunID)

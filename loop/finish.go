@@ -47,6 +47,9 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 	for attempt := 0; ; attempt++ {
 		if !withSchema || attempt > 0 {
 			resp, err := r.callModel(nil, true)
+			if errors.Is(err, errOutOfTime) {
+				return r.summarize(ReasonMaxDuration, "")
+			}
 			if err != nil {
 				return r.failOrAbort(err)
 			}

@@ -24,6 +24,7 @@ type turn struct {
 	err             error         // Stream fails with it
 	midErr          error         // the stream fails after its first delta
 	deltas          []Delta       // sent as is instead of the fields above
+	hang            bool          // the stream blocks until its context ends
 	check           func(Request) // sees the request
 	panics          bool
 }
@@ -59,7 +60,7 @@ func (m *scriptModel) Stream(ctx context.Context, req Request) (Stream, error) {
 	if ds == nil {
 		ds = t.toDeltas()
 	}
-	return &sliceStream{ctx: ctx, deltas: ds, midErr: t.midErr}, nil
+	return &sliceStream{ctx: ctx, deltas: ds, midErr: t.midErr, hang: t.hang}, nil
 }
 
 func (m *scriptModel) requests() []Request {
@@ -106,9 +107,14 @@ type sliceStream struct {
 	deltas []Delta
 	i      int
 	midErr error
+	hang   bool
 }
 
 func (s *sliceStream) Recv() (Delta, error) {
+	if s.hang {
+		<-s.ctx.Done()
+		return Delta{}, s.ctx.Err()
+	}
 	if err := s.ctx.Err(); err != nil {
 		return Delta{}, err
 	}

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +46,11 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 		if withSchema {
 			req.ResponseFormat = r.in.OutputSchema
 		}
-		resp, err := r.retrying(req)
+		ctx := r.work
+		if extra != nil { // the summary call: made after the deadline, not bound by it
+			ctx = r.ctx
+		}
+		resp, err := r.retrying(ctx, req)
 		var me *ModelError
 		if errors.As(err, &me) && me.Kind == ErrContextOverflow && compactions < r.cfg.MaxOverflowRetries {
 			overflow = true
@@ -57,19 +62,22 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 
 // retrying makes one logical model call: attempts until success, a non-retryable error
 // or the attempt budget. Every failed attempt emits an error event.
-func (r *run) retrying(req Request) (response, error) {
+func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 	r.setState(StateModelRunning)
 	r.callIndex++
 	req.Metadata.CallIndex = r.callIndex
 	policy := r.cfg.Retry
 	for attempt := 1; ; attempt++ {
-		resp, err := r.streamOnce(req)
+		resp, err := r.streamOnce(ctx, req)
 		if err == nil {
 			r.usage = r.usage.Add(resp.usage)
 			return resp, nil
 		}
 		if cerr := r.ctxErr(); cerr != nil {
 			return response{}, cerr
+		}
+		if ctx.Err() != nil { // the run's deadline, not an abort
+			return response{}, errOutOfTime
 		}
 		me := asModelError(err)
 		if me == nil { // a context error the model produced on its own
@@ -87,28 +95,24 @@ func (r *run) retrying(req Request) (response, error) {
 			}
 			return response{}, fmt.Errorf("model call failed: %w", me)
 		}
-		if err := r.cfg.Sleep(r.ctx, policy.delay(attempt, me.RetryAfter)); err != nil {
-			return response{}, r.ctxErrOr(err)
+		if err := r.cfg.Sleep(ctx, policy.delay(attempt, me.RetryAfter)); err != nil {
+			if cerr := r.ctxErr(); cerr != nil {
+				return response{}, cerr
+			}
+			return response{}, errOutOfTime
 		}
 	}
 }
 
-func (r *run) ctxErrOr(err error) error {
-	if c := r.ctxErr(); c != nil {
-		return c
-	}
-	return err
-}
-
 // streamOnce reads one streamed response and assembles the assistant message. A panic
 // in the model becomes an error.
-func (r *run) streamOnce(req Request) (resp response, err error) {
+func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &ModelError{Kind: ErrProvider, Message: fmt.Sprintf("model panicked: %v", p)}
 		}
 	}()
-	st, err := r.cfg.Model.Stream(r.ctx, req)
+	st, err := r.cfg.Model.Stream(ctx, req)
 	if err != nil {
 		return response{}, err
 	}

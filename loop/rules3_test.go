@@ -258,3 +258,43 @@ func TestL12_BeforeFinalContinuesAtMostMaxContinuations(t *testing.T) {
 		t.Fatalf("hook events %+v", hd)
 	}
 }
+
+func TestL9_MaxRunDurationStopsAHungToolAndTheCallsAfterIt(t *testing.T) {
+	m := script(
+		turn{calls: []ToolCall{call("c1", "wait", `{}`), call("c2", "calc", `{"expression":"1"}`)}},
+		turn{text: "Out of time; nothing finished.", check: func(r Request) {}},
+	)
+	a := newAgent(t, Config{Model: m, Tools: tools(t, waitTool(nil), calcTool()), Limits: Limits{MaxRunDuration: 50 * time.Millisecond}})
+	done := make(chan RunResult, 1)
+	go func() { res, _ := a.Run(context.Background(), userIn("s", "go")); done <- res }()
+	var res RunResult
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not end at its deadline")
+	}
+	if res.Status != StatusIncomplete || res.Reason != ReasonMaxDuration || res.Final.Text() != "Out of time; nothing finished." {
+		t.Fatalf("result %+v", res)
+	}
+	equal(t, "tool messages", history(t, a, "s")[2:4], []string{
+		"tool[c1]:Error: tool 'wait' stopped: the run reached max_run_duration (50ms)",
+		"tool[c2]:Error: tool call not executed: the run reached max_run_duration (50ms)"})
+	if reqs := m.requests(); len(reqs) != 2 || len(reqs[1].Tools) != 0 {
+		t.Fatalf("%d calls; the summary must offer no tools", len(reqs))
+	}
+}
+
+func TestL9_MaxRunDurationStopsAHungModel(t *testing.T) {
+	m := script(turn{hang: true}, turn{text: "summary after the deadline"})
+	a := newAgent(t, Config{Model: m, Limits: Limits{MaxRunDuration: 50 * time.Millisecond}})
+	done := make(chan RunResult, 1)
+	go func() { res, _ := a.Run(context.Background(), userIn("s", "go")); done <- res }()
+	select {
+	case res := <-done:
+		if res.Status != StatusIncomplete || res.Reason != ReasonMaxDuration || res.Final.Text() != "summary after the deadline" {
+			t.Fatalf("result %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not end at its deadline")
+	}
+}

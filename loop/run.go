@@ -9,13 +9,17 @@ import (
 
 // run is one execution of the loop. It is used by one goroutine only.
 type run struct {
-	a      *Agent
-	cfg    *Config
-	ctx    context.Context
-	sctx   context.Context // for store writes: not cancelled, so an abort still stores its end
-	cancel context.CancelCauseFunc
-	in     RunInput
-	emitFn func(Event)
+	a    *Agent
+	cfg  *Config
+	ctx  context.Context
+	sctx context.Context // for store writes: not cancelled, so an abort still stores its end
+	// work is ctx with the run's deadline (Limits.MaxRunDuration), for model and tool
+	// calls: a call in flight when the time is up ends, and the run gets its summary.
+	work     context.Context
+	stopWork context.CancelFunc
+	cancel   context.CancelCauseFunc
+	in       RunInput
+	emitFn   func(Event)
 
 	policy  ToolPolicy
 	limits  Limits
@@ -55,7 +59,19 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 		pending: make([]Event, 0, 8),
 	}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
+	r.work, r.stopWork = ctx, func() {}
+	if d := r.limits.MaxRunDuration; d > 0 {
+		r.work, r.stopWork = context.WithTimeout(ctx, d)
+	}
 	return r
+}
+
+// errOutOfTime ends a model call cut short by the run's deadline.
+var errOutOfTime = errors.New("the run reached max_run_duration")
+
+// outOfTime reports whether the run's deadline has passed (and it was not aborted).
+func (r *run) outOfTime() bool {
+	return r.work.Err() != nil && r.ctx.Err() == nil
 }
 
 // execute runs the loop and always ends with run_finished. A panic anywhere below (a
@@ -145,6 +161,9 @@ func (r *run) iterate() RunResult {
 		r.iteration++
 		withSchema := r.output != nil && len(r.offered) == 0
 		resp, err := r.callModel(r.offered, withSchema)
+		if errors.Is(err, errOutOfTime) {
+			return r.summarize(ReasonMaxDuration, "")
+		}
 		if err != nil {
 			return r.failOrAbort(err)
 		}
@@ -224,7 +243,7 @@ func (r *run) limitHit() Reason {
 		return ReasonMaxIterations
 	case l.MaxToolRounds > 0 && r.toolRounds >= l.MaxToolRounds:
 		return ReasonMaxToolRounds
-	case l.MaxRunDuration > 0 && r.cfg.Now().Sub(r.started) >= l.MaxRunDuration:
+	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Now().Sub(r.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
 		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD:

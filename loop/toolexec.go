@@ -155,6 +155,9 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 		pc.result = ErrorResult(text)
 		return pc, nil
 	}
+	if r.outOfTime() {
+		return reject(fmt.Sprintf("Error: tool call not executed: %v (%s)", errOutOfTime, r.limits.MaxRunDuration))
+	}
 	e := r.cfg.Tools.lookup(c.Name)
 	if e == nil || !r.isOffered(c.Name) {
 		return reject(fmt.Sprintf("Error: Unknown tool '%s'", c.Name))
@@ -237,7 +240,7 @@ func cmpOr(s, def string) string {
 // invoke calls the tool with the run's context (and the policy timeout). A panic or an
 // error becomes an error result. Safe to run on another goroutine.
 func (r *run) invoke(pc *pendingCall) {
-	ctx := r.ctx
+	ctx := r.work
 	if t := r.policy.Timeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
@@ -254,6 +257,8 @@ func (r *run) invoke(pc *pendingCall) {
 	call.Arguments = pc.args
 	res, err := pc.tool.Call(ctx, call)
 	switch {
+	case err != nil && r.outOfTime():
+		res = ErrorResult(fmt.Sprintf("Error: tool '%s' stopped: %v (%s)", call.Name, errOutOfTime, r.limits.MaxRunDuration))
 	case errors.Is(err, context.DeadlineExceeded) && r.ctx.Err() == nil:
 		res = ErrorResult(fmt.Sprintf("Error: tool '%s' timed out after %s", call.Name, r.policy.Timeout))
 	case err != nil:
