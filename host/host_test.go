@@ -19,6 +19,9 @@ import (
 var (
 	scriptedBin string
 	calcWasm    string
+	// wasmCache is one compilation cache for every host the tests open, so each plugin
+	// is compiled once per test binary rather than once per test (as a restarted host does).
+	wasmCache string
 )
 
 func TestMain(m *testing.M) {
@@ -29,6 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		defer providers.CleanupClients()
+		wasmCache = filepath.Join(dir, "wasm-cache")
 		scriptedBin = filepath.Join(dir, "agenthost-provider-scripted")
 		if b, err := exec.Command("go", "build", "-o", scriptedBin, "../providers/scripted/cmd/agenthost-provider-scripted").CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build scripted adapter: %v\n%s", err, b)
@@ -77,6 +81,9 @@ kind = "memory"
 		t.Fatal(err)
 	}
 	opts.Manifest = p
+	if opts.CacheDir == "" {
+		opts.CacheDir = wasmCache
+	}
 	h, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
