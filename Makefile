@@ -24,7 +24,7 @@ build:
 plugins:
 	@bash scripts/plugins.sh
 
-test: build plugins
+test: deps build plugins
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
