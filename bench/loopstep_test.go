@@ -57,7 +57,7 @@ func benchRuns(b *testing.B, m loop.Model, s loop.SessionStore) {
 	in := loop.RunInput{Messages: []loop.Message{loop.UserMessage("2+3?")}}
 	ctx := context.Background()
 	events := 0
-	withCPU(b, func() {
+	fake.WithCPU(b, func() {
 		for b.Loop() {
 			res, err := a.RunWith(ctx, in, func(loop.Event) { events++ })
 			if err != nil || res.Final == nil || res.Final.Text() != fake.Answer {

@@ -31,7 +31,7 @@ func BenchmarkSessions(b *testing.B) {
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	runs := 0
-	withCPU(b, func() {
+	fake.WithCPU(b, func() {
 		for b.Loop() {
 			runConcurrent(b, m, loop.NewMemoryStore(), sessions)
 			runs += sessions

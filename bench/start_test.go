@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/agenthost/agenthost/bench/fake"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -24,7 +25,7 @@ func BenchmarkStart(b *testing.B) {
 		b.Run(g.name+"/first", func(b *testing.B) {
 			dir := b.TempDir()
 			i := 0
-			withCPU(b, func() {
+			fake.WithCPU(b, func() {
 				for b.Loop() {
 					i++
 					startOnce(b, g.wasm, filepath.Join(dir, strconv.Itoa(i)))
@@ -34,7 +35,7 @@ func BenchmarkStart(b *testing.B) {
 		b.Run(g.name+"/cached", func(b *testing.B) {
 			dir := b.TempDir()
 			startOnce(b, g.wasm, dir)
-			withCPU(b, func() {
+			fake.WithCPU(b, func() {
 				for b.Loop() {
 					startOnce(b, g.wasm, dir)
 				}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"github.com/agenthost/agenthost/bench/fake"
 	"testing"
 
 	extism "github.com/extism/go-sdk"
@@ -39,7 +40,7 @@ func BenchmarkWarmCall(b *testing.B) {
 		if _, err := p.CallTool(ctx, "greet", args); err != nil {
 			b.Fatal(err)
 		}
-		withCPU(b, func() {
+		fake.WithCPU(b, func() {
 			for b.Loop() {
 				res, err := p.CallTool(ctx, "greet", args)
 				if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != "Hello, bench!" {
@@ -63,7 +64,7 @@ func BenchmarkWarmCall(b *testing.B) {
 		if _, _, err := in.Call("greet", []byte("warm")); err != nil {
 			b.Fatal(err)
 		}
-		withCPU(b, func() {
+		fake.WithCPU(b, func() {
 			for b.Loop() {
 				_, out, err := in.Call("greet", []byte("bench"))
 				if err != nil || string(out) != "Hello, bench!" {
@@ -82,7 +83,7 @@ func BenchmarkWarmCall(b *testing.B) {
 				return loop.TextResult("Hello, " + in.Text + "!"), nil
 			}}
 		call := loop.ToolCall{ID: "c1", Name: "greet", Arguments: `{"text":"bench"}`}
-		withCPU(b, func() {
+		fake.WithCPU(b, func() {
 			for b.Loop() {
 				res, err := tool.Call(ctx, call)
 				if err != nil || res.Content[0].Text != "Hello, bench!" {

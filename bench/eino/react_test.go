@@ -26,7 +26,7 @@ func BenchmarkReAct(b *testing.B) {
 		}
 		in := loop.RunInput{Messages: []loop.Message{loop.UserMessage("2+3?")}}
 		events := 0
-		withCPU(b, func() {
+		fake.WithCPU(b, func() {
 			for b.Loop() {
 				res, err := a.RunWith(ctx, in, func(loop.Event) { events++ })
 				if err != nil || res.Final == nil || res.Final.Text() != fake.Answer {
@@ -51,7 +51,7 @@ func BenchmarkReAct(b *testing.B) {
 	}
 	b.Run("eino-stream", func(b *testing.B) {
 		a := agent(b)
-		withCPU(b, func() {
+		fake.WithCPU(b, func() {
 			for b.Loop() {
 				sr, err := a.Stream(ctx, input())
 				if err != nil {
@@ -77,7 +77,7 @@ func BenchmarkReAct(b *testing.B) {
 	})
 	b.Run("eino-generate", func(b *testing.B) {
 		a := agent(b)
-		withCPU(b, func() {
+		fake.WithCPU(b, func() {
 			for b.Loop() {
 				m, err := a.Generate(ctx, input())
 				if err != nil || m.Content != fake.Answer {
