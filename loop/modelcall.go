@@ -11,11 +11,11 @@ import (
 // summaryPrompt is the user message of the tools-off summary call (L9).
 const summaryPrompt = "The run has to stop now. Without calling any tools, summarise what was done so far, what the results were, and what remains unfinished."
 
-// response is one assembled model answer.
+// response is one assembled model answer. The stop reason is not kept: tool calls run
+// whatever it says (L4), and no calls means a final answer.
 type response struct {
 	message Message
 	usage   Usage
-	stop    string
 }
 
 // callModel builds the context and calls the model with retries (L3), compacting and
@@ -124,7 +124,6 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		text, reasoning []byte
 		calls           = map[int]*ToolCall{}
 		usage           Usage
-		stop            string
 	)
 	// Two marks (L14): within this stream a delta whose seq was already read is dropped
 	// entirely (a replay); across attempts of one call, the message is rebuilt from the new
@@ -189,8 +188,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 			if d.Usage != nil {
 				usage = *d.Usage
 			}
-		case DeltaFinish:
-			stop = d.StopReason
+		case DeltaFinish: // the stop reason does not decide anything (L4)
 		}
 	}
 	msg := Message{Role: RoleAssistant, Reasoning: string(reasoning)}
@@ -215,7 +213,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		return response{}, &ModelError{Kind: ErrProvider, Retryable: true,
 			Message: "model returned an empty response (no text and no tool calls)"}
 	}
-	return response{message: msg, usage: r.price(usage), stop: stop}, nil
+	return response{message: msg, usage: r.price(usage)}, nil
 }
 
 func (r *run) emitDelta(callIndex int, d Delta, text string) {
