@@ -35,6 +35,8 @@ type Plugin struct {
 	// wasi ABI
 	wasi *wasiCommand
 
+	roots []*os.Root // the allowed_paths mounts, closed with the plugin
+
 	closed    atomic.Bool
 	requestID atomic.Int64 // numbers mcp v2 requests
 }
@@ -96,10 +98,11 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 			env[name] = v
 		}
 	}
-	fs, err := fsConfig(perms.AllowedPaths)
+	fs, roots, err := fsConfig(perms.AllowedPaths)
 	if err != nil {
 		return nil, err
 	}
+	p.roots = roots
 	p.moduleConfig = moduleConfig(perms, env, fs)
 
 	size := cfg.PoolSize
@@ -108,6 +111,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	if p.abi == ABIWASI {
 		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
+			_ = p.Close(ctx)
 			return nil, err
 		}
 		return p, nil
@@ -130,6 +134,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		EnableWasi:    true,
 	}, p.hostFunctions())
 	if err != nil {
+		_ = p.Close(ctx)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	p.pool = newPool(size, p.newInstance)
@@ -215,6 +220,11 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if p.pool != nil {
 		p.pool.close(ctx)
 	}
+	defer func() {
+		for _, r := range p.roots {
+			r.Close()
+		}
+	}()
 	if p.compiled != nil {
 		return p.compiled.Close(ctx)
 	}
