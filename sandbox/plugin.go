@@ -137,7 +137,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		_ = p.Close(ctx)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	p.pool = newPool(size, p.newInstance)
+	p.pool = newPool(size, perms.Isolation, p.newInstance)
 
 	switch p.abi {
 	case ABIMCP:
@@ -246,7 +246,7 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 		return nil, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
 			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(input))), formatSize(p.perms.MaxInput))}
 	}
-	in, err := p.pool.acquire(ctx)
+	in, err := p.pool.acquire(ctx, sessionOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %s: %w", p.name, export, err)
 	}

@@ -240,3 +240,16 @@ func fsop() int32 {
 	}
 	return output([]byte(out))
 }
+
+// calls counts the counter calls this instance served: state a later call
+// sees only if it runs on the same instance.
+var calls int
+
+// counter answers how many times this instance has been called, this call
+// included.
+//
+//go:wasmexport counter
+func counter() int32 {
+	calls++
+	return output([]byte(fmt.Sprint(calls)))
+}
