@@ -253,3 +253,17 @@ func counter() int32 {
 	calls++
 	return output([]byte(fmt.Sprint(calls)))
 }
+
+// bad_utf8 answers invalid UTF-8: as plain output ("plain"), inside a
+// CallToolResult JSON ("json") or as its error message ("error").
+//
+//go:wasmexport bad_utf8
+func badUTF8() int32 {
+	switch string(input()) {
+	case "json":
+		return output([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}],\"structuredContent\":{\"k\":\"\xff\xfe\"}}"))
+	case "error":
+		return fail("bad \xff error")
+	}
+	return output([]byte("caf\xe9 \xff\xfe!"))
+}
