@@ -57,7 +57,11 @@ func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult
 	if err != nil {
 		return loop.ToolResult{}, err
 	}
-	out := loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent}
+	// A plugin ends the run as a Go done tool does: _meta {"agenthost/final": true}.
+	out := loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent, Done: res.EndsRun()}
+	if out.Done {
+		out.Final = res.Text()
+	}
 	for _, c := range res.Content {
 		switch c.Type {
 		case "image":

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agenthost/agenthost/loop"
 )
 
 // The probe plugin (testdata/probe, built with the Go SDK) shows what a Wasm tool
@@ -76,5 +79,48 @@ func TestManifestRefusesUnknownIsolation(t *testing.T) {
 	if !errors.As(err, &me) || me.Line != strings.Count(body, "\n") || me.Key != "plugins[2].permissions.isolation" ||
 		me.Msg != `unknown isolation "shared" (pooled, session or call)` {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// probeTool is the probe's tool name as the loop sees it, called directly.
+func probeTool(t *testing.T, h *Host, name string) loop.Tool {
+	t.Helper()
+	for _, tool := range namespaceTools(h.Plugins()) {
+		if tool.Spec().Name == name {
+			return tool
+		}
+	}
+	t.Fatalf("no tool %q", name)
+	return nil
+}
+
+func TestPluginReceivesRawArgumentsThatAreNotJSON(t *testing.T) {
+	h := openHost(t, `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "echo_args", "arguments": "{\"q\":\"abc"}, {"id": "c2", "name": "echo_args", "arguments": "{\"q\":1}"}]},
+	  {"text": "{{result c1}} {{result c2}}"}]}`, probePlugin(t, "", ""), Options{})
+	res, _ := runHost(t, h, "s", "echo")
+	if want := `{"_raw":"{\"q\":\"abc"} {"q":1}`; res.Final.Text() != want {
+		t.Fatalf("final %q, want %q", res.Final.Text(), want)
+	}
+}
+
+func TestPluginFinalResultEndsTheRun(t *testing.T) {
+	// The second turn is never asked for: the finish result ends the run.
+	h := openHost(t, `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "finish", "arguments": "{}"}]},
+	  {"text": "the model was asked again"}]}`, probePlugin(t, "", ""), Options{})
+	res, _ := runHost(t, h, "s", "finish")
+	if res.Status != loop.StatusCompleted || res.Reason != loop.ReasonDoneTool || res.Final.Text() != "all done" {
+		t.Fatalf("run ended %s/%s with %q", res.Status, res.Reason, res.Final.Text())
+	}
+	// What the loop receives from the plugin: Done, Final and the structured output.
+	got, err := probeTool(t, h, "finish").Call(context.Background(), loop.ToolCall{ID: "x", Name: "finish", Arguments: "{}"})
+	if err != nil || !got.Done || got.Final != "all done" || string(got.Structured) != `{"answer":42}` || got.IsError {
+		t.Fatalf("got %+v %v", got, err)
+	}
+	// A plain result does not end anything.
+	got, err = probeTool(t, h, "counter").Call(context.Background(), loop.ToolCall{ID: "y", Name: "counter", Arguments: "{}"})
+	if err != nil || got.Done || got.Final != "" {
+		t.Fatalf("got %+v %v", got, err)
 	}
 }
