@@ -140,6 +140,12 @@ func TestFSGuestSymlinkOutOfMountRefused(t *testing.T) {
 			t.Fatalf("%s exists: %v", name, err)
 		}
 	}
+	// Moving or hard-linking an inside symlink to where its target leaves the mount.
+	wantResult(t, ft.op(t, "symlink", "/data/sub/mv", "../ok.txt"), false, "ok")
+	ft.wantFail(t, "rename", "/data/sub/mv", "/data/mv", eperm)
+	ft.wantFail(t, "link", "/data/sub/mv", "/data/mv", eperm)
+	wantResult(t, ft.op(t, "rename", "/data/sub/mv", "/data/sub/mv2"), false, "ok")
+	wantResult(t, ft.op(t, "remove", "/data/sub/mv2", ""), false, "ok")
 	// Links that stay inside work and are followed.
 	wantResult(t, ft.op(t, "symlink", "/data/sub/up", "../ok.txt"), false, "ok")
 	wantResult(t, ft.op(t, "read", "/data/sub/up", ""), false, "granted")

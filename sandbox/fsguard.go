@@ -170,11 +170,29 @@ func (r *rootFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 	return errnoOf(r.root.Chmod(rel(p), perm&fs.ModePerm))
 }
 
+// Rename and Link refuse to move or copy a symlink to where its (relative)
+// target would leave the mount: that would create an escaping link without
+// calling Symlink.
 func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
+	if e := r.symlinkMayMove(rel(from), rel(to)); e != 0 {
+		return e
+	}
 	return errnoOf(r.root.Rename(rel(from), rel(to)))
+}
+
+func (r *rootFS) symlinkMayMove(from, to string) experimentalsys.Errno {
+	fi, err := r.root.Lstat(from)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return 0 // the operation itself reports a missing source
+	}
+	target, err := r.root.Readlink(from)
+	if err != nil {
+		return errnoOf(err)
+	}
+	return r.symlinkTargetInside(target, to)
 }
 
 // Rmdir and Unlink share os.Root.Remove, which removes either kind; the
@@ -210,6 +228,9 @@ func (r *rootFS) remove(p string, dir bool) experimentalsys.Errno {
 func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
+	}
+	if e := r.symlinkMayMove(rel(oldPath), rel(newPath)); e != 0 {
+		return e
 	}
 	return errnoOf(r.root.Link(rel(oldPath), rel(newPath)))
 }
