@@ -118,4 +118,17 @@ func BenchmarkIsolation(b *testing.B) {
 			}
 		})
 	}
+	// Worst case of "session": every call from a session not seen before.
+	b.Run("session-new-each-call", func(b *testing.B) {
+		p := load(b, newTestRuntime(b), Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet")})
+		args := []byte(`{"text":"bench"}`)
+		i := 0
+		for b.Loop() {
+			i++
+			res, err := p.CallTool(WithSession(context.Background(), strconv.Itoa(i)), "greet", args)
+			if err != nil || res.Text() != "Hello, bench!" {
+				b.Fatal(res, err)
+			}
+		}
+	})
 }
