@@ -157,7 +157,8 @@ func (s seeker[Off]) Seek(offset Off, whence int) (int64, experimentalsys.Errno)
 
 // Readdir lists names from the descriptor and describes each one with an
 // lstat through the root (os.File's own Readdir would lstat a host path).
-// An entry removed in between is left out.
+// An entry removed in between keeps its place with inode 0 and no type, so
+// wazero's directory cache still gets as many entries as it asked for.
 func (f *rootFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
 	names, err := f.file.Readdirnames(n)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -171,6 +172,7 @@ func (f *rootFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Err
 	for _, name := range names {
 		fi, err := f.fs.root.Lstat(path.Join(f.name, name))
 		if err != nil {
+			dirents = append(dirents, experimentalsys.Dirent{Name: name})
 			continue
 		}
 		st := sys.NewStat_t(fi)

@@ -255,24 +255,26 @@ func (r *rootFS) symlinkTargetInside(target, name string) experimentalsys.Errno 
 	if target == "" || path.IsAbs(target) || filepath.IsAbs(target) || strings.Contains(target, "\x00") {
 		return experimentalsys.EPERM
 	}
-	dir := path.Dir(path.Clean(name))
-	// Every component of the link's directory must be a real directory.
-	if dir != "." {
-		parts := strings.Split(dir, "/")
-		for i := range parts {
-			if parts[i] == ".." {
-				return experimentalsys.EPERM
-			}
-			fi, err := r.root.Lstat(strings.Join(parts[:i+1], "/"))
-			if err != nil {
-				return errnoOf(err)
-			}
-			if fi.Mode()&fs.ModeSymlink != 0 {
-				return experimentalsys.EPERM
-			}
+	// The link's directory, as the guest wrote it, must be the directory the
+	// link lands in: no ".." (a symlinked component before it would make
+	// it climb from elsewhere) and no component that is a symlink.
+	parts := strings.Split(name, "/")
+	for i, part := range parts {
+		if part == ".." {
+			return experimentalsys.EPERM
+		}
+		if i == len(parts)-1 || part == "" || part == "." {
+			continue
+		}
+		fi, err := r.root.Lstat(strings.Join(parts[:i+1], "/"))
+		if err != nil {
+			return errnoOf(err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return experimentalsys.EPERM
 		}
 	}
-	resolved := path.Clean(path.Join(dir, target))
+	resolved := path.Join(path.Dir(path.Clean(name)), target)
 	if resolved == ".." || strings.HasPrefix(resolved, "../") {
 		return experimentalsys.EPERM
 	}
