@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -31,6 +32,14 @@ func TestInvalidUTF8OutputBecomesReplacementCharacters(t *testing.T) {
 	wantValid(t, callTool(t, g, "bad_utf8", `{"text":"json"}`), false, "caf\uFFFD", `{"k":"`+"\uFFFD\uFFFD"+`"}`)
 	// The plugin's own error message.
 	wantValid(t, callTool(t, g, "bad_utf8", `{"text":"error"}`), true, `plugin "guest": bad_utf8: bad `+"\uFFFD"+` error`, "")
+}
+
+func TestInvalidUTF8InAHookFault(t *testing.T) {
+	g := loadGuest(t, newTestRuntime(t), Permissions{Timeout: 2 * time.Second}, nil)
+	_, err := g.CallExport(context.Background(), "bad_utf8", []byte("error"))
+	if err == nil || err.Error() != `plugin "guest": bad_utf8: bad `+"\uFFFD"+` error` {
+		t.Fatalf("got %v", err)
+	}
 }
 
 func TestInvalidUTF8FromAWASICommand(t *testing.T) {
