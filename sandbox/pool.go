@@ -22,7 +22,8 @@ type instance struct {
 }
 
 // sessionIdle is how long an idle instance of a session is kept for that
-// session's next call; older ones are closed at the next acquire or release.
+// session's next call (isolation "session"); older ones are closed at the
+// next acquire.
 const sessionIdle = 5 * time.Minute
 
 // pool bounds the instances of a plugin and reuses healthy ones as its
@@ -98,6 +99,9 @@ func (p *pool) acquire(ctx context.Context, key string) (*instance, error) {
 // expireLocked takes the instances idle for longer than sessionIdle out of
 // the pool, for the caller to close outside the lock.
 func (p *pool) expireLocked(now time.Time) []*instance {
+	if p.isolation != IsolationSession {
+		return nil // one key: the idle instances are the next calls' warm ones
+	}
 	n := 0
 	for n < len(p.idle) && now.Sub(p.idle[n].used) > p.idleTTL {
 		n++
