@@ -128,11 +128,14 @@ type PermissionsConfig struct {
 	Config       map[string]string `toml:"config"`
 	Model        bool              `toml:"model"`
 	KV           bool              `toml:"kv"`
+	// Isolation is which calls may share an instance: pooled | session (default) | call.
+	Isolation string `toml:"isolation"`
 }
 
 var (
 	pluginKinds = []string{"tool", "context", "termination", "guardrail"}
 	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
+	isolations  = []string{"", "pooled", "session", "call"}
 	storeKinds  = []string{"", "memory", "sqlite"}
 )
 
@@ -298,6 +301,9 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	}
 	if !slices.Contains(pluginABIs, p.ABI) {
 		return m.errKey(key+".abi", "unknown abi %q (mcp, extism or wasi)", p.ABI)
+	}
+	if !slices.Contains(isolations, p.Permissions.Isolation) {
+		return m.errKey(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
 	}
 	if p.Wasm == "" {
 		return m.errKey(key, "plugin %q has no wasm file", p.Name)

@@ -20,6 +20,7 @@ func sandboxConfig(p PluginConfig, services sandbox.Host) sandbox.Config {
 			MaxInput: int64(p.Permissions.MaxInput), MaxOutput: int64(p.Permissions.MaxOutput),
 			AllowedHosts: p.Permissions.AllowedHosts, AllowedPaths: p.Permissions.AllowedPaths,
 			Env: p.Permissions.Env, Config: p.Permissions.Config, Model: p.Permissions.Model, KV: p.Permissions.KV,
+			Isolation: p.Permissions.Isolation,
 		},
 	}
 	for _, t := range p.Tools {
@@ -45,12 +46,22 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 
 // Call runs the tool in the sandbox. A plugin's failure (trap, timeout, limit) is an
 // error result from the sandbox already; an error here means the call could not be made.
+//
+// The call's session (loop.CallInfo) keys the plugin's instances: with isolation
+// "session" (the default) a session never sees an instance another one used.
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+	if info, ok := loop.CallInfoFrom(ctx); ok {
+		ctx = sandbox.WithSession(ctx, info.SessionID)
+	}
 	res, err := t.plugin.CallTool(ctx, t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
 	}
-	out := loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent}
+	// A plugin ends the run as a Go done tool does: _meta {"agenthost/final": true}.
+	out := loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent, Done: res.EndsRun()}
+	if out.Done {
+		out.Final = res.Text()
+	}
 	for _, c := range res.Content {
 		switch c.Type {
 		case "image":

@@ -255,6 +255,7 @@ func (r *run) invoke(pc *pendingCall) {
 	}()
 	call := pc.call
 	call.Arguments = pc.args
+	ctx = WithCallInfo(ctx, CallInfo{SessionID: r.in.SessionID, RunID: r.in.RunID, Agent: r.cfg.Name, CallID: call.ID})
 	res, err := pc.tool.Call(ctx, call)
 	switch {
 	case err != nil && r.outOfTime():

@@ -37,22 +37,31 @@ func (p *Plugin) declareExtismTools(decls []ToolDecl) error {
 }
 
 func (p *Plugin) callExtism(ctx context.Context, d ToolDecl, args json.RawMessage) (CallResult, error) {
-	input := []byte(args)
-	if d.Input != "" && d.Input != "arguments" {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(args, &fields); err != nil {
-			return errorResult(fmt.Errorf("arguments are not a JSON object: %v", err)), nil
-		}
-		raw, ok := fields[d.Input]
-		var s string
-		if !ok || json.Unmarshal(raw, &s) != nil {
-			return errorResult(fmt.Errorf("argument %q (a string) is required", d.Input)), nil
-		}
-		input = []byte(s)
+	input, err := extismInput(d, args)
+	if err != nil {
+		return errorResult(err), nil
 	}
 	out, err := p.invoke(ctx, d.Export, input)
 	if err != nil {
 		return CallResult{}, err
 	}
 	return parseCallResult(p, d.Export, out, true)
+}
+
+// extismInput is the input of a declared tool's export: the arguments JSON,
+// or the value of its one string argument d.Input.
+func extismInput(d ToolDecl, args []byte) ([]byte, error) {
+	if d.Input == "" || d.Input == "arguments" {
+		return args, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return nil, fmt.Errorf("arguments are not a JSON object: %v", err)
+	}
+	raw, ok := fields[d.Input]
+	var s string
+	if !ok || json.Unmarshal(raw, &s) != nil {
+		return nil, fmt.Errorf("argument %q (a string) is required", d.Input)
+	}
+	return []byte(s), nil
 }

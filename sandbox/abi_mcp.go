@@ -35,15 +35,55 @@ func (p *Plugin) loadMCPTools(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var list mcpToolList
-	if err := json.Unmarshal(out, &list); err != nil {
-		return fmt.Errorf("%s returned no tool list: %w", export, err)
+	tools, err := decodeToolList(out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", export, err)
 	}
-	p.tools = list.Tools
+	p.tools = tools
 	return nil
 }
 
+// decodeToolList decodes a describe / list_tools answer. Every tool needs a
+// name, unique in the plugin, and an input schema (if any) that is a JSON
+// object: the model is offered exactly these.
+func decodeToolList(out []byte) ([]ToolSpec, error) {
+	var list mcpToolList
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("returned no tool list: %w", err)
+	}
+	seen := make(map[string]bool, len(list.Tools))
+	for i, t := range list.Tools {
+		if t.Name == "" {
+			return nil, fmt.Errorf("tool %d has no name", i)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("tool %q listed twice", t.Name)
+		}
+		seen[t.Name] = true
+		if len(t.InputSchema) > 0 && !looksLikeObject(t.InputSchema) && string(t.InputSchema) != "null" {
+			return nil, fmt.Errorf("tool %q: inputSchema is not a JSON object", t.Name)
+		}
+		list.Tools[i].Name = validString(t.Name)
+		list.Tools[i].Description = validString(t.Description)
+		list.Tools[i].InputSchema = validJSON(t.InputSchema)
+	}
+	return list.Tools, nil
+}
+
+// mcpArguments is what an mcp plugin receives as a call's arguments: a
+// JSON object. Anything else the model wrote (not JSON, or JSON that is not
+// an object) arrives as {"_raw": "<what it wrote>"}, so the plugin can
+// answer about it instead of receiving nothing.
+func mcpArguments(args []byte) json.RawMessage {
+	if looksLikeObject(args) && json.Valid(args) {
+		return args
+	}
+	b, _ := json.Marshal(map[string]string{"_raw": validString(string(args))})
+	return b
+}
+
 func (p *Plugin) callMCP(ctx context.Context, name string, args json.RawMessage) (CallResult, error) {
+	args = mcpArguments(args)
 	var input []byte
 	var export string
 	if p.mcpV1 {

@@ -95,3 +95,40 @@ func startOnce(b *testing.B, dir string) {
 	p.Close(ctx)
 	r.Close(ctx)
 }
+
+// BenchmarkIsolation is a warm tool call under each isolation setting, every
+// call in the same session ("session" reuses its instance, "call"
+// instantiates one per call). Compare the ns/op of one run: see README.md.
+func BenchmarkIsolation(b *testing.B) {
+	for _, iso := range []string{IsolationPooled, IsolationSession, IsolationCall} {
+		b.Run(iso, func(b *testing.B) {
+			r := newTestRuntime(b)
+			p := load(b, r, Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet"),
+				Permissions: Permissions{Isolation: iso}})
+			ctx := WithSession(context.Background(), "bench")
+			args := []byte(`{"text":"bench"}`)
+			if _, err := p.CallTool(ctx, "greet", args); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				res, err := p.CallTool(ctx, "greet", args)
+				if err != nil || res.Text() != "Hello, bench!" {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
+	// Worst case of "session": every call from a session not seen before.
+	b.Run("session-new-each-call", func(b *testing.B) {
+		p := load(b, newTestRuntime(b), Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet")})
+		args := []byte(`{"text":"bench"}`)
+		i := 0
+		for b.Loop() {
+			i++
+			res, err := p.CallTool(WithSession(context.Background(), strconv.Itoa(i)), "greet", args)
+			if err != nil || res.Text() != "Hello, bench!" {
+				b.Fatal(res, err)
+			}
+		}
+	})
+}

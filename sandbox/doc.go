@@ -8,11 +8,20 @@
 //     with RuntimeOptions.CacheDir, so a restart does not recompile) and
 //     serves calls from a bounded pool of instances (Config.PoolSize); an
 //     instance serves one call at a time and is discarded after any failure.
+//     Permissions.Isolation says which calls may share one (its globals and
+//     memory): "pooled" any, "session" (default) only calls of the same
+//     WithSession id, "call" none.
 //   - Denies by default. Permissions grant memory, a per-call timeout (always
 //     on), input/output sizes, HTTP hosts (checked on every connection,
-//     redirects included), directories (no escape by ".." or symlink),
-//     environment variables, config, the host model and a per-plugin KV.
-//     Guests get real clocks and crypto randomness.
+//     redirects included), directories, environment variables, config, the
+//     host model and a per-plugin KV. Guests get real clocks and crypto
+//     randomness.
+//   - Confines every filesystem operation to its mount in one step: each
+//     WASI path call is one os.Root call (no check-then-open, no symlink or
+//     ".." out, whatever a parallel call does to the tree); a guest cannot
+//     create a symlink leading out; read-only mounts refuse every write.
+//   - Returns only valid UTF-8 from a plugin (invalid bytes become U+FFFD), and
+//     gives an mcp plugin arguments that are not a JSON object as {"_raw":…}.
 //   - Speaks three tool ABIs: "mcp" (hyper-mcp / mcp.run v1 and v2), "extism"
 //     (any export declared as a tool) and "wasi" (a WASI command: arguments
 //     JSON on stdin, result on stdout). Hooks are raw calls (CallExport).
@@ -24,7 +33,8 @@
 //     a *Fault. A plugin never crashes or blocks the host.
 //
 // What it must not do: know about the agent loop, the manifest (agent.toml),
-// sessions or providers. It imports none of loop/, host/ or providers/; the
+// sessions (beyond an opaque key for instance reuse) or providers; open a
+// plugin's path any way but through its mount's os.Root. It imports none of loop/, host/ or providers/; the
 // host package adapts a Plugin to the loop's Tool and hook interfaces, and
 // implements Host (model, notifications, KV) on top of its session store.
 //

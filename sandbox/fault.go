@@ -35,8 +35,9 @@ type Fault struct {
 	Err    error
 }
 
+// Error is valid UTF-8 even when the plugin's own message (error_set) is not.
 func (f *Fault) Error() string {
-	return fmt.Sprintf("plugin %q: %s: %v", f.Plugin, f.Export, f.Err)
+	return validString(fmt.Sprintf("plugin %q: %s: %v", f.Plugin, f.Export, f.Err))
 }
 
 func (f *Fault) Unwrap() error { return f.Err }

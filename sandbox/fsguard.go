@@ -1,13 +1,14 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -15,173 +16,290 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// fsConfig mounts the allowed paths. Each mount is a wazero DirFS behind a
-// rootedFS that first resolves the path with os.Root, which refuses ".." and
-// symlinks that lead outside the directory (wazero's DirFS follows symlinks
-// anywhere on the host).
-func fsConfig(paths map[string]string) (wazero.FSConfig, error) {
+// fsConfig mounts the allowed paths. Each mount is a rootFS: every operation
+// the guest asks for is one call on an os.Root opened on the host directory,
+// so the path is resolved and acted on in one step that cannot leave the
+// directory (openat with no-follow resolution, component by component),
+// whatever another call of the plugin does to the tree at the same time.
+//
+// wazero's own DirFS is not used: it joins the guest path to the host
+// directory and lets the kernel follow symlinks anywhere on the host.
+func fsConfig(paths map[string]string) (wazero.FSConfig, []*os.Root, error) {
 	if len(paths) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cfg := wazero.NewFSConfig()
+	var roots []*os.Root
 	for hostPath, guestPath := range paths {
 		readOnly := strings.HasPrefix(hostPath, "ro:")
 		dir := strings.TrimPrefix(hostPath, "ro:")
-		abs, err := filepath.Abs(dir)
+		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return nil, fmt.Errorf("allowed_paths %q: %w", hostPath, err)
+			for _, r := range roots {
+				r.Close()
+			}
+			return nil, nil, fmt.Errorf("allowed_paths %q: %w", hostPath, err)
 		}
-		// Resolve the mount point itself once: a symlinked mount is fine, it
-		// is what the operator wrote.
-		if abs, err = filepath.EvalSymlinks(abs); err != nil {
-			return nil, fmt.Errorf("allowed_paths %q: %w", hostPath, err)
-		}
-		root, err := os.OpenRoot(abs)
-		if err != nil {
-			return nil, fmt.Errorf("allowed_paths %q: %w", hostPath, err)
-		}
-		var inner experimentalsys.FS = sysfs.DirFS(abs)
-		if readOnly {
-			inner = &sysfs.ReadFS{FS: inner}
-		}
-		mount := &rootedFS{FS: inner, root: root, readOnly: readOnly}
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(mount, guestPath)
+		roots = append(roots, root)
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(&rootFS{root: root, readOnly: readOnly}, guestPath)
 	}
-	return cfg, nil
+	return cfg, roots, nil
 }
 
-// rootedFS refuses any path whose resolution leaves root. It checks the
-// parent directory (every intermediate symlink) and, for operations that
-// follow a final symlink, the path itself.
-//
-// The check and the operation are two steps, so a concurrent writer inside
-// the mount could swap a directory for a symlink in between; mounts shared
-// read-write between plugins that do not trust each other should be avoided.
-type rootedFS struct {
-	experimentalsys.FS
+// rootFS is an experimentalsys.FS confined to one host directory by os.Root.
+// Symlinks are followed only while they stay inside the directory; a guest
+// cannot create one that points outside it (even though os.Root would not
+// follow it, the host or another program might); a read-only mount refuses
+// every write with EROFS.
+type rootFS struct {
+	experimentalsys.UnimplementedFS
 	root     *os.Root
 	readOnly bool
 }
 
-func (r *rootedFS) inside(p string, followFinal bool) experimentalsys.Errno {
-	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+// rel turns wazero's mount-relative path into an os.Root name.
+func rel(p string) string {
+	p = strings.TrimLeft(p, "/")
 	if p == "" {
-		return 0
+		return "."
 	}
-	if dir := path.Dir(p); dir != "." {
-		if _, err := r.root.Stat(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return escapeErrno(err)
-		}
-	}
-	if followFinal {
-		if _, err := r.root.Stat(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return escapeErrno(err)
-		}
-	}
-	return 0
+	return p
 }
 
-// escapeErrno maps os.Root's refusals to EPERM, and anything else (e.g.
-// ENOTDIR) to what the real call would have said.
-func escapeErrno(err error) experimentalsys.Errno {
-	if strings.Contains(err.Error(), "escapes") || errors.Is(err, fs.ErrPermission) {
+// errnoOf maps an os.Root error to an errno. A path that would leave the
+// mount is EPERM: the guest asked for something it is not allowed.
+func errnoOf(err error) experimentalsys.Errno {
+	if err == nil {
+		return 0
+	}
+	if strings.Contains(err.Error(), "path escapes from parent") {
 		return experimentalsys.EPERM
 	}
 	return experimentalsys.UnwrapOSError(err)
 }
 
-func (r *rootedFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if e := r.inside(p, flag&experimentalsys.O_NOFOLLOW == 0); e != 0 {
-		return nil, e
-	}
-	// wazero's ReadFS answers ENOSYS to a write; say what the mount is.
-	const writes = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_CREAT |
-		experimentalsys.O_TRUNC | experimentalsys.O_APPEND
-	if r.readOnly && flag&writes != 0 {
+const writeFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_CREAT |
+	experimentalsys.O_TRUNC | experimentalsys.O_APPEND
+
+func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if r.readOnly && flag&writeFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
-	return r.FS.OpenFile(p, flag, perm)
-}
-
-func (r *rootedFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	if e := r.inside(p, false); e != 0 {
-		return sys.Stat_t{}, e
+	name := rel(p)
+	if flag&experimentalsys.O_NOFOLLOW != 0 {
+		// os.Root follows a final symlink (inside the root) whatever the
+		// flags say; O_NOFOLLOW asks for ELOOP instead. Checking first is
+		// only a question of which file inside the mount is opened, never
+		// of leaving it.
+		if fi, err := r.root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, experimentalsys.ELOOP
+		}
 	}
-	return r.FS.Lstat(p)
-}
-
-func (r *rootedFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	if e := r.inside(p, true); e != 0 {
-		return sys.Stat_t{}, e
+	f, err := r.root.OpenFile(name, osFlag(flag), perm&fs.ModePerm)
+	if err != nil {
+		return nil, errnoOf(err)
 	}
-	return r.FS.Stat(p)
+	rf := &rootFile{fs: r, name: name, flag: flag, file: f}
+	rf.seeker.f = rf
+	return rf, 0
 }
 
-func (r *rootedFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	if e := r.inside(p, false); e != 0 {
+// osFlag converts WASI open flags to os flags. O_NOFOLLOW is handled by
+// OpenFile and os.Root adds it to every component itself.
+func osFlag(oflag experimentalsys.Oflag) int {
+	var flag int
+	switch oflag & (experimentalsys.O_RDONLY | experimentalsys.O_RDWR | experimentalsys.O_WRONLY) {
+	case experimentalsys.O_RDWR:
+		flag = os.O_RDWR
+	case experimentalsys.O_WRONLY:
+		flag = os.O_WRONLY
+	default:
+		flag = os.O_RDONLY
+	}
+	for _, m := range []struct {
+		from experimentalsys.Oflag
+		to   int
+	}{
+		{experimentalsys.O_APPEND, os.O_APPEND},
+		{experimentalsys.O_CREAT, os.O_CREATE},
+		{experimentalsys.O_EXCL, os.O_EXCL},
+		{experimentalsys.O_SYNC, os.O_SYNC},
+		{experimentalsys.O_TRUNC, os.O_TRUNC},
+		{experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY},
+		{experimentalsys.O_DSYNC, syscall.O_DSYNC},
+		{experimentalsys.O_NONBLOCK, syscall.O_NONBLOCK},
+	} {
+		if oflag&m.from != 0 {
+			flag |= m.to
+		}
+	}
+	return flag
+}
+
+func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := r.root.Lstat(rel(p))
+	if err != nil {
+		return sys.Stat_t{}, errnoOf(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (r *rootFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := r.root.Stat(rel(p))
+	if err != nil {
+		return sys.Stat_t{}, errnoOf(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	e := errnoOf(r.root.Mkdir(rel(p), perm&fs.ModePerm))
+	if e == experimentalsys.ENOTDIR { // what wazero's DirFS answers
+		e = experimentalsys.ENOENT
+	}
+	return e
+}
+
+func (r *rootFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errnoOf(r.root.Chmod(rel(p), perm&fs.ModePerm))
+}
+
+// Rename and Link refuse to move or copy a symlink to where its (relative)
+// target would leave the mount: that would create an escaping link without
+// calling Symlink.
+func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	if e := r.symlinkMayMove(rel(from), rel(to)); e != 0 {
 		return e
 	}
-	return r.FS.Mkdir(p, perm)
+	return errnoOf(r.root.Rename(rel(from), rel(to)))
 }
 
-func (r *rootedFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
-	if e := r.inside(p, true); e != 0 {
-		return e
+func (r *rootFS) symlinkMayMove(from, to string) experimentalsys.Errno {
+	fi, err := r.root.Lstat(from)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return 0 // the operation itself reports a missing source
 	}
-	return r.FS.Chmod(p, perm)
+	target, err := r.root.Readlink(from)
+	if err != nil {
+		return errnoOf(err)
+	}
+	return r.symlinkTargetInside(target, to)
 }
 
-func (r *rootedFS) Rename(from, to string) experimentalsys.Errno {
-	if e := r.inside(from, false); e != 0 {
-		return e
-	}
-	if e := r.inside(to, false); e != 0 {
-		return e
-	}
-	return r.FS.Rename(from, to)
+// Rmdir and Unlink share os.Root.Remove, which removes either kind; the
+// kind is checked first so the guest gets POSIX's ENOTDIR / EISDIR. If the
+// entry changes kind in between, the wrong kind of entry inside the mount
+// may be removed: never one outside it.
+func (r *rootFS) Rmdir(p string) experimentalsys.Errno {
+	return r.remove(p, true)
 }
 
-func (r *rootedFS) Rmdir(p string) experimentalsys.Errno {
-	if e := r.inside(p, false); e != 0 {
-		return e
-	}
-	return r.FS.Rmdir(p)
+func (r *rootFS) Unlink(p string) experimentalsys.Errno {
+	return r.remove(p, false)
 }
 
-func (r *rootedFS) Unlink(p string) experimentalsys.Errno {
-	if e := r.inside(p, false); e != 0 {
-		return e
+func (r *rootFS) remove(p string, dir bool) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
 	}
-	return r.FS.Unlink(p)
+	name := rel(p)
+	fi, err := r.root.Lstat(name)
+	if err != nil {
+		return errnoOf(err)
+	}
+	switch isDir := fi.IsDir(); {
+	case dir && !isDir:
+		return experimentalsys.ENOTDIR
+	case !dir && isDir:
+		return experimentalsys.EISDIR
+	}
+	return errnoOf(r.root.Remove(name))
 }
 
-func (r *rootedFS) Link(oldPath, newPath string) experimentalsys.Errno {
-	if e := r.inside(oldPath, false); e != 0 {
+func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	if e := r.symlinkMayMove(rel(oldPath), rel(newPath)); e != 0 {
 		return e
 	}
-	if e := r.inside(newPath, false); e != 0 {
-		return e
-	}
-	return r.FS.Link(oldPath, newPath)
+	return errnoOf(r.root.Link(rel(oldPath), rel(newPath)))
 }
 
-func (r *rootedFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
-	if e := r.inside(linkName, false); e != 0 {
+// Symlink refuses a target that leaves the mount: an absolute target (a
+// host path, meaningless to the guest) or a relative one that climbs above
+// the mount from the link's directory. The link's directory is taken from
+// the guest path, so the parent must not itself go through a symlink (it
+// could sit anywhere in the mount, making the lexical check wrong).
+func (r *rootFS) Symlink(target, linkName string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	name := rel(linkName)
+	if e := r.symlinkTargetInside(target, name); e != 0 {
 		return e
 	}
-	return r.FS.Symlink(oldPath, linkName)
+	return errnoOf(r.root.Symlink(target, name))
 }
 
-func (r *rootedFS) Readlink(p string) (string, experimentalsys.Errno) {
-	if e := r.inside(p, false); e != 0 {
-		return "", e
+func (r *rootFS) symlinkTargetInside(target, name string) experimentalsys.Errno {
+	if target == "" || path.IsAbs(target) || filepath.IsAbs(target) || strings.Contains(target, "\x00") {
+		return experimentalsys.EPERM
 	}
-	return r.FS.Readlink(p)
+	// The link's directory, as the guest wrote it, must be the directory the
+	// link lands in: no ".." (a symlinked component before it would make
+	// it climb from elsewhere) and no component that is a symlink.
+	parts := strings.Split(name, "/")
+	for i, part := range parts {
+		if part == ".." {
+			return experimentalsys.EPERM
+		}
+		if i == len(parts)-1 || part == "" || part == "." {
+			continue
+		}
+		fi, err := r.root.Lstat(strings.Join(parts[:i+1], "/"))
+		if err != nil {
+			return errnoOf(err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return experimentalsys.EPERM
+		}
+	}
+	resolved := path.Join(path.Dir(path.Clean(name)), target)
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return experimentalsys.EPERM
+	}
+	return 0
 }
 
-func (r *rootedFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	if e := r.inside(p, true); e != 0 {
-		return e
+func (r *rootFS) Readlink(p string) (string, experimentalsys.Errno) {
+	dst, err := r.root.Readlink(rel(p))
+	if err != nil {
+		return "", errnoOf(err)
 	}
-	return r.FS.Utimens(p, atim, mtim)
+	return filepath.ToSlash(dst), 0
+}
+
+func (r *rootFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errnoOf(r.root.Chtimes(rel(p), utime(atim), utime(mtim)))
+}
+
+// utime converts a WASI timestamp; the zero time.Time leaves it unchanged.
+func utime(ns int64) time.Time {
+	if ns == experimentalsys.UTIME_OMIT {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }

@@ -44,6 +44,10 @@ type Permissions struct {
 	Model bool
 	// KV lets the plugin use kv_get, kv_set and kv_delete.
 	KV bool
+	// Isolation says which calls may share an instance: IsolationPooled,
+	// IsolationSession or IsolationCall. "" means DefaultIsolation. A wasi
+	// command is a fresh instance per call whatever this says.
+	Isolation string
 }
 
 func (p Permissions) withDefaults() Permissions {
@@ -59,6 +63,9 @@ func (p Permissions) withDefaults() Permissions {
 	if p.MaxOutput <= 0 {
 		p.MaxOutput = DefaultMaxOutput
 	}
+	if p.Isolation == "" {
+		p.Isolation = DefaultIsolation
+	}
 	return p
 }
 
@@ -68,6 +75,9 @@ func (p Permissions) validate() error {
 	}
 	if p.Memory > 4<<30 {
 		return fmt.Errorf("memory %s exceeds the 4 GiB a 32-bit Wasm memory can address", formatSize(int64(p.Memory)))
+	}
+	if err := validIsolation(p.Isolation); err != nil {
+		return err
 	}
 	for _, h := range p.AllowedHosts {
 		if _, err := compileHostGlob(h); err != nil {

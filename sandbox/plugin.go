@@ -35,6 +35,8 @@ type Plugin struct {
 	// wasi ABI
 	wasi *wasiCommand
 
+	roots []*os.Root // the allowed_paths mounts, closed with the plugin
+
 	closed    atomic.Bool
 	requestID atomic.Int64 // numbers mcp v2 requests
 }
@@ -96,10 +98,11 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 			env[name] = v
 		}
 	}
-	fs, err := fsConfig(perms.AllowedPaths)
+	fs, roots, err := fsConfig(perms.AllowedPaths)
 	if err != nil {
 		return nil, err
 	}
+	p.roots = roots
 	p.moduleConfig = moduleConfig(perms, env, fs)
 
 	size := cfg.PoolSize
@@ -108,6 +111,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	if p.abi == ABIWASI {
 		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
+			_ = p.Close(ctx)
 			return nil, err
 		}
 		return p, nil
@@ -130,9 +134,10 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		EnableWasi:    true,
 	}, p.hostFunctions())
 	if err != nil {
+		_ = p.Close(ctx)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	p.pool = newPool(size, p.newInstance)
+	p.pool = newPool(size, perms.Isolation, p.newInstance)
 
 	switch p.abi {
 	case ABIMCP:
@@ -215,6 +220,11 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if p.pool != nil {
 		p.pool.close(ctx)
 	}
+	defer func() {
+		for _, r := range p.roots {
+			r.Close()
+		}
+	}()
 	if p.compiled != nil {
 		return p.compiled.Close(ctx)
 	}
@@ -236,7 +246,7 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 		return nil, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
 			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(input))), formatSize(p.perms.MaxInput))}
 	}
-	in, err := p.pool.acquire(ctx)
+	in, err := p.pool.acquire(ctx, sessionOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %s: %w", p.name, export, err)
 	}

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero/experimental"
@@ -15,26 +17,43 @@ import (
 type instance struct {
 	ext   *extism.Plugin
 	watch *memoryWatch
+	key   string    // the session it serves (isolation "session")
+	used  time.Time // when it was last released
 }
 
-// pool bounds the instances of a plugin and reuses healthy ones. slots is a
-// semaphore: a call holds a slot from acquire to release, so at most
-// cap(slots) instances exist and further callers wait (or give up when their
-// context ends).
+// sessionIdle is how long an idle instance of a session is kept for that
+// session's next call (isolation "session"); older ones are closed at the
+// next acquire.
+const sessionIdle = 5 * time.Minute
+
+// pool bounds the instances of a plugin and reuses healthy ones as its
+// isolation allows. slots is a semaphore: a call holds a slot from acquire
+// to release, so at most cap(slots) calls run at once and further callers
+// wait (or give up when their context ends). Idle instances count too: at
+// most cap(slots) instances exist, idle or busy; a call that finds none for
+// its key closes the least recently used idle one to make room.
 type pool struct {
-	slots chan struct{}
-	make  func(ctx context.Context) (*instance, error)
+	slots     chan struct{}
+	make      func(ctx context.Context) (*instance, error)
+	isolation string
+	idleTTL   time.Duration // sessionIdle; a field so tests can expire instances
 
 	mu     sync.Mutex
-	idle   []*instance
+	idle   []*instance // oldest release first
+	busy   int
 	closed bool
 }
 
-func newPool(size int, mk func(ctx context.Context) (*instance, error)) *pool {
-	return &pool{slots: make(chan struct{}, size), make: mk}
+func newPool(size int, isolation string, mk func(ctx context.Context) (*instance, error)) *pool {
+	return &pool{slots: make(chan struct{}, size), make: mk, isolation: isolation, idleTTL: sessionIdle}
 }
 
-func (p *pool) acquire(ctx context.Context) (*instance, error) {
+// acquire returns an instance for a call of session key (ignored unless the
+// isolation is "session").
+func (p *pool) acquire(ctx context.Context, key string) (*instance, error) {
+	if p.isolation != IsolationSession {
+		key = ""
+	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -46,25 +65,59 @@ func (p *pool) acquire(ctx context.Context) (*instance, error) {
 		<-p.slots
 		return nil, errClosed
 	}
-	if n := len(p.idle); n > 0 {
-		in := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
+	stale := p.expireLocked(time.Now())
+	var in *instance
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if p.idle[i].key == key {
+			in = p.idle[i]
+			p.idle = slices.Delete(p.idle, i, i+1)
+			break
+		}
+	}
+	if in == nil && len(p.idle)+p.busy >= cap(p.slots) && len(p.idle) > 0 {
+		stale = append(stale, p.idle[0])
+		p.idle = slices.Delete(p.idle, 0, 1)
+	}
+	p.busy++
+	p.mu.Unlock()
+	closeAll(ctx, stale)
+	if in != nil {
 		return in, nil
 	}
-	p.mu.Unlock()
 	in, err := p.make(ctx)
 	if err != nil {
+		p.mu.Lock()
+		p.busy--
+		p.mu.Unlock()
 		<-p.slots
 		return nil, err
 	}
+	in.key = key
 	return in, nil
 }
 
-// release returns a healthy instance to the pool, or disposes of a used-up one.
+// expireLocked takes the instances idle for longer than sessionIdle out of
+// the pool, for the caller to close outside the lock.
+func (p *pool) expireLocked(now time.Time) []*instance {
+	if p.isolation != IsolationSession {
+		return nil // one key: the idle instances are the next calls' warm ones
+	}
+	n := 0
+	for n < len(p.idle) && now.Sub(p.idle[n].used) > p.idleTTL {
+		n++
+	}
+	old := slices.Clone(p.idle[:n])
+	p.idle = slices.Delete(p.idle, 0, n)
+	return old
+}
+
+// release returns a healthy instance to the pool, or disposes of a used-up
+// one; with isolation "call" every instance is used up after one call.
 func (p *pool) release(ctx context.Context, in *instance, healthy bool) {
 	p.mu.Lock()
-	if healthy && !p.closed {
+	p.busy--
+	if healthy && !p.closed && p.isolation != IsolationCall {
+		in.used = time.Now()
 		p.idle = append(p.idle, in)
 		in = nil
 	}
@@ -75,15 +128,19 @@ func (p *pool) release(ctx context.Context, in *instance, healthy bool) {
 	<-p.slots
 }
 
+func closeAll(ctx context.Context, ins []*instance) {
+	for _, in := range ins {
+		_ = in.ext.Close(context.WithoutCancel(ctx))
+	}
+}
+
 func (p *pool) close(ctx context.Context) {
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
 	p.mu.Unlock()
-	for _, in := range idle {
-		_ = in.ext.Close(ctx)
-	}
+	closeAll(ctx, idle)
 }
 
 // newInstance instantiates the compiled plugin with the memory ceiling

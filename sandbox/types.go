@@ -66,6 +66,19 @@ type CallResult struct {
 	Content           []Content       `json:"content"`
 	IsError           bool            `json:"isError,omitempty"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	// Meta is MCP's _meta; MetaFinal in it asks to end the run (EndsRun).
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// MetaFinal is the _meta key of a result that ends the run: its text (and
+// structuredContent) is the final answer, as a Go done tool's is.
+const MetaFinal = "agenthost/final"
+
+// EndsRun reports whether the plugin asked this (successful) result to end
+// the run: _meta {"agenthost/final": true}.
+func (r CallResult) EndsRun() bool {
+	final, _ := r.Meta[MetaFinal].(bool)
+	return final && !r.IsError
 }
 
 // Content is one MCP content block: text, or data (base64) with a MIME type.

@@ -137,10 +137,25 @@ type ToolSpec struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// CallToolResult is the MCP result of a tool call.
+// CallToolResult is the MCP result of a tool call. StructuredContent is the
+// tool's output as JSON, for a caller that reads data rather than text; Meta
+// is MCP's _meta, where MetaFinal ends the run (see Final and ABI.md).
 type CallToolResult struct {
-	Content []Content `json:"content"`
-	IsError bool      `json:"isError"`
+	Content           []Content       `json:"content"`
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	Meta              map[string]any  `json:"_meta,omitempty"`
+}
+
+// MetaFinal is the _meta key of a result that ends the run: its text (and
+// structuredContent) is the run's final answer, like a Go done tool.
+const MetaFinal = "agenthost/final"
+
+// Final is a successful result that ends the run with text as the final
+// answer and structured (JSON, may be nil) as its structured output.
+func Final(text string, structured json.RawMessage) CallToolResult {
+	return CallToolResult{Content: []Content{{Type: "text", Text: text}}, StructuredContent: structured,
+		Meta: map[string]any{MetaFinal: true}}
 }
 
 // Content is one MCP content block.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 )
 
 func main() {}
@@ -138,4 +139,131 @@ func hog() int32 {
 func exit() int32 {
 	os.Exit(7)
 	return 0
+}
+
+// fsop runs one filesystem operation {"op","path","to","n"} and answers
+// "ok", the data read, or fails with the error: the sandbox's filesystem
+// tests drive every WASI path call through it. "flip" and "probe" loop n
+// times for the race test: flip turns path into a symlink to `to` and back
+// into a directory; probe reads and appends to path, answering what it read.
+//
+//go:wasmexport fsop
+func fsop() int32 {
+	var in struct {
+		Op, Path, To string
+		N            int
+	}
+	if err := json.Unmarshal(input(), &in); err != nil {
+		return fail(err.Error())
+	}
+	var out string
+	var err error
+	switch in.Op {
+	case "symlink":
+		err = os.Symlink(in.To, in.Path)
+	case "link":
+		err = os.Link(in.Path, in.To)
+	case "rename":
+		err = os.Rename(in.Path, in.To)
+	case "mkdir":
+		err = os.Mkdir(in.Path, 0o755)
+	case "remove":
+		err = os.Remove(in.Path)
+	case "readlink":
+		out, err = os.Readlink(in.Path)
+	case "read":
+		var b []byte
+		b, err = os.ReadFile(in.Path)
+		out = string(b)
+	case "write":
+		err = os.WriteFile(in.Path, []byte(in.To), 0o644)
+	case "append":
+		var f *os.File
+		if f, err = os.OpenFile(in.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			_, err = f.WriteString(in.To)
+			f.Close()
+		}
+	case "stat":
+		var fi os.FileInfo
+		if fi, err = os.Stat(in.Path); err == nil {
+			out = fmt.Sprintf("%s %d", fi.Mode(), fi.Size())
+		}
+	case "lstat":
+		var fi os.FileInfo
+		if fi, err = os.Lstat(in.Path); err == nil {
+			out = fi.Mode().String()
+		}
+	case "readdir":
+		var ents []os.DirEntry
+		ents, err = os.ReadDir(in.Path)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name()+":"+e.Type().String())
+		}
+		out = strings.Join(names, ",")
+	case "chtimes":
+		t := time.Unix(1e9, 0)
+		err = os.Chtimes(in.Path, t, t)
+	case "truncate":
+		err = os.Truncate(in.Path, 0)
+	case "flip":
+		for i := 0; i < in.N; i++ {
+			os.RemoveAll(in.Path)
+			os.Symlink(in.To, in.Path)
+			os.Remove(in.Path)
+			os.Mkdir(in.Path, 0o755)
+		}
+	case "probe":
+		seen := map[string]bool{}
+		for i := 0; i < in.N; i++ {
+			if b, err := os.ReadFile(in.Path); err == nil {
+				seen[string(b)] = true
+			}
+			if f, err := os.OpenFile(in.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+				f.WriteString("pwned")
+				f.Close()
+			}
+		}
+		var read []string
+		for s := range seen {
+			read = append(read, s)
+		}
+		out = strings.Join(read, "|")
+	default:
+		return fail("unknown op " + in.Op)
+	}
+	if err != nil {
+		return fail(err.Error())
+	}
+	if out == "" {
+		out = "ok"
+	}
+	return output([]byte(out))
+}
+
+// calls counts the counter calls this instance served: state a later call
+// sees only if it runs on the same instance.
+var calls int
+
+// counter answers how many times this instance has been called, this call
+// included.
+//
+//go:wasmexport counter
+func counter() int32 {
+	calls++
+	return output([]byte(fmt.Sprint(calls)))
+}
+
+// bad_utf8 answers invalid UTF-8: as plain output ("plain"), inside a
+// CallToolResult JSON ("json") or as its error message ("error").
+//
+//go:wasmexport bad_utf8
+func badUTF8() int32 {
+	switch string(input()) {
+	case "json":
+		return output([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}],\"structuredContent\":{\"k\":\"\xff\xfe\"}}"))
+	case "error":
+		return fail("bad \xff error")
+	}
+	return output([]byte("caf\xe9 \xff\xfe!"))
 }

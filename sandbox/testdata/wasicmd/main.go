@@ -26,6 +26,11 @@ func main() {
 	case "spin":
 		for {
 		}
+	case "badutf8":
+		os.Stdout.Write([]byte("caf\xe9 \xff!"))
+	case "badutf8err":
+		os.Stderr.Write([]byte("bad \xff"))
+		os.Exit(3)
 	case "json":
 		json.NewEncoder(os.Stdout).Encode(map[string]any{
 			"content": []map[string]string{{"type": "text", "text": "structured"}},

@@ -1,0 +1,23 @@
+package loop
+
+import "context"
+
+// CallInfo says which run a tool call belongs to. The loop puts it in the
+// context of every Tool.Call, so a tool can key per-session state (the
+// sandbox keys plugin instances by SessionID) without a wider interface.
+type CallInfo struct {
+	SessionID, RunID, Agent, CallID string
+}
+
+type callInfoKey struct{}
+
+// WithCallInfo returns ctx carrying info.
+func WithCallInfo(ctx context.Context, info CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, info)
+}
+
+// CallInfoFrom returns the CallInfo of ctx, if the loop set one.
+func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
+	info, ok := ctx.Value(callInfoKey{}).(CallInfo)
+	return info, ok
+}
