@@ -177,22 +177,7 @@ func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
-	if e := r.symlinkMayMove(rel(from), rel(to)); e != 0 {
-		return e
-	}
 	return errnoOf(r.root.Rename(rel(from), rel(to)))
-}
-
-func (r *rootFS) symlinkMayMove(from, to string) experimentalsys.Errno {
-	fi, err := r.root.Lstat(from)
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return 0 // the operation itself reports a missing source
-	}
-	target, err := r.root.Readlink(from)
-	if err != nil {
-		return errnoOf(err)
-	}
-	return r.symlinkTargetInside(target, to)
 }
 
 // Rmdir and Unlink share os.Root.Remove, which removes either kind; the
@@ -229,56 +214,39 @@ func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
-	if e := r.symlinkMayMove(rel(oldPath), rel(newPath)); e != 0 {
-		return e
-	}
 	return errnoOf(r.root.Link(rel(oldPath), rel(newPath)))
 }
 
-// Symlink refuses a target that leaves the mount: an absolute target (a
-// host path, meaningless to the guest) or a relative one that climbs above
-// the mount from the link's directory. The link's directory is taken from
-// the guest path, so the parent must not itself go through a symlink (it
-// could sit anywhere in the mount, making the lexical check wrong).
+// Symlink refuses a target that could ever lead out of the mount: an absolute
+// target (a host path, meaningless to the guest) or a relative one that climbs
+// above the link's own directory ("..", "../x", "a/../../x").
+//
+// Where the link sits does not matter, and that is the point: a rule that let
+// "sub/l -> ../x" through because it stays inside today would be undone by the
+// guest renaming "sub" to the top of the mount (or a parallel call swapping a
+// directory on the link's path), after which "../x" leaves it. A target that
+// only descends resolves inside the link's directory wherever the link or its
+// directory is moved, and every link it passes through obeys the same rule.
+// os.Root would not follow an escaping link anyway; this keeps the host and
+// other programs reading the mount from following one either.
 func (r *rootFS) Symlink(target, linkName string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
-	name := rel(linkName)
-	if e := r.symlinkTargetInside(target, name); e != 0 {
-		return e
+	if !symlinkTargetDescends(target) {
+		return experimentalsys.EPERM
 	}
-	return errnoOf(r.root.Symlink(target, name))
+	return errnoOf(r.root.Symlink(target, rel(linkName)))
 }
 
-func (r *rootFS) symlinkTargetInside(target, name string) experimentalsys.Errno {
-	if target == "" || path.IsAbs(target) || filepath.IsAbs(target) || strings.Contains(target, "\x00") {
-		return experimentalsys.EPERM
+// symlinkTargetDescends reports whether target is relative and never climbs
+// above the directory it is resolved from.
+func symlinkTargetDescends(target string) bool {
+	if target == "" || path.IsAbs(target) || filepath.IsAbs(target) || strings.ContainsRune(target, 0) {
+		return false
 	}
-	// The link's directory, as the guest wrote it, must be the directory the
-	// link lands in: no ".." (a symlinked component before it would make
-	// it climb from elsewhere) and no component that is a symlink.
-	parts := strings.Split(name, "/")
-	for i, part := range parts {
-		if part == ".." {
-			return experimentalsys.EPERM
-		}
-		if i == len(parts)-1 || part == "" || part == "." {
-			continue
-		}
-		fi, err := r.root.Lstat(strings.Join(parts[:i+1], "/"))
-		if err != nil {
-			return errnoOf(err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return experimentalsys.EPERM
-		}
-	}
-	resolved := path.Join(path.Dir(path.Clean(name)), target)
-	if resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return experimentalsys.EPERM
-	}
-	return 0
+	clean := path.Clean(target)
+	return clean != ".." && !strings.HasPrefix(clean, "../")
 }
 
 func (r *rootFS) Readlink(p string) (string, experimentalsys.Errno) {
