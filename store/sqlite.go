@@ -51,7 +51,9 @@ func openSQLite(path string) (*SQLite, error) {
 			return nil, err
 		}
 	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, errors.New("is a directory, not a database file")
+	} else if err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
 	// SQLite opens a file it cannot read as an empty read-only database, and root reads
@@ -208,11 +210,11 @@ type SessionInfo = loop.SessionInfo
 // Sessions lists stored sessions (those with entries or runs), most recently updated
 // first.
 func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id,
-		(SELECT COUNT(*) FROM entries e WHERE e.session = id),
-		COALESCE((SELECT MAX(time) FROM entries e WHERE e.session = id), (SELECT MAX(started) FROM runs r WHERE r.session = id)) AS updated,
-		(SELECT COUNT(*) FROM runs r WHERE r.session = id)
-		FROM (SELECT session AS id FROM entries UNION SELECT session FROM runs) ORDER BY updated DESC, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT s.sid,
+		(SELECT COUNT(*) FROM entries e WHERE e.session = s.sid),
+		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = s.sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = s.sid), '') AS updated,
+		(SELECT COUNT(*) FROM runs r WHERE r.session = s.sid)
+		FROM (SELECT session AS sid FROM entries UNION SELECT session FROM runs) s ORDER BY updated DESC, s.sid`)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
