@@ -83,10 +83,9 @@ func (e *agentEnv) storedEnds(t *testing.T, session, runID string) []string {
 	return out
 }
 
-// Hole 7: a server started beside a live CLI run leaves it alone, a second CLI run on
-// the session is refused naming the owner, and once the first is SIGKILLed the next CLI
-// run closes it (once) and continues; a later server appends nothing stale.
-func TestE2E_Hole7_CLIRunsAndServerShareAStore(t *testing.T) {
+// Hole 7: a server started beside a live CLI run leaves it alone, and a second CLI run
+// on the session is refused naming the owner.
+func TestE2E_Hole7_LiveCLIRunIsLeftAloneAndExclusive(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", slowSecondTurn})
 	lr := e.startLiveRun(t)
 
@@ -105,24 +104,33 @@ func TestE2E_Hole7_CLIRunsAndServerShareAStore(t *testing.T) {
 		!strings.Contains(r.stderr, "session already has a run in progress") {
 		t.Fatalf("second CLI run on a busy session: exit %d\n%s", r.code, r.stderr)
 	}
+	if ends := e.storedEnds(t, lr.session, lr.runID); len(ends) != 0 {
+		t.Fatalf("the live run was ended: %v", ends)
+	}
+}
 
+// Hole 7: once a CLI run is SIGKILLed, the next CLI run on its session closes it (once)
+// and continues; a later server appends nothing stale.
+func TestE2E_Hole7_KilledCLIRunIsClosedOnceByTheNextCLIRun(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", slowSecondTurn})
+	lr := e.startLiveRun(t)
 	lr.kill(t)
 	if err := os.WriteFile(filepath.Join(e.dir, "scripted.json"), []byte(continueTurn), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = e.agenthost(t, "run", "--json", "--session", lr.session, "again")
+	r := e.agenthost(t, "run", "--json", "--session", lr.session, "again")
 	if r.code != 0 || !strings.Contains(r.stdout, `"text":"Back: 42"`) {
 		t.Fatalf("resume after SIGKILL: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if ends := e.storedEnds(t, lr.session, lr.runID); len(ends) != 1 || ends[0] != "aborted" {
 		t.Fatalf("the killed run's stored ends: %v", ends)
 	}
-	s2 := e.serve(t)
-	if strings.Contains(s2.log(), "marked") {
-		t.Fatalf("a later server recovered again:\n%s", s2.log())
+	s := e.serve(t)
+	if strings.Contains(s.log(), "marked") {
+		t.Fatalf("a later server recovered again:\n%s", s.log())
 	}
-	s2.cmd.Process.Signal(syscall.SIGTERM)
-	s2.wait(t)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.wait(t)
 	if ends := e.storedEnds(t, lr.session, lr.runID); len(ends) != 1 {
 		t.Fatalf("the killed run's stored ends after a server: %v", ends)
 	}
