@@ -38,7 +38,7 @@ func TestHole6_OpenWithABrokenStoreIsAClearError(t *testing.T) {
 	}{
 		{"garbage", "file is not a database", func(t *testing.T, path string) { os.WriteFile(path, []byte("garbage\x00\xff"), 0o644) }},
 		{"directory", "is a directory, not a database file", func(t *testing.T, path string) { os.Mkdir(path, 0o755) }},
-		{"truncated", "database disk image is malformed", func(t *testing.T, path string) {
+		{"truncated", "database file is truncated", func(t *testing.T, path string) {
 			validDB(t, path)
 			fi, _ := os.Stat(path)
 			os.Truncate(path, fi.Size()/2)

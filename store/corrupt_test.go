@@ -50,7 +50,7 @@ var corruptStores = []struct {
 		if err := os.Truncate(path, fi.Size()/2); err != nil {
 			t.Fatal(err)
 		}
-	}, "database disk image is malformed"},
+	}, "database file is truncated"},
 	{"truncated header", func(t *testing.T, path string) {
 		bigDB(t, path)
 		os.Truncate(path, 50)

@@ -63,6 +63,9 @@ func openSQLite(path string) (*SQLite, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	if err := checkNotTruncated(path); err != nil {
+		return nil, err
+	}
 	// WAL lets readers (sessions list) run beside the writer; NORMAL sync in WAL mode
 	// survives a killed process (not a power cut), which is the promise here.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate"
@@ -74,17 +77,6 @@ func openSQLite(path string) (*SQLite, error) {
 	if err := migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, err
-	}
-	// A truncated file can keep a readable first page; the integrity check finds the
-	// pages it lost before a run appends to them.
-	var check string
-	if err := db.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&check); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if check != "ok" {
-		db.Close()
-		return nil, fmt.Errorf("database is damaged: %s", check)
 	}
 	return &SQLite{db: db, path: path}, nil
 }

@@ -168,7 +168,7 @@ func TestE2E_Hole6_BrokenStoreExits2(t *testing.T) {
 	}{
 		{"garbage", "file is not a database", func(p string) { os.WriteFile(p, []byte(strings.Repeat("garbage", 500)), 0o644) }},
 		{"directory", "is a directory, not a database file", func(p string) { os.Mkdir(p, 0o755) }},
-		{"truncated", "database disk image is malformed", func(p string) { truncatedDB(t, p) }},
+		{"truncated", "database file is truncated", func(p string) { truncatedDB(t, p) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "hi"}]}`})
