@@ -78,6 +78,7 @@ type Leaser interface {
 }
 
 var (
+	renewEvery  = LeaseRenew // tests shorten it
 	hostName, _ = os.Hostname()
 	instanceID  = newInstanceID()
 )
@@ -176,7 +177,7 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 
 func (h *heldSession) renew(ctx context.Context, lost func(error)) {
 	defer close(h.done)
-	t := time.NewTicker(LeaseRenew)
+	t := time.NewTicker(renewEvery)
 	defer t.Stop()
 	for {
 		select {
