@@ -61,7 +61,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, logf func(form
 		return err
 	}
 	if n > 0 {
-		logf("marked %d unfinished run(s) from a previous server as aborted", n) // of dead processes only
+		logf("marked %d unfinished run(s) of processes that died as aborted", n)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
