@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +97,16 @@ func TestE2E_Hole7_LiveCLIRunIsLeftAloneAndExclusive(t *testing.T) {
 	}
 	if ss := s.session(t, lr.session); ss.Runs[0].Status != "" {
 		t.Fatalf("live run stored as %q", ss.Runs[0].Status)
+	}
+	body := `{"threadId":"` + lr.session + `","runId":"r9","messages":[{"id":"m","role":"user","content":"again"}]}`
+	resp, err := http.Post(s.base+"/v1/runs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 409 || !strings.Contains(string(b), "is being written by pid "+strconv.Itoa(lr.cmd.Process.Pid)) {
+		t.Fatalf("served run on the CLI's session: %d %s", resp.StatusCode, b)
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.wait(t)
