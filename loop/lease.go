@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -111,13 +112,16 @@ func acquireLease(ctx context.Context, st SessionStore, session, runID string) (
 	return &l, nil
 }
 
-// heldSession is what a started run holds in the store: its lease and the goroutine
-// that renews it.
+// heldSession is what a started run holds in the store: its lease, renewed by a timer
+// (no goroutine per run: a run that lives less than LeaseRenew never renews).
 type heldSession struct {
 	st    SessionStore
 	lease *Lease
-	stop  context.CancelFunc
-	done  chan struct{}
+	lost  func(error)
+
+	mu      sync.Mutex // held across a renewal, so release never races one
+	timer   *time.Timer
+	stopped bool
 }
 
 // claimSession is called when a run starts, after the Agent's own busy check. It takes
@@ -130,9 +134,8 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 	if err != nil {
 		return nil, fmt.Errorf("loop: %w", err)
 	}
-	h := &heldSession{st: st, lease: lease, done: make(chan struct{})}
+	h := &heldSession{st: st, lease: lease, lost: lost}
 	fail := func(err error) (*heldSession, error) {
-		close(h.done)
 		h.release()
 		return nil, fmt.Errorf("loop: %w", err)
 	}
@@ -145,45 +148,37 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 			return fail(fmt.Errorf("run %q on session %q: %w", runID, session, ErrRunExists))
 		}
 	}
-	if lease != nil {
-		for _, r := range runs {
-			if r.Status == "" {
-				if err := closeDeadRun(ctx, st, r); err != nil {
-					return fail(err)
-				}
+	if lease == nil {
+		return h, nil
+	}
+	for _, r := range runs {
+		if r.Status == "" {
+			if err := closeDeadRun(ctx, st, r); err != nil {
+				return fail(err)
 			}
 		}
 	}
-	if lease == nil {
-		close(h.done)
-		return h, nil
-	}
-	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	h.stop = stop
-	go h.renew(rctx, lost)
+	h.mu.Lock()
+	h.timer = time.AfterFunc(renewEvery, h.renew)
+	h.mu.Unlock()
 	return h, nil
 }
 
-func (h *heldSession) renew(ctx context.Context, lost func(error)) {
-	defer close(h.done)
-	t := time.NewTicker(renewEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		l := *h.lease
-		l.Heartbeat = time.Now().UTC()
-		if err := h.st.(Leaser).RenewLease(ctx, l); err != nil {
-			if errors.Is(err, ErrLeaseLost) {
-				lost(fmt.Errorf("session %q: %w", l.SessionID, err))
-				return
-			}
-			continue // a transient error: the next tick tries again, well within LeaseTTL
-		}
+func (h *heldSession) renew() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
 	}
+	l := *h.lease
+	l.Heartbeat = time.Now().UTC()
+	err := h.st.(Leaser).RenewLease(context.Background(), l)
+	if errors.Is(err, ErrLeaseLost) {
+		h.lost(fmt.Errorf("session %q: %w", l.SessionID, err))
+		return
+	}
+	// On another error the next tick tries again, well within LeaseTTL.
+	h.timer.Reset(renewEvery)
 }
 
 // release stops renewing and gives the lease back. It is safe on nil.
@@ -191,10 +186,12 @@ func (h *heldSession) release() {
 	if h == nil {
 		return
 	}
-	if h.stop != nil {
-		h.stop()
+	h.mu.Lock()
+	h.stopped = true
+	if h.timer != nil {
+		h.timer.Stop()
 	}
-	<-h.done
+	h.mu.Unlock()
 	if h.lease != nil {
 		_ = h.st.(Leaser).ReleaseLease(context.Background(), *h.lease)
 	}
