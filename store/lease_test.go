@@ -269,3 +269,50 @@ func TestHole7_ExpiredHeartbeatIsDead(t *testing.T) {
 		t.Fatalf("a stale owner's release removed %+v", l)
 	}
 }
+
+// Two processes starting a run on one free session at the same moment: the lease is
+// read and written in one IMMEDIATE transaction, so exactly one runs and the other is
+// refused with ErrSessionBusy.
+func TestHole7_TwoProcessesRacingForOneSession(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		path := filepath.Join(t.TempDir(), "sessions.db")
+		s, err := OpenSQLite(path) // created (and migrated) once, so both race on the lease only
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		type outcome struct {
+			ready bool
+			err   string
+		}
+		results := make(chan outcome, 2)
+		for i := range 2 {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), holderEnv+"="+path+"|s1|run"+strconv.Itoa(i))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			go func() {
+				line, _ := bufio.NewReader(out).ReadString('\n')
+				if line == "ready\n" {
+					results <- outcome{ready: true}
+					return
+				}
+				cmd.Wait()
+				results <- outcome{err: stderr.String()}
+			}()
+		}
+		a, b := <-results, <-results
+		if a.ready == b.ready {
+			t.Fatalf("round %d: both ready=%v (%q %q)", round, a.ready, a.err, b.err)
+		}
+		refused := a.err + b.err
+		if !strings.Contains(refused, "session already has a run in progress") || !strings.Contains(refused, `session "s1" is being written by pid`) {
+			t.Fatalf("round %d: the loser said %q", round, refused)
+		}
+	}
+}

@@ -163,3 +163,31 @@ func TestSchemaFromANewerAgenthostIsRefused(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Two processes opening an old file at once: each migration is one write transaction
+// that re-reads the version, so both opens succeed and the data is migrated once.
+func TestMigrationFromTwoOpenersAtOnce(t *testing.T) {
+	path := oldDB(t)
+	errs := make(chan error, 2)
+	stores := make(chan *SQLite, 2)
+	for range 2 {
+		go func() {
+			s, err := OpenSQLite(path)
+			errs <- err
+			stores <- s
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		s := <-stores
+		defer s.Close()
+		if v := userVersion(t, s); v != schemaVersion {
+			t.Fatalf("user_version %d", v)
+		}
+		if runs, err := s.Runs(context.Background(), "a"); err != nil || len(runs) != 1 {
+			t.Fatalf("runs %+v %v", runs, err)
+		}
+	}
+}
