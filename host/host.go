@@ -116,7 +116,11 @@ func openStore(c StoreConfig) (loop.SessionStore, error) {
 	if c.Kind == "memory" {
 		return loop.NewMemoryStore(), nil
 	}
-	return store.OpenSQLite(c.Path)
+	s, err := store.OpenSQLite(c.Path)
+	if err != nil {
+		return nil, err // not s: a nil *SQLite in the interface would reach Close
+	}
+	return s, nil
 }
 
 // newAgent wires the loop from the manifest and the loaded plugins.
@@ -175,13 +179,9 @@ func (h *Host) Plugin(name string) (*sandbox.Plugin, bool) {
 	return nil, false
 }
 
-// Sessions lists stored sessions (SQLite store only).
-func (h *Host) Sessions(ctx context.Context) ([]store.SessionInfo, error) {
-	s, ok := h.Store.(*store.SQLite)
-	if !ok {
-		return nil, errors.New("sessions are listed from a sqlite store; this manifest uses a memory store")
-	}
-	return s.Sessions(ctx)
+// Sessions lists stored sessions, most recently updated first.
+func (h *Host) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
+	return loop.ListSessions(ctx, h.Store)
 }
 
 // Close stops the provider, the plugins and the runtime, and closes the store.
@@ -197,7 +197,7 @@ func (h *Host) Close() error {
 	if h.runtime != nil {
 		errs = append(errs, h.runtime.Close(ctx))
 	}
-	if c, ok := h.Store.(io.Closer); ok {
+	if c, ok := h.Store.(io.Closer); ok && c != nil {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)

@@ -117,6 +117,7 @@ type Agent struct {
 	mu       sync.Mutex
 	runs     map[string]context.CancelCauseFunc // run id → cancel
 	sessions map[string]string                  // session id → run id
+	held     sync.Map                           // run id → *heldSession (lease.go)
 }
 
 // New checks the configuration and fills in defaults.
@@ -246,12 +247,16 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 	a.runs[in.RunID] = cancel
 	a.sessions[in.SessionID] = in.RunID
 	a.mu.Unlock()
+	if err := a.claim(rctx, in, cancel); err != nil { // the store's side: lease, run id (lease.go)
+		return nil, &startError{err}
+	}
 	return newRun(a, rctx, cancel, in, emit), nil
 }
 
 func (a *Agent) finish(r *run) {
 	r.stopWork()
 	r.cancel(nil)
+	a.unclaim(r.in.RunID)
 	a.mu.Lock()
 	delete(a.runs, r.in.RunID)
 	delete(a.sessions, r.in.SessionID)

@@ -47,7 +47,9 @@
 // its content is in the assistant_message that follows), so a stored session replays the
 // same events a live client saw. Stores number entries gaplessly per session and refuse a
 // sequence number they already hold, which is how a second writer is caught; an Agent also
-// refuses a second concurrent run on one session (ErrSessionBusy).
+// refuses a second concurrent run on one session (ErrSessionBusy). Across processes, a
+// store that implements Leaser holds a per-session lease for each live run (lease.go);
+// RecoverRuns and a starting run close only runs whose lease is dead (recover.go).
 //
 // # What this package must not do
 //

@@ -227,8 +227,8 @@ func TestMemoryStoreRefusesASeqItHolds(t *testing.T) {
 	if _, ok, _ := s.KVGet(ctx, "other", "k"); ok {
 		t.Fatal("kv leaked across plugins")
 	}
-	if ids := s.Sessions(); len(ids) != 1 || ids[0] != "a" {
-		t.Fatalf("sessions %v", ids)
+	if ss, _ := s.Sessions(ctx); len(ss) != 1 || ss[0].ID != "a" {
+		t.Fatalf("sessions %v", ss)
 	}
 }
 

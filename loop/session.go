@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -57,7 +59,15 @@ type MemoryStore struct {
 	sessions map[string][]Entry
 	runs     map[string][]RunRecord
 	kv       map[string][]byte
+	leases   map[string]Lease
+	updated  map[string]time.Time
 }
+
+var (
+	_ SessionStore  = (*MemoryStore)(nil)
+	_ Leaser        = (*MemoryStore)(nil)
+	_ SessionLister = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
@@ -65,6 +75,8 @@ func NewMemoryStore() *MemoryStore {
 		sessions: map[string][]Entry{},
 		runs:     map[string][]RunRecord{},
 		kv:       map[string][]byte{},
+		leases:   map[string]Lease{},
+		updated:  map[string]time.Time{},
 	}
 }
 
@@ -78,6 +90,9 @@ func (s *MemoryStore) Append(_ context.Context, id string, entries ...Entry) err
 		}
 	}
 	s.sessions[id] = append(have, entries...)
+	if len(entries) > 0 {
+		s.updated[id] = entries[len(entries)-1].Time
+	}
 	return nil
 }
 
@@ -107,15 +122,55 @@ func (s *MemoryStore) Runs(_ context.Context, id string) ([]RunRecord, error) {
 	return append([]RunRecord(nil), s.runs[id]...), nil
 }
 
-// Sessions lists the ids of stored sessions.
-func (s *MemoryStore) Sessions() []string {
+// Sessions lists the stored sessions, most recently updated first.
+func (s *MemoryStore) Sessions(context.Context) ([]SessionInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.sessions))
-	for id := range s.sessions {
-		out = append(out, id)
+	out := make([]SessionInfo, 0, len(s.sessions))
+	for id, es := range s.sessions {
+		out = append(out, SessionInfo{ID: id, Entries: int64(len(es)), Runs: int64(len(s.runs[id])), Updated: s.updated[id]})
 	}
-	return out
+	slices.SortFunc(out, func(a, b SessionInfo) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// AcquireLease implements Leaser.
+func (s *MemoryStore) AcquireLease(_ context.Context, l Lease, alive func(Lease) bool) (Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held, ok := s.leases[l.SessionID]
+	if ok && !held.Same(l) && alive(held) {
+		return held, ErrSessionBusy
+	}
+	s.leases[l.SessionID] = l
+	return held, nil
+}
+
+// RenewLease implements Leaser.
+func (s *MemoryStore) RenewLease(_ context.Context, l Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if held, ok := s.leases[l.SessionID]; !ok || !held.Same(l) {
+		return ErrLeaseLost
+	}
+	s.leases[l.SessionID] = l
+	return nil
+}
+
+// ReleaseLease implements Leaser.
+func (s *MemoryStore) ReleaseLease(_ context.Context, l Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if held, ok := s.leases[l.SessionID]; !ok || !held.Same(l) {
+		return ErrLeaseLost
+	}
+	delete(s.leases, l.SessionID)
+	return nil
 }
 
 func (s *MemoryStore) KVGet(_ context.Context, plugin, key string) ([]byte, bool, error) {

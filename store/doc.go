@@ -4,9 +4,28 @@
 // What it guarantees: entries are append-only and gapless per session; an Append is one
 // transaction, so a process killed at any moment (SIGKILL included) leaves every session a
 // prefix of what the loop wrote, never half an append; an Append whose first sequence
-// number is not the next one fails, which catches two writers on one session. Runs and
-// per-plugin key/value pairs live in the same file.
+// number is not the next one fails, which catches two writers on one session. Runs are
+// keyed by (session, run id); runs, session leases and per-plugin key/value pairs live in
+// the same file.
+//
+// Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
+// applies the missing ones in order, each in its own write transaction that re-reads the
+// version, so a crash or a second process never half-migrates; a file from a newer
+// agenthost is refused. Version 1 is the schema from before versioning (so such files
+// migrate as if from version 0); version 2 keys runs by (session, id) and adds leases.
+// A migration, once released, is never edited: add a new one.
+//
+// Leases (loop.Leaser): one row per session with a live run, naming its owner (pid,
+// host, per-process instance id, heartbeat). AcquireLease reads and replaces the row in
+// one BEGIN IMMEDIATE transaction, so two processes taking one session are ordered by
+// SQLite's write lock; whether a held lease is alive is the loop's rule (loop.Lease.Alive),
+// passed in. Recovery closes only runs whose session lease it could take (loop.RecoverRuns).
+//
+// Opening a file that is not a database, a directory, an unreadable or a damaged file
+// fails in OpenSQLite with an error naming the file (PRAGMA quick_check finds pages a
+// truncated file lost), so a broken store is reported once, before any run.
 //
 // What it must not do: interpret entries (it stores the JSON the loop types encode to and
-// decodes it back), or know about plugins beyond the name that scopes their KV.
+// decodes it back, checking only that the body matches its row), decide whether a lease
+// is alive, or know about plugins beyond the name that scopes their KV.
 package store

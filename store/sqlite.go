@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,34 +15,6 @@ import (
 	"github.com/agenthost/agenthost/loop"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
-
-const schema = `
-CREATE TABLE IF NOT EXISTS entries (
-	session TEXT    NOT NULL,
-	seq     INTEGER NOT NULL,
-	run_id  TEXT    NOT NULL,
-	time    TEXT    NOT NULL,
-	kind    TEXT    NOT NULL,
-	body    BLOB    NOT NULL,
-	PRIMARY KEY (session, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS runs (
-	id      TEXT PRIMARY KEY,
-	session TEXT NOT NULL,
-	status  TEXT NOT NULL,
-	reason  TEXT NOT NULL,
-	started TEXT NOT NULL,
-	ended   TEXT NOT NULL,
-	usage   TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session, started);
-CREATE TABLE IF NOT EXISTS kv (
-	plugin TEXT NOT NULL,
-	key    TEXT NOT NULL,
-	value  BLOB NOT NULL,
-	PRIMARY KEY (plugin, key)
-) WITHOUT ROWID;
-`
 
 // SQLite is a loop.SessionStore in one SQLite file. It is safe for concurrent use.
 //
@@ -55,25 +28,55 @@ type SQLite struct {
 	wmu  sync.Mutex // serialises this process's write transactions
 }
 
-var _ loop.SessionStore = (*SQLite)(nil)
+var (
+	_ loop.SessionStore  = (*SQLite)(nil)
+	_ loop.Leaser        = (*SQLite)(nil)
+	_ loop.SessionLister = (*SQLite)(nil)
+)
 
-// OpenSQLite opens (creating if needed) the store at path, and its directory.
+// OpenSQLite opens (creating if needed) the store at path, and its directory, and
+// migrates its schema to the current version (see migrate.go). Every error names the
+// file: a corrupt or unreadable file is an error here, not later.
 func OpenSQLite(path string) (*SQLite, error) {
+	s, err := openSQLite(path)
+	if err != nil {
+		return nil, fmt.Errorf("open session store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func openSQLite(path string) (*SQLite, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("open store %s: %w", path, err)
+			return nil, err
 		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, errors.New("is a directory, not a database file")
+	} else if err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	// SQLite opens a file it cannot read as an empty read-only database, and root reads
+	// anything: open it ourselves first, so "permission denied" is what the user sees.
+	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := checkNotTruncated(path); err != nil {
+		return nil, err
 	}
 	// WAL lets readers (sessions list) run beside the writer; NORMAL sync in WAL mode
 	// survives a killed process (not a power cut), which is the promise here.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
-	if _, err := db.Exec(schema); err != nil {
+	ctx := context.Background()
+	if err := migrate(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
 	return &SQLite{db: db, path: path}, nil
 }
@@ -81,8 +84,13 @@ func OpenSQLite(path string) (*SQLite, error) {
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
 
-// Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+// Close closes the database. It is safe on a nil *SQLite, which a failed open returns.
+func (s *SQLite) Close() error {
+	if s == nil || s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // Append stores entries in one transaction. The first entry's Seq must follow the last
 // stored one and the batch must be gapless.
@@ -138,9 +146,9 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 		if err := rows.Scan(&seq, &body); err != nil {
 			return nil, fmt.Errorf("load session %q: %w", session, err)
 		}
-		var e loop.Entry
-		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
+		e, err := decodeEntry(seq, body)
+		if err != nil {
+			return nil, fmt.Errorf("load session %q: %w", session, err)
 		}
 		out = append(out, e)
 	}
@@ -150,13 +158,13 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 	return out, nil
 }
 
-// SaveRun inserts or updates a run's summary row.
+// SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
 	usage, _ := json.Marshal(r.Usage)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
+		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
 		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
 	if err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
@@ -189,18 +197,16 @@ func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, er
 }
 
 // SessionInfo summarises a stored session.
-type SessionInfo struct {
-	ID      string    `json:"id"`
-	Entries int64     `json:"entries"`
-	Runs    int64     `json:"runs"`
-	Updated time.Time `json:"updated"`
-}
+type SessionInfo = loop.SessionInfo
 
-// Sessions lists stored sessions, most recently updated first.
+// Sessions lists stored sessions (those with entries or runs), most recently updated
+// first.
 func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT e.session, COUNT(*), MAX(e.time),
-		(SELECT COUNT(*) FROM runs r WHERE r.session = e.session)
-		FROM entries e GROUP BY e.session ORDER BY MAX(e.time) DESC, e.session`)
+	rows, err := s.db.QueryContext(ctx, `SELECT s.sid,
+		(SELECT COUNT(*) FROM entries e WHERE e.session = s.sid),
+		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = s.sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = s.sid), '') AS updated,
+		(SELECT COUNT(*) FROM runs r WHERE r.session = s.sid)
+		FROM (SELECT session AS sid FROM entries UNION SELECT session FROM runs) s ORDER BY updated DESC, s.sid`)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
@@ -266,4 +272,30 @@ func formatTime(t time.Time) string {
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t
+}
+
+// decodeEntry decodes a stored entry body and checks it against its row: the body's
+// seq must be the row's, and the payload must match the kind, so code reading a loaded
+// entry can trust e.Message / e.Event / e.Compaction for its kind.
+func decodeEntry(seq int64, body []byte) (loop.Entry, error) {
+	var e loop.Entry
+	if err := json.Unmarshal(body, &e); err != nil {
+		return loop.Entry{}, fmt.Errorf("entry %d: %w", seq, err)
+	}
+	if e.Seq != seq {
+		return loop.Entry{}, fmt.Errorf("entry %d: body says seq %d", seq, e.Seq)
+	}
+	var ok bool
+	switch e.Kind {
+	case loop.EntryMessage:
+		ok = e.Message != nil
+	case loop.EntryCompaction:
+		ok = e.Compaction != nil
+	case loop.EntryEvent:
+		ok = e.Event != nil
+	}
+	if !ok {
+		return loop.Entry{}, fmt.Errorf("entry %d: kind %q without its payload", seq, e.Kind)
+	}
+	return e, nil
 }

@@ -137,6 +137,14 @@ func TestMain(m *testing.M) {
 		crashWriter(path)
 		return
 	}
+	if path := os.Getenv(unreadableEnv); path != "" {
+		openUnreadable(path)
+		return
+	}
+	if spec := os.Getenv(holderEnv); spec != "" {
+		leaseHolder(spec)
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -204,7 +204,7 @@ func TestE2E_ServeKilledMidRunIsRecoveredByTheNextServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := e.serve(t)
-	if !strings.Contains(s2.log(), "agenthost: marked 1 unfinished run(s) from a previous server as aborted") {
+	if !strings.Contains(s2.log(), "agenthost: marked 1 unfinished run(s) of processes that died as aborted") {
 		t.Fatalf("second server did not report the recovery:\n%s", s2.log())
 	}
 	checkAbortedRun(t, s2.session(t, "s1"))

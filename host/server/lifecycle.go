@@ -49,7 +49,7 @@ func CheckAddr(addr string, hasToken bool) error {
 	return fmt.Errorf("refusing to serve on %s without a token: set AGENTHOST_TOKEN or --token-file, or use a loopback address such as 127.0.0.1:8080", addr)
 }
 
-// ListenAndServe marks runs a previous process left unfinished as aborted, listens on
+// ListenAndServe marks runs dead processes left unfinished as aborted, listens on
 // addr (refused without a token unless it is loopback), reports the address it serves
 // on through logf, and serves until ctx is done; then it shuts down gracefully.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, logf func(format string, args ...any)) error {
@@ -61,7 +61,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, logf func(form
 		return err
 	}
 	if n > 0 {
-		logf("marked %d unfinished run(s) from a previous server as aborted", n)
+		logf("marked %d unfinished run(s) of processes that died as aborted", n)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -111,62 +111,9 @@ func (s *Server) Drain(ctx context.Context) error {
 	}
 }
 
-// RecoverRuns ends the runs a killed process left open (a run record with no status):
-// it appends a run_finished{aborted, cancelled} event to the session and saves the run
-// as aborted, so the stored session reads as if the run had been aborted and a new run
-// can continue it (the loop executes any tool call left without a result, rule L14).
-// It must run before any run starts. It reports how many runs it ended; a store that
-// cannot list its sessions (memory) has none to recover.
+// RecoverRuns ends the runs that dead processes left open, leaving alone the runs a
+// live process (a CLI run on the same database) still owns: see loop.RecoverRuns. It
+// reports how many runs it ended.
 func RecoverRuns(ctx context.Context, st loop.SessionStore) (int, error) {
-	lister, ok := st.(sessionLister)
-	if !ok {
-		return 0, nil
-	}
-	sessions, err := lister.Sessions(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("recover runs: %w", err)
-	}
-	n := 0
-	for _, si := range sessions {
-		runs, err := st.Runs(ctx, si.ID)
-		if err != nil {
-			return n, fmt.Errorf("recover runs of session %q: %w", si.ID, err)
-		}
-		for _, run := range runs {
-			if run.Status != "" {
-				continue
-			}
-			if err := abortStoredRun(ctx, st, run); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
-	return n, nil
-}
-
-func abortStoredRun(ctx context.Context, st loop.SessionStore, run loop.RunRecord) error {
-	entries, err := st.Load(ctx, run.SessionID)
-	if err != nil {
-		return fmt.Errorf("recover run %q: load session %q: %w", run.ID, run.SessionID, err)
-	}
-	var evSeq int64
-	agent := ""
-	for _, e := range entries {
-		if e.Kind == loop.EntryEvent && e.Event != nil && e.Event.RunID == run.ID {
-			evSeq, agent = max(evSeq, e.Event.Seq), e.Event.Agent
-		}
-	}
-	now := time.Now().UTC()
-	ev := &loop.Event{Seq: evSeq + 1, Time: now, SessionID: run.SessionID, RunID: run.ID, Agent: agent,
-		Type: loop.EventRunFinished, Data: loop.RunFinishedData{Status: loop.StatusAborted, Reason: loop.ReasonCancelled, Usage: run.Usage}}
-	entry := loop.Entry{Seq: int64(len(entries)) + 1, RunID: run.ID, Time: now, Kind: loop.EntryEvent, Event: ev}
-	if err := st.Append(ctx, run.SessionID, entry); err != nil {
-		return fmt.Errorf("recover run %q: %w", run.ID, err)
-	}
-	run.Status, run.Reason, run.Ended = loop.StatusAborted, loop.ReasonCancelled, now
-	if err := st.SaveRun(ctx, run); err != nil {
-		return fmt.Errorf("recover run %q: %w", run.ID, err)
-	}
-	return nil
+	return loop.RecoverRuns(ctx, st)
 }

@@ -50,7 +50,7 @@ func TestLivePageInChromium(t *testing.T) {
 		`<div class="t-TOOL_CALL_START">TOOL_CALL_START add</div>`,
 		`<div class="t-TOOL_CALL_RESULT">TOOL_CALL_RESULT 42</div>`,
 		`<div class="t-RUN_FINISHED">RUN_FINISHED success completed</div>`,
-		`<li class="session" data-id="earlier">earlier</li>`,
+		`<li class="session" data-id="earlier">earlier  (1 runs)</li>`,
 		`<li class="entry">tool: 42</li>`,
 		`: completed (end_turn)</li>`,
 	} {

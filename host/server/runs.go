@@ -48,7 +48,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	if !stream.started {
 		// The loop refused the run before it began (no event was emitted).
 		code := http.StatusBadRequest
-		if errors.Is(err, loop.ErrSessionBusy) {
+		if errors.Is(err, loop.ErrSessionBusy) || errors.Is(err, loop.ErrRunExists) {
 			code = http.StatusConflict
 		}
 		writeError(w, code, fmt.Sprintf("run %q not started: %v", in.RunID, err))

@@ -259,7 +259,9 @@ func TestSessionsListAndShow(t *testing.T) {
 	e := newTestEnv(t, envOptions{}, addTurns...)
 	e.run(t, runBody("s1", "r1", "what is 2+40?"))
 	code, body := e.request(t, "GET", "/v1/sessions", "")
-	if code != 200 || strings.TrimSpace(body) != `{"sessions":[{"id":"s1","entries":0,"runs":0,"updated":"0001-01-01T00:00:00Z"}]}` {
+	var list struct{ Sessions []SessionSummary }
+	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list.Sessions) != 1 ||
+		list.Sessions[0].ID != "s1" || list.Sessions[0].Runs != 1 || list.Sessions[0].Entries < 10 || list.Sessions[0].Updated.IsZero() {
 		t.Fatalf("sessions: %d %s", code, body)
 	}
 	code, body = e.request(t, "GET", "/v1/sessions/s1", "")
@@ -279,5 +281,25 @@ func TestSessionsListAndShow(t *testing.T) {
 	code, body = e.request(t, "GET", "/v1/sessions/nope", "")
 	if code != 404 || strings.TrimSpace(body) != `{"error":"no session \"nope\""}` {
 		t.Fatalf("missing session: %d %s", code, body)
+	}
+}
+
+// Hole 4: run ids are per session. A finished run's id is refused on its own session
+// (409, the stored run untouched) and free on another.
+func TestHole4_UsedRunIDOnItsSessionIs409(t *testing.T) {
+	e := newTestEnv(t, envOptions{}, addTurns[1], addTurns[1])
+	e.run(t, runBody("s1", "r1", "first"))
+	code, body := e.request(t, "POST", "/v1/runs", runBody("s1", "r1", "again"))
+	want := `{"error":"run \"r1\" not started: loop: run \"r1\" on session \"s1\": run id already used on this session"}`
+	if code != 409 || strings.TrimSpace(body) != want {
+		t.Fatalf("reused run id: %d %s", code, body)
+	}
+	evs := e.run(t, runBody("s2", "r1", "other session"))
+	if got := brief(evs); got[len(got)-1] != "RUN_FINISHED success completed/end_turn" {
+		t.Fatalf("r1 on s2: %v", got)
+	}
+	runs, _ := e.store.Runs(context.Background(), "s1")
+	if len(runs) != 1 || runs[0].Status != loop.StatusCompleted {
+		t.Fatalf("s1's runs: %+v", runs)
 	}
 }

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Leases: one row per session whose run is live, naming the owning process (see
+// loop.Leaser). The row is read and replaced in one BEGIN IMMEDIATE transaction, so two
+// processes taking one session are ordered by SQLite's write lock.
+
+// AcquireLease implements loop.Leaser.
+func (s *SQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
+	}
+	defer tx.Rollback()
+	var held loop.Lease
+	var hb string
+	err = tx.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, l.SessionID).
+		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
+	default:
+		held.Heartbeat = parseTime(hb)
+		if !held.Same(l) && alive(held) {
+			return held, loop.ErrSessionBusy
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO leases (session, run_id, pid, host, instance, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session) DO UPDATE SET run_id = excluded.run_id, pid = excluded.pid, host = excluded.host,
+		instance = excluded.instance, heartbeat = excluded.heartbeat`,
+		l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat)); err != nil {
+		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
+	}
+	return held, nil
+}
+
+// RenewLease implements loop.Leaser.
+func (s *SQLite) RenewLease(ctx context.Context, l loop.Lease) error {
+	return s.leaseExec(ctx, l, "renew", `UPDATE leases SET heartbeat = ? WHERE session = ? AND run_id = ? AND instance = ? AND pid = ?`,
+		formatTime(l.Heartbeat))
+}
+
+// ReleaseLease implements loop.Leaser.
+func (s *SQLite) ReleaseLease(ctx context.Context, l loop.Lease) error {
+	return s.leaseExec(ctx, l, "release", `DELETE FROM leases WHERE session = ? AND run_id = ? AND instance = ? AND pid = ?`)
+}
+
+func (s *SQLite) leaseExec(ctx context.Context, l loop.Lease, what, query string, args ...any) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	res, err := s.db.ExecContext(ctx, query, append(args, l.SessionID, l.RunID, l.Instance, l.PID)...)
+	if err != nil {
+		return fmt.Errorf("%s lease of session %q: %w", what, l.SessionID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%s lease of session %q: %w", what, l.SessionID, loop.ErrLeaseLost)
+	}
+	return nil
+}
+
+// Lease returns a session's current lease, if any (for tests and diagnostics).
+func (s *SQLite) Lease(ctx context.Context, session string) (loop.Lease, bool, error) {
+	var l loop.Lease
+	var hb string
+	err := s.db.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, session).
+		Scan(&l.SessionID, &l.RunID, &l.PID, &l.Host, &l.Instance, &hb)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loop.Lease{}, false, nil
+	}
+	if err != nil {
+		return loop.Lease{}, false, fmt.Errorf("lease of session %q: %w", session, err)
+	}
+	l.Heartbeat = parseTime(hb)
+	return l, true, nil
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The schema is versioned with SQLite's PRAGMA user_version: migrations[i] brings a
+// database from version i to version i+1. Each runs in its own write transaction that
+// re-reads the version first, so a crash leaves a database at a version boundary and
+// two processes opening an old file at once migrate it once. Append only: a released
+// migration is never edited, because files made by older binaries go through it.
+var migrations = []func(ctx context.Context, tx *sql.Tx) error{
+	migrateV1Base,
+	migrateV2RunsPerSession,
+}
+
+// schemaVersion is the version this code writes.
+var schemaVersion = len(migrations)
+
+// migrateV1Base is the schema as it was before versioning (user_version 0). IF NOT
+// EXISTS makes it a no-op on such a file and creates a new file.
+func migrateV1Base(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE IF NOT EXISTS entries (
+	session TEXT    NOT NULL,
+	seq     INTEGER NOT NULL,
+	run_id  TEXT    NOT NULL,
+	time    TEXT    NOT NULL,
+	kind    TEXT    NOT NULL,
+	body    BLOB    NOT NULL,
+	PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+	id      TEXT PRIMARY KEY,
+	session TEXT NOT NULL,
+	status  TEXT NOT NULL,
+	reason  TEXT NOT NULL,
+	started TEXT NOT NULL,
+	ended   TEXT NOT NULL,
+	usage   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session, started);
+CREATE TABLE IF NOT EXISTS kv (
+	plugin TEXT NOT NULL,
+	key    TEXT NOT NULL,
+	value  BLOB NOT NULL,
+	PRIMARY KEY (plugin, key)
+) WITHOUT ROWID;`)
+	return err
+}
+
+// migrateV2RunsPerSession keys runs by (session, id): run ids were global, so reusing
+// one on another session overwrote the first session's record. It also adds the leases
+// table (one owner per session while a run is live, see loop.Leaser).
+func migrateV2RunsPerSession(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE runs_v2 (
+	session TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	status  TEXT NOT NULL,
+	reason  TEXT NOT NULL,
+	started TEXT NOT NULL,
+	ended   TEXT NOT NULL,
+	usage   TEXT NOT NULL,
+	PRIMARY KEY (session, id)
+) WITHOUT ROWID;
+INSERT INTO runs_v2 (session, id, status, reason, started, ended, usage)
+	SELECT session, id, status, reason, started, ended, usage FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_v2 RENAME TO runs;
+CREATE INDEX runs_by_session ON runs (session, started);
+CREATE TABLE leases (
+	session   TEXT PRIMARY KEY,
+	run_id    TEXT    NOT NULL,
+	pid       INTEGER NOT NULL,
+	host      TEXT    NOT NULL,
+	instance  TEXT    NOT NULL,
+	heartbeat TEXT    NOT NULL
+) WITHOUT ROWID;`)
+	return err
+}
+
+// migrate brings the database to schemaVersion. A file from a newer agenthost is
+// refused rather than written with an older idea of its tables.
+func migrate(ctx context.Context, db *sql.DB) error {
+	for {
+		done, err := migrateOne(ctx, db)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return false, err
+	}
+	switch {
+	case v == schemaVersion:
+		return true, nil
+	case v > schemaVersion || v < 0:
+		return false, fmt.Errorf("schema version %d is newer than this agenthost knows (%d): use a newer agenthost", v, schemaVersion)
+	}
+	if err := migrations[v](ctx, tx); err != nil {
+		return false, fmt.Errorf("migrate schema %d → %d: %w", v, v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+		return false, fmt.Errorf("migrate schema %d → %d: %w", v, v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate schema %d → %d: %w", v, v+1, err)
+	}
+	return false, nil
+}
