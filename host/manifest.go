@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -274,6 +275,9 @@ func (m *Manifest) check() error {
 		m.Store.Path = ".agenthost/sessions.db"
 	}
 	m.Store.Path = m.resolve(m.Store.Path)
+	if err := m.checkNumbers(); err != nil {
+		return err
+	}
 	names := map[string]int{}
 	for i := range m.Plugins {
 		if err := m.checkPlugin(i, names); err != nil {
@@ -394,13 +398,24 @@ func checkDigest(path, want string) error {
 type Size uint64
 
 // UnmarshalText implements encoding.TextUnmarshaler.
+// A size written as 0 is refused: leaving the key out is how to ask for the default.
 func (s *Size) UnmarshalText(b []byte) error {
 	v, err := ParseSize(string(b))
+	if err != nil {
+		return err
+	}
+	if v == 0 {
+		return fmt.Errorf("invalid size %q: must be more than 0 (leave the key out for the default)", string(b))
+	}
 	*s = Size(v)
-	return err
+	return nil
 }
 
+// MaxSize is the largest size a manifest may give: sizes become int64 byte counts.
+const MaxSize = math.MaxInt64
+
 // ParseSize parses a size with an optional unit: B, KB/KiB, MB/MiB, GB/GiB (KB = 1000).
+// A size that overflows (more than MaxSize bytes) is an error, never a wrapped value.
 func ParseSize(in string) (uint64, error) {
 	t := strings.TrimSpace(in)
 	i := 0
@@ -410,14 +425,14 @@ func ParseSize(in string) (uint64, error) {
 	if i == 0 {
 		return 0, fmt.Errorf("invalid size %q: want a number with a unit such as 32MiB", in)
 	}
-	var n uint64
-	for _, c := range t[:i] {
-		n = n*10 + uint64(c-'0')
-	}
 	units := map[string]uint64{"": 1, "b": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30}
 	mult, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
 	if !ok {
 		return 0, fmt.Errorf("invalid size %q: unknown unit %q (B, KB, KiB, MB, MiB, GB, GiB)", in, strings.TrimSpace(t[i:]))
+	}
+	n, err := strconv.ParseUint(t[:i], 10, 64)
+	if err != nil || n > MaxSize/mult {
+		return 0, fmt.Errorf("invalid size %q: too large (at most %d bytes)", in, uint64(MaxSize))
 	}
 	return n * mult, nil
 }
