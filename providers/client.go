@@ -98,6 +98,7 @@ func (c *Client) launch(ctx context.Context) error {
 		}
 		secure = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
 	}
+	tail := newStderrTail(stderrTailBytes)
 	proc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginName: &grpcPlugin{}},
@@ -108,7 +109,7 @@ func (c *Client) launch(ctx context.Context) error {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     c.cfg.StartTimeout,
 		Managed:          true,
-		Stderr:           c.cfg.Stderr,
+		Stderr:           io.MultiWriter(c.cfg.Stderr, tail),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:   "provider." + c.cfg.Name,
 			Output: c.cfg.Stderr,
@@ -117,6 +118,11 @@ func (c *Client) launch(ctx context.Context) error {
 	})
 	rpc, err := connect(ctx, proc)
 	if err != nil {
+		if ctx.Err() != nil {
+			proc.Kill()
+			return err
+		}
+		err = startFailure(err, cmd, proc, tail, c.cfg.StartTimeout)
 		proc.Kill()
 		return err
 	}
