@@ -86,6 +86,23 @@ type ProviderConfig struct {
 	Options      map[string]string `toml:"options"`
 	SHA256       string            `toml:"sha256"`
 	StartTimeout Duration          `toml:"start_timeout"`
+	// FirstTokenTimeout and IdleTimeout bound each model call: the wait for its
+	// first event and the silence between two events. Unset means the defaults
+	// (120s, 60s); "0s" turns the timeout off.
+	FirstTokenTimeout *Duration `toml:"first_token_timeout"`
+	IdleTimeout       *Duration `toml:"idle_timeout"`
+}
+
+// callTimeout maps a manifest timeout onto providers.ClientConfig's convention:
+// unset is 0 (the default), an explicit 0 is negative (off).
+func callTimeout(d *Duration) time.Duration {
+	switch {
+	case d == nil:
+		return 0
+	case *d == 0:
+		return -1
+	}
+	return time.Duration(*d)
 }
 
 // StoreConfig is [store].
