@@ -58,7 +58,9 @@ func (c ClientConfig) firstTokenTimeout() time.Duration {
 	return timeoutOr(c.FirstTokenTimeout, DefaultFirstTokenTimeout)
 }
 
-func (c ClientConfig) idleTimeout() time.Duration { return timeoutOr(c.IdleTimeout, DefaultIdleTimeout) }
+func (c ClientConfig) idleTimeout() time.Duration {
+	return timeoutOr(c.IdleTimeout, DefaultIdleTimeout)
+}
 
 func timeoutOr(d, def time.Duration) time.Duration {
 	switch {
