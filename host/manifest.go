@@ -180,6 +180,12 @@ func LoadManifest(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
+	return decodeManifest(path, data)
+}
+
+// decodeManifest decodes and checks the manifest text data read from path (relative
+// paths in it are resolved from path's directory).
+func decodeManifest(path string, data []byte) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
