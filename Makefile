@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: all build test test-short cover bench bench-all demo deps plugins clean
+.PHONY: all build test test-short cover bench bench-all demo deps plugins fuzz clean
 
 all: build
 
@@ -43,6 +43,12 @@ cover:
 bench:
 	$(GO) run ./bench/cmd/benchtable -count 5
 	$(GO) test -run '^$$' -bench ServeConcurrentRuns -benchtime 1x ./host/server/
+
+# fuzz runs every Go fuzz target of the module for FUZZTIME (default 60s) each, finding
+# them itself (scripts/fuzz.sh); seeds are in each package's testdata/fuzz/. Not part of
+# `make test`.
+fuzz:
+	@bash scripts/fuzz.sh
 
 # bench-all runs every benchmark of the module, the per-package ones included.
 bench-all:

@@ -83,6 +83,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	h.provider, err = providers.Start(ctx, providers.ClientConfig{
 		Name: provName, Command: pc.Command, Args: pc.Args, Env: pc.Env, SHA256: pc.SHA256,
 		StartTimeout: time.Duration(pc.StartTimeout), Options: providerOptions(m, provName, pc), Stderr: opts.Stderr,
+		FirstTokenTimeout: callTimeout(pc.FirstTokenTimeout), IdleTimeout: callTimeout(pc.IdleTimeout),
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,6 +86,23 @@ type ProviderConfig struct {
 	Options      map[string]string `toml:"options"`
 	SHA256       string            `toml:"sha256"`
 	StartTimeout Duration          `toml:"start_timeout"`
+	// FirstTokenTimeout and IdleTimeout bound each model call: the wait for its
+	// first event and the silence between two events. Unset means the defaults
+	// (120s, 60s); "0s" turns the timeout off.
+	FirstTokenTimeout *Duration `toml:"first_token_timeout"`
+	IdleTimeout       *Duration `toml:"idle_timeout"`
+}
+
+// callTimeout maps a manifest timeout onto providers.ClientConfig's convention:
+// unset is 0 (the default), an explicit 0 is negative (off).
+func callTimeout(d *Duration) time.Duration {
+	switch {
+	case d == nil:
+		return 0
+	case *d == 0:
+		return -1
+	}
+	return time.Duration(*d)
 }
 
 // StoreConfig is [store].
@@ -162,6 +180,12 @@ func LoadManifest(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
+	return decodeManifest(path, data)
+}
+
+// decodeManifest decodes and checks the manifest text data read from path (relative
+// paths in it are resolved from path's directory).
+func decodeManifest(path string, data []byte) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
@@ -274,6 +298,9 @@ func (m *Manifest) check() error {
 		m.Store.Path = ".agenthost/sessions.db"
 	}
 	m.Store.Path = m.resolve(m.Store.Path)
+	if err := m.checkNumbers(); err != nil {
+		return err
+	}
 	names := map[string]int{}
 	for i := range m.Plugins {
 		if err := m.checkPlugin(i, names); err != nil {
@@ -394,13 +421,24 @@ func checkDigest(path, want string) error {
 type Size uint64
 
 // UnmarshalText implements encoding.TextUnmarshaler.
+// A size written as 0 is refused: leaving the key out is how to ask for the default.
 func (s *Size) UnmarshalText(b []byte) error {
 	v, err := ParseSize(string(b))
+	if err != nil {
+		return err
+	}
+	if v == 0 {
+		return fmt.Errorf("invalid size %q: must be more than 0 (leave the key out for the default)", string(b))
+	}
 	*s = Size(v)
-	return err
+	return nil
 }
 
+// MaxSize is the largest size a manifest may give: sizes become int64 byte counts.
+const MaxSize = math.MaxInt64
+
 // ParseSize parses a size with an optional unit: B, KB/KiB, MB/MiB, GB/GiB (KB = 1000).
+// A size that overflows (more than MaxSize bytes) is an error, never a wrapped value.
 func ParseSize(in string) (uint64, error) {
 	t := strings.TrimSpace(in)
 	i := 0
@@ -410,14 +448,14 @@ func ParseSize(in string) (uint64, error) {
 	if i == 0 {
 		return 0, fmt.Errorf("invalid size %q: want a number with a unit such as 32MiB", in)
 	}
-	var n uint64
-	for _, c := range t[:i] {
-		n = n*10 + uint64(c-'0')
-	}
 	units := map[string]uint64{"": 1, "b": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30}
 	mult, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
 	if !ok {
 		return 0, fmt.Errorf("invalid size %q: unknown unit %q (B, KB, KiB, MB, MiB, GB, GiB)", in, strings.TrimSpace(t[i:]))
+	}
+	n, err := strconv.ParseUint(t[:i], 10, 64)
+	if err != nil || n > MaxSize/mult {
+		return 0, fmt.Errorf("invalid size %q: too large (at most %d bytes)", in, uint64(MaxSize))
 	}
 	return n * mult, nil
 }

@@ -45,6 +45,31 @@ type ClientConfig struct {
 	// Stderr receives the adapter's stderr and go-plugin warnings; nil
 	// discards them.
 	Stderr io.Writer
+	// FirstTokenTimeout bounds the wait for a call's first event, IdleTimeout
+	// the silence between two events. A call that exceeds either fails with a
+	// retryable error (the loop retries it like a transport error) and the
+	// process is kept. 0 means the default (DefaultFirstTokenTimeout,
+	// DefaultIdleTimeout); a negative value disables the timeout.
+	FirstTokenTimeout time.Duration
+	IdleTimeout       time.Duration
+}
+
+func (c ClientConfig) firstTokenTimeout() time.Duration {
+	return timeoutOr(c.FirstTokenTimeout, DefaultFirstTokenTimeout)
+}
+
+func (c ClientConfig) idleTimeout() time.Duration {
+	return timeoutOr(c.IdleTimeout, DefaultIdleTimeout)
+}
+
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return 0
+	case d == 0:
+		return def
+	}
+	return d
 }
 
 // Client is the host's handle on one adapter process. It is safe for
@@ -98,6 +123,7 @@ func (c *Client) launch(ctx context.Context) error {
 		}
 		secure = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
 	}
+	tail := newStderrTail(stderrTailBytes)
 	proc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginName: &grpcPlugin{}},
@@ -108,7 +134,7 @@ func (c *Client) launch(ctx context.Context) error {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     c.cfg.StartTimeout,
 		Managed:          true,
-		Stderr:           c.cfg.Stderr,
+		Stderr:           io.MultiWriter(c.cfg.Stderr, tail),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:   "provider." + c.cfg.Name,
 			Output: c.cfg.Stderr,
@@ -117,6 +143,11 @@ func (c *Client) launch(ctx context.Context) error {
 	})
 	rpc, err := connect(ctx, proc)
 	if err != nil {
+		if ctx.Err() != nil {
+			proc.Kill()
+			return err
+		}
+		err = startFailure(err, cmd, proc, tail, c.cfg.StartTimeout)
 		proc.Kill()
 		return err
 	}
@@ -203,7 +234,7 @@ func (c *Client) conn(ctx context.Context) (providerpb.ProviderClient, int, erro
 		return nil, 0, fmt.Errorf("provider %q: client is closed", c.cfg.Name)
 	}
 	if c.broken || c.proc.Exited() {
-		c.proc.Kill()
+		stopProcess(c.proc, c.cfg.Name)
 		if err := c.launch(ctx); err != nil {
 			return nil, 0, &Error{Kind: KindProvider, Message: fmt.Sprintf("provider %q: restart adapter: %v", c.cfg.Name, err)}
 		}
@@ -224,6 +255,13 @@ func (c *Client) Info(ctx context.Context) (*Info, error) {
 	return info, nil
 }
 
+// procAlive reports whether the current process is running.
+func (c *Client) procAlive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proc != nil && !c.proc.Exited()
+}
+
 // PID is the adapter's process id (0 when none is running), for diagnostics.
 func (c *Client) PID() int {
 	c.mu.Lock()
@@ -235,15 +273,45 @@ func (c *Client) PID() int {
 	return pid
 }
 
-// Close stops the adapter process and waits for it to exit.
+// Close stops the adapter process: go-plugin asks it to shut down and waits for
+// it; an adapter that has not exited within closeGrace (stopped with SIGSTOP, hung
+// in a call) is killed. Close returns when the process is gone, or after a further
+// closeGrace at most, so a stuck adapter cannot keep the host from exiting.
 func (c *Client) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
-	if c.proc != nil {
-		c.proc.Kill()
+	proc := c.proc
+	c.mu.Unlock()
+	if proc == nil {
+		return nil
 	}
-	return nil
+	return stopProcess(proc, c.cfg.Name)
+}
+
+// closeGrace is how long a shutdown may take before the process is killed.
+const closeGrace = time.Second
+
+// stopProcess is go-plugin's Kill with a deadline: its graceful shutdown is an RPC
+// to the adapter, which a stopped or hung adapter never answers.
+func stopProcess(proc *plugin.Client, name string) error {
+	done := make(chan struct{})
+	go func() { proc.Kill(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(closeGrace):
+	}
+	if pid, err := strconv.Atoi(proc.ID()); err == nil && pid > 0 {
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill() // SIGKILL ends a stopped process too
+		}
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(closeGrace):
+		return fmt.Errorf("provider %q: adapter process did not exit after SIGKILL", name)
+	}
 }
 
 // transportError turns a gRPC failure into the caller's cancellation or a

@@ -227,7 +227,7 @@ func TestStartTimeout(t *testing.T) {
 	_, err := providers.Start(context.Background(), providers.ClientConfig{
 		Name: "mute", Command: "/bin/sleep", Args: []string{"300"}, StartTimeout: 300 * time.Millisecond,
 	})
-	if err == nil || !strings.Contains(err.Error(), `start provider "mute": timeout while waiting for plugin to start`) {
+	if err == nil || !strings.Contains(err.Error(), `start provider "mute": adapter /bin/sleep did not complete the handshake within 300ms; it wrote nothing to stderr (timeout while waiting for plugin to start)`) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/agenthost/agenthost/providers/proto"
 )
@@ -21,27 +25,57 @@ type EventStream interface {
 	Close()
 }
 
-// Stream starts one model call.
+// Default per-call timeouts (ClientConfig.FirstTokenTimeout, IdleTimeout). They are
+// generous: a reasoning model may think for a minute before its first token, but a
+// call that says nothing for longer is treated as hung, not waited on forever.
+const (
+	DefaultFirstTokenTimeout = 120 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+)
+
+// errCallTimeout is the cancellation cause of a call its watchdog ended.
+type errCallTimeout struct{ msg string }
+
+func (e *errCallTimeout) Error() string { return e.msg }
+
+// Stream starts one model call. Invalid UTF-8 in the request is replaced with U+FFFD
+// first (protobuf refuses it), so a prompt or tool output holding arbitrary bytes
+// does not fail the call.
 func (c *Client) Stream(ctx context.Context, req *ChatRequest) (EventStream, error) {
 	rpc, gen, err := c.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	st, err := rpc.Stream(ctx, req)
-	if err != nil {
-		cancel()
-		return nil, c.transportError(ctx, gen, "at the start of a call", err)
+	validUTF8(req)
+	callCtx, cancel := context.WithCancelCause(ctx)
+	s := &eventStream{c: c, gen: gen, parent: ctx, ctx: callCtx, cancel: cancel, idle: c.cfg.idleTimeout()}
+	if d := c.cfg.firstTokenTimeout(); d > 0 {
+		s.timer = time.AfterFunc(d, func() {
+			cancel(&errCallTimeout{fmt.Sprintf("provider %q: no event within first_token_timeout (%s)", c.cfg.Name, d)})
+		})
 	}
-	return &eventStream{c: c, gen: gen, ctx: ctx, cancel: cancel, st: st}, nil
+	st, err := rpc.Stream(callCtx, req)
+	if err != nil {
+		err = s.classify(err, "at the start of a call")
+		s.stop()
+		return nil, err
+	}
+	s.st = st
+	return s, nil
 }
 
 type eventStream struct {
-	c        *Client
-	gen      int
-	ctx      context.Context
-	cancel   context.CancelFunc
-	st       grpc.ServerStreamingClient[providerpb.ChatEvent]
+	c      *Client
+	gen    int
+	parent context.Context // the caller's: its end is a cancellation, not a failure
+	ctx    context.Context // the call's: also ended by the watchdog
+	cancel context.CancelCauseFunc
+	idle   time.Duration
+	st     grpc.ServerStreamingClient[providerpb.ChatEvent]
+
+	mu    sync.Mutex
+	timer *time.Timer // nil without timeouts
+
 	finished bool
 	err      error // sticky: once failed or finished, Recv keeps saying so
 }
@@ -57,18 +91,75 @@ func (s *eventStream) Recv() (*ChatEvent, error) {
 	case errors.Is(err, io.EOF):
 		s.err = &Error{Kind: KindProvider, Message: fmt.Sprintf("provider %q: stream ended without a finish event", s.c.cfg.Name), Retryable: true}
 	case err != nil:
-		s.err = s.c.transportError(s.ctx, s.gen, "mid-stream", err)
+		s.err = s.classify(err, "mid-stream")
 	case ev.GetError() != nil:
 		s.err = errorFromProto(ev.GetError())
 	}
+	// The error is classified above, before the call is cancelled: cancelling
+	// first would turn every failure into "context canceled".
 	if s.err != nil {
-		s.cancel()
+		s.stop()
 		return nil, s.err
 	}
 	if ev.GetFinish() != nil {
 		s.finished = true
+		s.stopTimer()
+	} else {
+		s.resetTimer()
 	}
 	return ev, nil
 }
 
-func (s *eventStream) Close() { s.cancel() }
+func (s *eventStream) Close() { s.stop() }
+
+func (s *eventStream) stop() {
+	s.stopTimer()
+	s.cancel(context.Canceled)
+}
+
+func (s *eventStream) stopTimer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+}
+
+// resetTimer restarts the watchdog for the idle timeout after an event.
+func (s *eventStream) resetTimer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer == nil {
+		return
+	}
+	s.timer.Stop()
+	if s.idle <= 0 {
+		s.timer = nil
+		return
+	}
+	d, name := s.idle, s.c.cfg.Name
+	s.timer = time.AfterFunc(d, func() {
+		s.cancel(&errCallTimeout{fmt.Sprintf("provider %q: no event for idle_timeout (%s) mid-stream", name, d)})
+	})
+}
+
+// classify turns a gRPC failure into the caller's cancellation, a timeout (retryable,
+// the process is kept), a request the protocol cannot carry (not retryable: the same
+// request would fail again), or a transport failure of the process (retryable; the
+// process is restarted for the next call).
+func (s *eventStream) classify(err error, when string) error {
+	if s.parent.Err() != nil {
+		return s.parent.Err()
+	}
+	var te *errCallTimeout
+	if errors.As(context.Cause(s.ctx), &te) {
+		return &Error{Kind: KindProvider, Message: te.msg, Retryable: true}
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Internal && s.c.procAlive() {
+		// grpc-go reports a request it cannot encode (or a response it cannot
+		// decode) as Internal while the connection is fine.
+		return &Error{Kind: KindInvalidRequest, Message: fmt.Sprintf("provider %q: %s", s.c.cfg.Name, st.Message())}
+	}
+	return s.c.transportError(s.parent, s.gen, when, err)
+}

@@ -35,6 +35,8 @@ max_duplicate_calls = 2            # same tool, same arguments: more than this s
 command = "bin/agenthost-provider-openai"
 env = ["OPENAI_API_KEY", "OPENAI_BASE_URL"]   # the only host variables the adapter sees
 # options = { base_url = "http://localhost:11434/v1" }
+# first_token_timeout = "120s"     # a call with no first event by then is retried ("0s" = off)
+# idle_timeout = "60s"             # ... or one silent this long mid-stream
 
 [providers.scripted]               # replays a fixture: offline, deterministic
 command = "bin/agenthost-provider-scripted"

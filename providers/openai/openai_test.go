@@ -310,3 +310,55 @@ func TestEnvFallback(t *testing.T) {
 		t.Fatalf("path %q, authorization %q, model %q", got.path, got.auth, body.Model)
 	}
 }
+
+// TestToolImagesFollowAsAUserMessage: Chat Completions takes only text in a tool
+// message, so images a tool returned are sent in one user message after the tool
+// messages of that turn (never between them), introduced by the call they came from.
+func TestToolImagesFollowAsAUserMessage(t *testing.T) {
+	r := newReplay(t)
+	c := startAdapter(t, r)
+	r.use("text.http")
+	req := &providers.ChatRequest{Messages: []*providers.Message{
+		{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "Plot both."}}},
+		{Role: providers.RoleAssistant, ToolCalls: []*providers.ToolCall{
+			{Id: "c1", Name: "plot", Arguments: `{}`}, {Id: "c2", Name: "plot", Arguments: `{}`}}},
+		{Role: providers.RoleTool, ToolCallId: "c1", Content: []*providers.Part{
+			{Type: providers.PartText, Text: "plotted"}, {Type: providers.PartImage, ImageData: []byte("PNG1"), MediaType: "image/png"}}},
+		{Role: providers.RoleTool, ToolCallId: "c2", Content: []*providers.Part{{Type: providers.PartText, Text: "no image"}}},
+		{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "Thanks."}}},
+	}}
+	if _, err := run(t, c, req); err != io.EOF {
+		t.Fatalf("stream ended with %v", err)
+	}
+	var body struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(r.last().body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range body.Messages {
+		got = append(got, canonicalCompact(t, m))
+	}
+	want := []string{
+		`{"content":"Plot both.","role":"user"}`,
+		`{"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"plot"},"id":"c1","type":"function"},{"function":{"arguments":"{}","name":"plot"},"id":"c2","type":"function"}]}`,
+		`{"content":"plotted","role":"tool","tool_call_id":"c1"}`,
+		`{"content":"no image","role":"tool","tool_call_id":"c2"}`,
+		`{"content":[{"text":"Image returned by tool call c1:","type":"text"},{"image_url":{"url":"data:image/png;base64,UE5HMQ=="},"type":"image_url"}],"role":"user"}`,
+		`{"content":"Thanks.","role":"user"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func canonicalCompact(t *testing.T, data []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}

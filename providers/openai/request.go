@@ -19,12 +19,23 @@ func buildParams(req *providers.ChatRequest, model, maxTokensField string) (sdk.
 		Model:         shared.ChatModel(model),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
+	var images []sdk.ChatCompletionContentPartUnionParam // from the tool messages just sent
 	for i, m := range req.GetMessages() {
+		if m.GetRole() != providers.RoleTool && len(images) > 0 {
+			p.Messages = append(p.Messages, sdk.UserMessage(images))
+			images = nil
+		}
 		msg, err := message(m)
 		if err != nil {
 			return p, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 		p.Messages = append(p.Messages, msg)
+		if m.GetRole() == providers.RoleTool {
+			images = append(images, toolImages(m)...)
+		}
+	}
+	if len(images) > 0 {
+		p.Messages = append(p.Messages, sdk.UserMessage(images))
 	}
 	for _, t := range req.GetTools() {
 		fn := shared.FunctionDefinitionParam{Name: t.GetName()}
@@ -82,11 +93,7 @@ func message(m *providers.Message) (sdk.ChatCompletionMessageParamUnion, error) 
 			case providers.PartText, "":
 				parts = append(parts, sdk.TextContentPart(part.GetText()))
 			case providers.PartImage:
-				url := part.GetImageUrl()
-				if url == "" {
-					url = "data:" + part.GetMediaType() + ";base64," + base64.StdEncoding.EncodeToString(part.GetImageData())
-				}
-				parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url}))
+				parts = append(parts, imagePart(part))
 			default:
 				return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown part type %q", part.GetType())
 			}
@@ -113,6 +120,31 @@ func message(m *providers.Message) (sdk.ChatCompletionMessageParamUnion, error) 
 		return sdk.ToolMessage(providers.TextOf(m), m.GetToolCallId()), nil
 	}
 	return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.GetRole())
+}
+
+func imagePart(part *providers.Part) sdk.ChatCompletionContentPartUnionParam {
+	url := part.GetImageUrl()
+	if url == "" {
+		url = "data:" + part.GetMediaType() + ";base64," + base64.StdEncoding.EncodeToString(part.GetImageData())
+	}
+	return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url})
+}
+
+// toolImages returns the images of a tool message as user-message parts, introduced
+// by a line naming the call. Chat Completions accepts only text in a tool message, and
+// a user message may not come between the tool messages answering one assistant turn,
+// so buildParams sends them in one user message after the last of those tool messages.
+func toolImages(m *providers.Message) []sdk.ChatCompletionContentPartUnionParam {
+	var parts []sdk.ChatCompletionContentPartUnionParam
+	for _, part := range m.GetContent() {
+		if part.GetType() == providers.PartImage {
+			if len(parts) == 0 {
+				parts = append(parts, sdk.TextContentPart(fmt.Sprintf("Image returned by tool call %s:", m.GetToolCallId())))
+			}
+			parts = append(parts, imagePart(part))
+		}
+	}
+	return parts
 }
 
 func onlyText(m *providers.Message) bool {

@@ -1,0 +1,44 @@
+package host
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzManifest feeds arbitrary text to the manifest decoder: it must return a manifest
+// or an error, never panic, and every error it returns for bad text must be a
+// *ManifestError naming the file (the contract of LoadManifest). Seeds:
+// testdata/fuzz/FuzzManifest (the repository's agent.toml, the test manifest, the
+// values of hole 10 and broken syntax).
+func FuzzManifest(f *testing.F) {
+	f.Add([]byte(goodManifest))
+	if b, err := os.ReadFile("../agent.toml"); err == nil {
+		f.Add(b)
+	}
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "calc.wasm"), []byte("\x00asm fake"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "prov"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	path := filepath.Join(dir, "agent.toml")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decodeManifest(path, data)
+		if err != nil {
+			var me *ManifestError
+			if !errors.As(err, &me) || me.File != path {
+				t.Fatalf("error %v (%T) is not a ManifestError naming the file", err, err)
+			}
+			return
+		}
+		if m.Agent.Provider == "" || m.Store.Kind == "" {
+			t.Fatalf("accepted manifest lacks defaults: %+v", m.Agent)
+		}
+	})
+}

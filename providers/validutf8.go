@@ -1,0 +1,84 @@
+package providers
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// validUTF8 replaces invalid UTF-8 in every string field of msg, in place, with
+// U+FFFD. Protobuf refuses to marshal a string field that is not UTF-8, and a prompt
+// or a tool's output can hold any bytes: replacing them at the process boundary keeps
+// the run going instead of failing every attempt of the call. It reports whether it
+// changed anything.
+func validUTF8(msg proto.Message) bool {
+	return fixMessage(msg.ProtoReflect())
+}
+
+func fixMessage(m protoreflect.Message) bool {
+	changed := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				if nv, ok := fixValue(fd, l.Get(i)); ok {
+					l.Set(i, nv)
+					changed = true
+				}
+			}
+		case fd.IsMap():
+			mp := v.Map()
+			type kv struct {
+				k protoreflect.MapKey
+				v protoreflect.Value
+			}
+			var fixes []kv
+			var bad []protoreflect.MapKey
+			mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				key, keyFixed := k, false
+				if s, ok := k.Interface().(string); ok && !utf8.ValidString(s) {
+					bad = append(bad, k)
+					key, keyFixed = protoreflect.ValueOfString(strings.ToValidUTF8(s, "\uFFFD")).MapKey(), true
+				}
+				nv, ok := fixValue(fd.MapValue(), mv)
+				if ok || keyFixed {
+					fixes = append(fixes, kv{key, nv})
+				}
+				return true
+			})
+			for _, k := range bad {
+				mp.Clear(k)
+			}
+			for _, f := range fixes {
+				mp.Set(f.k, f.v)
+			}
+			changed = changed || len(fixes) > 0
+		default:
+			if nv, ok := fixValue(fd, v); ok {
+				m.Set(fd, nv)
+				changed = true
+			}
+		}
+		return true
+	})
+	return changed
+}
+
+// fixValue returns the repaired value of one string or message, and whether it
+// changed (a message is repaired in place).
+func fixValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (protoreflect.Value, bool) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		if s := v.String(); !utf8.ValidString(s) {
+			return protoreflect.ValueOfString(strings.ToValidUTF8(s, "\uFFFD")), true
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		if fixMessage(v.Message()) {
+			return v, true
+		}
+	}
+	return v, false
+}
