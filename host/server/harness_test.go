@@ -118,6 +118,9 @@ type envOptions struct {
 	requireApproval []string
 	maxBody         int64
 	extraTools      []loop.Tool
+	allowHosts      []string
+	allowOrigins    []string
+	bodyTimeout     time.Duration
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
@@ -135,7 +138,8 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody})
+	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody,
+		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -28,10 +30,22 @@ type Options struct {
 	Token string
 	// MaxBodyBytes bounds a request body; default 1 MiB. A larger body is refused with 413.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the reading of a whole request body; default 30 s. A client
+	// that has not sent its body by then gets 408 and its connection is closed.
+	BodyReadTimeout time.Duration
+	// AllowHosts are extra names the Host header may carry (--allow-host), beside the
+	// loopback names and the address a connection arrives on. See guard.go.
+	AllowHosts []string
+	// AllowOrigins are the browser origins ("http://localhost:5173") besides the server's
+	// own that may call the API (--allow-origin); they get CORS headers. See guard.go.
+	AllowOrigins []string
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultBodyReadTimeout is the body read bound when Options.BodyReadTimeout is 0.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // ErrShuttingDown is the cause with which Shutdown aborts the runs in progress.
 var ErrShuttingDown = errors.New("server shutting down")
@@ -40,7 +54,8 @@ var ErrShuttingDown = errors.New("server shutting down")
 type Server struct {
 	opts    Options
 	mux     *http.ServeMux
-	token   [32]byte // sha256 of Options.Token
+	handler http.Handler // mux behind the guard (guard.go)
+	token   [32]byte     // sha256 of Options.Token
 	runsCtx context.Context
 	stop    context.CancelCauseFunc
 
@@ -61,6 +76,14 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	for _, o := range opts.AllowOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+			return nil, fmt.Errorf("server: allowed origin %q: want scheme://host[:port], e.g. http://localhost:5173", o)
+		}
+	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[string]string{}}
 	s.token = sha256.Sum256([]byte(opts.Token))
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
@@ -73,10 +96,11 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	}))
+	s.handler = s.guard(s.mux)
 	return s, nil
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // auth requires the bearer token when the server has one. The comparison is of sha256
 // digests, in constant time, so neither the token nor its length leaks through timing.
