@@ -121,6 +121,7 @@ type envOptions struct {
 	allowHosts      []string
 	allowOrigins    []string
 	bodyTimeout     time.Duration
+	wrap            func(http.Handler) http.Handler // serves the server through this handler
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
@@ -143,7 +144,11 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	var h http.Handler = srv
+	if o.wrap != nil {
+		h = o.wrap(srv)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
