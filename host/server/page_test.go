@@ -41,7 +41,7 @@ func chromium(t *testing.T, args ...string) []byte {
 // sessions, then, per its query, does nothing, clicks Run, or presses Enter in the prompt
 // box; it waits for the run to finish and copies the frame's DOM and prompt box into its
 // own #result for --dump-dom.
-const clickHarness = `<!doctype html><html><body style="margin:0">
+const clickHarness = `<!doctype html><html><body style="margin:0;overflow:hidden">
 <iframe id="f" style="border:0;width:100vw;height:100vh"></iframe><pre id="result" hidden></pre>
 <script>
 const q = new URLSearchParams(location.search), f = document.getElementById("f");
