@@ -41,6 +41,9 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err := server.CheckAddr(addr, token != ""); err != nil {
 				return usage(err)
 			}
+			if err := server.CheckOrigins(allowOrigins); err != nil {
+				return usage(fmt.Errorf("--allow-origin: %w", err))
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,

@@ -136,3 +136,15 @@ func AddrHost(addr string) []string {
 	}
 	return []string{host}
 }
+
+// CheckOrigins refuses an allowed origin that is not scheme://host[:port], the form a
+// browser's Origin header has (no path, no trailing slash, no wildcard).
+func CheckOrigins(origins []string) error {
+	for _, o := range origins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+			return fmt.Errorf("allowed origin %q: want scheme://host[:port], e.g. http://localhost:5173", o)
+		}
+	}
+	return nil
+}

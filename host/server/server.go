@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -76,10 +75,8 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	for _, o := range opts.AllowOrigins {
-		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
-			return nil, fmt.Errorf("server: allowed origin %q: want scheme://host[:port], e.g. http://localhost:5173", o)
-		}
+	if err := CheckOrigins(opts.AllowOrigins); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if opts.BodyReadTimeout <= 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
