@@ -20,7 +20,9 @@ import (
 //     port), the address the connection arrived on, or a name in Options.AllowHosts.
 //     A rebound page sends its own name, so it gets 403.
 //   - An Origin header must be this server's own origin or one in Options.AllowOrigins;
-//     others get 403. (Clients that are not browsers send no Origin and pass.)
+//     others get 403. (Clients that are not browsers send no Origin and pass.) A request
+//     without Origin that the browser marks as another site's subresource (Sec-Fetch-Site
+//     cross-site or same-site, not a navigation: <script src>, <img>) gets 403 too.
 //   - OPTIONS is a CORS preflight: answered with the Access-Control-Allow-* headers for
 //     a listed origin only.
 //   - POST must be Content-Type: application/json (415 otherwise), which a page can only
@@ -45,6 +47,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if origin != "" && !listed && !sameOrigin(origin, r) {
 			writeError(w, http.StatusForbidden, fmt.Sprintf(
 				"cross-origin request from %q refused: start the server with --allow-origin %s to allow it", origin, origin))
+			return
+		}
+		if origin == "" && crossSiteSubresource(r) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf(
+				"cross-site %s request refused (Sec-Fetch-Site: %s)", r.Header.Get("Sec-Fetch-Mode"), r.Header.Get("Sec-Fetch-Site")))
 			return
 		}
 		if listed {
@@ -73,6 +80,18 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// crossSiteSubresource reports whether a browser says the request comes from another
+// site's page without being a navigation: a <script src>, <img> or no-cors fetch, which
+// carries no Origin. Following a link to the page (a navigation) stays allowed; the page
+// sends nothing by itself.
+func crossSiteSubresource(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return r.Header.Get("Sec-Fetch-Mode") != "navigate"
+	}
+	return false
 }
 
 // hostAllowed reports whether the Host header names this server.

@@ -225,3 +225,24 @@ func (noRunner) RunWith(context.Context, loop.RunInput, func(loop.Event)) (loop.
 	return loop.RunResult{}, nil
 }
 func (noRunner) Abort(string) bool { return false }
+
+// Hole 2: another site's <script src> or <img> carries no Origin; the browser's
+// Sec-Fetch-Site says where it comes from. A navigation (a link to the page) passes.
+func TestHole2CrossSiteSubresourceWithoutOriginRefused(t *testing.T) {
+	e := newTestEnv(t, envOptions{}, addTurns...)
+	e.run(t, runBody("secret-session", "r1", "what is 2+40?"))
+	for _, site := range []string{"cross-site", "same-site"} {
+		resp, body := e.hostile(t, "GET", "/v1/sessions", "", map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"})
+		if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "secret-session") {
+			t.Fatalf("%s script GET: %d %s", site, resp.StatusCode, body)
+		}
+	}
+	resp, _ := e.hostile(t, "GET", "/", "", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("navigation from another site to the page: %d", resp.StatusCode)
+	}
+	resp, _ = e.hostile(t, "GET", "/v1/sessions", "", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("same-origin fetch: %d", resp.StatusCode)
+	}
+}
