@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The request guard keeps web pages the user happens to visit from driving the server.
@@ -37,20 +38,27 @@ const (
 // guard wraps next with the checks above.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			// Every body must arrive within the bound, read or not: net/http drains up to
+			// 256 KiB of an unread body before it answers, and a client that stalls would
+			// otherwise hold the connection (and never get its answer). readJSON lifts the
+			// deadline once it has the whole body.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
+		}
 		if !s.hostAllowed(r) {
-			writeError(w, http.StatusForbidden, fmt.Sprintf(
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf(
 				"host %q is not a name of this server: use localhost or 127.0.0.1, or start the server with --allow-host NAME", r.Host))
 			return
 		}
 		origin := r.Header.Get("Origin")
 		listed := origin != "" && slices.Contains(s.opts.AllowOrigins, origin)
 		if origin != "" && !listed && !sameOrigin(origin, r) {
-			writeError(w, http.StatusForbidden, fmt.Sprintf(
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf(
 				"cross-origin request from %q refused: start the server with --allow-origin %s to allow it", origin, origin))
 			return
 		}
 		if origin == "" && crossSiteSubresource(r) {
-			writeError(w, http.StatusForbidden, fmt.Sprintf(
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf(
 				"cross-site %s request refused (Sec-Fetch-Site: %s)", r.Header.Get("Sec-Fetch-Mode"), r.Header.Get("Sec-Fetch-Site")))
 			return
 		}
@@ -73,13 +81,22 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mt != "application/json" {
-				writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
+				refuse(w, r, http.StatusUnsupportedMediaType, fmt.Sprintf(
 					"POST needs Content-Type: application/json (got %q)", r.Header.Get("Content-Type")))
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers an error without reading the request's body, and closes the
+// connection when there is one, so that net/http does not wait to drain it first.
+func refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	writeError(w, code, msg)
 }
 
 // crossSiteSubresource reports whether a browser says the request comes from another

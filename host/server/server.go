@@ -108,13 +108,13 @@ func (s *Server) auth(next http.HandlerFunc) http.Handler {
 			tok, ok := strings.CutPrefix(h, "Bearer ")
 			if !ok || h == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
-				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
+				refuse(w, r, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
 				return
 			}
 			sum := sha256.Sum256([]byte(tok))
 			if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, "invalid bearer token")
+				refuse(w, r, http.StatusUnauthorized, "invalid bearer token")
 				return
 			}
 		}
