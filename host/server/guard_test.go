@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -245,4 +247,38 @@ func TestHole2CrossSiteSubresourceWithoutOriginRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("same-origin fetch: %d", resp.StatusCode)
 	}
+}
+
+// FuzzGuardHostOrigin: no Host or Origin header makes the guard panic, a Host it accepts
+// (with no --allow-host) is a loopback name, and an Origin it accepts (with none listed)
+// is http:// + that Host.
+func FuzzGuardHostOrigin(f *testing.F) {
+	for _, s := range [][2]string{{"localhost:8080", "http://localhost:8080"}, {"[::1]:80", ""}, {"127.0.0.1", "null"},
+		{"attacker.example", "http://evil.example"}, {"localhost.evil.example", "http://localhost.evil.example"},
+		{"127.0.0.1:8080:1", "http://127.0.0.1:8080/"}, {"[::ffff:127.0.0.1]", "http://user@127.0.0.1"}} {
+		f.Add(s[0], s[1])
+	}
+	s, err := New(Options{Agent: noRunner{}, Store: loop.NewMemoryStore()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, host, origin string) {
+		r := httptest.NewRequest("GET", "/healthz", nil)
+		r.Host = host
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			return
+		}
+		h := hostName(host)
+		if ip := net.ParseIP(h); h != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			t.Fatalf("accepted Host %q (%q)", host, h)
+		}
+		if origin != "" && !strings.EqualFold(origin, "http://"+host) {
+			t.Fatalf("accepted Origin %q for Host %q", origin, host)
+		}
+	})
 }
