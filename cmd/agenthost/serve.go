@@ -15,6 +15,7 @@ func newServeCmd() *cobra.Command {
 	var (
 		addr, provider, tokenFile string
 		maxBody                   int64
+		allowHosts, allowOrigins  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -25,7 +26,12 @@ POST /v1/runs takes an AG-UI RunAgentInput and streams AG-UI events (SSE); tool 
 that need approval end the run with an interrupt, answered by a new run with "resume".
 The bearer token comes from AGENTHOST_TOKEN or --token-file; without one the server only
 binds a loopback address. SIGINT/SIGTERM abort the runs in progress (stored as aborted)
-and stop the server.`,
+and stop the server.
+
+Requests from browsers are checked on every route, with or without a token: the Host
+header must be a loopback name, the listen address or an --allow-host name (else 403);
+an Origin other than the server's own is refused (403) unless --allow-origin lists it,
+and only listed origins get CORS answers; POST bodies must be application/json (415).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, err := server.LoadToken(os.Getenv("AGENTHOST_TOKEN"), tokenFile)
@@ -35,6 +41,9 @@ and stop the server.`,
 			if err := server.CheckAddr(addr, token != ""); err != nil {
 				return usage(err)
 			}
+			if err := server.CheckOrigins(allowOrigins); err != nil {
+				return usage(fmt.Errorf("--allow-origin: %w", err))
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,
@@ -43,7 +52,8 @@ and stop the server.`,
 				return err
 			}
 			defer h.Close()
-			srv, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, MaxBodyBytes: maxBody})
+			srv, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, MaxBodyBytes: maxBody,
+				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins})
 			if err != nil {
 				return failed(err)
 			}
@@ -62,5 +72,7 @@ and stop the server.`,
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
 	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (default: $AGENTHOST_TOKEN)")
 	f.Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest accepted request body, in bytes")
+	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")
+	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests (with CORS) from this origin, e.g. http://localhost:5173 (repeatable)")
 	return cmd
 }

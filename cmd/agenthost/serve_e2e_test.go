@@ -46,10 +46,10 @@ func (s *served) wait(t *testing.T) error {
 	}
 }
 
-// serve starts `agenthost serve --addr 127.0.0.1:0` and waits for its address.
-func (e *agentEnv) serve(t *testing.T) *served {
+// serve starts `agenthost serve --addr 127.0.0.1:0 [flags]` and waits for its address.
+func (e *agentEnv) serve(t *testing.T, flags ...string) *served {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), append([]string{"-c", e.manifest, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
 	cmd.Dir = e.dir
 	cmd.Env = append(os.Environ(), "AGENTHOST_TOKEN=")
 	pr, pw := io.Pipe()

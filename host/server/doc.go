@@ -11,7 +11,9 @@
 //
 // The loop's events are translated by Translator (translate.go); the mapping is in
 // README.md. A run is bound to its request: a client that disconnects aborts its run.
-// A second run on a session that has one in progress is refused with 409.
+// A second run on a session that has one in progress is refused with 409. Every request
+// first passes the browser guard (guard.go): Host, Origin and JSON-only POST, so that no
+// web page can drive a server on loopback.
 //
 // The package depends on a Runner (the loop agent) and a loop.SessionStore, so tests can
 // serve an in-process agent. It must not hold loop logic (when to call tools, how to

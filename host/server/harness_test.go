@@ -118,6 +118,10 @@ type envOptions struct {
 	requireApproval []string
 	maxBody         int64
 	extraTools      []loop.Tool
+	allowHosts      []string
+	allowOrigins    []string
+	bodyTimeout     time.Duration
+	wrap            func(http.Handler) http.Handler // serves the server through this handler
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
@@ -135,11 +139,16 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody})
+	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody,
+		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	var h http.Handler = srv
+	if o.wrap != nil {
+		h = o.wrap(srv)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

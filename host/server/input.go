@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agenthost/agenthost/loop"
 )
 
 // runInput maps an AG-UI RunAgentInput to the loop's RunInput.
+//
+// Text is valid UTF-8 from here on: encoding/json already replaces invalid bytes (and
+// lone UTF-16 surrogates) in the body with U+FFFD when it decodes, and runInput does the
+// same for input built in Go, so a prompt with a stray byte runs instead of failing at
+// the provider (protobuf refuses invalid UTF-8 in strings).
 //
 // The session keeps the conversation (the loop stores every message), and AG-UI clients
 // send the whole conversation with every run, so only the trailing user messages — the
@@ -22,7 +28,7 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 	if in.RunID == "" {
 		return loop.RunInput{}, errors.New("runId is required")
 	}
-	out := loop.RunInput{SessionID: in.ThreadID, RunID: in.RunID}
+	out := loop.RunInput{SessionID: validUTF8(in.ThreadID), RunID: validUTF8(in.RunID)}
 	start := len(in.Messages)
 	for start > 0 && in.Messages[start-1].Role == "user" {
 		start--
@@ -48,7 +54,8 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 		if out.Approvals == nil {
 			out.Approvals = map[string]loop.Approval{}
 		}
-		out.Approvals[r.InterruptID] = a
+		a.Reason = validUTF8(a.Reason)
+		out.Approvals[validUTF8(r.InterruptID)] = a
 	}
 	if len(out.Messages) == 0 && len(out.Approvals) == 0 {
 		return loop.RunInput{}, errors.New("nothing to run: no trailing user message and no resume entries")
@@ -96,7 +103,7 @@ func contentParts(raw json.RawMessage) ([]loop.Part, error) {
 		if s == "" {
 			return nil, nil
 		}
-		return []loop.Part{loop.TextPart(s)}, nil
+		return []loop.Part{loop.TextPart(validUTF8(s))}, nil
 	}
 	var parts []struct {
 		Type   string `json:"type"`
@@ -114,14 +121,17 @@ func contentParts(raw json.RawMessage) ([]loop.Part, error) {
 	for i, p := range parts {
 		switch {
 		case p.Type == "text":
-			out = append(out, loop.TextPart(p.Text))
+			out = append(out, loop.TextPart(validUTF8(p.Text)))
 		case p.Type == "image" && p.Source != nil && p.Source.Type == "url":
-			out = append(out, loop.Part{Type: loop.PartImage, URL: p.Source.Value, MimeType: p.Source.MimeType})
+			out = append(out, loop.Part{Type: loop.PartImage, URL: validUTF8(p.Source.Value), MimeType: validUTF8(p.Source.MimeType)})
 		case p.Type == "image" && p.Source != nil && p.Source.Type == "data":
-			out = append(out, loop.Part{Type: loop.PartImage, URL: "data:" + p.Source.MimeType + ";base64," + p.Source.Value, MimeType: p.Source.MimeType})
+			out = append(out, loop.Part{Type: loop.PartImage, URL: validUTF8("data:" + p.Source.MimeType + ";base64," + p.Source.Value), MimeType: validUTF8(p.Source.MimeType)})
 		default:
 			return nil, fmt.Errorf("content[%d]: part type %q is not supported (text, image)", i, p.Type)
 		}
 	}
 	return out, nil
 }
+
+// validUTF8 replaces each run of invalid bytes in s with U+FFFD.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
-
-// bodyReadTimeout bounds how long a client may take to send a request body.
-const bodyReadTimeout = 30 * time.Second
 
 // handleRun is POST /v1/runs: decode the RunAgentInput, start the run, stream it.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
@@ -93,16 +91,29 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
 }
 
-// readJSON reads a bounded body and decodes it, answering 413, 400 or 415 itself.
+// readJSON reads a bounded body and decodes it, answering 413, 408 or 400 itself.
+//
+// The whole body must arrive within Options.BodyReadTimeout. When reading fails the
+// deadline is left in place and the connection is closed after the answer: net/http
+// would otherwise try to drain up to 256 KiB of the unread body before answering, and a
+// client that stalls would hold the connection (and never see its error) for ever.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		w.Header().Set("Connection", "close")
+	} else {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var tooBig *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
+		return false
+	case errors.As(err, &netErr) && netErr.Timeout():
+		writeError(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", s.opts.BodyReadTimeout))
 		return false
 	case err != nil:
 		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())

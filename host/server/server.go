@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -28,10 +29,22 @@ type Options struct {
 	Token string
 	// MaxBodyBytes bounds a request body; default 1 MiB. A larger body is refused with 413.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the reading of a whole request body; default 30 s. A client
+	// that has not sent its body by then gets 408 and its connection is closed.
+	BodyReadTimeout time.Duration
+	// AllowHosts are extra names the Host header may carry (--allow-host), beside the
+	// loopback names and the address a connection arrives on. See guard.go.
+	AllowHosts []string
+	// AllowOrigins are the browser origins ("http://localhost:5173") besides the server's
+	// own that may call the API (--allow-origin); they get CORS headers. See guard.go.
+	AllowOrigins []string
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultBodyReadTimeout is the body read bound when Options.BodyReadTimeout is 0.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // ErrShuttingDown is the cause with which Shutdown aborts the runs in progress.
 var ErrShuttingDown = errors.New("server shutting down")
@@ -40,7 +53,8 @@ var ErrShuttingDown = errors.New("server shutting down")
 type Server struct {
 	opts    Options
 	mux     *http.ServeMux
-	token   [32]byte // sha256 of Options.Token
+	handler http.Handler // mux behind the guard (guard.go)
+	token   [32]byte     // sha256 of Options.Token
 	runsCtx context.Context
 	stop    context.CancelCauseFunc
 
@@ -61,6 +75,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if err := CheckOrigins(opts.AllowOrigins); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[string]string{}}
 	s.token = sha256.Sum256([]byte(opts.Token))
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
@@ -73,10 +93,11 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	}))
+	s.handler = s.guard(s.mux)
 	return s, nil
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // auth requires the bearer token when the server has one. The comparison is of sha256
 // digests, in constant time, so neither the token nor its length leaks through timing.
@@ -87,13 +108,13 @@ func (s *Server) auth(next http.HandlerFunc) http.Handler {
 			tok, ok := strings.CutPrefix(h, "Bearer ")
 			if !ok || h == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
-				writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
+				refuse(w, r, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
 				return
 			}
 			sum := sha256.Sum256([]byte(tok))
 			if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, "invalid bearer token")
+				refuse(w, r, http.StatusUnauthorized, "invalid bearer token")
 				return
 			}
 		}
@@ -116,6 +137,7 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
