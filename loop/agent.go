@@ -35,6 +35,12 @@ type Config struct {
 	MaxDecodeRetries   int // structured output decode retries (L10); default 2, <0 = none
 	MaxContinuations   int // BeforeFinal continuations (L12); default 3, <0 = none
 	MaxOverflowRetries int // context_overflow compactions per model call (L11); default 2
+	// MaxTruncationRetries bounds the answers cut by max_tokens a run retries or
+	// continues (L15); default 2, <0 = none.
+	MaxTruncationRetries int
+	// ContinueOnMaxTokens asks the model to continue a final text cut by max_tokens
+	// instead of ending the run incomplete (L15).
+	ContinueOnMaxTokens bool
 
 	// Now and Sleep are the clock; tests replace them to check limits and backoff delays
 	// without waiting. Default: time.Now and a timer that honours ctx.
@@ -85,6 +91,13 @@ type RunInput struct {
 	// Approvals answers approval requests by tool call id, before the Approver is asked:
 	// how a run interrupted for approval (StatusInterrupted) is resumed.
 	Approvals map[string]Approval
+	// ClientTools are tools the caller executes itself (L16): offered to the model, never
+	// run by the host. A call of one ends the run interrupted/client_tool_call with the
+	// call in RunResult.PendingCalls; the next run supplies its result as a tool message
+	// with the call's id.
+	ClientTools []ToolSpec
+	// ContinueOnMaxTokens is Config.ContinueOnMaxTokens for this run.
+	ContinueOnMaxTokens bool
 }
 
 // RunResult is how a run ended.
@@ -97,6 +110,10 @@ type RunResult struct {
 	Output    json.RawMessage
 	Err       error
 	Usage     Usage
+	// StopReason is the stop reason of the last model answer (L15).
+	StopReason StopReason
+	// PendingCalls are the client tool calls the caller must answer (L16).
+	PendingCalls []ToolCall
 }
 
 // ErrSessionBusy is returned when a session already has a run in progress.
@@ -151,6 +168,7 @@ func New(cfg Config) (*Agent, error) {
 	cfg.MaxDecodeRetries = defaultInt(cfg.MaxDecodeRetries, 2)
 	cfg.MaxContinuations = defaultInt(cfg.MaxContinuations, 3)
 	cfg.MaxOverflowRetries = defaultInt(cfg.MaxOverflowRetries, 2)
+	cfg.MaxTruncationRetries = defaultInt(cfg.MaxTruncationRetries, 2)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

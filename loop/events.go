@@ -60,7 +60,8 @@ type (
 		Text string `json:"text"`
 	}
 	AssistantMessageData struct {
-		Message Message `json:"message"`
+		Message    Message    `json:"message"`
+		StopReason StopReason `json:"stop_reason,omitempty"`
 	}
 	StepStartData struct {
 		ID   string `json:"id"`
@@ -114,6 +115,10 @@ type (
 		Status Status `json:"status"`
 		Reason Reason `json:"reason"`
 		Usage  Usage  `json:"usage"`
+		// StopReason is the stop reason of the run's last model answer, if any.
+		StopReason StopReason `json:"stop_reason,omitempty"`
+		// PendingCalls are the client tool calls the caller must answer (L16).
+		PendingCalls []ToolCall `json:"pending_calls,omitempty"`
 	}
 )
 

@@ -36,7 +36,44 @@ func (r *run) finalStep(msg Message, withSchema bool) (RunResult, bool) {
 	if r.output != nil {
 		return r.structured(msg, withSchema), true
 	}
-	return r.complete(ReasonEndTurn, msg.Text(), nil), true
+	return r.complete(ReasonEndTurn, r.partial+msg.Text(), nil), true
+}
+
+// truncMessage answers the calls of an answer cut by max_tokens: their arguments may be
+// incomplete, so they are never executed (L15).
+const truncMessage = "Error: tool call not executed: your answer was cut off by the output token limit (max_tokens), so its arguments may be incomplete. Retry with a shorter answer."
+
+// continueMessage asks the model to go on after an answer cut by max_tokens (L15).
+const continueMessage = "Your answer was cut off by the output token limit. Continue exactly where it stopped, without repeating anything."
+
+// truncated handles an answer cut by max_tokens (L15). Calls get an error result each and
+// the model retries, up to MaxTruncationRetries times; text ends the run incomplete,
+// unless ContinueOnMaxTokens asks the model to continue (bounded the same way). It
+// reports done when the run ended.
+func (r *run) truncated(msg Message) (RunResult, bool) {
+	r.truncations++
+	more := r.truncations <= r.cfg.MaxTruncationRetries
+	if len(msg.ToolCalls) > 0 {
+		for _, c := range msg.ToolCalls {
+			if err := r.appendMessage(toolMessage(c, ErrorResult(truncMessage))); err != nil {
+				return r.fail(err), true
+			}
+		}
+		if more {
+			return RunResult{}, false
+		}
+		return r.end(StatusIncomplete, ReasonMaxTokens, nil, nil, nil), true
+	}
+	r.partial += msg.Text()
+	if more && (r.cfg.ContinueOnMaxTokens || r.in.ContinueOnMaxTokens) {
+		if err := r.appendMessage(UserMessage(continueMessage)); err != nil {
+			return r.fail(err), true
+		}
+		return RunResult{}, false
+	}
+	text := r.partial
+	final := Message{Role: RoleAssistant, Content: []Part{TextPart(text)}}
+	return r.endFinal(StatusIncomplete, ReasonMaxTokens, final, nil), true
 }
 
 // structured produces the run's output document (L10). When the schema was not sent
@@ -169,12 +206,13 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	default:
 		r.setState(StateCompleted)
 	}
-	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage})
+	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage,
+		StopReason: r.lastStop, PendingCalls: r.clientPending})
 	if serr := r.store(); serr != nil && err == nil {
 		err, status, reason = serr, StatusFailed, ReasonError
 	}
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
-		Final: final, Output: output, Err: err, Usage: r.usage}
+		Final: final, Output: output, Err: err, Usage: r.usage, StopReason: r.lastStop, PendingCalls: r.clientPending}
 }
 
 func errorKind(err error) string {

@@ -64,6 +64,33 @@ type Delta struct {
 	StopReason string         // finish: end_turn, tool_use, max_tokens, ...
 }
 
+// StopReason is why a model stopped, normalised (L15): adapters send the provider's own
+// words in DeltaFinish and the loop maps anything it does not know to StopOther.
+type StopReason string
+
+const (
+	StopEndTurn       StopReason = "end_turn"
+	StopToolUse       StopReason = "tool_use"
+	StopMaxTokens     StopReason = "max_tokens"
+	StopContentFilter StopReason = "content_filter"
+	StopOther         StopReason = "other"
+)
+
+// normaliseStop maps a finish reason to a StopReason. A stream without one is taken as
+// tool_use when it carried calls and end_turn otherwise.
+func normaliseStop(s string, calls bool) StopReason {
+	switch StopReason(s) {
+	case StopEndTurn, StopToolUse, StopMaxTokens, StopContentFilter, StopOther:
+		return StopReason(s)
+	case "":
+		if calls {
+			return StopToolUse
+		}
+		return StopEndTurn
+	}
+	return StopOther
+}
+
 // ToolCallDelta is a fragment of a tool call. Fragments with the same Index belong to one
 // call; ID and Name arrive once, Arguments are concatenated.
 type ToolCallDelta struct {

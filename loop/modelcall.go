@@ -11,11 +11,11 @@ import (
 // summaryPrompt is the user message of the tools-off summary call (L9).
 const summaryPrompt = "The run has to stop now. Without calling any tools, summarise what was done so far, what the results were, and what remains unfinished."
 
-// response is one assembled model answer. The stop reason is not kept: tool calls run
-// whatever it says (L4), and no calls means a final answer.
+// response is one assembled model answer with its normalised stop reason (L15).
 type response struct {
 	message Message
 	usage   Usage
+	stop    StopReason
 }
 
 // callModel builds the context and calls the model with retries (L3), compacting and
@@ -124,6 +124,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		text, reasoning []byte
 		calls           = map[int]*ToolCall{}
 		usage           Usage
+		stop            string
 	)
 	// Two marks (L14): within this stream a delta whose seq was already read is dropped
 	// entirely (a replay); across attempts of one call, the message is rebuilt from the new
@@ -188,7 +189,8 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 			if d.Usage != nil {
 				usage = *d.Usage
 			}
-		case DeltaFinish: // the stop reason does not decide anything (L4)
+		case DeltaFinish:
+			stop = d.StopReason
 		}
 	}
 	msg := Message{Role: RoleAssistant, Reasoning: string(reasoning)}
@@ -213,7 +215,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		return response{}, &ModelError{Kind: ErrProvider, Retryable: true,
 			Message: "model returned an empty response (no text and no tool calls)"}
 	}
-	return response{message: msg, usage: r.price(usage)}, nil
+	return response{message: msg, usage: r.price(usage), stop: normaliseStop(stop, len(msg.ToolCalls) > 0)}, nil
 }
 
 func (r *run) emitDelta(callIndex int, d Delta, text string) {

@@ -46,6 +46,11 @@ type run struct {
 	firstArgs     map[string]string // raw args of a tool's only call so far
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
+
+	lastStop      StopReason // of the last model answer, for run_finished (L15)
+	truncations   int        // answers cut by max_tokens so far (L15)
+	partial       string     // text of answers cut by max_tokens and continued (L15)
+	clientPending []ToolCall // client tool calls waiting for the caller (L16)
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
@@ -177,10 +182,25 @@ func (r *run) iterate() RunResult {
 		if len(msg.ToolCalls) > 0 && msg.Text() != "" {
 			r.emit(EventText, TextData{Text: msg.Text()})
 		}
-		r.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
+		r.lastStop = resp.stop
+		r.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
 		r.emit(EventUsage, resp.usage)
 
-		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them, whatever the stop reason
+		switch resp.stop {
+		case StopContentFilter: // L15: a filtered answer is not acted on
+			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter); err != nil {
+				return r.fail(err)
+			}
+			err := errors.New("the provider's content filter stopped the model's answer")
+			r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
+			return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
+		case StopMaxTokens:
+			if res, done := r.truncated(msg); done {
+				return res
+			}
+			continue
+		}
+		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them (unless cut short, L15)
 			if res, done := r.toolStep(msg); done {
 				return res
 			}
