@@ -245,6 +245,14 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 			return nil, &startError{fmt.Errorf("loop: message %d: %w", i, err)}
 		}
 	}
+	for _, ct := range in.ClientTools {
+		if ct.Name == "" {
+			return nil, &startError{errors.New("loop: client tool without a name")}
+		}
+		if a.cfg.Tools.lookup(ct.Name) != nil {
+			return nil, &startError{fmt.Errorf("loop: client tool %q has the name of a host tool", ct.Name)}
+		}
+	}
 	if in.SessionID == "" {
 		in.SessionID = "ses_" + newID()
 	}

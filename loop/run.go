@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -64,6 +65,9 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 		pending: make([]Event, 0, 8),
 	}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
+	if len(in.ClientTools) > 0 {
+		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
+	}
 	r.work, r.stopWork = ctx, func() {}
 	if d := r.limits.MaxRunDuration; d > 0 {
 		r.work, r.stopWork = context.WithTimeout(ctx, d)
@@ -94,6 +98,9 @@ func (r *run) execute() (res RunResult) {
 	}
 	if err := r.prepare(); err != nil {
 		return r.failOrAbort(err)
+	}
+	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
+		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil)
 	}
 	return r.iterate()
 }
@@ -139,9 +146,21 @@ func (r *run) prepare() error {
 			input[i].Content = []Part{TextPart(text)}
 		}
 	}
-	if pendingCalls := r.unresolvedCalls(); len(pendingCalls) > 0 {
-		if _, err := r.runTools(pendingCalls); err != nil {
+	pendingCalls := r.unresolvedCalls()
+	if len(pendingCalls) > 0 {
+		// L16: a result the caller supplies resolves its call; the host never runs it.
+		var rest []ToolCall
+		rest, input, err = r.resolveSupplied(pendingCalls, input)
+		if err != nil {
 			return err
+		}
+		if len(rest) > 0 {
+			if _, err := r.runTools(rest); err != nil {
+				return err
+			}
+		}
+		if len(r.clientPending) > 0 {
+			return nil // input waits until the calls are answered
 		}
 	} else if len(input) == 0 && (len(r.history) == 0 || r.history[len(r.history)-1].Role == RoleAssistant) {
 		return &startError{errors.New("loop: no input messages and nothing pending in the session")}
@@ -160,6 +179,9 @@ func (r *run) iterate() RunResult {
 		if err := r.ctxErr(); err != nil {
 			return r.abort(err)
 		}
+		// The next step is a model call (the run's or the summary's): entered here, not
+		// after the tools, so a run a done tool ended never reports model_running.
+		r.setState(StateModelRunning)
 		if reason := r.limitHit(); reason != "" {
 			return r.summarize(reason, "")
 		}
@@ -242,6 +264,9 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 			return r.fail(err), true
 		}
 		return r.summarize(reason, ""), true
+	}
+	if len(r.clientPending) > 0 { // L16: the caller runs these
+		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil), true
 	}
 	for _, res := range results {
 		if res.Done {
@@ -397,6 +422,40 @@ func (r *run) unresolvedCalls() []ToolCall {
 		}
 	}
 	return out
+}
+
+// resolveSupplied stores the tool messages of input that answer pending calls, in call
+// order, and returns the calls still unanswered and the rest of the input (L16).
+func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, []Message, error) {
+	supplied := map[string]Message{}
+	rest := input[:0:0]
+	for _, m := range input {
+		if m.Role == RoleTool && slices.ContainsFunc(pending, func(c ToolCall) bool { return c.ID == m.ToolCallID }) {
+			if _, dup := supplied[m.ToolCallID]; dup {
+				return nil, nil, &startError{fmt.Errorf("loop: two results for tool call %q", m.ToolCallID)}
+			}
+			supplied[m.ToolCallID] = m
+			continue
+		}
+		rest = append(rest, m)
+	}
+	var left []ToolCall
+	for _, c := range pending {
+		m, ok := supplied[c.ID]
+		if !ok {
+			left = append(left, c)
+			continue
+		}
+		if m.Name == "" {
+			m.Name = c.Name
+		}
+		r.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
+		r.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
+		if err := r.appendMessage(m); err != nil {
+			return nil, nil, err
+		}
+	}
+	return left, rest, nil
 }
 
 func (r *run) resultsAfterLastAssistant() int {

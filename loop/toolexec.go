@@ -75,6 +75,7 @@ type pendingCall struct {
 	result ToolResult
 	dur    time.Duration
 	done   chan struct{}
+	client bool // a client tool's call: the caller runs it (L16)
 }
 
 // runTools executes a batch (L5, L6, L13): checks each call in order, runs the ones that
@@ -93,6 +94,9 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	flush := func(n int) error {
 		for ; finished < n; finished++ {
 			pc := prepared[finished]
+			if pc.client {
+				continue
+			}
 			if pc.done != nil {
 				<-pc.done
 			}
@@ -113,6 +117,11 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 		}
 		r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
 		r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+		if r.isClient(c.Name) {
+			prepared[i] = &pendingCall{call: c, client: true}
+			r.clientPending = append(r.clientPending, c)
+			continue
+		}
 		pc, err := r.prepareCall(c)
 		if err != nil {
 			if ferr := flush(i); ferr != nil {
@@ -142,7 +151,6 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	if err := flush(len(calls)); err != nil {
 		return nil, err
 	}
-	r.setState(StateModelRunning)
 	return results, nil
 }
 
@@ -191,6 +199,16 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 	}
 	pc.tool = e.tool
 	return pc, nil
+}
+
+// isClient reports whether name is one of the run's client tools (L16).
+func (r *run) isClient(name string) bool {
+	for _, s := range r.in.ClientTools {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) isOffered(name string) bool {
