@@ -240,6 +240,7 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 	if ctx == nil {
 		return nil, &startError{errors.New("loop: nil context")}
 	}
+	in.Messages = validUTF8(in.Messages)
 	for i, m := range in.Messages {
 		if err := checkInputMessage(m); err != nil {
 			return nil, &startError{fmt.Errorf("loop: message %d: %w", i, err)}

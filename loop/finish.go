@@ -87,6 +87,9 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 			if errors.Is(err, errOutOfTime) {
 				return r.summarize(ReasonMaxDuration, "")
 			}
+			if errors.Is(err, errBudget) {
+				return r.summarize(ReasonBudgetExceeded, fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded)) // no call to pay for
+			}
 			if err != nil {
 				return r.failOrAbort(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 )
 
 // summaryPrompt is the user message of the tools-off summary call (L9).
@@ -35,6 +36,11 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			return response{}, err
 		}
 		msgs = append(msgs, extra...)
+		if extra == nil { // the summary call (L9) is the one call a spent budget still makes
+			if err := r.checkBudget(msgs); err != nil {
+				return response{}, err
+			}
+		}
 		req := Request{
 			Model:     r.cfg.ModelName,
 			Messages:  msgs,
@@ -47,8 +53,12 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			req.ResponseFormat = r.in.OutputSchema
 		}
 		ctx := r.work
-		if extra != nil { // the summary call: made after the deadline, not bound by it
-			ctx = r.ctx
+		if extra != nil {
+			// The summary call is made after the run's deadline, so it gets its own: a
+			// hung provider must not hang the end of the run (L9).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(r.ctx, r.summaryTimeout())
+			defer cancel()
 		}
 		resp, err := r.retrying(ctx, req)
 		var me *ModelError
@@ -58,6 +68,35 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 		}
 		return resp, err
 	}
+}
+
+// errBudget ends a model call the budget cannot pay for (L18).
+var errBudget = errors.New("the next model call would exceed the run's token or cost budget")
+
+// checkBudget refuses a call whose estimated prompt alone would take the run past
+// max_tokens or max_cost_usd (L18): budgets are checked before spending, not only after.
+func (r *run) checkBudget(msgs []Message) error {
+	l := r.limits
+	if l.MaxTokens <= 0 && l.MaxCostUSD <= 0 {
+		return nil
+	}
+	est := EstimateTokens(msgs)
+	cost := float64(est) * r.cfg.Pricing.PromptPerMTok / 1e6
+	if (l.MaxTokens > 0 && r.usage.TotalTokens+est > l.MaxTokens) ||
+		(l.MaxCostUSD > 0 && r.usage.CostUSD+cost > l.MaxCostUSD) {
+		return errBudget
+	}
+	return nil
+}
+
+// defaultSummaryTimeout bounds the summary call of a run without max_run_duration.
+const defaultSummaryTimeout = 2 * time.Minute
+
+func (r *run) summaryTimeout() time.Duration {
+	if d := r.limits.MaxRunDuration; d > 0 {
+		return d
+	}
+	return defaultSummaryTimeout
 }
 
 // retrying makes one logical model call: attempts until success, a non-retryable error

@@ -91,12 +91,18 @@ func (r *run) execute() (res RunResult) {
 			res = r.fail(fmt.Errorf("internal error: %v", p))
 		}
 	}()
+	// Event seq continues the session's numbering (L17): loaded before the first emit.
+	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
+	r.evSeq = lastEventSeq(entries)
 	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
 	r.setState(StatePreparing)
 	if err := r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}); err != nil {
 		return r.fail(fmt.Errorf("store run %q: %w", r.in.RunID, err))
 	}
-	if err := r.prepare(); err != nil {
+	if lerr != nil {
+		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
+	}
+	if err := r.prepare(entries); err != nil {
 		return r.failOrAbort(err)
 	}
 	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
@@ -107,17 +113,13 @@ func (r *run) execute() (res RunResult) {
 
 // prepare loads the session, stores the system prompt once (L1), runs input guardrails,
 // executes tool calls a crashed run left without results (L14) and appends the input.
-func (r *run) prepare() error {
+func (r *run) prepare(entries []Entry) error {
 	if len(r.in.OutputSchema) > 0 {
 		s, err := compileSchema("output", r.in.OutputSchema)
 		if err != nil {
 			return fmt.Errorf("output schema: %w", err)
 		}
 		r.output = s
-	}
-	entries, err := r.cfg.Store.Load(r.ctx, r.in.SessionID)
-	if err != nil {
-		return fmt.Errorf("load session %q: %w", r.in.SessionID, err)
 	}
 	r.project(entries)
 	if len(entries) == 0 && r.cfg.SystemPrompt != "" {
@@ -149,11 +151,11 @@ func (r *run) prepare() error {
 	pendingCalls := r.unresolvedCalls()
 	if len(pendingCalls) > 0 {
 		// L16: a result the caller supplies resolves its call; the host never runs it.
-		var rest []ToolCall
-		rest, input, err = r.resolveSupplied(pendingCalls, input)
+		rest, others, err := r.resolveSupplied(pendingCalls, input)
 		if err != nil {
 			return err
 		}
+		input = others
 		if len(rest) > 0 {
 			if _, err := r.runTools(rest); err != nil {
 				return err
@@ -190,6 +192,9 @@ func (r *run) iterate() RunResult {
 		resp, err := r.callModel(r.offered, withSchema)
 		if errors.Is(err, errOutOfTime) {
 			return r.summarize(ReasonMaxDuration, "")
+		}
+		if errors.Is(err, errBudget) {
+			return r.summarize(ReasonBudgetExceeded, fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded)) // no call to pay for
 		}
 		if err != nil {
 			return r.failOrAbort(err)
@@ -401,6 +406,17 @@ func (r *run) applyCompaction(c *Compaction, seq int64) {
 	}
 	r.history = append(h, rest...)
 	r.historySeqs = append(s, restSeqs...)
+}
+
+// lastEventSeq is the seq of the last stored event: a run's events continue from it, so
+// seq is gapless per session across runs (L17; deltas are numbered but not stored).
+func lastEventSeq(entries []Entry) int64 {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i].Event; entries[i].Kind == EntryEvent && e != nil {
+			return e.Seq
+		}
+	}
+	return 0
 }
 
 // unresolvedCalls lists the calls of the last assistant message that have no stored
