@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 )
 
@@ -159,21 +158,14 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		return response{}, &ModelError{Kind: ErrProvider, Message: "model returned no stream"}
 	}
 	defer st.Close()
-	var (
-		text, reasoning []byte
-		calls           = map[int]*ToolCall{}
-		usage           Usage
-		stop            string
-	)
-	// Two marks (L14): within this stream a delta whose seq was already read is dropped
-	// entirely (a replay); across attempts of one call, the message is rebuilt from the new
-	// stream but deltas that clients already saw are not emitted again.
+	// Two marks (L14): within this stream the assembler drops a delta whose seq was
+	// already read (a replay); across attempts of one call, the message is rebuilt from
+	// the new stream but deltas that clients already saw are not emitted again.
 	ci := req.Metadata.CallIndex
 	for len(r.deltaSeen) <= ci {
 		r.deltaSeen = append(r.deltaSeen, 0)
 	}
-	emitted := r.deltaSeen[ci]
-	read := 0
+	asm := newAssembler(ci)
 	for {
 		d, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -182,79 +174,27 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		if err != nil {
 			return response{}, err
 		}
+		if !asm.add(d) {
+			continue
+		}
+		if d.Seq != 0 && d.Seq <= r.deltaSeen[ci] {
+			continue // seen by clients in an earlier attempt
+		}
 		if d.Seq != 0 {
-			if d.Seq <= read {
-				continue
-			}
-			read = d.Seq
+			r.deltaSeen[ci] = d.Seq
 		}
-		fresh := d.Seq == 0 || d.Seq > emitted
-		if fresh && d.Seq > emitted {
-			emitted = d.Seq
-			r.deltaSeen[ci] = emitted
-		}
-		switch d.Kind {
-		case DeltaText:
-			text = append(text, d.Text...)
-			if fresh {
-				r.emitDelta(req.Metadata.CallIndex, d, d.Text)
-			}
-		case DeltaReasoning:
-			reasoning = append(reasoning, d.Text...)
-			if fresh {
-				r.emitDelta(req.Metadata.CallIndex, d, d.Text)
-			}
-		case DeltaToolCall:
-			if d.ToolCall == nil {
-				continue
-			}
-			tc := d.ToolCall
-			c := calls[tc.Index]
-			if c == nil {
-				c = &ToolCall{}
-				calls[tc.Index] = c
-			}
-			if tc.ID != "" {
-				c.ID = tc.ID
-			}
-			if tc.Name != "" {
-				c.Name = tc.Name
-			}
-			c.Arguments += tc.Arguments
-			if fresh {
-				r.emitDelta(req.Metadata.CallIndex, d, tc.Arguments)
-			}
-		case DeltaUsage:
-			if d.Usage != nil {
-				usage = *d.Usage
-			}
-		case DeltaFinish:
-			stop = d.StopReason
+		switch {
+		case d.Kind == DeltaText, d.Kind == DeltaReasoning:
+			r.emitDelta(ci, d, d.Text)
+		case d.Kind == DeltaToolCall && d.ToolCall != nil:
+			r.emitDelta(ci, d, d.ToolCall.Arguments)
 		}
 	}
-	msg := Message{Role: RoleAssistant, Reasoning: string(reasoning)}
-	if len(text) > 0 {
-		msg.Content = []Part{TextPart(string(text))}
+	msg, usage, stop, err := asm.message()
+	if err != nil {
+		return response{}, err
 	}
-	if len(calls) > 0 {
-		idx := make([]int, 0, len(calls))
-		for i := range calls {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for n, i := range idx {
-			c := *calls[i]
-			if c.ID == "" {
-				c.ID = fmt.Sprintf("call_%d_%d", req.Metadata.CallIndex, n)
-			}
-			msg.ToolCalls = append(msg.ToolCalls, c)
-		}
-	}
-	if len(msg.Content) == 0 && len(msg.ToolCalls) == 0 {
-		return response{}, &ModelError{Kind: ErrProvider, Retryable: true,
-			Message: "model returned an empty response (no text and no tool calls)"}
-	}
-	return response{message: msg, usage: r.price(usage), stop: normaliseStop(stop, len(msg.ToolCalls) > 0)}, nil
+	return response{message: msg, usage: r.price(usage), stop: stop}, nil
 }
 
 func (r *run) emitDelta(callIndex int, d Delta, text string) {

@@ -1,0 +1,95 @@
+package loop
+
+import (
+	"fmt"
+	"sort"
+)
+
+// assembler builds one assistant message from a model call's deltas. It owns the
+// replay rule of one stream (L14: a delta whose seq was already read is dropped) and
+// knows nothing about events or the store: add reports whether a delta is new so the
+// caller decides what to emit.
+type assembler struct {
+	callIndex       int
+	text, reasoning []byte
+	calls           map[int]*ToolCall
+	usage           Usage
+	stop            string
+	read            int // highest seq read from this stream
+}
+
+func newAssembler(callIndex int) *assembler {
+	return &assembler{callIndex: callIndex}
+}
+
+// add folds d into the message. It reports false for a replayed delta, which changes
+// nothing.
+func (a *assembler) add(d Delta) bool {
+	if d.Seq != 0 {
+		if d.Seq <= a.read {
+			return false
+		}
+		a.read = d.Seq
+	}
+	switch d.Kind {
+	case DeltaText:
+		a.text = append(a.text, d.Text...)
+	case DeltaReasoning:
+		a.reasoning = append(a.reasoning, d.Text...)
+	case DeltaToolCall:
+		tc := d.ToolCall
+		if tc == nil {
+			return true
+		}
+		if a.calls == nil {
+			a.calls = map[int]*ToolCall{}
+		}
+		c := a.calls[tc.Index]
+		if c == nil {
+			c = &ToolCall{}
+			a.calls[tc.Index] = c
+		}
+		if tc.ID != "" {
+			c.ID = tc.ID
+		}
+		if tc.Name != "" {
+			c.Name = tc.Name
+		}
+		c.Arguments += tc.Arguments
+	case DeltaUsage:
+		if d.Usage != nil {
+			a.usage = *d.Usage
+		}
+	case DeltaFinish:
+		a.stop = d.StopReason
+	}
+	return true
+}
+
+// message returns the assembled message (calls in index order, missing ids filled in),
+// its usage and normalised stop reason, or an error for an empty answer.
+func (a *assembler) message() (Message, Usage, StopReason, error) {
+	msg := Message{Role: RoleAssistant, Reasoning: string(a.reasoning)}
+	if len(a.text) > 0 {
+		msg.Content = []Part{TextPart(string(a.text))}
+	}
+	if len(a.calls) > 0 {
+		idx := make([]int, 0, len(a.calls))
+		for i := range a.calls {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for n, i := range idx {
+			c := *a.calls[i]
+			if c.ID == "" {
+				c.ID = fmt.Sprintf("call_%d_%d", a.callIndex, n)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, c)
+		}
+	}
+	if len(msg.Content) == 0 && len(msg.ToolCalls) == 0 {
+		return Message{}, Usage{}, "", &ModelError{Kind: ErrProvider, Retryable: true,
+			Message: "model returned an empty response (no text and no tool calls)"}
+	}
+	return msg, a.usage, normaliseStop(a.stop, len(msg.ToolCalls) > 0), nil
+}
