@@ -20,7 +20,6 @@ type run struct {
 	stopWork context.CancelFunc
 	cancel   context.CancelCauseFunc
 	in       RunInput
-	emitFn   func(Event)
 
 	policy  ToolPolicy
 	limits  Limits
@@ -29,9 +28,7 @@ type run struct {
 
 	state   State
 	started time.Time
-	evSeq   int64
-	seq     int64   // last stored entry seq of the session
-	pending []Event // events not yet stored (flushed with the next message)
+	journal // events, their numbering and the session's entries
 
 	system      *Message  // the stored system prompt, if any
 	history     []Message // conversation after the system prompt, compactions applied
@@ -57,13 +54,14 @@ type run struct {
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
 	cfg := &a.cfg
 	r := &run{
-		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in, emitFn: emit,
+		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in,
 		policy:  cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
 		limits:  cfg.Limits.merge(in.Limits),
 		state:   StateIdle,
 		started: cfg.Now(),
-		pending: make([]Event, 0, 8),
 	}
+	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
+		agent: cfg.Name, now: cfg.Now, emitFn: emit, pending: make([]Event, 0, 8)}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
 	if len(in.ClientTools) > 0 {
 		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
@@ -317,20 +315,6 @@ func (r *run) setState(s State) {
 	r.emit(EventStatus, StatusData{State: s})
 }
 
-// emit sends an event and queues it for the store. Deltas are not stored: their content
-// is in the assistant_message that follows.
-func (r *run) emit(t EventType, data any) {
-	r.evSeq++
-	e := Event{Seq: r.evSeq, Time: r.cfg.Now(), SessionID: r.in.SessionID, RunID: r.in.RunID,
-		Agent: r.cfg.Name, Type: t, Data: data}
-	if r.emitFn != nil {
-		r.emitFn(e)
-	}
-	if t != EventModelDelta {
-		r.pending = append(r.pending, e)
-	}
-}
-
 // appendMessage stores queued events and the message in one append, then adds it to the
 // history. A store failure fails the run (the session stays a prefix of what happened).
 func (r *run) appendMessage(m Message) error {
@@ -344,32 +328,6 @@ func (r *run) appendMessage(m Message) error {
 	}
 	r.history = append(r.history, m)
 	r.historySeqs = append(r.historySeqs, r.seq)
-	return nil
-}
-
-// store appends the queued events and extra entries, numbering them. The events are
-// copied once per batch, so the queue's array is reused.
-func (r *run) store(extra ...Entry) error {
-	n := len(r.pending) + len(extra)
-	if n == 0 {
-		return nil
-	}
-	batch := make([]Entry, 0, n)
-	if len(r.pending) > 0 {
-		evs := append([]Event(nil), r.pending...)
-		for i := range evs {
-			batch = append(batch, Entry{RunID: r.in.RunID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]})
-		}
-		r.pending = r.pending[:0]
-	}
-	batch = append(batch, extra...)
-	for i := range batch {
-		r.seq++
-		batch[i].Seq = r.seq
-	}
-	if err := r.cfg.Store.Append(r.sctx, r.in.SessionID, batch...); err != nil {
-		return fmt.Errorf("store session %q: %w", r.in.SessionID, err)
-	}
 	return nil
 }
 
