@@ -15,7 +15,7 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 	st := NewMemoryStore()
 	var live []Event
 	j := journal{sessions: st, ctx: context.Background(), session: "s", runID: "r", agent: "a",
-		now: func() time.Time { return time.Unix(0, 0) }, emitFn: func(e Event) { live = append(live, e) }, evSeq: 7, seq: 3}
+		now: func() time.Time { return time.Unix(0, 0) }, emitFn: func(e Event) { live = append(live, e) }, evSeq: 7}
 	j.emit(EventRunStarted, RunStartedData{})
 	j.emit(EventModelDelta, ModelDeltaData{Text: "x"})
 	j.emit(EventText, TextData{Text: "x"})
@@ -25,8 +25,8 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 	}
 	equal(t, "live seqs", []int64{live[0].Seq, live[1].Seq, live[2].Seq}, []int64{8, 9, 10})
 	entries, _ := st.Load(context.Background(), "s")
-	if len(entries) != 3 || entries[0].Seq != 4 || entries[0].Event.Seq != 8 || entries[1].Event.Seq != 10 ||
-		entries[2].Seq != 6 || entries[2].Kind != EntryMessage || len(j.pending) != 0 {
+	if len(entries) != 3 || entries[0].Seq != 1 || entries[0].Event.Seq != 8 || entries[1].Event.Seq != 10 ||
+		entries[2].Seq != 3 || entries[2].Kind != EntryMessage || len(j.pending) != 0 {
 		t.Fatalf("entries %+v", entries)
 	}
 	if err := j.store(); err != nil {
