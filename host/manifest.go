@@ -18,7 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Manifest is a decoded agent.toml (DESIGN §7). Paths in it are already resolved against
+// Manifest is a decoded agent.toml (README.md; `agenthost init` writes a commented one). Paths in it are already resolved against
 // the manifest's directory; option values have ${VAR} expanded.
 type Manifest struct {
 	Agent     AgentConfig               `toml:"agent"`

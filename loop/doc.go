@@ -29,6 +29,11 @@
 // and a run resumed on the session executes only the tool calls that have no stored
 // result (L14).
 //
+// The model's stop reason is carried into the run (L15): calls of an answer cut by
+// max_tokens never run. Client tools (L16) are offered but left to the caller, who
+// answers them in the next run. Event seq is gapless per session (L17); budgets are
+// checked before a model call (L18); input is repaired to valid UTF-8 (L19).
+//
 // # Tool calls
 //
 // Each call goes through: unknown tool ⇒ error tool message "Error: Unknown tool 'x'";
@@ -43,7 +48,8 @@
 // # Events and the store
 //
 // Every state transition emits a status event; the full vocabulary is in events.go and
-// DESIGN §4. Events are stored in the session next to the messages (model_delta excepted:
+// docs/loop.md, which states every rule (L1–L20) the tests cite. Events are stored in
+// the session next to the messages (model_delta excepted:
 // its content is in the assistant_message that follows), so a stored session replays the
 // same events a live client saw. Stores number entries gaplessly per session and refuse a
 // sequence number they already hold, which is how a second writer is caught; an Agent also

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// EventType names an event (DESIGN §4).
+// EventType names an event (docs/loop.md#events).
 type EventType string
 
 const (
@@ -31,7 +31,7 @@ const (
 )
 
 // Event is one thing that happened in a run. Data holds the typed payload for Type (one of
-// the *Data structs below); it encodes to the snake_case object of DESIGN §4, and decodes
+// the *Data structs below); it encodes to the snake_case object of docs/loop.md#events, and decodes
 // back into the same struct, so stored events read like live ones.
 type Event struct {
 	Seq       int64     `json:"seq"`
