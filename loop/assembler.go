@@ -1,9 +1,16 @@
 package loop
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 )
+
+// indexedCall is a call being assembled and the index its fragments carry.
+type indexedCall struct {
+	index int
+	call  ToolCall
+}
 
 // assembler builds one assistant message from a model call's deltas. It owns the
 // replay rule of one stream (L14: a delta whose seq was already read is dropped) and
@@ -12,7 +19,7 @@ import (
 type assembler struct {
 	callIndex       int
 	text, reasoning []byte
-	calls           map[int]*ToolCall
+	calls           []indexedCall // few per answer: a slice beats a map (BenchmarkStep)
 	usage           Usage
 	stop            string
 	read            int // highest seq read from this stream
@@ -41,13 +48,16 @@ func (a *assembler) add(d Delta) bool {
 		if tc == nil {
 			return true
 		}
-		if a.calls == nil {
-			a.calls = map[int]*ToolCall{}
+		var c *ToolCall
+		for i := range a.calls {
+			if a.calls[i].index == tc.Index {
+				c = &a.calls[i].call
+				break
+			}
 		}
-		c := a.calls[tc.Index]
 		if c == nil {
-			c = &ToolCall{}
-			a.calls[tc.Index] = c
+			a.calls = append(a.calls, indexedCall{index: tc.Index})
+			c = &a.calls[len(a.calls)-1].call
 		}
 		if tc.ID != "" {
 			c.ID = tc.ID
@@ -74,13 +84,10 @@ func (a *assembler) message() (Message, Usage, StopReason, error) {
 		msg.Content = []Part{TextPart(string(a.text))}
 	}
 	if len(a.calls) > 0 {
-		idx := make([]int, 0, len(a.calls))
-		for i := range a.calls {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for n, i := range idx {
-			c := *a.calls[i]
+		slices.SortStableFunc(a.calls, func(x, y indexedCall) int { return cmp.Compare(x.index, y.index) })
+		msg.ToolCalls = make([]ToolCall, 0, len(a.calls))
+		for n, ic := range a.calls {
+			c := ic.call
 			if c.ID == "" {
 				c.ID = fmt.Sprintf("call_%d_%d", a.callIndex, n)
 			}

@@ -165,7 +165,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 	for len(r.deltaSeen) <= ci {
 		r.deltaSeen = append(r.deltaSeen, 0)
 	}
-	asm := newAssembler(ci)
+	asm := assembler{callIndex: ci}
 	for {
 		d, err := st.Recv()
 		if errors.Is(err, io.EOF) {
