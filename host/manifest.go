@@ -65,7 +65,8 @@ type ToolPolicyConfig struct {
 	MaxDuplicateCalls int      `toml:"max_duplicate_calls"`
 	MaxCallsPerTool   int      `toml:"max_calls_per_tool"`
 	MaxCallsPerRun    int      `toml:"max_calls_per_run"`
-	RequireApproval   []string `toml:"require_approval"`
+	RequireApproval   []string `toml:"require_approval"` // "*" = every tool
+	ApprovalDefault   string   `toml:"approval_default"` // allow | ask | deny, for unlisted tools
 	Timeout           Duration `toml:"timeout"`
 }
 

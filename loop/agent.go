@@ -55,8 +55,11 @@ type ToolPolicy struct {
 	MaxDuplicateCalls int      // same tool + same canonical args; default 2 (L8)
 	MaxCallsPerTool   int      // default: no cap
 	MaxCallsPerRun    int      // default: no cap
-	RequireApproval   []string // tool names that need an Approver's yes (L6)
-	Timeout           time.Duration
+	RequireApproval   []string // tool names that need an Approver's yes (L6); "*" = all
+	// ApprovalDefault is the verdict for tools RequireApproval does not list: allow
+	// (default), ask or deny (L6).
+	ApprovalDefault PermissionVerdict
+	Timeout         time.Duration
 }
 
 // Limits end a run with a summary (L9). Zero fields take defaults; MaxIterations
@@ -162,6 +165,11 @@ func New(cfg Config) (*Agent, error) {
 		if g == nil {
 			return nil, fmt.Errorf("loop: guardrail %d is nil", i)
 		}
+	}
+	switch cfg.ToolPolicy.ApprovalDefault {
+	case "", PermitAllow, PermitAsk, PermitDeny:
+	default:
+		return nil, fmt.Errorf("loop: approval_default %q is not allow, ask or deny", cfg.ToolPolicy.ApprovalDefault)
 	}
 	cfg.Retry = cfg.Retry.withDefaults()
 	cfg.ToolPolicy = ToolPolicy{}.merge(cfg.ToolPolicy).withDefaults()
@@ -442,6 +450,9 @@ func (p ToolPolicy) merge(o ToolPolicy) ToolPolicy {
 	}
 	if o.Timeout != 0 {
 		p.Timeout = o.Timeout
+	}
+	if o.ApprovalDefault != "" {
+		p.ApprovalDefault = o.ApprovalDefault
 	}
 	return p
 }

@@ -39,7 +39,8 @@
 // Each call goes through: unknown tool ⇒ error tool message "Error: Unknown tool 'x'";
 // arguments that are not JSON are passed through raw and shown as {"_raw": "..."};
 // arguments that fail the tool's JSON schema ⇒ error tool message naming the field;
-// tool_args guardrails; the PermissionFunc; approval for tools listed in RequireApproval
+// tool_args guardrails; the PermissionFunc (allow, deny or ask); approval for tools listed
+// in RequireApproval ("*" = all) and ApprovalDefault for the others
 // (state awaiting_human). Errors, panics and timeouts of a tool become error tool messages
 // and the run goes on. With MaxParallel > 1 the calls of one response run at once: their
 // step_start and tool_call events come first, in call order, then each tool_result and

@@ -183,12 +183,11 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 		return reject("Error: " + err.Error())
 	}
 	pc.args = args
-	if r.cfg.Permission != nil {
-		if ok, why := r.cfg.Permission(r.ctx, c); !ok {
-			return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
-		}
-	}
-	if slices.Contains(r.policy.RequireApproval, c.Name) {
+	verdict, why := r.permission(c)
+	switch verdict {
+	case PermitDeny:
+		return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
+	case PermitAsk:
 		ok, why, err := r.approve(c)
 		if err != nil {
 			return nil, err
@@ -202,6 +201,28 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 }
 
 // isClient reports whether name is one of the run's client tools (L16).
+// permission decides a call (L6): the permission hook first (deny and ask are final),
+// then the approval policy: tools RequireApproval lists ("*" = all) ask, the others get
+// ApprovalDefault (allow unless set).
+func (r *run) permission(c ToolCall) (PermissionVerdict, string) {
+	if r.cfg.Permission != nil {
+		d := r.cfg.Permission(r.ctx, c)
+		switch d.Verdict {
+		case PermitDeny:
+			return PermitDeny, cmpOr(d.Reason, "denied by the permission hook")
+		case PermitAsk:
+			return PermitAsk, ""
+		}
+	}
+	if slices.Contains(r.policy.RequireApproval, c.Name) || slices.Contains(r.policy.RequireApproval, "*") {
+		return PermitAsk, ""
+	}
+	if r.policy.ApprovalDefault == PermitDeny {
+		return PermitDeny, "approval_default is deny"
+	}
+	return cmpOr(r.policy.ApprovalDefault, PermitAllow), ""
+}
+
 func (r *run) isClient(name string) bool {
 	for _, s := range r.in.ClientTools {
 		if s.Name == name {
@@ -248,7 +269,7 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 	return true, "", nil
 }
 
-func cmpOr(s, def string) string {
+func cmpOr[S ~string](s, def S) S {
 	if s == "" {
 		return def
 	}
