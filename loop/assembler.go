@@ -95,7 +95,7 @@ func (a *assembler) message() (Message, Usage, StopReason, error) {
 		}
 	}
 	if len(msg.Content) == 0 && len(msg.ToolCalls) == 0 {
-		return Message{}, Usage{}, "", &ModelError{Kind: ErrProvider, Retryable: true,
+		return Message{}, Usage{}, "", &ModelError{Kind: KindProvider, Retryable: true,
 			Message: "model returned an empty response (no text and no tool calls)"}
 	}
 	return msg, a.usage, normaliseStop(a.stop, len(msg.ToolCalls) > 0), nil

@@ -36,7 +36,7 @@ func TestAssembler_EmptyAnswerIsARetryableProviderError(t *testing.T) {
 	a.add(Delta{Kind: DeltaFinish})
 	_, _, _, err := a.message()
 	var me *ModelError
-	if !errors.As(err, &me) || me.Kind != ErrProvider || !me.Retryable {
+	if !errors.As(err, &me) || me.Kind != KindProvider || !me.Retryable {
 		t.Fatalf("err %v", err)
 	}
 }

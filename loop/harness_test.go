@@ -43,7 +43,7 @@ func (m *scriptModel) Stream(ctx context.Context, req Request) (Stream, error) {
 	defer m.mu.Unlock()
 	m.reqs = append(m.reqs, req)
 	if len(m.turns) == 0 {
-		return nil, &ModelError{Kind: ErrInvalidRequest, Message: "script: out of turns"}
+		return nil, &ModelError{Kind: KindInvalidRequest, Message: "script: out of turns"}
 	}
 	t := m.turns[0]
 	m.turns = m.turns[1:]

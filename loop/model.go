@@ -103,14 +103,27 @@ type ToolCallDelta struct {
 // ErrorKind classifies a model failure.
 type ErrorKind string
 
+// Error kinds are Kind… constants: values of ModelError.Kind, not errors themselves
+// (compare with ==, not errors.Is). Sentinel errors are the Err… variables.
 const (
-	ErrRateLimit       ErrorKind = "rate_limit"
-	ErrOverloaded      ErrorKind = "overloaded"
-	ErrContextOverflow ErrorKind = "context_overflow"
-	ErrAuth            ErrorKind = "auth"
-	ErrInvalidRequest  ErrorKind = "invalid_request"
-	ErrProvider        ErrorKind = "provider"
-	ErrTransport       ErrorKind = "transport"
+	KindRateLimit       ErrorKind = "rate_limit"
+	KindOverloaded      ErrorKind = "overloaded"
+	KindContextOverflow ErrorKind = "context_overflow"
+	KindAuth            ErrorKind = "auth"
+	KindInvalidRequest  ErrorKind = "invalid_request"
+	KindProvider        ErrorKind = "provider"
+	KindTransport       ErrorKind = "transport"
+)
+
+// Deprecated: the old names of the Kind… constants, kept so callers migrate at their pace.
+const (
+	ErrRateLimit       = KindRateLimit
+	ErrOverloaded      = KindOverloaded
+	ErrContextOverflow = KindContextOverflow
+	ErrAuth            = KindAuth
+	ErrInvalidRequest  = KindInvalidRequest
+	ErrProvider        = KindProvider
+	ErrTransport       = KindTransport
 )
 
 // ModelError is a typed model failure. Retryable errors are retried by the loop's
@@ -139,5 +152,5 @@ func asModelError(err error) *ModelError {
 	if errors.As(err, &me) {
 		return me
 	}
-	return &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
+	return &ModelError{Kind: KindTransport, Message: err.Error(), Retryable: true}
 }

@@ -61,7 +61,7 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 		}
 		resp, err := r.retrying(ctx, req)
 		var me *ModelError
-		if errors.As(err, &me) && me.Kind == ErrContextOverflow && compactions < r.cfg.MaxOverflowRetries {
+		if errors.As(err, &me) && me.Kind == KindContextOverflow && compactions < r.cfg.MaxOverflowRetries {
 			overflow = true
 			continue
 		}
@@ -119,7 +119,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 		}
 		me := asModelError(err)
 		if me == nil { // a context error the model produced on its own
-			me = &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
+			me = &ModelError{Kind: KindTransport, Message: err.Error(), Retryable: true}
 		}
 		retry := policy.retryable(me) && attempt < policy.MaxAttempts
 		msg := me.Message
@@ -147,7 +147,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &ModelError{Kind: ErrProvider, Message: fmt.Sprintf("model panicked: %v", p)}
+			err = &ModelError{Kind: KindProvider, Message: fmt.Sprintf("model panicked: %v", p)}
 		}
 	}()
 	st, err := r.cfg.Model.Stream(ctx, req)
@@ -155,7 +155,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		return response{}, err
 	}
 	if st == nil {
-		return response{}, &ModelError{Kind: ErrProvider, Message: "model returned no stream"}
+		return response{}, &ModelError{Kind: KindProvider, Message: "model returned no stream"}
 	}
 	defer st.Close()
 	// Two marks (L14): within this stream the assembler drops a delta whose seq was

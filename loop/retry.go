@@ -34,9 +34,9 @@ func (p RetryPolicy) retryable(e *ModelError) bool {
 		return slices.Contains(p.Retryable, e.Kind)
 	}
 	switch e.Kind {
-	case ErrRateLimit, ErrOverloaded, ErrTransport:
+	case KindRateLimit, KindOverloaded, KindTransport:
 		return true
-	case ErrContextOverflow, ErrAuth, ErrInvalidRequest:
+	case KindContextOverflow, KindAuth, KindInvalidRequest:
 		return false
 	}
 	return e.Retryable

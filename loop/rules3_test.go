@@ -43,7 +43,7 @@ func TestL9_MaxIterationsEndsWithAToolsOffSummary(t *testing.T) {
 
 func TestL9_SummaryFailureFallsBackToFixedText(t *testing.T) {
 	for name, last := range map[string]turn{
-		"error":      {err: &ModelError{Kind: ErrAuth, Message: "expired"}},
+		"error":      {err: &ModelError{Kind: KindAuth, Message: "expired"}},
 		"empty text": {calls: []ToolCall{call("x", "calc", `{}`)}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestL11_DefaultStrategyTrimsOldToolOutputs(t *testing.T) {
 func TestL11_OverflowCompactsPersistsAndRetries(t *testing.T) {
 	m := script(
 		turn{text: "a1"}, turn{text: "a2"},
-		turn{err: &ModelError{Kind: ErrContextOverflow, Message: "too long"}},
+		turn{err: &ModelError{Kind: KindContextOverflow, Message: "too long"}},
 		turn{text: "a3"},
 		turn{text: "a4"},
 	)
@@ -201,7 +201,7 @@ func TestL11_OverflowCompactsPersistsAndRetries(t *testing.T) {
 }
 
 func TestL11_OverflowThatCannotBeCompactedFails(t *testing.T) {
-	over := turn{err: &ModelError{Kind: ErrContextOverflow, Message: "too long"}}
+	over := turn{err: &ModelError{Kind: KindContextOverflow, Message: "too long"}}
 	m := script(over, over, over)
 	a := newAgent(t, Config{Model: m})
 	res, _ := runCollect(t, a, userIn("s", "q"))

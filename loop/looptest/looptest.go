@@ -48,7 +48,7 @@ func (m *Model) Stream(ctx context.Context, req loop.Request) (loop.Stream, erro
 	defer m.mu.Unlock()
 	m.reqs = append(m.reqs, req)
 	if len(m.turns) == 0 {
-		return nil, &loop.ModelError{Kind: loop.ErrInvalidRequest, Message: ErrOutOfTurns.Error()}
+		return nil, &loop.ModelError{Kind: loop.KindInvalidRequest, Message: ErrOutOfTurns.Error()}
 	}
 	t := m.turns[0]
 	m.turns = m.turns[1:]
