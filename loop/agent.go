@@ -43,10 +43,9 @@ type Config struct {
 	// instead of ending the run incomplete (L15).
 	ContinueOnMaxTokens bool
 
-	// Now and Sleep are the clock; tests replace them to check limits and backoff delays
-	// without waiting. Default: time.Now and a timer that honours ctx.
-	Now   func() time.Time
-	Sleep func(ctx context.Context, d time.Duration) error
+	// Driver is the clock, the backoff sleep and jitter, and the spawning of parallel tool
+	// calls; default GoDriver. The model, the tools and the store are injected above.
+	Driver Driver
 }
 
 // ToolPolicy bounds tool use. Zero fields take defaults; a negative value disables a cap.
@@ -178,11 +177,8 @@ func New(cfg Config) (*Agent, error) {
 	cfg.MaxContinuations = defaultInt(cfg.MaxContinuations, 3)
 	cfg.MaxOverflowRetries = defaultInt(cfg.MaxOverflowRetries, 2)
 	cfg.MaxTruncationRetries = defaultInt(cfg.MaxTruncationRetries, 2)
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+	if cfg.Driver == nil {
+		cfg.Driver = GoDriver{}
 	}
 	return &Agent{cfg: cfg, runs: map[string]context.CancelCauseFunc{}, sessions: map[string]string{}}, nil
 }

@@ -25,7 +25,7 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 					"context strategy %q: compaction replaces %d messages, history has %d", s.Name(), c.Replace, len(r.history))})
 				continue
 			}
-			if err := r.store(Entry{RunID: r.in.RunID, Time: r.cfg.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
+			if err := r.store(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
 				return nil, err
 			}
 			r.applyCompaction(c, r.seq)

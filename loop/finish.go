@@ -189,7 +189,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// The run record and the queued events are written before run_finished is emitted, so
 	// that a failure to write them is what run_finished (live and stored) reports.
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.cfg.Now(), Usage: r.usage}
+		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.usage}
 	if serr := r.cfg.Store.SaveRun(r.sctx, rec); serr != nil && err == nil {
 		err = fmt.Errorf("store run %q: %w", r.in.RunID, serr)
 		status, reason = StatusFailed, ReasonError

@@ -133,7 +133,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 			}
 			return response{}, fmt.Errorf("model call failed: %w", me)
 		}
-		if err := r.cfg.Sleep(ctx, policy.delay(attempt, me.RetryAfter)); err != nil {
+		if err := r.cfg.Driver.Sleep(ctx, policy.delay(attempt, me.RetryAfter, r.cfg.Driver.Jitter)); err != nil {
 			if cerr := r.ctxErr(); cerr != nil {
 				return response{}, cerr
 			}

@@ -91,8 +91,8 @@ func TestL3_RetriesHonourRetryAfterThenBackoff(t *testing.T) {
 	)
 	var slept []time.Duration
 	a := newAgent(t, Config{Model: m,
-		Retry: RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxAttempts: 4, NoJitter: true},
-		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }})
+		Retry:  RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxAttempts: 4},
+		Driver: testDriver{sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }}})
 	res, evs := runCollect(t, a, userIn("s", "q"))
 	if res.Status != StatusCompleted || res.Final.Text() != "fine" {
 		t.Fatalf("result = %+v", res)

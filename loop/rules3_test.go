@@ -86,7 +86,7 @@ func TestL9_ToolRoundsDurationTokenAndCostLimits(t *testing.T) {
 				return calcTool().Call(ctx, c)
 			}}
 			a := newAgent(t, Config{Model: m, Tools: tools(t, slowCalc), Limits: tc.limits,
-				Pricing: Pricing{PromptPerMTok: 1, CompletionPerMTok: 1}, Now: func() time.Time { return now }})
+				Pricing: Pricing{PromptPerMTok: 1, CompletionPerMTok: 1}, Driver: testDriver{now: func() time.Time { return now }}})
 			res, _ := runCollect(t, a, userIn("s", "go"))
 			if res.Status != StatusIncomplete || res.Reason != tc.want || res.Final.Text() != "summary" {
 				t.Fatalf("result = %+v", res)

@@ -58,10 +58,10 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 		policy:  cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
 		limits:  cfg.Limits.merge(in.Limits),
 		state:   StateIdle,
-		started: cfg.Now(),
+		started: cfg.Driver.Now(),
 	}
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
-		agent: cfg.Name, now: cfg.Now, emitFn: emit, pending: make([]Event, 0, 8)}
+		agent: cfg.Name, now: cfg.Driver.Now, emitFn: emit, pending: make([]Event, 0, 8)}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
 	if len(in.ClientTools) > 0 {
 		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
@@ -291,7 +291,7 @@ func (r *run) limitHit() Reason {
 		return ReasonMaxIterations
 	case l.MaxToolRounds > 0 && r.toolRounds >= l.MaxToolRounds:
 		return ReasonMaxToolRounds
-	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Now().Sub(r.started) >= l.MaxRunDuration):
+	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
 		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD:
@@ -318,7 +318,7 @@ func (r *run) setState(s State) {
 // appendMessage stores queued events and the message in one append, then adds it to the
 // history. A store failure fails the run (the session stays a prefix of what happened).
 func (r *run) appendMessage(m Message) error {
-	e := Entry{RunID: r.in.RunID, Time: r.cfg.Now(), Kind: EntryMessage, Message: &m}
+	e := Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m}
 	if err := r.store(e); err != nil {
 		return err
 	}

@@ -135,10 +135,10 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 		case parallel:
 			pc.done = make(chan struct{})
 			sem <- struct{}{}
-			go func() {
+			r.cfg.Driver.Go(func() {
 				defer func() { <-sem; close(pc.done) }()
 				r.invoke(pc)
-			}()
+			})
 		default:
 			r.invoke(pc)
 		}
@@ -285,9 +285,9 @@ func (r *run) invoke(pc *pendingCall) {
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	start := time.Now()
+	start := r.cfg.Driver.Now()
 	defer func() {
-		pc.dur = time.Since(start)
+		pc.dur = r.cfg.Driver.Now().Sub(start)
 		if p := recover(); p != nil {
 			pc.result = ErrorResult(fmt.Sprintf("Error: tool '%s' panicked: %v", pc.call.Name, p))
 		}
