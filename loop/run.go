@@ -30,9 +30,7 @@ type run struct {
 	started time.Time
 	journal // events, their numbering and the session's entries
 
-	system      *Message  // the stored system prompt, if any
-	history     []Message // conversation after the system prompt, compactions applied
-	historySeqs []int64   // entry seq behind each history message
+	transcript // the session's conversation as the model sees it
 
 	usage         Usage
 	iteration     int
@@ -119,7 +117,7 @@ func (r *run) prepare(entries []Entry) error {
 		}
 		r.output = s
 	}
-	r.project(entries)
+	r.seq = r.project(entries)
 	if len(entries) == 0 && r.cfg.SystemPrompt != "" {
 		// L1: the system prompt is the session's first entry, ahead of the events
 		// already queued for this run.
@@ -322,48 +320,8 @@ func (r *run) appendMessage(m Message) error {
 	if err := r.store(e); err != nil {
 		return err
 	}
-	if m.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-		r.system = &m
-		return nil
-	}
-	r.history = append(r.history, m)
-	r.historySeqs = append(r.historySeqs, r.seq)
+	r.add(m, r.seq)
 	return nil
-}
-
-// project rebuilds the system prompt and history from stored entries, applying the
-// latest compaction.
-func (r *run) project(entries []Entry) {
-	r.system, r.history, r.historySeqs = nil, nil, nil
-	for _, e := range entries {
-		r.seq = e.Seq
-		switch e.Kind {
-		case EntryMessage:
-			if e.Message.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-				m := *e.Message
-				r.system = &m
-				continue
-			}
-			r.history = append(r.history, *e.Message)
-			r.historySeqs = append(r.historySeqs, e.Seq)
-		case EntryCompaction:
-			r.applyCompaction(e.Compaction, e.Seq)
-		}
-	}
-}
-
-func (r *run) applyCompaction(c *Compaction, seq int64) {
-	n := min(max(c.Replace, 0), len(r.history))
-	rest := r.history[n:]
-	restSeqs := r.historySeqs[n:]
-	h := make([]Message, 0, len(c.Summary)+len(rest))
-	s := make([]int64, 0, cap(h))
-	for _, m := range c.Summary {
-		h = append(h, m)
-		s = append(s, seq)
-	}
-	r.history = append(h, rest...)
-	r.historySeqs = append(s, restSeqs...)
 }
 
 // lastEventSeq is the seq of the last stored event: a run's events continue from it, so
@@ -375,27 +333,6 @@ func lastEventSeq(entries []Entry) int64 {
 		}
 	}
 	return 0
-}
-
-// unresolvedCalls lists the calls of the last assistant message that have no stored
-// result: what a crashed or aborted run left to do.
-func (r *run) unresolvedCalls() []ToolCall {
-	k := r.resultsAfterLastAssistant()
-	i := len(r.history) - 1 - k
-	if i < 0 || r.history[i].Role != RoleAssistant || len(r.history[i].ToolCalls) == 0 {
-		return nil
-	}
-	done := make(map[string]bool, k)
-	for _, m := range r.history[i+1:] {
-		done[m.ToolCallID] = true
-	}
-	var out []ToolCall
-	for _, c := range r.history[i].ToolCalls {
-		if !done[c.ID] {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // resolveSupplied stores the tool messages of input that answer pending calls, in call
@@ -430,12 +367,4 @@ func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, 
 		}
 	}
 	return left, rest, nil
-}
-
-func (r *run) resultsAfterLastAssistant() int {
-	k := 0
-	for i := len(r.history) - 1; i >= 0 && r.history[i].Role == RoleTool; i-- {
-		k++
-	}
-	return k
 }
