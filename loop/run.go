@@ -36,10 +36,7 @@ type run struct {
 	iteration     int
 	toolRounds    int
 	callIndex     int
-	toolCalls     int               // executed or attempted this run
-	perTool       map[string]int    // calls per tool name
-	dupes         map[string]int    // calls per name + canonical args
-	firstArgs     map[string]string // raw args of a tool's only call so far
+	counters      // tool calls per run, per tool and per argument set (L8)
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
 

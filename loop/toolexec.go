@@ -10,50 +10,8 @@ import (
 )
 
 // checkCaps runs the duplicate and call-cap checks of the decision chain (L8) over a
-// batch of proposed calls. It returns the index of the first offending call and the
-// reason, or -1. Counts include the calls before the offender, which will run.
-func (r *run) checkCaps(calls []ToolCall) (int, Reason) {
-	p := r.policy
-	if r.perTool == nil {
-		r.perTool, r.dupes, r.firstArgs = map[string]int{}, map[string]int{}, map[string]string{}
-	}
-	for i, c := range calls {
-		r.perTool[c.Name]++
-		r.toolCalls++
-		switch {
-		case p.MaxDuplicateCalls > 0 && r.countDuplicate(c) > p.MaxDuplicateCalls:
-			return i, ReasonDuplicateCall
-		case p.MaxCallsPerTool > 0 && r.perTool[c.Name] > p.MaxCallsPerTool,
-			p.MaxCallsPerRun > 0 && r.toolCalls > p.MaxCallsPerRun:
-			return i, ReasonToolCallLimit
-		}
-	}
-	return -1, ""
-}
-
-// countDuplicate counts the calls of c's tool with canonically equal arguments, c
-// included. A tool's first call cannot be a duplicate, so its arguments are only
-// canonicalised when a second call of the same tool comes: most runs never pay for it.
-func (r *run) countDuplicate(c ToolCall) int {
-	if r.perTool[c.Name] == 1 {
-		r.firstArgs[c.Name] = c.Arguments
-		return 1
-	}
-	if first, ok := r.firstArgs[c.Name]; ok {
-		r.dupes[dupKey(c.Name, first)]++
-		delete(r.firstArgs, c.Name)
-	}
-	k := dupKey(c.Name, c.Arguments)
-	r.dupes[k]++
-	return r.dupes[k]
-}
-
-func dupKey(name, args string) string {
-	if canon, ok := canonicalJSON(args); ok {
-		return name + "\x00" + canon
-	}
-	return name + "\x00" + args
-}
+// batch of proposed calls; see counters.check.
+func (r *run) checkCaps(calls []ToolCall) (int, Reason) { return r.counters.check(calls, r.policy) }
 
 // refuseCalls stores an error result for calls[from:], so the history never holds a call
 // without its result and a resume does not run a call the policy refused.
