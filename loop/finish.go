@@ -15,7 +15,7 @@ const defaultContinue = "Some work is not finished yet. Continue until it is don
 
 // finalStep handles a response without tool calls: BeforeFinal hooks (L12), then
 // structured output (L10), then completion. It reports done when the run ended.
-func (r *run) finalStep(msg Message, withSchema bool) (RunResult, bool) {
+func (r *run) finalStep(msg Message, withSchema bool) next {
 	if r.continuations < r.cfg.MaxContinuations {
 		for _, h := range r.cfg.Hooks {
 			d, err := r.beforeFinal(h, msg)
@@ -28,15 +28,15 @@ func (r *run) finalStep(msg Message, withSchema bool) (RunResult, bool) {
 				text = defaultContinue
 			}
 			if err := r.appendMessage(UserMessage(text)); err != nil {
-				return r.fail(err), true
+				return failed(err)
 			}
-			return RunResult{}, false
+			return next{kind: nextRunAgain}
 		}
 	}
 	if r.output != nil {
-		return r.structured(msg, withSchema), true
+		return next{kind: nextStructured, msg: msg, withSchema: withSchema}
 	}
-	return r.complete(ReasonEndTurn, r.partial+msg.Text(), nil), true
+	return next{kind: nextComplete, reason: ReasonEndTurn, text: r.partial + msg.Text()}
 }
 
 // truncMessage answers the calls of an answer cut by max_tokens: their arguments may be
@@ -50,30 +50,30 @@ const continueMessage = "Your answer was cut off by the output token limit. Cont
 // the model retries, up to MaxTruncationRetries times; text ends the run incomplete,
 // unless ContinueOnMaxTokens asks the model to continue (bounded the same way). It
 // reports done when the run ended.
-func (r *run) truncated(msg Message) (RunResult, bool) {
+func (r *run) truncated(msg Message) next {
 	r.truncations++
 	more := r.truncations <= r.cfg.MaxTruncationRetries
 	if len(msg.ToolCalls) > 0 {
 		for _, c := range msg.ToolCalls {
 			if err := r.appendMessage(toolMessage(c, ErrorResult(truncMessage))); err != nil {
-				return r.fail(err), true
+				return failed(err)
 			}
 		}
 		if more {
-			return RunResult{}, false
+			return next{kind: nextRunAgain}
 		}
-		return r.end(StatusIncomplete, ReasonMaxTokens, nil, nil, nil), true
+		return next{kind: nextIncomplete, reason: ReasonMaxTokens}
 	}
 	r.partial += msg.Text()
 	if more && (r.cfg.ContinueOnMaxTokens || r.in.ContinueOnMaxTokens) {
 		if err := r.appendMessage(UserMessage(continueMessage)); err != nil {
-			return r.fail(err), true
+			return failed(err)
 		}
-		return RunResult{}, false
+		return next{kind: nextRunAgain}
 	}
 	text := r.partial
 	final := Message{Role: RoleAssistant, Content: []Part{TextPart(text)}}
-	return r.endFinal(StatusIncomplete, ReasonMaxTokens, final, nil), true
+	return next{kind: nextIncomplete, reason: ReasonMaxTokens, final: &final}
 }
 
 // structured produces the run's output document (L10). When the schema was not sent

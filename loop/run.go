@@ -215,26 +215,26 @@ func (r *run) iterate() RunResult {
 			r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
 			return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
 		case StopMaxTokens:
-			if res, done := r.truncated(msg); done {
-				return res
+			if n := r.truncated(msg); n.kind != nextRunAgain {
+				return r.finish(n)
 			}
 			continue
 		}
 		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them (unless cut short, L15)
-			if res, done := r.toolStep(msg); done {
-				return res
+			if n := r.toolStep(msg); n.kind != nextRunAgain {
+				return r.finish(n)
 			}
 			continue
 		}
-		if res, done := r.finalStep(msg, withSchema); done {
-			return res
+		if n := r.finalStep(msg, withSchema); n.kind != nextRunAgain {
+			return r.finish(n)
 		}
 	}
 }
 
 // toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
 // the run ended.
-func (r *run) toolStep(msg Message) (RunResult, bool) {
+func (r *run) toolStep(msg Message) next {
 	stopAt, reason := r.checkCaps(msg.ToolCalls)
 	if stopAt < 0 {
 		for _, h := range r.cfg.Hooks {
@@ -243,9 +243,9 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 				continue
 			}
 			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonHookStop); err != nil {
-				return r.fail(err), true
+				return failed(err)
 			}
-			return r.summarize(ReasonHookStop, d.Message), true
+			return summary(ReasonHookStop, d.Message)
 		}
 	}
 	calls := msg.ToolCalls
@@ -255,16 +255,16 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 	r.toolRounds++
 	results, err := r.runTools(calls)
 	if err != nil {
-		return r.failOrAbort(err), true
+		return failedOrAborted(err)
 	}
 	if stopAt >= 0 {
 		if err := r.refuseCalls(msg.ToolCalls, stopAt, reason); err != nil {
-			return r.fail(err), true
+			return failed(err)
 		}
-		return r.summarize(reason, ""), true
+		return summary(reason, "")
 	}
 	if len(r.clientPending) > 0 { // L16: the caller runs these
-		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil), true
+		return next{kind: nextInterrupt, reason: ReasonClientToolCall}
 	}
 	for _, res := range results {
 		if res.Done {
@@ -272,10 +272,10 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 			if text == "" {
 				text = msg.Text()
 			}
-			return r.complete(ReasonDoneTool, text, nil), true
+			return next{kind: nextComplete, reason: ReasonDoneTool, text: text}
 		}
 	}
-	return RunResult{}, false
+	return next{kind: nextRunAgain}
 }
 
 // limitHit reports the first limit the run has reached (L9), or "".
