@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // journal is a run's record keeper: it numbers and delivers events, queues the ones
@@ -15,7 +14,7 @@ type journal struct {
 	session  string
 	runID    string
 	agent    string
-	now      func() time.Time
+	clock    Driver
 	emitFn   func(Event)
 
 	evSeq   int64   // last event seq of the session (L17)
@@ -27,7 +26,7 @@ type journal struct {
 // is in the assistant_message that follows.
 func (j *journal) emit(t EventType, data any) {
 	j.evSeq++
-	e := Event{Seq: j.evSeq, Time: j.now(), SessionID: j.session, RunID: j.runID,
+	e := Event{Seq: j.evSeq, Time: j.clock.Now(), SessionID: j.session, RunID: j.runID,
 		Agent: j.agent, Type: t, Data: data}
 	if j.emitFn != nil {
 		j.emitFn(e)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 )
 
 type diskFullStore struct{ SessionStore }
@@ -15,7 +14,7 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 	st := NewMemoryStore()
 	var live []Event
 	j := journal{sessions: st, ctx: context.Background(), session: "s", runID: "r", agent: "a",
-		now: func() time.Time { return time.Unix(0, 0) }, emitFn: func(e Event) { live = append(live, e) }, evSeq: 7}
+		clock: GoDriver{}, emitFn: func(e Event) { live = append(live, e) }, evSeq: 7}
 	j.emit(EventRunStarted, RunStartedData{})
 	j.emit(EventModelDelta, ModelDeltaData{Text: "x"})
 	j.emit(EventText, TextData{Text: "x"})
@@ -32,7 +31,7 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 	if err := j.store(); err != nil {
 		t.Fatal("an empty append must be a no-op")
 	}
-	bad := journal{sessions: diskFullStore{st}, ctx: context.Background(), session: "s", now: time.Now}
+	bad := journal{sessions: diskFullStore{st}, ctx: context.Background(), session: "s", clock: GoDriver{}}
 	bad.emit(EventText, TextData{})
 	if err := bad.store(); err == nil || err.Error() != `store session "s": disk full` {
 		t.Fatalf("err %v", err)

@@ -56,7 +56,7 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 		started: cfg.Driver.Now(),
 	}
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
-		agent: cfg.Name, now: cfg.Driver.Now, emitFn: emit, pending: make([]Event, 0, 8)}
+		agent: cfg.Name, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
 	if len(in.ClientTools) > 0 {
 		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
@@ -317,7 +317,7 @@ func (r *run) appendMessage(m Message) error {
 	if err := r.store(e); err != nil {
 		return err
 	}
-	r.add(m, r.seq)
+	r.add(&m, r.seq)
 	return nil
 }
 

@@ -12,12 +12,13 @@ type transcript struct {
 
 // add appends a message stored at seq. The session's first message, when it is a system
 // message, is the system prompt (L1).
-func (r *transcript) add(m Message, seq int64) {
+// m is a pointer so that the caller's already stored copy is kept, not copied again.
+func (r *transcript) add(m *Message, seq int64) {
 	if m.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-		r.system = &m
+		r.system = m
 		return
 	}
-	r.history = append(r.history, m)
+	r.history = append(r.history, *m)
 	r.historySeqs = append(r.historySeqs, seq)
 }
 

@@ -30,7 +30,7 @@ func TestTranscript_ProjectsCompactionsAndFindsUnresolvedCalls(t *testing.T) {
 	equal(t, "history", got, []string{"user:summary", "user:two", "assistant:", "tool:ok"})
 	equal(t, "seqs", tr.historySeqs, []int64{5, 4, 6, 7})
 	equal(t, "unresolved", tr.unresolvedCalls(), []ToolCall{call("b", "g", "{}")})
-	tr.add(Message{Role: RoleTool, ToolCallID: "b", Content: []Part{TextPart("ok")}}, 8)
+	tr.add(&Message{Role: RoleTool, ToolCallID: "b", Content: []Part{TextPart("ok")}}, 8)
 	if len(tr.unresolvedCalls()) != 0 {
 		t.Fatal("b is resolved")
 	}
