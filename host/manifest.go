@@ -19,7 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Manifest is a decoded agent.toml (DESIGN §7). Paths in it are already resolved against
+// Manifest is a decoded agent.toml (README.md; `agenthost init` writes a commented one). Paths in it are already resolved against
 // the manifest's directory; option values have ${VAR} expanded.
 type Manifest struct {
 	Agent     AgentConfig               `toml:"agent"`
@@ -66,7 +66,8 @@ type ToolPolicyConfig struct {
 	MaxDuplicateCalls int      `toml:"max_duplicate_calls"`
 	MaxCallsPerTool   int      `toml:"max_calls_per_tool"`
 	MaxCallsPerRun    int      `toml:"max_calls_per_run"`
-	RequireApproval   []string `toml:"require_approval"`
+	RequireApproval   []string `toml:"require_approval"` // "*" = every tool
+	ApprovalDefault   string   `toml:"approval_default"` // allow | ask | deny, for unlisted tools
 	Timeout           Duration `toml:"timeout"`
 }
 

@@ -175,3 +175,15 @@ func TestParseSize(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestManifestApprovalDefaultReachesTheLoopPolicy(t *testing.T) {
+	t.Setenv("AGENTHOST_TEST_SCRIPT", "demo.json")
+	src := strings.Replace(goodManifest, `require_approval = ["fs_write"]`, "require_approval = [\"*\"]\napproval_default = \"deny\"", 1)
+	m, err := LoadManifest(writeManifest(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp := m.Agent.ToolPolicy; tp.ApprovalDefault != "deny" || len(tp.RequireApproval) != 1 || tp.RequireApproval[0] != "*" {
+		t.Fatalf("tool policy %+v", tp)
+	}
+}

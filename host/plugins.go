@@ -74,8 +74,8 @@ func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult
 }
 
 // namespaceTools names every tool of the tool plugins: its own name, or
-// "plugin__tool" where two plugins offer the same name. (DESIGN §7 says "plugin.tool",
-// but OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.)
+// "plugin__tool" where two plugins offer the same name. (Not "plugin.tool":
+// OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.)
 func namespaceTools(plugins []*sandbox.Plugin) []loop.Tool {
 	count := map[string]int{}
 	for _, p := range plugins {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 )
@@ -35,11 +36,16 @@ type Config struct {
 	MaxDecodeRetries   int // structured output decode retries (L10); default 2, <0 = none
 	MaxContinuations   int // BeforeFinal continuations (L12); default 3, <0 = none
 	MaxOverflowRetries int // context_overflow compactions per model call (L11); default 2
+	// MaxTruncationRetries bounds the answers cut by max_tokens a run retries or
+	// continues (L15); default 2, <0 = none.
+	MaxTruncationRetries int
+	// ContinueOnMaxTokens asks the model to continue a final text cut by max_tokens
+	// instead of ending the run incomplete (L15).
+	ContinueOnMaxTokens bool
 
-	// Now and Sleep are the clock; tests replace them to check limits and backoff delays
-	// without waiting. Default: time.Now and a timer that honours ctx.
-	Now   func() time.Time
-	Sleep func(ctx context.Context, d time.Duration) error
+	// Driver is the clock, the backoff sleep and jitter, and the spawning of parallel tool
+	// calls; default GoDriver. The model, the tools and the store are injected above.
+	Driver Driver
 }
 
 // ToolPolicy bounds tool use. Zero fields take defaults; a negative value disables a cap.
@@ -48,8 +54,11 @@ type ToolPolicy struct {
 	MaxDuplicateCalls int      // same tool + same canonical args; default 2 (L8)
 	MaxCallsPerTool   int      // default: no cap
 	MaxCallsPerRun    int      // default: no cap
-	RequireApproval   []string // tool names that need an Approver's yes (L6)
-	Timeout           time.Duration
+	RequireApproval   []string // tool names that need an Approver's yes (L6); "*" = all
+	// ApprovalDefault is the verdict for tools RequireApproval does not list: allow
+	// (default), ask or deny (L6).
+	ApprovalDefault PermissionVerdict
+	Timeout         time.Duration
 }
 
 // Limits end a run with a summary (L9). Zero fields take defaults; MaxIterations
@@ -85,6 +94,13 @@ type RunInput struct {
 	// Approvals answers approval requests by tool call id, before the Approver is asked:
 	// how a run interrupted for approval (StatusInterrupted) is resumed.
 	Approvals map[string]Approval
+	// ClientTools are tools the caller executes itself (L16): offered to the model, never
+	// run by the host. A call of one ends the run interrupted/client_tool_call with the
+	// call in RunResult.PendingCalls; the next run supplies its result as a tool message
+	// with the call's id.
+	ClientTools []ToolSpec
+	// ContinueOnMaxTokens is Config.ContinueOnMaxTokens for this run.
+	ContinueOnMaxTokens bool
 }
 
 // RunResult is how a run ended.
@@ -97,6 +113,10 @@ type RunResult struct {
 	Output    json.RawMessage
 	Err       error
 	Usage     Usage
+	// StopReason is the stop reason of the last model answer (L15).
+	StopReason StopReason
+	// PendingCalls are the client tool calls the caller must answer (L16).
+	PendingCalls []ToolCall
 }
 
 // ErrSessionBusy is returned when a session already has a run in progress.
@@ -146,17 +166,20 @@ func New(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("loop: guardrail %d is nil", i)
 		}
 	}
+	switch cfg.ToolPolicy.ApprovalDefault {
+	case "", PermitAllow, PermitAsk, PermitDeny:
+	default:
+		return nil, fmt.Errorf("loop: approval_default %q is not allow, ask or deny", cfg.ToolPolicy.ApprovalDefault)
+	}
 	cfg.Retry = cfg.Retry.withDefaults()
 	cfg.ToolPolicy = ToolPolicy{}.merge(cfg.ToolPolicy).withDefaults()
 	cfg.Limits = Limits{}.merge(cfg.Limits).withDefaults()
 	cfg.MaxDecodeRetries = defaultInt(cfg.MaxDecodeRetries, 2)
 	cfg.MaxContinuations = defaultInt(cfg.MaxContinuations, 3)
 	cfg.MaxOverflowRetries = defaultInt(cfg.MaxOverflowRetries, 2)
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+	cfg.MaxTruncationRetries = defaultInt(cfg.MaxTruncationRetries, 2)
+	if cfg.Driver == nil {
+		cfg.Driver = GoDriver{}
 	}
 	return &Agent{cfg: cfg, runs: map[string]context.CancelCauseFunc{}, sessions: map[string]string{}}, nil
 }
@@ -182,23 +205,116 @@ func (a *Agent) RunWith(ctx context.Context, in RunInput, emit func(Event)) (Run
 }
 
 // RunStream runs in a new goroutine and delivers every event on the returned channel,
-// which is closed after run_finished. The caller must drain it.
+// which is closed after run_finished. The run never waits for the reader: events queue
+// in memory, and a reader that stops reading only leaks the queue until ctx ends.
 func (a *Agent) RunStream(ctx context.Context, in RunInput) <-chan Event {
+	ch, _ := a.stream(ctx, in)
+	return ch
+}
+
+// Events runs and yields every event in order, then, if the run failed, one last pair
+// with a zero Event and the run's error. Breaking out of the loop aborts the run and
+// waits for it to end, so the session is free again when Events returns.
+func (a *Agent) Events(ctx context.Context, in RunInput) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		ch, result := a.stream(ctx, in)
+		for e := range ch {
+			if !yield(e, nil) {
+				cancel(ErrAborted)
+				for range ch { // let the run store its end
+				}
+				return
+			}
+		}
+		if err := result(); err != nil {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// stream runs in a new goroutine. A queue between the run and the channel means the run
+// never blocks on a slow or gone reader; the forwarder gives up when ctx ends. result
+// returns the run's error once the channel is closed.
+func (a *Agent) stream(ctx context.Context, in RunInput) (<-chan Event, func() error) {
 	ch := make(chan Event, 64)
-	go func() {
-		defer close(ch)
+	var (
+		mu     sync.Mutex
+		queue  []Event
+		closed bool
+		runErr error
+		wake   = make(chan struct{}, 1)
+	)
+	push := func(e Event) {
+		mu.Lock()
+		queue = append(queue, e)
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	go func() { // the run
 		emitted := false
-		_, err := a.RunWith(ctx, in, func(e Event) { emitted = true; ch <- e })
+		_, err := a.RunWith(ctx, in, func(e Event) { emitted = true; push(e) })
 		if err != nil && !emitted {
 			// The run never started: report it in the event vocabulary anyway.
 			now := time.Now()
-			ch <- Event{Seq: 1, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
-				Type: EventError, Data: ErrorData{Kind: "invalid_input", Message: err.Error()}}
-			ch <- Event{Seq: 2, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
-				Type: EventRunFinished, Data: RunFinishedData{Status: StatusFailed, Reason: ReasonError}}
+			push(Event{Seq: 1, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
+				Type: EventError, Data: ErrorData{Kind: "invalid_input", Message: err.Error()}})
+			push(Event{Seq: 2, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
+				Type: EventRunFinished, Data: RunFinishedData{Status: StatusFailed, Reason: ReasonError}})
+		}
+		mu.Lock()
+		closed, runErr = true, err
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
 		}
 	}()
-	return ch
+	go func() { // the forwarder
+		defer close(ch)
+		for {
+			mu.Lock()
+			batch, end := queue, closed
+			queue = nil
+			mu.Unlock()
+			for _, e := range batch {
+				select {
+				case ch <- e:
+				case <-ctx.Done():
+					if !a.drainAfterCancel(ch, e) {
+						return
+					}
+				}
+			}
+			if end && len(batch) == 0 {
+				return
+			}
+			if !end {
+				<-wake
+			}
+		}
+	}()
+	return ch, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return runErr
+	}
+}
+
+// drainAfterCancel tries once more to deliver e after ctx ended, without blocking: a
+// reader still reading (Events draining after a break) gets the run's last events; a
+// reader that is gone does not hold the forwarder.
+func (a *Agent) drainAfterCancel(ch chan<- Event, e Event) bool {
+	select {
+	case ch <- e:
+		return true
+	default:
+		return false
+	}
 }
 
 // Abort cancels a run in progress. It reports false when no such run is active. The
@@ -223,9 +339,18 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 	if ctx == nil {
 		return nil, &startError{errors.New("loop: nil context")}
 	}
+	in.Messages = validUTF8(in.Messages)
 	for i, m := range in.Messages {
 		if err := checkInputMessage(m); err != nil {
 			return nil, &startError{fmt.Errorf("loop: message %d: %w", i, err)}
+		}
+	}
+	for _, ct := range in.ClientTools {
+		if ct.Name == "" {
+			return nil, &startError{errors.New("loop: client tool without a name")}
+		}
+		if a.cfg.Tools.lookup(ct.Name) != nil {
+			return nil, &startError{fmt.Errorf("loop: client tool %q has the name of a host tool", ct.Name)}
 		}
 	}
 	if in.SessionID == "" {
@@ -326,6 +451,9 @@ func (p ToolPolicy) merge(o ToolPolicy) ToolPolicy {
 	}
 	if o.Timeout != 0 {
 		p.Timeout = o.Timeout
+	}
+	if o.ApprovalDefault != "" {
+		p.ApprovalDefault = o.ApprovalDefault
 	}
 	return p
 }

@@ -25,7 +25,7 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 					"context strategy %q: compaction replaces %d messages, history has %d", s.Name(), c.Replace, len(r.history))})
 				continue
 			}
-			if err := r.store(Entry{RunID: r.in.RunID, Time: r.cfg.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
+			if err := r.store(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
 				return nil, err
 			}
 			r.applyCompaction(c, r.seq)
@@ -98,10 +98,68 @@ func (d DefaultContext) Build(_ context.Context, in ContextInput) (ContextOutput
 	msgs := in.Messages
 	if in.Overflow {
 		if c := compactHalf(in.History); c != nil {
-			return ContextOutput{Messages: trimToolOutputs(applyToMessages(msgs, in.History, c), limit), Compact: c}, nil
+			return ContextOutput{Messages: fitBudget(trimToolOutputs(applyToMessages(msgs, in.History, c), limit), in.Budget), Compact: c}, nil
 		}
 	}
-	return ContextOutput{Messages: trimToolOutputs(msgs, limit)}, nil
+	return ContextOutput{Messages: fitBudget(trimToolOutputs(msgs, limit), in.Budget)}, nil
+}
+
+// fitBudget makes the model input fit budget tokens (L20) without storing anything: the
+// oldest messages after the system prompt go first, cut before a user or assistant
+// message so no tool result loses its call, and a note says how many went. When the
+// newest turn alone is still over, every text is cut to an equal share of the budget.
+func fitBudget(msgs []Message, budget int) []Message {
+	if budget <= 0 || EstimateTokens(msgs) <= budget {
+		return msgs
+	}
+	head := 0
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		head = 1
+	}
+	// suffix[i] is the estimate of msgs[i:].
+	suffix := make([]int, len(msgs)+1)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + EstimateTokens(msgs[i:i+1])
+	}
+	fixed := suffix[0] - suffix[head] + 12 // the system prompt and the note
+	cut := -1
+	for i := head + 1; i < len(msgs); i++ {
+		if msgs[i].Role == RoleTool {
+			continue
+		}
+		cut = i
+		if fixed+suffix[i] <= budget {
+			break
+		}
+	}
+	out := msgs
+	if cut > head {
+		out = make([]Message, 0, head+1+len(msgs)-cut)
+		out = append(out, msgs[:head]...)
+		out = append(out, UserMessage(fmt.Sprintf("[context trimmed: %d earlier messages were left out to fit the context budget]", cut-head)))
+		out = append(out, msgs[cut:]...)
+	}
+	if EstimateTokens(out) <= budget {
+		return out
+	}
+	share := max((budget/len(out)-6)*4, 0) // bytes per message: 4 tokens of overhead, 2 for the mark
+	cutOut := make([]Message, len(out))
+	for i, m := range out {
+		parts := make([]Part, len(m.Content))
+		for j, p := range m.Content {
+			if len(p.Text) > share {
+				c := share
+				for c > 0 && !utf8.RuneStart(p.Text[c]) {
+					c--
+				}
+				p.Text = p.Text[:c] + "[…]"
+			}
+			parts[j] = p
+		}
+		m.Content = parts
+		cutOut[i] = m
+	}
+	return cutOut
 }
 
 // compactHalf proposes replacing about half the history, cutting before a user or

@@ -29,12 +29,18 @@
 // and a run resumed on the session executes only the tool calls that have no stored
 // result (L14).
 //
+// The model's stop reason is carried into the run (L15): calls of an answer cut by
+// max_tokens never run. Client tools (L16) are offered but left to the caller, who
+// answers them in the next run. Event seq is gapless per session (L17); budgets are
+// checked before a model call (L18); input is repaired to valid UTF-8 (L19).
+//
 // # Tool calls
 //
 // Each call goes through: unknown tool ⇒ error tool message "Error: Unknown tool 'x'";
 // arguments that are not JSON are passed through raw and shown as {"_raw": "..."};
 // arguments that fail the tool's JSON schema ⇒ error tool message naming the field;
-// tool_args guardrails; the PermissionFunc; approval for tools listed in RequireApproval
+// tool_args guardrails; the PermissionFunc (allow, deny or ask); approval for tools listed
+// in RequireApproval ("*" = all) and ApprovalDefault for the others
 // (state awaiting_human). Errors, panics and timeouts of a tool become error tool messages
 // and the run goes on. With MaxParallel > 1 the calls of one response run at once: their
 // step_start and tool_call events come first, in call order, then each tool_result and
@@ -43,7 +49,8 @@
 // # Events and the store
 //
 // Every state transition emits a status event; the full vocabulary is in events.go and
-// DESIGN §4. Events are stored in the session next to the messages (model_delta excepted:
+// docs/loop.md, which states every rule (L1–L20) the tests cite. Events are stored in
+// the session next to the messages (model_delta excepted:
 // its content is in the assistant_message that follows), so a stored session replays the
 // same events a live client saw. Stores number entries gaplessly per session and refuse a
 // sequence number they already hold, which is how a second writer is caught; an Agent also

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// EventType names an event (DESIGN §4).
+// EventType names an event (docs/loop.md#events).
 type EventType string
 
 const (
@@ -31,7 +31,7 @@ const (
 )
 
 // Event is one thing that happened in a run. Data holds the typed payload for Type (one of
-// the *Data structs below); it encodes to the snake_case object of DESIGN §4, and decodes
+// the *Data structs below); it encodes to the snake_case object of docs/loop.md#events, and decodes
 // back into the same struct, so stored events read like live ones.
 type Event struct {
 	Seq       int64     `json:"seq"`
@@ -60,7 +60,8 @@ type (
 		Text string `json:"text"`
 	}
 	AssistantMessageData struct {
-		Message Message `json:"message"`
+		Message    Message    `json:"message"`
+		StopReason StopReason `json:"stop_reason,omitempty"`
 	}
 	StepStartData struct {
 		ID   string `json:"id"`
@@ -114,6 +115,10 @@ type (
 		Status Status `json:"status"`
 		Reason Reason `json:"reason"`
 		Usage  Usage  `json:"usage"`
+		// StopReason is the stop reason of the run's last model answer, if any.
+		StopReason StopReason `json:"stop_reason,omitempty"`
+		// PendingCalls are the client tool calls the caller must answer (L16).
+		PendingCalls []ToolCall `json:"pending_calls,omitempty"`
 	}
 )
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/loop/looptest"
 )
 
 // fixedModel plays a two-turn conversation: it asks for the multiply tool, then answers
@@ -76,4 +77,42 @@ func ExampleAgent_RunWith() {
 	// final: 17 × 23 = 391
 	//   status completed
 	// completed end_turn 1
+}
+
+// ExampleRunInput_clientTools shows a client-side tool (L16): the first run stops with
+// the call pending, the caller runs it, and the second run supplies its result.
+func ExampleRunInput_clientTools() {
+	model := looptest.NewModel(
+		looptest.Turn{Calls: []loop.ToolCall{{ID: "c1", Name: "pick_color", Arguments: `{}`}}},
+		looptest.Turn{Text: "You picked teal."},
+	)
+	agent, _ := loop.New(loop.Config{Model: model})
+	client := []loop.ToolSpec{{Name: "pick_color", Description: "Ask the user for a colour"}}
+
+	res, _ := agent.Run(context.Background(), loop.RunInput{SessionID: "s", ClientTools: client,
+		Messages: []loop.Message{loop.UserMessage("Pick a colour for me to use.")}})
+	fmt.Println(res.Status, res.Reason, res.PendingCalls[0].Name)
+
+	answer := loop.Message{Role: loop.RoleTool, ToolCallID: res.PendingCalls[0].ID, Content: []loop.Part{loop.TextPart("teal")}}
+	res, _ = agent.Run(context.Background(), loop.RunInput{SessionID: "s", ClientTools: client, Messages: []loop.Message{answer}})
+	fmt.Println(res.Status, res.Reason, res.Final.Text())
+	// Output:
+	// interrupted client_tool_call pick_color
+	// completed end_turn You picked teal.
+}
+
+// ExampleAgent_Events ranges over a run's events.
+func ExampleAgent_Events() {
+	agent, _ := loop.New(loop.Config{Model: looptest.NewModel(looptest.Turn{Text: "The answer ", Stop: "max_tokens"})})
+	for e, err := range agent.Events(context.Background(), loop.RunInput{Messages: []loop.Message{loop.UserMessage("q")}}) {
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		if d, ok := e.Data.(loop.RunFinishedData); ok {
+			fmt.Println(e.Seq, d.Status, d.Reason, d.StopReason)
+		}
+	}
+	// Output:
+	// 10 incomplete max_tokens max_tokens
 }

@@ -15,7 +15,7 @@ const defaultContinue = "Some work is not finished yet. Continue until it is don
 
 // finalStep handles a response without tool calls: BeforeFinal hooks (L12), then
 // structured output (L10), then completion. It reports done when the run ended.
-func (r *run) finalStep(msg Message, withSchema bool) (RunResult, bool) {
+func (r *run) finalStep(msg Message, withSchema bool) next {
 	if r.continuations < r.cfg.MaxContinuations {
 		for _, h := range r.cfg.Hooks {
 			d, err := r.beforeFinal(h, msg)
@@ -28,15 +28,52 @@ func (r *run) finalStep(msg Message, withSchema bool) (RunResult, bool) {
 				text = defaultContinue
 			}
 			if err := r.appendMessage(UserMessage(text)); err != nil {
-				return r.fail(err), true
+				return failed(err)
 			}
-			return RunResult{}, false
+			return next{kind: nextRunAgain}
 		}
 	}
 	if r.output != nil {
-		return r.structured(msg, withSchema), true
+		return next{kind: nextStructured, msg: msg, withSchema: withSchema}
 	}
-	return r.complete(ReasonEndTurn, msg.Text(), nil), true
+	return next{kind: nextComplete, reason: ReasonEndTurn, text: r.partial + msg.Text()}
+}
+
+// truncMessage answers the calls of an answer cut by max_tokens: their arguments may be
+// incomplete, so they are never executed (L15).
+const truncMessage = "Error: tool call not executed: your answer was cut off by the output token limit (max_tokens), so its arguments may be incomplete. Retry with a shorter answer."
+
+// continueMessage asks the model to go on after an answer cut by max_tokens (L15).
+const continueMessage = "Your answer was cut off by the output token limit. Continue exactly where it stopped, without repeating anything."
+
+// truncated handles an answer cut by max_tokens (L15). Calls get an error result each and
+// the model retries, up to MaxTruncationRetries times; text ends the run incomplete,
+// unless ContinueOnMaxTokens asks the model to continue (bounded the same way). It
+// reports done when the run ended.
+func (r *run) truncated(msg Message) next {
+	r.truncations++
+	more := r.truncations <= r.cfg.MaxTruncationRetries
+	if len(msg.ToolCalls) > 0 {
+		for _, c := range msg.ToolCalls {
+			if err := r.appendMessage(toolMessage(c, ErrorResult(truncMessage))); err != nil {
+				return failed(err)
+			}
+		}
+		if more {
+			return next{kind: nextRunAgain}
+		}
+		return next{kind: nextIncomplete, reason: ReasonMaxTokens}
+	}
+	r.partial += msg.Text()
+	if more && (r.cfg.ContinueOnMaxTokens || r.in.ContinueOnMaxTokens) {
+		if err := r.appendMessage(UserMessage(continueMessage)); err != nil {
+			return failed(err)
+		}
+		return next{kind: nextRunAgain}
+	}
+	text := r.partial
+	final := Message{Role: RoleAssistant, Content: []Part{TextPart(text)}}
+	return next{kind: nextIncomplete, reason: ReasonMaxTokens, final: &final}
 }
 
 // structured produces the run's output document (L10). When the schema was not sent
@@ -49,6 +86,9 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 			resp, err := r.callModel(nil, true)
 			if errors.Is(err, errOutOfTime) {
 				return r.summarize(ReasonMaxDuration, "")
+			}
+			if errors.Is(err, errBudget) {
+				return r.summarize(ReasonBudgetExceeded, fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded)) // no call to pay for
 			}
 			if err != nil {
 				return r.failOrAbort(err)
@@ -149,7 +189,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// The run record and the queued events are written before run_finished is emitted, so
 	// that a failure to write them is what run_finished (live and stored) reports.
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.cfg.Now(), Usage: r.usage}
+		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.usage}
 	if serr := r.cfg.Store.SaveRun(r.sctx, rec); serr != nil && err == nil {
 		err = fmt.Errorf("store run %q: %w", r.in.RunID, serr)
 		status, reason = StatusFailed, ReasonError
@@ -169,12 +209,13 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	default:
 		r.setState(StateCompleted)
 	}
-	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage})
+	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage,
+		StopReason: r.lastStop, PendingCalls: r.clientPending})
 	if serr := r.store(); serr != nil && err == nil {
 		err, status, reason = serr, StatusFailed, ReasonError
 	}
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
-		Final: final, Output: output, Err: err, Usage: r.usage}
+		Final: final, Output: output, Err: err, Usage: r.usage, StopReason: r.lastStop, PendingCalls: r.clientPending}
 }
 
 func errorKind(err error) string {

@@ -43,7 +43,7 @@ func (m *scriptModel) Stream(ctx context.Context, req Request) (Stream, error) {
 	defer m.mu.Unlock()
 	m.reqs = append(m.reqs, req)
 	if len(m.turns) == 0 {
-		return nil, &ModelError{Kind: ErrInvalidRequest, Message: "script: out of turns"}
+		return nil, &ModelError{Kind: KindInvalidRequest, Message: "script: out of turns"}
 	}
 	t := m.turns[0]
 	m.turns = m.turns[1:]
@@ -362,3 +362,27 @@ func after(t *testing.T, k []string, start string, n int) []string {
 	t.Fatalf("no %q in %q", start, k)
 	return nil
 }
+
+// testDriver replaces parts of GoDriver for a test: a fake clock, a recording sleep; its
+// jitter is none, so delays are exact.
+type testDriver struct {
+	GoDriver
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+}
+
+func (d testDriver) Now() time.Time {
+	if d.now != nil {
+		return d.now()
+	}
+	return time.Now()
+}
+
+func (d testDriver) Sleep(ctx context.Context, t time.Duration) error {
+	if d.sleep != nil {
+		return d.sleep(ctx, t)
+	}
+	return sleepCtx(ctx, t)
+}
+
+func (testDriver) Jitter(t time.Duration) time.Duration { return t }

@@ -130,6 +130,23 @@ type Approver interface {
 	Approve(ctx context.Context, call ToolCall) (Approval, error)
 }
 
-// PermissionFunc decides whether a tool call may run at all (seed 000's canExecuteTool).
-// A denial becomes an error tool message with the reason.
-type PermissionFunc func(ctx context.Context, call ToolCall) (allowed bool, reason string)
+// PermissionFunc decides, per call, whether a tool call may run (seed 000's
+// canExecuteTool; L6): deny becomes an error tool message with the reason, ask routes the
+// call to the Approver, allow lets the approval policy decide, and an empty verdict has
+// no opinion.
+type PermissionFunc func(ctx context.Context, call ToolCall) PermissionDecision
+
+// PermissionDecision is a PermissionFunc's answer.
+type PermissionDecision struct {
+	Verdict PermissionVerdict
+	Reason  string
+}
+
+// PermissionVerdict is allow, deny or ask. ApprovalDefault uses the same words.
+type PermissionVerdict string
+
+const (
+	PermitAllow PermissionVerdict = "allow"
+	PermitDeny  PermissionVerdict = "deny"
+	PermitAsk   PermissionVerdict = "ask"
+)

@@ -1,6 +1,10 @@
 package loop
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
 
 // Role is who wrote a message.
 type Role string
@@ -123,3 +127,47 @@ func (u Usage) Add(o Usage) Usage {
 		CostUSD:          u.CostUSD + o.CostUSD,
 	}
 }
+
+// validUTF8 replaces invalid UTF-8 in every string of msgs with U+FFFD (L19): a run keeps
+// going on a bad byte instead of failing at the provider. msgs is copied only when
+// something changes, so the caller's slice is never modified.
+func validUTF8(msgs []Message) []Message {
+	var out []Message
+	for i, m := range msgs {
+		if messageValid(m) {
+			continue
+		}
+		if out == nil {
+			out = append([]Message(nil), msgs...)
+		}
+		m.Content = append([]Part(nil), m.Content...)
+		for j := range m.Content {
+			p := &m.Content[j]
+			p.Text, p.URL, p.MimeType = fixUTF8(p.Text), fixUTF8(p.URL), fixUTF8(p.MimeType)
+		}
+		m.ToolCalls = append([]ToolCall(nil), m.ToolCalls...)
+		for j := range m.ToolCalls {
+			c := &m.ToolCalls[j]
+			c.ID, c.Name, c.Arguments = fixUTF8(c.ID), fixUTF8(c.Name), fixUTF8(c.Arguments)
+		}
+		m.ToolCallID, m.Name, m.Reasoning = fixUTF8(m.ToolCallID), fixUTF8(m.Name), fixUTF8(m.Reasoning)
+		out[i] = m
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+func messageValid(m Message) bool {
+	ok := utf8.ValidString(m.ToolCallID) && utf8.ValidString(m.Name) && utf8.ValidString(m.Reasoning)
+	for _, p := range m.Content {
+		ok = ok && utf8.ValidString(p.Text) && utf8.ValidString(p.URL) && utf8.ValidString(p.MimeType)
+	}
+	for _, c := range m.ToolCalls {
+		ok = ok && utf8.ValidString(c.ID) && utf8.ValidString(c.Name) && utf8.ValidString(c.Arguments)
+	}
+	return ok
+}
+
+func fixUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }

@@ -64,6 +64,33 @@ type Delta struct {
 	StopReason string         // finish: end_turn, tool_use, max_tokens, ...
 }
 
+// StopReason is why a model stopped, normalised (L15): adapters send the provider's own
+// words in DeltaFinish and the loop maps anything it does not know to StopOther.
+type StopReason string
+
+const (
+	StopEndTurn       StopReason = "end_turn"
+	StopToolUse       StopReason = "tool_use"
+	StopMaxTokens     StopReason = "max_tokens"
+	StopContentFilter StopReason = "content_filter"
+	StopOther         StopReason = "other"
+)
+
+// normaliseStop maps a finish reason to a StopReason. A stream without one is taken as
+// tool_use when it carried calls and end_turn otherwise.
+func normaliseStop(s string, calls bool) StopReason {
+	switch StopReason(s) {
+	case StopEndTurn, StopToolUse, StopMaxTokens, StopContentFilter, StopOther:
+		return StopReason(s)
+	case "":
+		if calls {
+			return StopToolUse
+		}
+		return StopEndTurn
+	}
+	return StopOther
+}
+
 // ToolCallDelta is a fragment of a tool call. Fragments with the same Index belong to one
 // call; ID and Name arrive once, Arguments are concatenated.
 type ToolCallDelta struct {
@@ -76,14 +103,27 @@ type ToolCallDelta struct {
 // ErrorKind classifies a model failure.
 type ErrorKind string
 
+// Error kinds are Kind… constants: values of ModelError.Kind, not errors themselves
+// (compare with ==, not errors.Is). Sentinel errors are the Err… variables.
 const (
-	ErrRateLimit       ErrorKind = "rate_limit"
-	ErrOverloaded      ErrorKind = "overloaded"
-	ErrContextOverflow ErrorKind = "context_overflow"
-	ErrAuth            ErrorKind = "auth"
-	ErrInvalidRequest  ErrorKind = "invalid_request"
-	ErrProvider        ErrorKind = "provider"
-	ErrTransport       ErrorKind = "transport"
+	KindRateLimit       ErrorKind = "rate_limit"
+	KindOverloaded      ErrorKind = "overloaded"
+	KindContextOverflow ErrorKind = "context_overflow"
+	KindAuth            ErrorKind = "auth"
+	KindInvalidRequest  ErrorKind = "invalid_request"
+	KindProvider        ErrorKind = "provider"
+	KindTransport       ErrorKind = "transport"
+)
+
+// Deprecated: the old names of the Kind… constants, kept so callers migrate at their pace.
+const (
+	ErrRateLimit       = KindRateLimit
+	ErrOverloaded      = KindOverloaded
+	ErrContextOverflow = KindContextOverflow
+	ErrAuth            = KindAuth
+	ErrInvalidRequest  = KindInvalidRequest
+	ErrProvider        = KindProvider
+	ErrTransport       = KindTransport
 )
 
 // ModelError is a typed model failure. Retryable errors are retried by the loop's
@@ -112,5 +152,5 @@ func asModelError(err error) *ModelError {
 	if errors.As(err, &me) {
 		return me
 	}
-	return &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
+	return &ModelError{Kind: KindTransport, Message: err.Error(), Retryable: true}
 }

@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"time"
 )
 
 // summaryPrompt is the user message of the tools-off summary call (L9).
 const summaryPrompt = "The run has to stop now. Without calling any tools, summarise what was done so far, what the results were, and what remains unfinished."
 
-// response is one assembled model answer. The stop reason is not kept: tool calls run
-// whatever it says (L4), and no calls means a final answer.
+// response is one assembled model answer with its normalised stop reason (L15).
 type response struct {
 	message Message
 	usage   Usage
+	stop    StopReason
 }
 
 // callModel builds the context and calls the model with retries (L3), compacting and
@@ -35,6 +35,11 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			return response{}, err
 		}
 		msgs = append(msgs, extra...)
+		if extra == nil { // the summary call (L9) is the one call a spent budget still makes
+			if err := r.checkBudget(msgs); err != nil {
+				return response{}, err
+			}
+		}
 		req := Request{
 			Model:     r.cfg.ModelName,
 			Messages:  msgs,
@@ -47,17 +52,50 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			req.ResponseFormat = r.in.OutputSchema
 		}
 		ctx := r.work
-		if extra != nil { // the summary call: made after the deadline, not bound by it
-			ctx = r.ctx
+		if extra != nil {
+			// The summary call is made after the run's deadline, so it gets its own: a
+			// hung provider must not hang the end of the run (L9).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(r.ctx, r.summaryTimeout())
+			defer cancel()
 		}
 		resp, err := r.retrying(ctx, req)
 		var me *ModelError
-		if errors.As(err, &me) && me.Kind == ErrContextOverflow && compactions < r.cfg.MaxOverflowRetries {
+		if errors.As(err, &me) && me.Kind == KindContextOverflow && compactions < r.cfg.MaxOverflowRetries {
 			overflow = true
 			continue
 		}
 		return resp, err
 	}
+}
+
+// errBudget ends a model call the budget cannot pay for (L18).
+var errBudget = errors.New("the next model call would exceed the run's token or cost budget")
+
+// checkBudget refuses a call whose estimated prompt alone would take the run past
+// max_tokens or max_cost_usd (L18): budgets are checked before spending, not only after.
+func (r *run) checkBudget(msgs []Message) error {
+	l := r.limits
+	if l.MaxTokens <= 0 && l.MaxCostUSD <= 0 {
+		return nil
+	}
+	est := EstimateTokens(msgs)
+	cost := float64(est) * r.cfg.Pricing.PromptPerMTok / 1e6
+	if (l.MaxTokens > 0 && r.usage.TotalTokens+est > l.MaxTokens) ||
+		(l.MaxCostUSD > 0 && r.usage.CostUSD+cost > l.MaxCostUSD) {
+		return errBudget
+	}
+	return nil
+}
+
+// defaultSummaryTimeout bounds the summary call of a run without max_run_duration.
+const defaultSummaryTimeout = 2 * time.Minute
+
+func (r *run) summaryTimeout() time.Duration {
+	if d := r.limits.MaxRunDuration; d > 0 {
+		return d
+	}
+	return defaultSummaryTimeout
 }
 
 // retrying makes one logical model call: attempts until success, a non-retryable error
@@ -81,7 +119,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 		}
 		me := asModelError(err)
 		if me == nil { // a context error the model produced on its own
-			me = &ModelError{Kind: ErrTransport, Message: err.Error(), Retryable: true}
+			me = &ModelError{Kind: KindTransport, Message: err.Error(), Retryable: true}
 		}
 		retry := policy.retryable(me) && attempt < policy.MaxAttempts
 		msg := me.Message
@@ -95,7 +133,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 			}
 			return response{}, fmt.Errorf("model call failed: %w", me)
 		}
-		if err := r.cfg.Sleep(ctx, policy.delay(attempt, me.RetryAfter)); err != nil {
+		if err := r.cfg.Driver.Sleep(ctx, policy.delay(attempt, me.RetryAfter, r.cfg.Driver.Jitter)); err != nil {
 			if cerr := r.ctxErr(); cerr != nil {
 				return response{}, cerr
 			}
@@ -109,7 +147,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &ModelError{Kind: ErrProvider, Message: fmt.Sprintf("model panicked: %v", p)}
+			err = &ModelError{Kind: KindProvider, Message: fmt.Sprintf("model panicked: %v", p)}
 		}
 	}()
 	st, err := r.cfg.Model.Stream(ctx, req)
@@ -117,23 +155,17 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		return response{}, err
 	}
 	if st == nil {
-		return response{}, &ModelError{Kind: ErrProvider, Message: "model returned no stream"}
+		return response{}, &ModelError{Kind: KindProvider, Message: "model returned no stream"}
 	}
 	defer st.Close()
-	var (
-		text, reasoning []byte
-		calls           = map[int]*ToolCall{}
-		usage           Usage
-	)
-	// Two marks (L14): within this stream a delta whose seq was already read is dropped
-	// entirely (a replay); across attempts of one call, the message is rebuilt from the new
-	// stream but deltas that clients already saw are not emitted again.
+	// Two marks (L14): within this stream the assembler drops a delta whose seq was
+	// already read (a replay); across attempts of one call, the message is rebuilt from
+	// the new stream but deltas that clients already saw are not emitted again.
 	ci := req.Metadata.CallIndex
 	for len(r.deltaSeen) <= ci {
 		r.deltaSeen = append(r.deltaSeen, 0)
 	}
-	emitted := r.deltaSeen[ci]
-	read := 0
+	asm := assembler{callIndex: ci}
 	for {
 		d, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -142,78 +174,27 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		if err != nil {
 			return response{}, err
 		}
+		if !asm.add(d) {
+			continue
+		}
+		if d.Seq != 0 && d.Seq <= r.deltaSeen[ci] {
+			continue // seen by clients in an earlier attempt
+		}
 		if d.Seq != 0 {
-			if d.Seq <= read {
-				continue
-			}
-			read = d.Seq
+			r.deltaSeen[ci] = d.Seq
 		}
-		fresh := d.Seq == 0 || d.Seq > emitted
-		if fresh && d.Seq > emitted {
-			emitted = d.Seq
-			r.deltaSeen[ci] = emitted
-		}
-		switch d.Kind {
-		case DeltaText:
-			text = append(text, d.Text...)
-			if fresh {
-				r.emitDelta(req.Metadata.CallIndex, d, d.Text)
-			}
-		case DeltaReasoning:
-			reasoning = append(reasoning, d.Text...)
-			if fresh {
-				r.emitDelta(req.Metadata.CallIndex, d, d.Text)
-			}
-		case DeltaToolCall:
-			if d.ToolCall == nil {
-				continue
-			}
-			tc := d.ToolCall
-			c := calls[tc.Index]
-			if c == nil {
-				c = &ToolCall{}
-				calls[tc.Index] = c
-			}
-			if tc.ID != "" {
-				c.ID = tc.ID
-			}
-			if tc.Name != "" {
-				c.Name = tc.Name
-			}
-			c.Arguments += tc.Arguments
-			if fresh {
-				r.emitDelta(req.Metadata.CallIndex, d, tc.Arguments)
-			}
-		case DeltaUsage:
-			if d.Usage != nil {
-				usage = *d.Usage
-			}
-		case DeltaFinish: // the stop reason does not decide anything (L4)
+		switch {
+		case d.Kind == DeltaText, d.Kind == DeltaReasoning:
+			r.emitDelta(ci, d, d.Text)
+		case d.Kind == DeltaToolCall && d.ToolCall != nil:
+			r.emitDelta(ci, d, d.ToolCall.Arguments)
 		}
 	}
-	msg := Message{Role: RoleAssistant, Reasoning: string(reasoning)}
-	if len(text) > 0 {
-		msg.Content = []Part{TextPart(string(text))}
+	msg, usage, stop, err := asm.message()
+	if err != nil {
+		return response{}, err
 	}
-	if len(calls) > 0 {
-		idx := make([]int, 0, len(calls))
-		for i := range calls {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for n, i := range idx {
-			c := *calls[i]
-			if c.ID == "" {
-				c.ID = fmt.Sprintf("call_%d_%d", req.Metadata.CallIndex, n)
-			}
-			msg.ToolCalls = append(msg.ToolCalls, c)
-		}
-	}
-	if len(msg.Content) == 0 && len(msg.ToolCalls) == 0 {
-		return response{}, &ModelError{Kind: ErrProvider, Retryable: true,
-			Message: "model returned an empty response (no text and no tool calls)"}
-	}
-	return response{message: msg, usage: r.price(usage)}, nil
+	return response{message: msg, usage: r.price(usage), stop: stop}, nil
 }
 
 func (r *run) emitDelta(callIndex int, d Delta, text string) {

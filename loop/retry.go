@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -14,8 +13,6 @@ type RetryPolicy struct {
 	// Retryable lists the kinds to retry. Nil means rate_limit, overloaded, transport, and
 	// any error whose adapter marked it retryable.
 	Retryable []ErrorKind
-	// NoJitter turns off the ±20% jitter, for tests that check exact delays.
-	NoJitter bool
 }
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
@@ -34,17 +31,18 @@ func (p RetryPolicy) retryable(e *ModelError) bool {
 		return slices.Contains(p.Retryable, e.Kind)
 	}
 	switch e.Kind {
-	case ErrRateLimit, ErrOverloaded, ErrTransport:
+	case KindRateLimit, KindOverloaded, KindTransport:
 		return true
-	case ErrContextOverflow, ErrAuth, ErrInvalidRequest:
+	case KindContextOverflow, KindAuth, KindInvalidRequest:
 		return false
 	}
 	return e.Retryable
 }
 
 // delay is the wait before attempt+1: the provider's Retry-After when it gave one,
-// otherwise exponential backoff from BaseDelay, capped at MaxDelay, with jitter.
-func (p RetryPolicy) delay(attempt int, retryAfter time.Duration) time.Duration {
+// otherwise exponential backoff from BaseDelay, capped at MaxDelay, with the driver's
+// jitter.
+func (p RetryPolicy) delay(attempt int, retryAfter time.Duration, jitter func(time.Duration) time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return retryAfter
 	}
@@ -53,8 +51,5 @@ func (p RetryPolicy) delay(attempt int, retryAfter time.Duration) time.Duration 
 		d *= 2
 	}
 	d = min(d, p.MaxDelay)
-	if !p.NoJitter {
-		d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-	}
-	return d
+	return jitter(d)
 }

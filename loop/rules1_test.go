@@ -84,15 +84,15 @@ func TestL2_IterationOrderOfEventsAndHistory(t *testing.T) {
 
 func TestL3_RetriesHonourRetryAfterThenBackoff(t *testing.T) {
 	m := script(
-		turn{err: &ModelError{Kind: ErrRateLimit, Message: "slow down", Retryable: true, RetryAfter: 20 * time.Millisecond}},
-		turn{err: &ModelError{Kind: ErrOverloaded, Message: "busy"}},
+		turn{err: &ModelError{Kind: KindRateLimit, Message: "slow down", Retryable: true, RetryAfter: 20 * time.Millisecond}},
+		turn{err: &ModelError{Kind: KindOverloaded, Message: "busy"}},
 		turn{err: errors.New("connection reset")},
 		turn{text: "fine"},
 	)
 	var slept []time.Duration
 	a := newAgent(t, Config{Model: m,
-		Retry: RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxAttempts: 4, NoJitter: true},
-		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }})
+		Retry:  RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxAttempts: 4},
+		Driver: testDriver{sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }}})
 	res, evs := runCollect(t, a, userIn("s", "q"))
 	if res.Status != StatusCompleted || res.Final.Text() != "fine" {
 		t.Fatalf("result = %+v", res)
@@ -114,7 +114,7 @@ func TestL3_RetriesHonourRetryAfterThenBackoff(t *testing.T) {
 }
 
 func TestL3_NonRetryableErrorFailsTheRun(t *testing.T) {
-	m := script(turn{err: &ModelError{Kind: ErrAuth, Message: "bad key"}}, turn{text: "never"})
+	m := script(turn{err: &ModelError{Kind: KindAuth, Message: "bad key"}}, turn{text: "never"})
 	a := newAgent(t, Config{Model: m})
 	res, evs := runCollect(t, a, userIn("s", "q"))
 	if res.Status != StatusFailed || res.Reason != ReasonError || res.Err == nil ||
@@ -131,7 +131,7 @@ func TestL3_NonRetryableErrorFailsTheRun(t *testing.T) {
 }
 
 func TestL3_AttemptsExhausted(t *testing.T) {
-	over := turn{err: &ModelError{Kind: ErrOverloaded, Message: "busy"}}
+	over := turn{err: &ModelError{Kind: KindOverloaded, Message: "busy"}}
 	m := script(over, over, over)
 	a := newAgent(t, Config{Model: m, Retry: RetryPolicy{MaxAttempts: 3, BaseDelay: time.Microsecond}})
 	res, _ := runCollect(t, a, userIn("s", "q"))
@@ -141,8 +141,8 @@ func TestL3_AttemptsExhausted(t *testing.T) {
 }
 
 func TestL3_RetryableSetIsConfigurable(t *testing.T) {
-	m := script(turn{err: &ModelError{Kind: ErrRateLimit, Message: "no"}}, turn{text: "x"})
-	a := newAgent(t, Config{Model: m, Retry: RetryPolicy{Retryable: []ErrorKind{ErrOverloaded}}})
+	m := script(turn{err: &ModelError{Kind: KindRateLimit, Message: "no"}}, turn{text: "x"})
+	a := newAgent(t, Config{Model: m, Retry: RetryPolicy{Retryable: []ErrorKind{KindOverloaded}}})
 	if res, _ := a.Run(context.Background(), userIn("s", "q")); res.Status != StatusFailed {
 		t.Fatalf("rate_limit retried although not in the set: %+v", res)
 	}

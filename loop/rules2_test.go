@@ -130,7 +130,9 @@ func TestL5_ParallelCallsRunTogetherAndResultsKeepCallOrder(t *testing.T) {
 func TestL6_PermissionHookDenies(t *testing.T) {
 	m := script(turn{calls: []ToolCall{call("c1", "calc", `{"expression":"2"}`)}}, turn{text: "denied"})
 	a := newAgent(t, Config{Model: m, Tools: tools(t, calcTool()),
-		Permission: func(_ context.Context, c ToolCall) (bool, string) { return false, "calc is off today" }})
+		Permission: func(_ context.Context, c ToolCall) PermissionDecision {
+			return PermissionDecision{Verdict: PermitDeny, Reason: "calc is off today"}
+		}})
 	runCollect(t, a, userIn("s", "go"))
 	if got := history(t, a, "s")[2]; got != "tool[c1]:Error: permission denied for tool 'calc': calc is off today" {
 		t.Fatalf("tool message = %q", got)

@@ -43,7 +43,7 @@ func TestL9_MaxIterationsEndsWithAToolsOffSummary(t *testing.T) {
 
 func TestL9_SummaryFailureFallsBackToFixedText(t *testing.T) {
 	for name, last := range map[string]turn{
-		"error":      {err: &ModelError{Kind: ErrAuth, Message: "expired"}},
+		"error":      {err: &ModelError{Kind: KindAuth, Message: "expired"}},
 		"empty text": {calls: []ToolCall{call("x", "calc", `{}`)}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestL9_ToolRoundsDurationTokenAndCostLimits(t *testing.T) {
 				return calcTool().Call(ctx, c)
 			}}
 			a := newAgent(t, Config{Model: m, Tools: tools(t, slowCalc), Limits: tc.limits,
-				Pricing: Pricing{PromptPerMTok: 1, CompletionPerMTok: 1}, Now: func() time.Time { return now }})
+				Pricing: Pricing{PromptPerMTok: 1, CompletionPerMTok: 1}, Driver: testDriver{now: func() time.Time { return now }}})
 			res, _ := runCollect(t, a, userIn("s", "go"))
 			if res.Status != StatusIncomplete || res.Reason != tc.want || res.Final.Text() != "summary" {
 				t.Fatalf("result = %+v", res)
@@ -169,7 +169,7 @@ func TestL11_DefaultStrategyTrimsOldToolOutputs(t *testing.T) {
 func TestL11_OverflowCompactsPersistsAndRetries(t *testing.T) {
 	m := script(
 		turn{text: "a1"}, turn{text: "a2"},
-		turn{err: &ModelError{Kind: ErrContextOverflow, Message: "too long"}},
+		turn{err: &ModelError{Kind: KindContextOverflow, Message: "too long"}},
 		turn{text: "a3"},
 		turn{text: "a4"},
 	)
@@ -201,7 +201,7 @@ func TestL11_OverflowCompactsPersistsAndRetries(t *testing.T) {
 }
 
 func TestL11_OverflowThatCannotBeCompactedFails(t *testing.T) {
-	over := turn{err: &ModelError{Kind: ErrContextOverflow, Message: "too long"}}
+	over := turn{err: &ModelError{Kind: KindContextOverflow, Message: "too long"}}
 	m := script(over, over, over)
 	a := newAgent(t, Config{Model: m})
 	res, _ := runCollect(t, a, userIn("s", "q"))

@@ -137,7 +137,7 @@ func TestL14_ReplayedDeltasAreDeduplicated(t *testing.T) {
 
 func TestL14_RetryAfterMidStreamFailureDoesNotRepeatDeltas(t *testing.T) {
 	m := script(
-		turn{text: "Hello", midErr: &ModelError{Kind: ErrOverloaded, Message: "dropped"}},
+		turn{text: "Hello", midErr: &ModelError{Kind: KindOverloaded, Message: "dropped"}},
 		turn{text: "Hello"},
 	)
 	a := newAgent(t, Config{Model: m})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -19,7 +20,6 @@ type run struct {
 	stopWork context.CancelFunc
 	cancel   context.CancelCauseFunc
 	in       RunInput
-	emitFn   func(Event)
 
 	policy  ToolPolicy
 	limits  Limits
@@ -28,37 +28,39 @@ type run struct {
 
 	state   State
 	started time.Time
-	evSeq   int64
-	seq     int64   // last stored entry seq of the session
-	pending []Event // events not yet stored (flushed with the next message)
+	journal // events, their numbering and the session's entries
 
-	system      *Message  // the stored system prompt, if any
-	history     []Message // conversation after the system prompt, compactions applied
-	historySeqs []int64   // entry seq behind each history message
+	transcript // the session's conversation as the model sees it
 
 	usage         Usage
 	iteration     int
 	toolRounds    int
 	callIndex     int
-	toolCalls     int               // executed or attempted this run
-	perTool       map[string]int    // calls per tool name
-	dupes         map[string]int    // calls per name + canonical args
-	firstArgs     map[string]string // raw args of a tool's only call so far
+	counters      // tool calls per run, per tool and per argument set (L8)
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
+
+	lastStop      StopReason // of the last model answer, for run_finished (L15)
+	truncations   int        // answers cut by max_tokens so far (L15)
+	partial       string     // text of answers cut by max_tokens and continued (L15)
+	clientPending []ToolCall // client tool calls waiting for the caller (L16)
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
 	cfg := &a.cfg
 	r := &run{
-		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in, emitFn: emit,
+		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in,
 		policy:  cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
 		limits:  cfg.Limits.merge(in.Limits),
 		state:   StateIdle,
-		started: cfg.Now(),
-		pending: make([]Event, 0, 8),
+		started: cfg.Driver.Now(),
 	}
+	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
+		agent: cfg.Name, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
+	if len(in.ClientTools) > 0 {
+		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
+	}
 	r.work, r.stopWork = ctx, func() {}
 	if d := r.limits.MaxRunDuration; d > 0 {
 		r.work, r.stopWork = context.WithTimeout(ctx, d)
@@ -82,20 +84,29 @@ func (r *run) execute() (res RunResult) {
 			res = r.fail(fmt.Errorf("internal error: %v", p))
 		}
 	}()
+	// Event seq continues the session's numbering (L17): loaded before the first emit.
+	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
+	r.evSeq = lastEventSeq(entries)
 	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
 	r.setState(StatePreparing)
 	if err := r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}); err != nil {
 		return r.fail(fmt.Errorf("store run %q: %w", r.in.RunID, err))
 	}
-	if err := r.prepare(); err != nil {
+	if lerr != nil {
+		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
+	}
+	if err := r.prepare(entries); err != nil {
 		return r.failOrAbort(err)
+	}
+	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
+		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil)
 	}
 	return r.iterate()
 }
 
 // prepare loads the session, stores the system prompt once (L1), runs input guardrails,
 // executes tool calls a crashed run left without results (L14) and appends the input.
-func (r *run) prepare() error {
+func (r *run) prepare(entries []Entry) error {
 	if len(r.in.OutputSchema) > 0 {
 		s, err := compileSchema("output", r.in.OutputSchema)
 		if err != nil {
@@ -103,11 +114,7 @@ func (r *run) prepare() error {
 		}
 		r.output = s
 	}
-	entries, err := r.cfg.Store.Load(r.ctx, r.in.SessionID)
-	if err != nil {
-		return fmt.Errorf("load session %q: %w", r.in.SessionID, err)
-	}
-	r.project(entries)
+	r.seq = r.project(entries)
 	if len(entries) == 0 && r.cfg.SystemPrompt != "" {
 		// L1: the system prompt is the session's first entry, ahead of the events
 		// already queued for this run.
@@ -134,9 +141,21 @@ func (r *run) prepare() error {
 			input[i].Content = []Part{TextPart(text)}
 		}
 	}
-	if pendingCalls := r.unresolvedCalls(); len(pendingCalls) > 0 {
-		if _, err := r.runTools(pendingCalls); err != nil {
+	pendingCalls := r.unresolvedCalls()
+	if len(pendingCalls) > 0 {
+		// L16: a result the caller supplies resolves its call; the host never runs it.
+		rest, others, err := r.resolveSupplied(pendingCalls, input)
+		if err != nil {
 			return err
+		}
+		input = others
+		if len(rest) > 0 {
+			if _, err := r.runTools(rest); err != nil {
+				return err
+			}
+		}
+		if len(r.clientPending) > 0 {
+			return nil // input waits until the calls are answered
 		}
 	} else if len(input) == 0 && (len(r.history) == 0 || r.history[len(r.history)-1].Role == RoleAssistant) {
 		return &startError{errors.New("loop: no input messages and nothing pending in the session")}
@@ -155,6 +174,9 @@ func (r *run) iterate() RunResult {
 		if err := r.ctxErr(); err != nil {
 			return r.abort(err)
 		}
+		// The next step is a model call (the run's or the summary's): entered here, not
+		// after the tools, so a run a done tool ended never reports model_running.
+		r.setState(StateModelRunning)
 		if reason := r.limitHit(); reason != "" {
 			return r.summarize(reason, "")
 		}
@@ -163,6 +185,9 @@ func (r *run) iterate() RunResult {
 		resp, err := r.callModel(r.offered, withSchema)
 		if errors.Is(err, errOutOfTime) {
 			return r.summarize(ReasonMaxDuration, "")
+		}
+		if errors.Is(err, errBudget) {
+			return r.summarize(ReasonBudgetExceeded, fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded)) // no call to pay for
 		}
 		if err != nil {
 			return r.failOrAbort(err)
@@ -177,24 +202,39 @@ func (r *run) iterate() RunResult {
 		if len(msg.ToolCalls) > 0 && msg.Text() != "" {
 			r.emit(EventText, TextData{Text: msg.Text()})
 		}
-		r.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
+		r.lastStop = resp.stop
+		r.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
 		r.emit(EventUsage, resp.usage)
 
-		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them, whatever the stop reason
-			if res, done := r.toolStep(msg); done {
-				return res
+		switch resp.stop {
+		case StopContentFilter: // L15: a filtered answer is not acted on
+			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter); err != nil {
+				return r.fail(err)
+			}
+			err := errors.New("the provider's content filter stopped the model's answer")
+			r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
+			return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
+		case StopMaxTokens:
+			if n := r.truncated(msg); n.kind != nextRunAgain {
+				return r.finish(n)
 			}
 			continue
 		}
-		if res, done := r.finalStep(msg, withSchema); done {
-			return res
+		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them (unless cut short, L15)
+			if n := r.toolStep(msg); n.kind != nextRunAgain {
+				return r.finish(n)
+			}
+			continue
+		}
+		if n := r.finalStep(msg, withSchema); n.kind != nextRunAgain {
+			return r.finish(n)
 		}
 	}
 }
 
 // toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
 // the run ended.
-func (r *run) toolStep(msg Message) (RunResult, bool) {
+func (r *run) toolStep(msg Message) next {
 	stopAt, reason := r.checkCaps(msg.ToolCalls)
 	if stopAt < 0 {
 		for _, h := range r.cfg.Hooks {
@@ -203,9 +243,9 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 				continue
 			}
 			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonHookStop); err != nil {
-				return r.fail(err), true
+				return failed(err)
 			}
-			return r.summarize(ReasonHookStop, d.Message), true
+			return summary(ReasonHookStop, d.Message)
 		}
 	}
 	calls := msg.ToolCalls
@@ -215,13 +255,16 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 	r.toolRounds++
 	results, err := r.runTools(calls)
 	if err != nil {
-		return r.failOrAbort(err), true
+		return failedOrAborted(err)
 	}
 	if stopAt >= 0 {
 		if err := r.refuseCalls(msg.ToolCalls, stopAt, reason); err != nil {
-			return r.fail(err), true
+			return failed(err)
 		}
-		return r.summarize(reason, ""), true
+		return summary(reason, "")
+	}
+	if len(r.clientPending) > 0 { // L16: the caller runs these
+		return next{kind: nextInterrupt, reason: ReasonClientToolCall}
 	}
 	for _, res := range results {
 		if res.Done {
@@ -229,10 +272,10 @@ func (r *run) toolStep(msg Message) (RunResult, bool) {
 			if text == "" {
 				text = msg.Text()
 			}
-			return r.complete(ReasonDoneTool, text, nil), true
+			return next{kind: nextComplete, reason: ReasonDoneTool, text: text}
 		}
 	}
-	return RunResult{}, false
+	return next{kind: nextRunAgain}
 }
 
 // limitHit reports the first limit the run has reached (L9), or "".
@@ -243,7 +286,7 @@ func (r *run) limitHit() Reason {
 		return ReasonMaxIterations
 	case l.MaxToolRounds > 0 && r.toolRounds >= l.MaxToolRounds:
 		return ReasonMaxToolRounds
-	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Now().Sub(r.started) >= l.MaxRunDuration):
+	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
 		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD:
@@ -267,122 +310,58 @@ func (r *run) setState(s State) {
 	r.emit(EventStatus, StatusData{State: s})
 }
 
-// emit sends an event and queues it for the store. Deltas are not stored: their content
-// is in the assistant_message that follows.
-func (r *run) emit(t EventType, data any) {
-	r.evSeq++
-	e := Event{Seq: r.evSeq, Time: r.cfg.Now(), SessionID: r.in.SessionID, RunID: r.in.RunID,
-		Agent: r.cfg.Name, Type: t, Data: data}
-	if r.emitFn != nil {
-		r.emitFn(e)
-	}
-	if t != EventModelDelta {
-		r.pending = append(r.pending, e)
-	}
-}
-
 // appendMessage stores queued events and the message in one append, then adds it to the
 // history. A store failure fails the run (the session stays a prefix of what happened).
 func (r *run) appendMessage(m Message) error {
-	e := Entry{RunID: r.in.RunID, Time: r.cfg.Now(), Kind: EntryMessage, Message: &m}
+	e := Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m}
 	if err := r.store(e); err != nil {
 		return err
 	}
-	if m.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-		r.system = &m
-		return nil
-	}
-	r.history = append(r.history, m)
-	r.historySeqs = append(r.historySeqs, r.seq)
+	r.add(&m, r.seq)
 	return nil
 }
 
-// store appends the queued events and extra entries, numbering them. The events are
-// copied once per batch, so the queue's array is reused.
-func (r *run) store(extra ...Entry) error {
-	n := len(r.pending) + len(extra)
-	if n == 0 {
-		return nil
-	}
-	batch := make([]Entry, 0, n)
-	if len(r.pending) > 0 {
-		evs := append([]Event(nil), r.pending...)
-		for i := range evs {
-			batch = append(batch, Entry{RunID: r.in.RunID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]})
+// lastEventSeq is the seq of the last stored event: a run's events continue from it, so
+// seq is gapless per session across runs (L17; deltas are numbered but not stored).
+func lastEventSeq(entries []Entry) int64 {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i].Event; entries[i].Kind == EntryEvent && e != nil {
+			return e.Seq
 		}
-		r.pending = r.pending[:0]
 	}
-	batch = append(batch, extra...)
-	for i := range batch {
-		r.seq++
-		batch[i].Seq = r.seq
-	}
-	if err := r.cfg.Store.Append(r.sctx, r.in.SessionID, batch...); err != nil {
-		return fmt.Errorf("store session %q: %w", r.in.SessionID, err)
-	}
-	return nil
+	return 0
 }
 
-// project rebuilds the system prompt and history from stored entries, applying the
-// latest compaction.
-func (r *run) project(entries []Entry) {
-	r.system, r.history, r.historySeqs = nil, nil, nil
-	for _, e := range entries {
-		r.seq = e.Seq
-		switch e.Kind {
-		case EntryMessage:
-			if e.Message.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-				m := *e.Message
-				r.system = &m
-				continue
+// resolveSupplied stores the tool messages of input that answer pending calls, in call
+// order, and returns the calls still unanswered and the rest of the input (L16).
+func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, []Message, error) {
+	supplied := map[string]Message{}
+	rest := input[:0:0]
+	for _, m := range input {
+		if m.Role == RoleTool && slices.ContainsFunc(pending, func(c ToolCall) bool { return c.ID == m.ToolCallID }) {
+			if _, dup := supplied[m.ToolCallID]; dup {
+				return nil, nil, &startError{fmt.Errorf("loop: two results for tool call %q", m.ToolCallID)}
 			}
-			r.history = append(r.history, *e.Message)
-			r.historySeqs = append(r.historySeqs, e.Seq)
-		case EntryCompaction:
-			r.applyCompaction(e.Compaction, e.Seq)
+			supplied[m.ToolCallID] = m
+			continue
+		}
+		rest = append(rest, m)
+	}
+	var left []ToolCall
+	for _, c := range pending {
+		m, ok := supplied[c.ID]
+		if !ok {
+			left = append(left, c)
+			continue
+		}
+		if m.Name == "" {
+			m.Name = c.Name
+		}
+		r.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
+		r.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
+		if err := r.appendMessage(m); err != nil {
+			return nil, nil, err
 		}
 	}
-}
-
-func (r *run) applyCompaction(c *Compaction, seq int64) {
-	n := min(max(c.Replace, 0), len(r.history))
-	rest := r.history[n:]
-	restSeqs := r.historySeqs[n:]
-	h := make([]Message, 0, len(c.Summary)+len(rest))
-	s := make([]int64, 0, cap(h))
-	for _, m := range c.Summary {
-		h = append(h, m)
-		s = append(s, seq)
-	}
-	r.history = append(h, rest...)
-	r.historySeqs = append(s, restSeqs...)
-}
-
-// unresolvedCalls lists the calls of the last assistant message that have no stored
-// result: what a crashed or aborted run left to do.
-func (r *run) unresolvedCalls() []ToolCall {
-	k := r.resultsAfterLastAssistant()
-	i := len(r.history) - 1 - k
-	if i < 0 || r.history[i].Role != RoleAssistant || len(r.history[i].ToolCalls) == 0 {
-		return nil
-	}
-	done := make(map[string]bool, k)
-	for _, m := range r.history[i+1:] {
-		done[m.ToolCallID] = true
-	}
-	var out []ToolCall
-	for _, c := range r.history[i].ToolCalls {
-		if !done[c.ID] {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func (r *run) resultsAfterLastAssistant() int {
-	k := 0
-	for i := len(r.history) - 1; i >= 0 && r.history[i].Role == RoleTool; i-- {
-		k++
-	}
-	return k
+	return left, rest, nil
 }

@@ -49,4 +49,7 @@ const (
 	ReasonError            Reason = "error"
 	ReasonCancelled        Reason = "cancelled"
 	ReasonApprovalRequired Reason = "approval_required"
+	ReasonMaxTokens        Reason = "max_tokens"       // the model's output limit cut the answer (L15)
+	ReasonContentFilter    Reason = "content_filter"   // the provider's filter stopped the answer (L15)
+	ReasonClientToolCall   Reason = "client_tool_call" // calls wait for the caller's results (L16)
 )

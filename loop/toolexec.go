@@ -10,50 +10,8 @@ import (
 )
 
 // checkCaps runs the duplicate and call-cap checks of the decision chain (L8) over a
-// batch of proposed calls. It returns the index of the first offending call and the
-// reason, or -1. Counts include the calls before the offender, which will run.
-func (r *run) checkCaps(calls []ToolCall) (int, Reason) {
-	p := r.policy
-	if r.perTool == nil {
-		r.perTool, r.dupes, r.firstArgs = map[string]int{}, map[string]int{}, map[string]string{}
-	}
-	for i, c := range calls {
-		r.perTool[c.Name]++
-		r.toolCalls++
-		switch {
-		case p.MaxDuplicateCalls > 0 && r.countDuplicate(c) > p.MaxDuplicateCalls:
-			return i, ReasonDuplicateCall
-		case p.MaxCallsPerTool > 0 && r.perTool[c.Name] > p.MaxCallsPerTool,
-			p.MaxCallsPerRun > 0 && r.toolCalls > p.MaxCallsPerRun:
-			return i, ReasonToolCallLimit
-		}
-	}
-	return -1, ""
-}
-
-// countDuplicate counts the calls of c's tool with canonically equal arguments, c
-// included. A tool's first call cannot be a duplicate, so its arguments are only
-// canonicalised when a second call of the same tool comes: most runs never pay for it.
-func (r *run) countDuplicate(c ToolCall) int {
-	if r.perTool[c.Name] == 1 {
-		r.firstArgs[c.Name] = c.Arguments
-		return 1
-	}
-	if first, ok := r.firstArgs[c.Name]; ok {
-		r.dupes[dupKey(c.Name, first)]++
-		delete(r.firstArgs, c.Name)
-	}
-	k := dupKey(c.Name, c.Arguments)
-	r.dupes[k]++
-	return r.dupes[k]
-}
-
-func dupKey(name, args string) string {
-	if canon, ok := canonicalJSON(args); ok {
-		return name + "\x00" + canon
-	}
-	return name + "\x00" + args
-}
+// batch of proposed calls; see counters.check.
+func (r *run) checkCaps(calls []ToolCall) (int, Reason) { return r.counters.check(calls, r.policy) }
 
 // refuseCalls stores an error result for calls[from:], so the history never holds a call
 // without its result and a resume does not run a call the policy refused.
@@ -75,6 +33,7 @@ type pendingCall struct {
 	result ToolResult
 	dur    time.Duration
 	done   chan struct{}
+	client bool // a client tool's call: the caller runs it (L16)
 }
 
 // runTools executes a batch (L5, L6, L13): checks each call in order, runs the ones that
@@ -93,6 +52,9 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	flush := func(n int) error {
 		for ; finished < n; finished++ {
 			pc := prepared[finished]
+			if pc.client {
+				continue
+			}
 			if pc.done != nil {
 				<-pc.done
 			}
@@ -113,6 +75,11 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 		}
 		r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
 		r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+		if r.isClient(c.Name) {
+			prepared[i] = &pendingCall{call: c, client: true}
+			r.clientPending = append(r.clientPending, c)
+			continue
+		}
 		pc, err := r.prepareCall(c)
 		if err != nil {
 			if ferr := flush(i); ferr != nil {
@@ -126,10 +93,10 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 		case parallel:
 			pc.done = make(chan struct{})
 			sem <- struct{}{}
-			go func() {
+			r.cfg.Driver.Go(func() {
 				defer func() { <-sem; close(pc.done) }()
 				r.invoke(pc)
-			}()
+			})
 		default:
 			r.invoke(pc)
 		}
@@ -142,7 +109,6 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	if err := flush(len(calls)); err != nil {
 		return nil, err
 	}
-	r.setState(StateModelRunning)
 	return results, nil
 }
 
@@ -175,12 +141,11 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 		return reject("Error: " + err.Error())
 	}
 	pc.args = args
-	if r.cfg.Permission != nil {
-		if ok, why := r.cfg.Permission(r.ctx, c); !ok {
-			return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
-		}
-	}
-	if slices.Contains(r.policy.RequireApproval, c.Name) {
+	verdict, why := r.permission(c)
+	switch verdict {
+	case PermitDeny:
+		return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
+	case PermitAsk:
 		ok, why, err := r.approve(c)
 		if err != nil {
 			return nil, err
@@ -191,6 +156,38 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 	}
 	pc.tool = e.tool
 	return pc, nil
+}
+
+// isClient reports whether name is one of the run's client tools (L16).
+// permission decides a call (L6): the permission hook first (deny and ask are final),
+// then the approval policy: tools RequireApproval lists ("*" = all) ask, the others get
+// ApprovalDefault (allow unless set).
+func (r *run) permission(c ToolCall) (PermissionVerdict, string) {
+	if r.cfg.Permission != nil {
+		d := r.cfg.Permission(r.ctx, c)
+		switch d.Verdict {
+		case PermitDeny:
+			return PermitDeny, cmpOr(d.Reason, "denied by the permission hook")
+		case PermitAsk:
+			return PermitAsk, ""
+		}
+	}
+	if slices.Contains(r.policy.RequireApproval, c.Name) || slices.Contains(r.policy.RequireApproval, "*") {
+		return PermitAsk, ""
+	}
+	if r.policy.ApprovalDefault == PermitDeny {
+		return PermitDeny, "approval_default is deny"
+	}
+	return cmpOr(r.policy.ApprovalDefault, PermitAllow), ""
+}
+
+func (r *run) isClient(name string) bool {
+	for _, s := range r.in.ClientTools {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) isOffered(name string) bool {
@@ -230,7 +227,7 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 	return true, "", nil
 }
 
-func cmpOr(s, def string) string {
+func cmpOr[S ~string](s, def S) S {
 	if s == "" {
 		return def
 	}
@@ -246,9 +243,9 @@ func (r *run) invoke(pc *pendingCall) {
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	start := time.Now()
+	start := r.cfg.Driver.Now()
 	defer func() {
-		pc.dur = time.Since(start)
+		pc.dur = r.cfg.Driver.Now().Sub(start)
 		if p := recover(); p != nil {
 			pc.result = ErrorResult(fmt.Sprintf("Error: tool '%s' panicked: %v", pc.call.Name, p))
 		}

@@ -49,7 +49,7 @@ func userMsg(text string) *providers.Message {
 
 var calcTool = &providers.Tool{Name: "calc", Description: "evaluate", InputSchema: `{"type":"object"}`}
 
-// TestDemoFixtureThroughSubprocess plays DESIGN §6's fixture through the real
+// TestDemoFixtureThroughSubprocess plays the demo fixture through the real
 // adapter binary: options reach the adapter (the script path), events arrive
 // numbered, typed errors cross the process boundary, {{result}} and chunk work.
 func TestDemoFixtureThroughSubprocess(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 // starterManifest is what `agenthost init` writes: every section, commented.
 const starterManifest = `# agent.toml — an agenthost manifest. Paths are relative to this file.
-# Reference: DESIGN.md §7; run "agenthost plugins list" to check it loads.
+# Reference: README.md; run "agenthost plugins list" to check it loads.
 
 [agent]
 name = "assistant"

@@ -15,7 +15,7 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Exit codes (DESIGN §8).
+// Exit codes (README.md, "Exit status").
 const (
 	exitOK          = 0
 	exitFailed      = 1 // failed or incomplete run; a tool call that returned isError

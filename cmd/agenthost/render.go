@@ -11,7 +11,7 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// jsonLines writes each event as one JSON object per line (DESIGN §4).
+// jsonLines writes each event as one JSON object per line (docs/loop.md#events).
 func jsonLines(w io.Writer) func(loop.Event) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

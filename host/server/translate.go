@@ -6,7 +6,7 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// Translator turns one run's loop events into AG-UI events (DESIGN §4):
+// Translator turns one run's loop events into AG-UI events (docs/loop.md#events):
 //
 //	run_started                 → RUN_STARTED
 //	model_delta text            → TEXT_MESSAGE_START (first delta), TEXT_MESSAGE_CONTENT

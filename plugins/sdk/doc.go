@@ -1,4 +1,4 @@
-// Package sdk is the Go SDK for agenthost plugins (DESIGN §5, ABI.md): tools
+// Package sdk is the Go SDK for agenthost plugins (ABI.md): tools
 // in the hyper-mcp "mcp" ABI, and the context, termination and guardrail
 // hooks of the agent loop. Plugins are built with standard Go:
 //

@@ -1,5 +1,5 @@
 // Package scripted is a deterministic model provider that replays a fixture
-// (DESIGN §6): one turn per model call, in order, with optional expectations
+// (providers/README.md): one turn per model call, in order, with optional expectations
 // checked against each request. It backs the offline demo and the tests of
 // everything above the provider boundary.
 //

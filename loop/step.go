@@ -1,0 +1,61 @@
+package loop
+
+import "encoding/json"
+
+// nextKind is what a step decided the run does next (the way openai-agents' run loop
+// dispatches on next_step): the step functions decide, and iterate, through finish,
+// performs the ending. No step ends a run on its own.
+type nextKind int
+
+const (
+	nextRunAgain   nextKind = iota // call the model again
+	nextComplete                   // the work is done: reason, text, output
+	nextSummarize                  // a limit or policy stopped the run: reason, text (L9)
+	nextIncomplete                 // ended incomplete without a summary call: reason, final
+	nextInterrupt                  // waiting for a human or a client: reason (L6, L16)
+	nextStructured                 // decode the final answer against the schema (L10)
+	nextFail                       // err, or an abort if the run was cancelled
+)
+
+// next is a step's decision.
+type next struct {
+	kind       nextKind
+	reason     Reason
+	text       string
+	output     json.RawMessage
+	final      *Message
+	msg        Message // nextStructured
+	withSchema bool    // nextStructured
+	err        error
+	storeErr   bool // nextFail: fail even if the run was cancelled meanwhile
+}
+
+func failed(err error) next          { return next{kind: nextFail, err: err, storeErr: true} }
+func failedOrAborted(err error) next { return next{kind: nextFail, err: err} }
+func summary(reason Reason, text string) next {
+	return next{kind: nextSummarize, reason: reason, text: text}
+}
+
+// finish performs a decision that ends the run.
+func (r *run) finish(n next) RunResult {
+	switch n.kind {
+	case nextComplete:
+		return r.complete(n.reason, n.text, n.output)
+	case nextSummarize:
+		return r.summarize(n.reason, n.text)
+	case nextIncomplete:
+		if n.final != nil {
+			return r.endFinal(StatusIncomplete, n.reason, *n.final, nil)
+		}
+		return r.end(StatusIncomplete, n.reason, nil, nil, nil)
+	case nextInterrupt:
+		return r.end(StatusInterrupted, n.reason, nil, nil, nil)
+	case nextStructured:
+		return r.structured(n.msg, n.withSchema)
+	default:
+		if n.storeErr {
+			return r.fail(n.err)
+		}
+		return r.failOrAbort(n.err)
+	}
+}
