@@ -50,10 +50,7 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 // The call's session (loop.CallInfo) keys the plugin's instances: with isolation
 // "session" (the default) a session never sees an instance another one used.
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
-	if info, ok := loop.CallInfoFrom(ctx); ok {
-		ctx = sandbox.WithSession(ctx, info.SessionID)
-	}
-	res, err := t.plugin.CallTool(ctx, t.tool, []byte(c.Arguments))
+	res, err := t.plugin.CallTool(withSession(ctx), t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
 	}
@@ -96,13 +93,23 @@ func namespaceTools(plugins []*sandbox.Plugin) []loop.Tool {
 	return out
 }
 
+// withSession keys the plugin's instances by the loop's session (loop.CallInfo, which
+// the loop puts on the context of tool calls and of the whole run, hooks included), so
+// with isolation "session" no session sees an instance another one used.
+func withSession(ctx context.Context) context.Context {
+	if info, ok := loop.CallInfoFrom(ctx); ok {
+		return sandbox.WithSession(ctx, info.SessionID)
+	}
+	return ctx
+}
+
 // callHook calls a hook export with in as JSON and decodes its answer into out.
 func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	res, err := p.CallExport(ctx, export, b)
+	res, err := p.CallExport(withSession(ctx), export, b)
 	if err != nil {
 		return err
 	}

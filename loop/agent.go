@@ -368,6 +368,9 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 		a.mu.Unlock()
 		return nil, &startError{fmt.Errorf("loop: run %q is already active", in.RunID)}
 	}
+	// Hooks, guardrails and context strategies see which run they serve (CallInfo);
+	// tool calls add their call id (toolexec.go).
+	ctx = WithCallInfo(ctx, CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name})
 	rctx, cancel := context.WithCancelCause(ctx)
 	a.runs[in.RunID] = cancel
 	a.sessions[in.SessionID] = in.RunID

@@ -2,9 +2,11 @@ package loop
 
 import "context"
 
-// CallInfo says which run a tool call belongs to. The loop puts it in the
-// context of every Tool.Call, so a tool can key per-session state (the
-// sandbox keys plugin instances by SessionID) without a wider interface.
+// CallInfo says which run a call belongs to. The loop puts it in the context
+// of the whole run (hooks, guardrails, context strategies and the model see it,
+// CallID empty) and of every Tool.Call (CallID set), so a plugin host can key
+// per-session state (the sandbox keys plugin instances by SessionID) without a
+// wider interface.
 type CallInfo struct {
 	SessionID, RunID, Agent, CallID string
 }

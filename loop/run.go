@@ -272,7 +272,7 @@ func (r *run) toolStep(msg Message) next {
 			if text == "" {
 				text = msg.Text()
 			}
-			return next{kind: nextComplete, reason: ReasonDoneTool, text: text}
+			return next{kind: nextComplete, reason: ReasonDoneTool, text: text, output: res.Structured}
 		}
 	}
 	return next{kind: nextRunAgain}
