@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -45,21 +44,7 @@ func TestHole10_OverflowingAndMeaninglessNumbersAreRefused(t *testing.T) {
 		{"overflowing duration", [2]string{`timeout = "2s"`, `timeout = "9999999999h"`}, 25, "plugins.permissions.timeout",
 			`invalid duration "9999999999h"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			body := strings.Replace(goodManifest, tc.replace[0], tc.replace[1], 1)
-			if body == goodManifest {
-				t.Fatal("edit did not apply")
-			}
-			p := writeManifest(t, body)
-			_, err := LoadManifest(p)
-			var me *ManifestError
-			if !errors.As(err, &me) {
-				t.Fatalf("err = %v (%T), want a ManifestError", err, err)
-			}
-			if me.Line != tc.line || me.Key != tc.key || !strings.Contains(me.Msg, tc.msg) {
-				t.Fatalf("got %s:%d key %q msg %q\nwant line %d key %q msg containing %q", me.File, me.Line, me.Key, me.Msg, tc.line, tc.key, tc.msg)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantManifestError(t, tc.replace, tc.line, tc.key, tc.msg) })
 	}
 }
 

@@ -139,29 +139,34 @@ func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
 			"plugins.tools.input_schema", "input_schema is a string but not JSON"},
 		{"syntax", [2]string{`model = "demo"`, `model = "demo`}, 6, "agent.model", "strings cannot contain newlines"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			body := strings.Replace(goodManifest, tc.replace[0], tc.replace[1], 1)
-			if body == goodManifest {
-				t.Fatal("edit did not apply")
-			}
-			p := writeManifest(t, body)
-			_, err := LoadManifest(p)
-			var me *ManifestError
-			if !errors.As(err, &me) {
-				t.Fatalf("err = %v (%T), want a ManifestError", err, err)
-			}
-			if me.File != p || me.Line != tc.line || me.Key != tc.key || !strings.Contains(me.Msg, tc.msg) {
-				t.Fatalf("got %s:%d key %q msg %q\nwant line %d key %q msg containing %q", me.File, me.Line, me.Key, me.Msg, tc.line, tc.key, tc.msg)
-			}
-			if !strings.HasPrefix(err.Error(), p+":") {
-				t.Fatalf("message %q does not start with the file", err)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantManifestError(t, tc.replace, tc.line, tc.key, tc.msg) })
 	}
 	// A correct pin loads.
 	p := writeManifest(t, strings.Replace(goodManifest, `name = "calc"`, `name = "calc"`+"\nsha256 = \""+good+"\"", 1))
 	if _, err := LoadManifest(p); err != nil {
 		t.Fatalf("good digest: %v", err)
+	}
+}
+
+// wantManifestError applies edit to goodManifest and checks that loading it fails with
+// a ManifestError at file:line: key whose message contains msg.
+func wantManifestError(t *testing.T, edit [2]string, line int, key, msg string) {
+	t.Helper()
+	body := strings.Replace(goodManifest, edit[0], edit[1], 1)
+	if body == goodManifest {
+		t.Fatal("edit did not apply")
+	}
+	p := writeManifest(t, body)
+	_, err := LoadManifest(p)
+	var me *ManifestError
+	if !errors.As(err, &me) {
+		t.Fatalf("err = %v (%T), want a ManifestError", err, err)
+	}
+	if me.File != p || me.Line != line || me.Key != key || !strings.Contains(me.Msg, msg) {
+		t.Fatalf("got %s:%d key %q msg %q\nwant line %d key %q msg containing %q", me.File, me.Line, me.Key, me.Msg, line, key, msg)
+	}
+	if !strings.HasPrefix(err.Error(), p+":") {
+		t.Fatalf("message %q does not start with the file", err)
 	}
 }
 

@@ -457,35 +457,12 @@ func TestE2E_InitWritesALoadableStarter(t *testing.T) {
 // everything up to the abort, ending with run_finished{aborted}.
 func TestE2E_CtrlCAbortsAndKeepsTheSession(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"delay_ms": 30000, "text": "too late"}]}`})
-	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "hello")
-	cmd.Dir = e.dir
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	var session string
-	for sc.Scan() {
-		var ev loop.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == loop.EventStatus && ev.Data.(loop.StatusData).State == loop.StateModelRunning {
-			session = ev.SessionID
-			cmd.Process.Signal(os.Interrupt)
-			break
-		}
-	}
-	for sc.Scan() { // drain the rest of the events
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case <-waited:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("agenthost did not stop on SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
+	lr := e.startRun(t, nil)
+	lr.cmd.Process.Signal(os.Interrupt)
+	if code := lr.wait(t, nil); code != 130 {
 		t.Fatalf("exit %d, want 130", code)
 	}
+	session := lr.session
 	show := e.agenthost(t, "sessions", "show", session, "--json")
 	s := shape(events(t, show.stdout))
 	if s[len(s)-1] != "run_finished:aborted/cancelled" || s[len(s)-2] != "status:aborted" {

@@ -77,46 +77,20 @@ func TestE2E_Hole9_FirstTokenTimeoutFromTheManifestRetriesAHungCall(t *testing.T
 // that cannot answer its shutdown request is killed.
 func TestE2E_Hole9_CtrlCExitsWithAStoppedAdapter(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"delay_ms": 600000, "text": "too late"}]}`})
-	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "hello")
-	cmd.Dir = e.dir
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	var session string
 	var adapter int
-	for sc.Scan() {
-		var ev loop.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == loop.EventStatus && ev.Data.(loop.StatusData).State == loop.StateModelRunning {
-			session = ev.SessionID
-			kids := childPIDs(cmd.Process.Pid)
-			if len(kids) != 1 {
-				cmd.Process.Kill()
-				t.Fatalf("adapter processes: %v", kids)
-			}
-			adapter = kids[0]
-			if err := syscall.Kill(adapter, syscall.SIGSTOP); err != nil {
-				t.Fatal(err)
-			}
-			cmd.Process.Signal(os.Interrupt)
-			break
+	lr := e.startRun(t, func(cmd *exec.Cmd) {
+		kids := childPIDs(cmd.Process.Pid)
+		if len(kids) != 1 {
+			cmd.Process.Kill()
+			t.Fatalf("adapter processes: %v", kids)
 		}
-	}
-	waited := make(chan error, 1)
-	go func() {
-		for sc.Scan() { // drain the rest of the events
+		adapter = kids[0]
+		if err := syscall.Kill(adapter, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
 		}
-		waited <- cmd.Wait()
-	}()
-	select {
-	case <-waited:
-	case <-time.After(30 * time.Second): // a hang guard, not a speed assertion
-		syscall.Kill(adapter, syscall.SIGKILL)
-		cmd.Process.Kill()
-		t.Fatal("agenthost did not exit on SIGINT with its adapter stopped")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
+	})
+	lr.cmd.Process.Signal(os.Interrupt)
+	if code := lr.wait(t, func() { syscall.Kill(adapter, syscall.SIGKILL) }); code != 130 {
 		t.Fatalf("exit %d, want 130", code)
 	}
 	// The stopped adapter was killed, not left behind.
@@ -132,10 +106,65 @@ func TestE2E_Hole9_CtrlCExitsWithAStoppedAdapter(t *testing.T) {
 		syscall.Kill(adapter, syscall.SIGKILL)
 		t.Fatalf("adapter %d still running", adapter)
 	}
-	s := shape(events(t, e.agenthost(t, "sessions", "show", session, "--json").stdout))
+	s := shape(events(t, e.agenthost(t, "sessions", "show", lr.session, "--json").stdout))
 	if s[len(s)-1] != "run_finished:aborted/cancelled" {
 		t.Fatalf("stored events %q", s)
 	}
+}
+
+// bgRun is `agenthost run --json hello` started in the background.
+type bgRun struct {
+	cmd     *exec.Cmd
+	session string
+	waited  chan error
+}
+
+// startRun starts a run and returns once it reports model_running, after calling
+// atModel (which may be nil) at that moment; the rest of its output is drained.
+func (e *agentEnv) startRun(t *testing.T, atModel func(*exec.Cmd)) *bgRun {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "hello")
+	cmd.Dir = e.dir
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lr := &bgRun{cmd: cmd, waited: make(chan error, 1)}
+	sc := bufio.NewScanner(stdout)
+	for lr.session == "" && sc.Scan() {
+		var ev loop.Event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == loop.EventStatus && ev.Data.(loop.StatusData).State == loop.StateModelRunning {
+			lr.session = ev.SessionID
+			if atModel != nil {
+				atModel(cmd)
+			}
+		}
+	}
+	go func() {
+		for sc.Scan() { // drain the rest of the events
+		}
+		lr.waited <- cmd.Wait()
+	}()
+	if lr.session == "" {
+		t.Fatal("the run never reported model_running")
+	}
+	return lr
+}
+
+// wait returns the run's exit code; a run still going after 30 s (a hang guard, not a
+// speed assertion) is killed, after onHang, and fails the test.
+func (lr *bgRun) wait(t *testing.T, onHang func()) int {
+	t.Helper()
+	select {
+	case <-lr.waited:
+	case <-time.After(30 * time.Second):
+		if onHang != nil {
+			onHang()
+		}
+		lr.cmd.Process.Kill()
+		t.Fatal("agenthost did not stop on SIGINT")
+	}
+	return lr.cmd.ProcessState.ExitCode()
 }
 
 // TestE2E_Hole8_InvalidUTF8PromptCompletes: a prompt that is not UTF-8 reaches the
