@@ -143,6 +143,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
 	}
 	var strategies []loop.ContextStrategy
+	var permits []*sandbox.Plugin
 	for i, p := range h.plugins {
 		switch h.Manifest.Plugins[i].Kind {
 		case "tool":
@@ -153,7 +154,12 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 			cfg.Hooks = append(cfg.Hooks, wasmTermination{p: p, onStep: hasExport(p, "on_step"), onFinal: hasExport(p, "before_final")})
 		case "guardrail":
 			cfg.Guardrails = append(cfg.Guardrails, wasmGuardrail{p})
+		case "permission":
+			permits = append(permits, p)
 		}
+	}
+	if len(permits) > 0 {
+		cfg.Permission = wasmPermission(permits)
 	}
 	if len(strategies) > 0 {
 		// Plugins shape the input; the default strategy still trims old tool outputs and

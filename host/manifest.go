@@ -115,7 +115,7 @@ type StoreConfig struct {
 // PluginConfig is one [[plugins]] entry.
 type PluginConfig struct {
 	Name        string            `toml:"name"`
-	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail
+	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission
 	ABI         string            `toml:"abi"`  // "" (detect) | mcp | extism | wasi
 	Wasm        string            `toml:"wasm"`
 	SHA256      string            `toml:"sha256"`
@@ -152,7 +152,7 @@ type PermissionsConfig struct {
 }
 
 var (
-	pluginKinds = []string{"tool", "context", "termination", "guardrail"}
+	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission"}
 	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
 	isolations  = []string{"", "pooled", "session", "call"}
 	storeKinds  = []string{"", "memory", "sqlite"}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -165,6 +166,54 @@ func (w wasmGuardrail) Check(ctx context.Context, in loop.GuardInput) (loop.Guar
 		r.Action = loop.GuardAllow
 	}
 	return r, err
+}
+
+// permitInput is what a permission plugin's permit export receives.
+type permitInput struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"call_id"`
+	SessionID string          `json:"session_id"`
+	RunID     string          `json:"run_id"`
+}
+
+type permitResult struct {
+	Decision loop.PermissionVerdict `json:"decision"`
+	Reason   string                 `json:"reason"`
+}
+
+// wasmPermission asks the permission plugins (kind "permission", export permit), in
+// manifest order, about a tool call: the first deny wins, any ask asks a human, and
+// only when all allow is the call allowed. A plugin that fails (traps, times out,
+// answers garbage or an unknown decision) denies: a permission check fails closed.
+func wasmPermission(ps []*sandbox.Plugin) loop.PermissionFunc {
+	return func(ctx context.Context, c loop.ToolCall) loop.PermissionDecision {
+		in := permitInput{Tool: c.Name, CallID: c.ID, Arguments: json.RawMessage(c.Arguments)}
+		if !json.Valid(in.Arguments) {
+			in.Arguments, _ = json.Marshal(map[string]string{"_raw": c.Arguments})
+		}
+		if info, ok := loop.CallInfoFrom(ctx); ok {
+			in.SessionID, in.RunID = info.SessionID, info.RunID
+		}
+		verdict := loop.PermitAllow
+		for _, p := range ps {
+			var out permitResult
+			err := callHook(ctx, p, "permit", in, &out)
+			switch {
+			case err != nil:
+				return loop.PermissionDecision{Verdict: loop.PermitDeny,
+					Reason: fmt.Sprintf("permission plugin %q failed: %v", p.Name(), err)}
+			case out.Decision == loop.PermitDeny:
+				return loop.PermissionDecision{Verdict: loop.PermitDeny, Reason: cmp.Or(out.Reason, "denied by permission plugin "+p.Name())}
+			case out.Decision == loop.PermitAsk:
+				verdict = loop.PermitAsk
+			case out.Decision != loop.PermitAllow:
+				return loop.PermissionDecision{Verdict: loop.PermitDeny,
+					Reason: fmt.Sprintf("permission plugin %q answered an unknown decision %q", p.Name(), out.Decision)}
+			}
+		}
+		return loop.PermissionDecision{Verdict: verdict}
+	}
 }
 
 func hasExport(p *sandbox.Plugin, name string) bool {

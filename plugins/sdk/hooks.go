@@ -12,6 +12,7 @@ var (
 	stepHandler         func(StepInput) (Decision, error)
 	beforeFinalHandler  func(FinalInput) (Decision, error)
 	guardHandler        func(GuardInput) (GuardResult, error)
+	permitHandler       func(PermitInput) (PermitResult, error)
 )
 
 // OnContextBuild registers the context strategy (kind "context", export context_build).
@@ -26,6 +27,9 @@ func OnBeforeFinal(fn func(FinalInput) (Decision, error)) { beforeFinalHandler =
 
 // OnGuard registers the guardrail (kind "guardrail", export guard).
 func OnGuard(fn func(GuardInput) (GuardResult, error)) { guardHandler = fn }
+
+// OnPermit registers the permission hook (kind "permission", export permit).
+func OnPermit(fn func(PermitInput) (PermitResult, error)) { permitHandler = fn }
 
 // HandleContextBuild answers context_build. An error fails the call (the
 // host reports it as a fault of the plugin).
@@ -58,6 +62,15 @@ func HandleGuard(input []byte) ([]byte, error) {
 		return nil, fmt.Errorf("guard: no handler (call sdk.OnGuard in init)")
 	}
 	return handleJSON("guard", input, guardHandler)
+}
+
+// HandlePermit answers permit. Without a handler it fails, which the host treats as
+// a denial: a permission plugin fails closed.
+func HandlePermit(input []byte) ([]byte, error) {
+	if permitHandler == nil {
+		return nil, fmt.Errorf("permit: no handler (call sdk.OnPermit in init)")
+	}
+	return handleJSON("permit", input, permitHandler)
 }
 
 func handleJSON[In, Out any](export string, input []byte, fn func(In) (Out, error)) ([]byte, error) {

@@ -130,6 +130,31 @@ type GuardResult struct {
 	Content string `json:"content,omitempty"`
 }
 
+// Permission decisions (kind "permission", export permit).
+const (
+	PermitAllow = "allow"
+	PermitDeny  = "deny"
+	PermitAsk   = "ask"
+)
+
+// PermitInput is the input of permit: one tool call the model asked for, before it
+// runs. Arguments is the call's JSON arguments, or {"_raw": "..."} when the model sent
+// something that is not JSON.
+type PermitInput struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"call_id"`
+	SessionID string          `json:"session_id"`
+	RunID     string          `json:"run_id"`
+}
+
+// PermitResult is the output of permit: Decision is allow, deny (the model gets an
+// error tool message with Reason) or ask (a human approves or rejects the call).
+type PermitResult struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+}
+
 // ToolSpec describes a tool (mcp describe / list_tools).
 type ToolSpec struct {
 	Name        string          `json:"name"`

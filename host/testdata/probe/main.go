@@ -3,7 +3,7 @@
 // Command probe is the host tests' MCP-ABI tool plugin (built with the Go SDK):
 // counter keeps a global between calls (what isolation decides), echo_args
 // answers the raw arguments it received, finish ends the run with a
-// structured final answer.
+// structured final answer; permit is a permission hook.
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/plugins/sdk"
 	_ "github.com/agenthost/agenthost/plugins/sdk/exports/mcptool"
+	_ "github.com/agenthost/agenthost/plugins/sdk/exports/permission"
 )
 
 func main() {}
@@ -31,3 +32,23 @@ func init() {
 		return sdk.Final("all done", json.RawMessage(`{"answer":42}`)), nil
 	})
 }
+
+// permit (kind "permission", when the same module is loaded a second time as a
+// permission plugin) decides by the call's arguments: {"deny": true} is denied,
+// {"ask": true} goes to a human, {"fail": true} makes the plugin fail, anything
+// else is allowed.
+func permit(in sdk.PermitInput) (sdk.PermitResult, error) {
+	var args struct{ Deny, Ask, Fail bool }
+	_ = json.Unmarshal(in.Arguments, &args)
+	switch {
+	case args.Fail:
+		return sdk.PermitResult{}, fmt.Errorf("cannot decide %s", in.CallID)
+	case args.Deny:
+		return sdk.PermitResult{Decision: sdk.PermitDeny, Reason: fmt.Sprintf("%s may not run in %s", in.Tool, in.SessionID)}, nil
+	case args.Ask:
+		return sdk.PermitResult{Decision: sdk.PermitAsk}, nil
+	}
+	return sdk.PermitResult{Decision: sdk.PermitAllow}, nil
+}
+
+func init() { sdk.OnPermit(permit) }

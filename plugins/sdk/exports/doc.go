@@ -8,6 +8,7 @@
 //	contextbuild context_build
 //	termination  on_step, before_final
 //	guardrail    guard
+//	permission   permit
 //
 // They must not contain logic: each export hands its input to the matching
 // sdk.Handle* function through sdk.Serve.
