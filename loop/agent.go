@@ -43,8 +43,9 @@ type Config struct {
 	// instead of ending the run incomplete (L15).
 	ContinueOnMaxTokens bool
 
-	// Driver is the clock, the backoff sleep and jitter, and the spawning of parallel tool
-	// calls; default GoDriver. The model, the tools and the store are injected above.
+	// Driver performs everything the loop does to the outside world: the clock, the
+	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the
+	// Tools and the Store above; default GoDriver.
 	Driver Driver
 }
 

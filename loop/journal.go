@@ -14,7 +14,7 @@ type journal struct {
 	session  string
 	runID    string
 	agent    string
-	clock    Driver
+	clock    Driver // the clock and the store appends (Driver.Append)
 	emitFn   func(Event)
 
 	evSeq   int64   // last event seq of the session (L17)
@@ -56,7 +56,7 @@ func (j *journal) store(extra ...Entry) error {
 		j.seq++
 		batch[i].Seq = j.seq
 	}
-	if err := j.sessions.Append(j.ctx, j.session, batch...); err != nil {
+	if err := j.clock.Append(j.ctx, j.sessions, j.session, batch...); err != nil {
 		return fmt.Errorf("store session %q: %w", j.session, err)
 	}
 	return nil

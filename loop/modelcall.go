@@ -150,7 +150,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 			err = &ModelError{Kind: KindProvider, Message: fmt.Sprintf("model panicked: %v", p)}
 		}
 	}()
-	st, err := r.cfg.Model.Stream(ctx, req)
+	st, err := r.cfg.Driver.StreamModel(ctx, r.cfg.Model, req)
 	if err != nil {
 		return response{}, err
 	}

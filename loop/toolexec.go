@@ -253,7 +253,7 @@ func (r *run) invoke(pc *pendingCall) {
 	call := pc.call
 	call.Arguments = pc.args
 	ctx = WithCallInfo(ctx, CallInfo{SessionID: r.in.SessionID, RunID: r.in.RunID, Agent: r.cfg.Name, CallID: call.ID})
-	res, err := pc.tool.Call(ctx, call)
+	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
 	switch {
 	case err != nil && r.outOfTime():
 		res = ErrorResult(fmt.Sprintf("Error: tool '%s' stopped: %v (%s)", call.Name, errOutOfTime, r.limits.MaxRunDuration))
