@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,43 +14,13 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/loop/looptest"
 )
 
 // Hole 7: sessions shared between processes. A helper process (this test binary again)
 // starts a run on a session of a shared SQLite file and blocks in its model call; the
 // parent then recovers, runs and kills it as a server or a second CLI would.
 const holderEnv = "AGENTHOST_STORE_LEASE_HOLDER" // path|session|run
-
-// blockModel blocks every model call until its context ends.
-type blockModel struct{ started chan struct{} }
-
-func (m blockModel) Stream(ctx context.Context, _ loop.Request) (loop.Stream, error) {
-	select {
-	case m.started <- struct{}{}:
-	default:
-	}
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-
-// textModel answers every call with one text.
-type textModel struct{ text string }
-
-func (m textModel) Stream(context.Context, loop.Request) (loop.Stream, error) {
-	return &textStream{deltas: []loop.Delta{{Kind: loop.DeltaText, Text: m.text}, {Kind: loop.DeltaFinish, StopReason: "end_turn"}}}, nil
-}
-
-type textStream struct{ deltas []loop.Delta }
-
-func (s *textStream) Recv() (loop.Delta, error) {
-	if len(s.deltas) == 0 {
-		return loop.Delta{}, io.EOF
-	}
-	d := s.deltas[0]
-	s.deltas = s.deltas[1:]
-	return d, nil
-}
-func (s *textStream) Close() error { return nil }
 
 func leaseHolder(spec string) {
 	parts := strings.SplitN(spec, "|", 3)
@@ -60,12 +29,13 @@ func leaseHolder(spec string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	m := blockModel{started: make(chan struct{}, 1)}
+	started := make(chan struct{}, 1)
+	m := looptest.NewModel(looptest.Turn{Hang: true, Started: started})
 	a, err := loop.New(loop.Config{Name: "holder", Model: m, Store: s})
 	if err != nil {
 		os.Exit(3)
 	}
-	go func() { <-m.started; fmt.Println("ready") }()
+	go func() { <-started; fmt.Println("ready") }()
 	_, err = a.Run(context.Background(), loop.RunInput{SessionID: parts[1], RunID: parts[2], Messages: []loop.Message{loop.UserMessage("hold")}})
 	fmt.Fprintln(os.Stderr, "holder run ended:", err)
 	os.Exit(4)
@@ -102,7 +72,7 @@ func killHolder(t *testing.T, cmd *exec.Cmd) {
 
 func newAgent(t *testing.T, st loop.SessionStore, text string) *loop.Agent {
 	t.Helper()
-	a, err := loop.New(loop.Config{Name: "parent", Model: textModel{text}, Store: st})
+	a, err := loop.New(loop.Config{Name: "parent", Model: looptest.NewModel(looptest.Turn{Text: text}).Repeat(), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/loop/looptest"
 )
 
 func open(t *testing.T) *SQLite {
@@ -226,7 +226,7 @@ func TestLoopRunsOnTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := loop.New(loop.Config{Name: "t", SystemPrompt: "sys", Model: echoModel{}, Store: s})
+	a, err := loop.New(loop.Config{Name: "t", SystemPrompt: "sys", Model: looptest.NewModel(looptest.Turn{Text: "echo: ping"}), Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,25 +267,6 @@ func TestLoopRunsOnTheStore(t *testing.T) {
 	}
 }
 
-type echoModel struct{}
-
-func (echoModel) Stream(_ context.Context, r loop.Request) (loop.Stream, error) {
-	return &oneText{text: "echo: " + r.Messages[len(r.Messages)-1].Text()}, nil
-}
-
-type oneText struct {
-	text string
-	done bool
-}
-
-func (o *oneText) Recv() (loop.Delta, error) {
-	if o.done {
-		return loop.Delta{}, io.EOF
-	}
-	o.done = true
-	return loop.Delta{Seq: 1, Kind: loop.DeltaText, Text: o.text}, nil
-}
-func (o *oneText) Close() error { return nil }
 
 // Concurrent runs on different sessions append at once; each append reads the last seq
 // and then writes, so a deferred transaction would fail with SQLITE_BUSY on the upgrade

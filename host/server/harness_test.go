@@ -11,11 +11,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/loop/looptest"
 )
 
 // turn is one answer of the in-process model.
@@ -24,60 +24,15 @@ type turn struct {
 	calls           []loop.ToolCall
 }
 
-// turnModel answers each session's model calls with the turns in order (per session,
+// newTurnModel answers each session's model calls with the turns in order (per session,
 // so concurrent runs do not steal each other's turns), streaming text in 6-rune chunks.
-type turnModel struct {
-	mu    sync.Mutex
-	turns []turn
-	next  map[string]int
+func newTurnModel(turns ...turn) *looptest.Model {
+	lt := make([]looptest.Turn, len(turns))
+	for i, t := range turns {
+		lt[i] = looptest.Turn{Reasoning: t.reasoning, Text: t.text, Chunk: 6, Calls: t.calls}
+	}
+	return looptest.NewSessionModel(lt...)
 }
-
-func newTurnModel(turns ...turn) *turnModel { return &turnModel{turns: turns, next: map[string]int{}} }
-
-func (m *turnModel) Stream(_ context.Context, req loop.Request) (loop.Stream, error) {
-	m.mu.Lock()
-	i := m.next[req.Metadata.SessionID]
-	m.next[req.Metadata.SessionID]++
-	m.mu.Unlock()
-	if i >= len(m.turns) {
-		return nil, &loop.ModelError{Kind: loop.ErrInvalidRequest, Message: fmt.Sprintf("out of turns at call %d", i+1)}
-	}
-	t := m.turns[i]
-	var ds []loop.Delta
-	add := func(d loop.Delta) { d.Seq = len(ds) + 1; ds = append(ds, d) }
-	if t.reasoning != "" {
-		add(loop.Delta{Kind: loop.DeltaReasoning, Text: t.reasoning})
-	}
-	for r := []rune(t.text); len(r) > 0; {
-		n := min(6, len(r))
-		add(loop.Delta{Kind: loop.DeltaText, Text: string(r[:n])})
-		r = r[n:]
-	}
-	for i, c := range t.calls {
-		add(loop.Delta{Kind: loop.DeltaToolCall, ToolCall: &loop.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}})
-	}
-	add(loop.Delta{Kind: loop.DeltaUsage, Usage: &loop.Usage{PromptTokens: 10, CompletionTokens: 5}})
-	stop := "end_turn"
-	if len(t.calls) > 0 {
-		stop = "tool_use"
-	}
-	add(loop.Delta{Kind: loop.DeltaFinish, StopReason: stop})
-	return &sliceStream{ds: ds}, nil
-}
-
-type sliceStream struct {
-	ds []loop.Delta
-	i  int
-}
-
-func (s *sliceStream) Recv() (loop.Delta, error) {
-	if s.i >= len(s.ds) {
-		return loop.Delta{}, io.EOF
-	}
-	s.i++
-	return s.ds[s.i-1], nil
-}
-func (s *sliceStream) Close() error { return nil }
 
 // addTool answers "added" with the sum of a and b.
 var addTool = loop.FuncTool{

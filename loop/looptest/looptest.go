@@ -20,13 +20,18 @@ import (
 // Turn is one scripted model answer. Deltas, when set, are sent as they are; otherwise
 // Text and Calls are streamed the way providers stream them (see Deltas).
 type Turn struct {
-	Text   string
-	Calls  []loop.ToolCall
-	Usage  *loop.Usage
-	Stop   string       // the finish reason; default tool_use with calls, end_turn without
-	Deltas []loop.Delta // sent as is
-	Err    error        // Stream fails with it
-	Hang   bool         // the stream blocks until the call's context ends
+	Reasoning string // sent first, in one delta
+	Text      string
+	Chunk     int // stream Text in pieces of this many runes; 0 = two halves
+	Calls     []loop.ToolCall
+	Usage     *loop.Usage
+	Stop      string       // the finish reason; default tool_use with calls, end_turn without
+	Deltas    []loop.Delta // sent as is
+	Err       error        // Stream fails with it
+	Hang      bool         // the stream blocks until the call's context ends
+	// Started, when set, gets a value (without blocking) when the call starts, so a
+	// test can wait for the loop to reach its model call.
+	Started chan<- struct{}
 }
 
 // ErrOutOfTurns is the error of a model call made after the last turn.
@@ -34,24 +39,59 @@ var ErrOutOfTurns = errors.New("looptest: out of turns")
 
 // Model answers model calls with its turns, in order. It is safe for concurrent use.
 type Model struct {
-	mu    sync.Mutex
-	turns []Turn
-	reqs  []loop.Request
+	mu         sync.Mutex
+	turns      []Turn
+	next       map[string]int // per session (or "" for all) the next turn
+	perSession bool
+	repeat     bool
+	reqs       []loop.Request
 }
 
-// NewModel returns a Model that plays turns.
-func NewModel(turns ...Turn) *Model { return &Model{turns: turns} }
+// NewModel returns a Model that plays turns, one per model call.
+func NewModel(turns ...Turn) *Model { return &Model{turns: turns, next: map[string]int{}} }
+
+// NewSessionModel returns a Model that plays turns from the first for each session
+// (the request's Metadata.SessionID), so concurrent runs on different sessions do not
+// take each other's turns.
+func NewSessionModel(turns ...Turn) *Model {
+	m := NewModel(turns...)
+	m.perSession = true
+	return m
+}
+
+// Repeat makes m start again from its first turn after the last, instead of failing
+// with ErrOutOfTurns; it returns m.
+func (m *Model) Repeat() *Model {
+	m.mu.Lock()
+	m.repeat = true
+	m.mu.Unlock()
+	return m
+}
 
 // Stream implements loop.Model.
 func (m *Model) Stream(ctx context.Context, req loop.Request) (loop.Stream, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reqs = append(m.reqs, req)
-	if len(m.turns) == 0 {
+	key := ""
+	if m.perSession {
+		key = req.Metadata.SessionID
+	}
+	i := m.next[key]
+	if i >= len(m.turns) && m.repeat && len(m.turns) > 0 {
+		i = 0
+	}
+	if i >= len(m.turns) {
 		return nil, &loop.ModelError{Kind: loop.KindInvalidRequest, Message: ErrOutOfTurns.Error()}
 	}
-	t := m.turns[0]
-	m.turns = m.turns[1:]
+	m.next[key] = i + 1
+	t := m.turns[i]
+	if t.Started != nil {
+		select {
+		case t.Started <- struct{}{}:
+		default:
+		}
+	}
 	if t.Err != nil {
 		return nil, t.Err
 	}
@@ -69,13 +109,24 @@ func (m *Model) Requests() []loop.Request {
 	return append([]loop.Request(nil), m.reqs...)
 }
 
-// Deltas streams a turn the way providers do: the text in two pieces, each call's
-// arguments in two fragments, then usage (10 prompt and 5 completion tokens unless
-// set) and the finish. Deltas are numbered from 1.
+// Deltas streams a turn the way providers do: the reasoning, the text in two pieces
+// (or in pieces of Chunk runes), each call's arguments in two fragments, then usage (10
+// prompt and 5 completion tokens unless set) and the finish. Deltas are numbered from 1.
 func Deltas(t Turn) []loop.Delta {
 	var ds []loop.Delta
 	add := func(d loop.Delta) { d.Seq = len(ds) + 1; ds = append(ds, d) }
-	if t.Text != "" {
+	if t.Reasoning != "" {
+		add(loop.Delta{Kind: loop.DeltaReasoning, Text: t.Reasoning})
+	}
+	switch {
+	case t.Text == "":
+	case t.Chunk > 0:
+		for r := []rune(t.Text); len(r) > 0; {
+			n := min(t.Chunk, len(r))
+			add(loop.Delta{Kind: loop.DeltaText, Text: string(r[:n])})
+			r = r[n:]
+		}
+	default:
 		h := len(t.Text) / 2
 		add(loop.Delta{Kind: loop.DeltaText, Text: t.Text[:h]})
 		add(loop.Delta{Kind: loop.DeltaText, Text: t.Text[h:]})

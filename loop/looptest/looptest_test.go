@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/loop"
@@ -50,5 +51,52 @@ func TestDeltasAndStreamAndHang(t *testing.T) {
 	hs, _ := looptest.NewModel(looptest.Turn{Hang: true}).Stream(ctx, loop.Request{})
 	if _, err := hs.Recv(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("hang err %v", err)
+	}
+}
+
+func TestSessionModelPlaysTheTurnsPerSessionAndRepeat(t *testing.T) {
+	m := looptest.NewSessionModel(looptest.Turn{Text: "one"}, looptest.Turn{Text: "two"}).Repeat()
+	texts := func(session string) string {
+		st, err := m.Stream(context.Background(), loop.Request{Metadata: loop.RequestMetadata{SessionID: session}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out string
+		for {
+			d, err := st.Recv()
+			if err != nil {
+				return out
+			}
+			out += d.Text
+		}
+	}
+	got := []string{texts("a"), texts("b"), texts("a"), texts("a"), texts("b")}
+	if strings.Join(got, ",") != "one,one,two,one,two" {
+		t.Fatalf("turns %v", got)
+	}
+}
+
+func TestDeltasChunkReasoningAndStarted(t *testing.T) {
+	ds := looptest.Deltas(looptest.Turn{Reasoning: "hm", Text: "héllo!", Chunk: 4})
+	var got []string
+	for _, d := range ds {
+		got = append(got, fmt.Sprintf("%d %s %q", d.Seq, d.Kind, d.Text))
+	}
+	want := []string{`1 reasoning "hm"`, `2 text "héll"`, `3 text "o!"`, `4 usage ""`, `5 finish ""`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("deltas:\n%s", strings.Join(got, "\n"))
+	}
+	started := make(chan struct{}, 1)
+	m := looptest.NewModel(looptest.Turn{Text: "x", Started: started})
+	if _, err := m.Stream(context.Background(), loop.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	default:
+		t.Fatal("Started got nothing")
+	}
+	if _, err := m.Stream(context.Background(), loop.Request{}); err == nil || !strings.Contains(err.Error(), looptest.ErrOutOfTurns.Error()) {
+		t.Fatalf("after the last turn: %v", err)
 	}
 }
