@@ -202,12 +202,13 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	}
 	switch status {
 	case StatusFailed:
-		r.setState(StateFailed)
+		r.on(onFail)
 	case StatusAborted:
-		r.setState(StateAborted)
-	case StatusInterrupted: // stays awaiting_human until a later run answers
+		r.on(onAbort)
+	case StatusInterrupted: // stays where it waits (awaiting_human) until a later run answers
+		r.on(onInterrupt)
 	default:
-		r.setState(StateCompleted)
+		r.on(onComplete)
 	}
 	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage,
 		StopReason: r.lastStop, PendingCalls: r.clientPending})

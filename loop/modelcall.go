@@ -101,7 +101,7 @@ func (r *run) summaryTimeout() time.Duration {
 // retrying makes one logical model call: attempts until success, a non-retryable error
 // or the attempt budget. Every failed attempt emits an error event.
 func (r *run) retrying(ctx context.Context, req Request) (response, error) {
-	r.setState(StateModelRunning)
+	r.on(onCallModel)
 	r.callIndex++
 	req.Metadata.CallIndex = r.callIndex
 	policy := r.cfg.Retry

@@ -88,7 +88,7 @@ func (r *run) execute() (res RunResult) {
 	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
 	r.evSeq = lastEventSeq(entries)
 	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
-	r.setState(StatePreparing)
+	r.on(onPrepare)
 	if err := r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}); err != nil {
 		return r.fail(fmt.Errorf("store run %q: %w", r.in.RunID, err))
 	}
@@ -176,7 +176,7 @@ func (r *run) iterate() RunResult {
 		}
 		// The next step is a model call (the run's or the summary's): entered here, not
 		// after the tools, so a run a done tool ended never reports model_running.
-		r.setState(StateModelRunning)
+		r.on(onCallModel)
 		if reason := r.limitHit(); reason != "" {
 			return r.summarize(reason, "")
 		}
@@ -300,14 +300,6 @@ func (r *run) ctxErr() error {
 		return context.Cause(r.ctx)
 	}
 	return nil
-}
-
-func (r *run) setState(s State) {
-	if r.state == s {
-		return
-	}
-	r.state = s
-	r.emit(EventStatus, StatusData{State: s})
 }
 
 // appendMessage stores queued events and the message in one append, then adds it to the

@@ -39,7 +39,7 @@ type pendingCall struct {
 // runTools executes a batch (L5, L6, L13): checks each call in order, runs the ones that
 // pass (up to MaxParallel at once), and stores the results in the model's call order.
 func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
-	r.setState(StateToolRunning)
+	r.on(onRunTools)
 	results := make([]ToolResult, len(calls))
 	parallel := r.policy.MaxParallel > 1 && len(calls) > 1
 	var sem chan struct{}
@@ -209,12 +209,12 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 		return false, "approval required and no approver is configured", nil
 	}
 	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
-	r.setState(StateAwaitingHuman)
+	r.on(onAskHuman)
 	a, err := r.cfg.Approver.Approve(r.ctx, c)
 	if errors.Is(err, ErrApprovalPending) {
 		return false, "", err // the run ends here, still awaiting_human
 	}
-	r.setState(StateToolRunning)
+	r.on(onAnswered)
 	if err != nil {
 		if cerr := r.ctxErr(); cerr != nil {
 			return false, "", cerr
