@@ -178,7 +178,7 @@ func TestRequestMappingCarriesEverything(t *testing.T) {
 	}
 	pe := &providers.Error{Kind: providers.KindRateLimit, Message: "x", Retryable: true}
 	me, ok := toModelError(fmt.Errorf("wrapped: %w", pe)).(*loop.ModelError)
-	if !ok || me.Kind != loop.ErrRateLimit || !me.Retryable {
+	if !ok || me.Kind != loop.KindRateLimit || !me.Retryable {
 		t.Fatalf("mapped %v", me)
 	}
 	if err := toModelError(context.Canceled); err != context.Canceled {

@@ -115,17 +115,6 @@ const (
 	KindTransport       ErrorKind = "transport"
 )
 
-// Deprecated: the old names of the Kind… constants, kept so callers migrate at their pace.
-const (
-	ErrRateLimit       = KindRateLimit
-	ErrOverloaded      = KindOverloaded
-	ErrContextOverflow = KindContextOverflow
-	ErrAuth            = KindAuth
-	ErrInvalidRequest  = KindInvalidRequest
-	ErrProvider        = KindProvider
-	ErrTransport       = KindTransport
-)
-
 // ModelError is a typed model failure. Retryable errors are retried by the loop's
 // RetryPolicy; RetryAfter, when set, is the delay the provider asked for.
 type ModelError struct {
