@@ -68,6 +68,11 @@ func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult
 			out.Content = append(out.Content, loop.TextPart(c.Text))
 		}
 	}
+	if len(out.Content) == 0 && len(out.Structured) > 0 {
+		// A result that is only structuredContent reaches the model as its JSON text
+		// (what MCP asks servers to send alongside it), not as an empty tool message.
+		out.Content = []loop.Part{loop.TextPart(string(out.Structured))}
+	}
 	return out, nil
 }
 

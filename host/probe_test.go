@@ -118,6 +118,11 @@ func TestPluginFinalResultEndsTheRun(t *testing.T) {
 	if err != nil || !got.Done || got.Final != "all done" || string(got.Structured) != `{"answer":42}` || got.IsError {
 		t.Fatalf("got %+v %v", got, err)
 	}
+	// Structured content alone is the tool message's text, and it is carried as such.
+	got, err = probeTool(t, h, "measure").Call(context.Background(), loop.ToolCall{ID: "m", Name: "measure", Arguments: "{}"})
+	if err != nil || got.Done || got.Text() != `{"cm":180}` || string(got.Structured) != `{"cm":180}` {
+		t.Fatalf("structured only: %+v %v", got, err)
+	}
 	// A plain result does not end anything.
 	got, err = probeTool(t, h, "counter").Call(context.Background(), loop.ToolCall{ID: "y", Name: "counter", Arguments: "{}"})
 	if err != nil || got.Done || got.Final != "" {

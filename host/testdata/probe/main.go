@@ -28,6 +28,9 @@ func init() {
 	sdk.AddToolSchema("echo_args", "Answer the arguments as received", object, func(args json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.Text(string(args)), nil
 	})
+	sdk.AddToolSchema("measure", "Answer structured content only", object, func(json.RawMessage) (sdk.CallToolResult, error) {
+		return sdk.CallToolResult{StructuredContent: json.RawMessage(`{"cm":180}`)}, nil
+	})
 	sdk.AddToolSchema("finish", "End the run", object, func(args json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.Final("all done", json.RawMessage(`{"answer":42}`)), nil
 	})
