@@ -13,6 +13,14 @@ type CallInfo struct {
 
 type callInfoKey struct{}
 
+// callIDKey holds a *string: the loop adds a tool call's id to a context that already
+// carries the run's CallInfo, without boxing a whole CallInfo for every call.
+type callIDKey struct{}
+
+func withCallID(ctx context.Context, id *string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
 // WithCallInfo returns ctx carrying info.
 func WithCallInfo(ctx context.Context, info CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, info)
@@ -21,5 +29,8 @@ func WithCallInfo(ctx context.Context, info CallInfo) context.Context {
 // CallInfoFrom returns the CallInfo of ctx, if the loop set one.
 func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 	info, ok := ctx.Value(callInfoKey{}).(CallInfo)
+	if id, _ := ctx.Value(callIDKey{}).(*string); id != nil {
+		info.CallID, ok = *id, true
+	}
 	return info, ok
 }

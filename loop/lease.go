@@ -149,7 +149,7 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 		}
 	}
 	if lease == nil {
-		return h, nil
+		return nil, nil // the store keeps no leases: nothing to hold or release
 	}
 	for _, r := range runs {
 		if r.Status == "" {
@@ -209,7 +209,9 @@ func (a *Agent) claim(ctx context.Context, in RunInput, cancel context.CancelCau
 		a.mu.Unlock()
 		return err
 	}
-	a.held.Store(in.RunID, h)
+	if h != nil {
+		a.held.Store(in.RunID, h)
+	}
 	return nil
 }
 

@@ -252,7 +252,7 @@ func (r *run) invoke(pc *pendingCall) {
 	}()
 	call := pc.call
 	call.Arguments = pc.args
-	ctx = WithCallInfo(ctx, CallInfo{SessionID: r.in.SessionID, RunID: r.in.RunID, Agent: r.cfg.Name, CallID: call.ID})
+	ctx = withCallID(ctx, &pc.call.ID) // beside the run's CallInfo (agent.go)
 	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
 	switch {
 	case err != nil && r.outOfTime():
