@@ -33,7 +33,7 @@ func startWith(t *testing.T, fixture string, cfg providers.ClientConfig) *provid
 // of hanging; the adapter process is kept and the next call is answered.
 func TestHole9_FirstTokenTimeoutIsARetryableErrorAndTheProcessStays(t *testing.T) {
 	c := startWith(t, `{"turns": [{"delay_ms": 600000, "text": "never"}, {"text": "second"}]}`,
-		providers.ClientConfig{FirstTokenTimeout: 200 * time.Millisecond})
+		providers.ClientConfig{FirstTokenTimeout: time.Second})
 	pid := c.PID()
 	req := &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}}
 	st, err := c.Stream(context.Background(), req)
@@ -43,7 +43,7 @@ func TestHole9_FirstTokenTimeoutIsARetryableErrorAndTheProcessStays(t *testing.T
 	_, err = collect(t, st)
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Kind != providers.KindProvider || !pe.Retryable ||
-		pe.Message != `provider "scripted": no event within first_token_timeout (200ms)` {
+		pe.Message != `provider "scripted": no event within first_token_timeout (1s)` {
 		t.Fatalf("err = %#v", err)
 	}
 	st, err = c.Stream(context.Background(), req)
@@ -80,8 +80,9 @@ func TestHole9_IdleTimeoutEndsASilentStream(t *testing.T) {
 
 // A slow but steady stream is not cut: the idle timer restarts at every event.
 func TestHole9_SteadyStreamIsNotCut(t *testing.T) {
-	c := startWith(t, `{"turns": [{"text": "abcdef", "chunk": 1, "chunk_delay_ms": 60}]}`,
-		providers.ClientConfig{FirstTokenTimeout: 150 * time.Millisecond, IdleTimeout: 150 * time.Millisecond})
+	// Six pauses of 100ms add up to more than either timeout; no single one comes close.
+	c := startWith(t, `{"turns": [{"text": "abcdef", "chunk": 1, "delay_ms": 100, "chunk_delay_ms": 100}]}`,
+		providers.ClientConfig{FirstTokenTimeout: 400 * time.Millisecond, IdleTimeout: 400 * time.Millisecond})
 	st, err := c.Stream(context.Background(), &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}})
 	if err != nil {
 		t.Fatal(err)

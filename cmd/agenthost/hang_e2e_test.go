@@ -56,7 +56,7 @@ func childPIDs(pid int) []int {
 // call, the loop retries it, and the run completes.
 func TestE2E_Hole9_FirstTokenTimeoutFromTheManifestRetriesAHungCall(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"delay_ms": 600000, "text": "never"}, {"text": "answered"}]}`})
-	e.withProviderKeys(t, `first_token_timeout = "300ms"`+"\n"+`idle_timeout = "0s"`)
+	e.withProviderKeys(t, `first_token_timeout = "1s"`+"\n"+`idle_timeout = "0s"`)
 	r := e.agenthost(t, "run", "--json", "hello")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -66,7 +66,7 @@ func TestE2E_Hole9_FirstTokenTimeoutFromTheManifestRetriesAHungCall(t *testing.T
 		t.Fatalf("events %q", s)
 	}
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.ErrorData); ok && !strings.Contains(d.Message, "no event within first_token_timeout (300ms)") {
+		if d, ok := ev.Data.(loop.ErrorData); ok && !strings.Contains(d.Message, "no event within first_token_timeout (1s)") {
 			t.Fatalf("error event %q", d.Message)
 		}
 	}
