@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
-	"html"
 	"image/png"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,8 +39,8 @@ func chromium(t *testing.T, args ...string) []byte {
 // clickHarness is a test page on the server's own origin that loads the live page in a
 // frame (the page allows same-origin framing only), waits until it has loaded its
 // sessions, then, per its query, does nothing, clicks Run, or presses Enter in the prompt
-// box; it waits for the run to finish and copies the frame's DOM and prompt box into its
-// own #result for --dump-dom.
+// box; it waits for the run to finish and posts the frame's DOM and prompt box to
+// /harness-result (and copies them into its own #result for the screenshot).
 const clickHarness = `<!doctype html><html><body style="margin:0;overflow:hidden">
 <iframe id="f" style="border:0;width:100vw;height:100vh"></iframe><pre id="result" hidden></pre>
 <script>
@@ -48,7 +48,9 @@ const q = new URLSearchParams(location.search), f = document.getElementById("f")
 f.src = "/" + location.hash;
 function report() {
   const d = f.contentDocument;
-  document.getElementById("result").textContent = "prompt-box=" + JSON.stringify(d.getElementById("prompt").value) + "\n" + d.documentElement.outerHTML;
+  const text = "prompt-box=" + JSON.stringify(d.getElementById("prompt").value) + "\n" + d.documentElement.outerHTML;
+  document.getElementById("result").textContent = text;
+  fetch("/harness-result", { method: "POST", body: text });
 }
 function waitFor(cond, then) { const t = () => cond() ? then() : setTimeout(t, 50); t(); }
 f.onload = () => {
@@ -63,31 +65,53 @@ f.onload = () => {
 };
 </script></body></html>`
 
-// pageEnv serves the live page and, on the same origin, clickHarness at /harness.
-func pageEnv(t *testing.T) *testEnv {
+// pageEnv serves the live page and, on the same origin, clickHarness at /harness; what
+// the harness posts to /harness-result arrives on results.
+func pageEnv(t *testing.T) (*testEnv, <-chan string) {
+	results := make(chan string, 4)
 	wrap := func(srv http.Handler) http.Handler {
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /harness", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write([]byte(clickHarness))
 		})
+		mux.HandleFunc("POST /harness-result", func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			results <- string(b)
+		})
 		mux.Handle("/", srv)
 		return mux
 	}
 	e := newTestEnv(t, envOptions{token: "page-token", wrap: wrap}, addTurns...)
 	e.run(t, runBody("earlier", "r0", "what is 2+40?")) // a session to list
-	return e
+	return e, results
 }
 
-// harnessResult is the #result text of the harness's dumped DOM, unescaped.
-func harnessResult(t *testing.T, dom []byte) string {
+// runHarness opens url (the harness) in headless Chromium, in real time (no virtual
+// time budget: a run streamed by a loaded machine may take long), waits for the
+// harness's result and closes the browser.
+func runHarness(t *testing.T, results <-chan string, url string) string {
 	t.Helper()
-	_, after, ok := strings.Cut(string(dom), `<pre id="result" hidden="">`)
-	res, _, ok2 := strings.Cut(after, "</pre>")
-	if !ok || !ok2 || res == "" {
-		t.Fatalf("the harness reported nothing:\n%s", dom)
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium is not installed (make deps installs it): %v", err)
 	}
-	return html.UnescapeString(res)
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), url)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	select {
+	case res := <-results:
+		return res
+	case <-time.After(90 * time.Second): // a hang guard, not a speed assertion
+		t.Fatalf("the harness reported nothing; chromium said:\n%s", stderr.String())
+		return ""
+	}
 }
 
 func sessionEntries(t *testing.T, e *testEnv, id string) int {
@@ -103,8 +127,8 @@ func sessionEntries(t *testing.T, e *testEnv, id string) int {
 // /#prompt=…, and the page holds the saved token, so sending it by itself would run a
 // stranger's prompt with the user's rights. No run may start until the user acts.
 func TestHole3PromptFromURLIsNotSent(t *testing.T) {
-	e := pageEnv(t)
-	res := harnessResult(t, chromium(t, "--dump-dom", e.ts.URL+"/harness?act=none#token=page-token&session=page-s0&prompt=what%20is%202%2B40%3F"))
+	e, results := pageEnv(t)
+	res := runHarness(t, results, e.ts.URL+"/harness?act=none#token=page-token&session=page-s0&prompt=what%20is%202%2B40%3F")
 	if !strings.HasPrefix(res, `prompt-box="what is 2+40?"`) {
 		t.Fatalf("prompt box does not hold the URL's prompt:\n%s", res)
 	}
@@ -121,10 +145,10 @@ func TestHole3PromptFromURLIsNotSent(t *testing.T) {
 // streamed events, the answer and the stored session, and a screenshot is kept as an
 // artifact.
 func TestLivePageInChromium(t *testing.T) {
-	e := pageEnv(t)
+	e, results := pageEnv(t)
 	for _, act := range []string{"click", "enter"} {
 		session := "page-" + act
-		dom := harnessResult(t, chromium(t, "--dump-dom", e.ts.URL+"/harness?act="+act+"#token=page-token&session="+session+"&prompt=what%20is%202%2B40%3F"))
+		dom := runHarness(t, results, e.ts.URL+"/harness?act="+act+"#token=page-token&session="+session+"&prompt=what%20is%202%2B40%3F")
 		for _, want := range []string{
 			`<span id="thread">` + session + `</span>`,
 			`<span id="status">finished: success</span>`,
