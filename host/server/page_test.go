@@ -39,8 +39,8 @@ func chromium(t *testing.T, args ...string) []byte {
 // clickHarness is a test page on the server's own origin that loads the live page in a
 // frame (the page allows same-origin framing only), waits until it has loaded its
 // sessions, then, per its query, does nothing, clicks Run, or presses Enter in the prompt
-// box; it waits for the run to finish and posts the frame's DOM and prompt box to
-// /harness-result (and copies them into its own #result for the screenshot).
+// box; it waits for the run to finish and the stored session to show, and posts the
+// frame's DOM and prompt box to /harness-result (and copies them into its own #result).
 const clickHarness = `<!doctype html><html><body style="margin:0;overflow:hidden">
 <iframe id="f" style="border:0;width:100vw;height:100vh"></iframe><pre id="result" hidden></pre>
 <script>
@@ -60,7 +60,9 @@ f.onload = () => {
     if (act === "none") return report();
     if (act === "click") $("send").click();
     if (act === "enter") $("prompt").dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
-    waitFor(() => /^(finished|error)/.test($("status").textContent), report);
+    // The run has ended and the page has shown the stored session, run record included.
+    const stored = () => [...d.querySelectorAll("li.entry")].some((li) => / \((end_turn|error)\)$/.test(li.textContent));
+    waitFor(() => /^(finished|error)/.test($("status").textContent) && stored(), report);
   }, 1000));
 };
 </script></body></html>`
