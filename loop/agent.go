@@ -193,8 +193,10 @@ func (a *Agent) Run(ctx context.Context, in RunInput) (RunResult, error) {
 	return a.RunWith(ctx, in, nil)
 }
 
-// RunWith runs to the end, calling emit with every event as it happens, from the run's
-// goroutine and in order. emit must not block for long: the run waits for it.
+// RunWith runs to the end, calling emit with every event as it happens, in order and
+// never concurrently: from the run's goroutine, or for a plugin's plugin_log and progress
+// (Notify) from the goroutine of the tool that reported it. emit must not block for
+// long: the run waits for it.
 func (a *Agent) RunWith(ctx context.Context, in RunInput, emit func(Event)) (RunResult, error) {
 	r, err := a.start(ctx, in, emit)
 	if err != nil {

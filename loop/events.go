@@ -28,6 +28,8 @@ const (
 	EventError            EventType = "error"
 	EventFinal            EventType = "final"
 	EventRunFinished      EventType = "run_finished"
+	EventPluginLog        EventType = "plugin_log"
+	EventProgress         EventType = "progress"
 )
 
 // Event is one thing that happened in a run. Data holds the typed payload for Type (one of
@@ -156,6 +158,10 @@ func newEventData(t EventType) (any, error) {
 		return &FinalData{}, nil
 	case EventRunFinished:
 		return &RunFinishedData{}, nil
+	case EventPluginLog:
+		return &PluginLogData{}, nil
+	case EventProgress:
+		return &ProgressData{}, nil
 	}
 	return nil, fmt.Errorf("unknown event type %q", t)
 }
@@ -218,6 +224,10 @@ func derefData(p any) any {
 	case *FinalData:
 		return *v
 	case *RunFinishedData:
+		return *v
+	case *PluginLogData:
+		return *v
+	case *ProgressData:
 		return *v
 	}
 	return p

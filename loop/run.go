@@ -49,12 +49,14 @@ type run struct {
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
 	cfg := &a.cfg
 	r := &run{
-		a: a, cfg: cfg, ctx: ctx, sctx: context.WithoutCancel(ctx), cancel: cancel, in: in,
+		a: a, cfg: cfg, cancel: cancel, in: in,
 		policy:  cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
 		limits:  cfg.Limits.merge(in.Limits),
 		state:   StateIdle,
 		started: cfg.Driver.Now(),
 	}
+	ctx = context.WithValue(ctx, noticeKey{}, &r.journal) // plugins' reports (notify.go)
+	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
