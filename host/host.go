@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +22,10 @@ type Options struct {
 	Approver   loop.Approver
 	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
 	Stderr     io.Writer // provider process logs; nil discards them
-	OnNotify   func(plugin, method string, params json.RawMessage)
+	// OnReport receives what plugins report (a loop.PluginLogData or loop.ProgressData)
+	// outside a run: during `plugins call` or while loading. Inside a run reports are
+	// the run's plugin_log and progress events.
+	OnReport func(report any)
 }
 
 // Host is a loaded manifest: store, plugins, provider and the agent wired from them.
@@ -54,7 +56,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.Store, err = openStore(m.Store); err != nil {
 		return nil, err
 	}
-	h.services = &services{store: h.Store, name: m.Agent.Model, notify: opts.OnNotify}
+	h.services = &services{store: h.Store, name: m.Agent.Model, onReport: opts.OnReport}
 	cache := opts.CacheDir
 	if cache == "" {
 		cache = filepath.Join(m.Dir, ".agenthost", "cache")

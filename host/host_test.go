@@ -214,13 +214,21 @@ func TestServicesCreateMessageAndKV(t *testing.T) {
 	if _, ok, _ := s.KVGet(ctx, "p", "k"); ok {
 		t.Fatal("deleted key still reads")
 	}
-	var got []string
-	s.notify = func(plugin, method string, params json.RawMessage) {
-		got = append(got, plugin+" "+method+" "+string(params))
+	var got []any
+	s.onReport = func(r any) { got = append(got, r) }
+	s.Notify(ctx, "p", "notifications/progress", json.RawMessage(`{"progressToken":"t","progress":1,"total":4,"message":"one"}`))
+	s.Notify(ctx, "p", "notifications/message", json.RawMessage(`{"level":"error","logger":"db","data":"no rows"}`))
+	s.Notify(ctx, "p", "notifications/message", json.RawMessage(`{"level":"shout","data":{"n":1}}`))
+	s.Notify(ctx, "p", "notifications/message", json.RawMessage(`[1,2]`))
+	s.Notify(ctx, "p", "notifications/tools/list_changed", nil)
+	want := []any{
+		loop.ProgressData{Plugin: "p", Progress: 1, Total: 4, Message: "one"},
+		loop.PluginLogData{Plugin: "p", Level: "error", Message: "[db] no rows"},
+		loop.PluginLogData{Plugin: "p", Level: "info", Message: `{"n":1}`},
+		loop.PluginLogData{Plugin: "p", Level: "warning", Message: "unreadable log notification: [1,2]"},
 	}
-	s.Notify(ctx, "p", "notifications/progress", json.RawMessage(`{"progress":1}`))
-	if len(got) != 1 || got[0] != `p notifications/progress {"progress":1}` {
-		t.Fatalf("notify %v", got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("reports\n got %v\nwant %v", got, want)
 	}
 }
 

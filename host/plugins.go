@@ -233,10 +233,10 @@ func hasExport(p *sandbox.Plugin, name string) bool {
 // services is what plugins call back into: the session store's KV, the host model
 // (create_message) and notifications.
 type services struct {
-	store  loop.SessionStore
-	model  loop.Model // nil until the provider is started
-	name   string     // model name
-	notify func(plugin, method string, params json.RawMessage)
+	store    loop.SessionStore
+	model    loop.Model // nil until the provider is started
+	name     string     // model name
+	onReport func(any)
 }
 
 func (s *services) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {
@@ -258,12 +258,6 @@ func (s *services) KVDelete(ctx context.Context, plugin, key string) error {
 		return d.KVDelete(ctx, plugin, key)
 	}
 	return s.store.KVSet(ctx, plugin, key, nil)
-}
-
-func (s *services) Notify(_ context.Context, plugin, method string, params json.RawMessage) {
-	if s.notify != nil {
-		s.notify(plugin, method, params)
-	}
 }
 
 // samplingRequest is the part of MCP's CreateMessageRequest params the host uses.

@@ -90,7 +90,11 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 		_ = mod.Close(context.WithoutCancel(ctx))
 	}
 	var exit *sys.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() != 0 && ctx.Err() == nil && timed.Err() == nil && !watch.exceeded.Load() {
+	failedExit := errors.As(err, &exit) && exit.ExitCode() != 0 && ctx.Err() == nil && timed.Err() == nil && !watch.exceeded.Load()
+	if s := streamText(stderr); s != "" && !failedExit { // a failed exit's stderr is its error text
+		p.notifyLog(ctx, "debug", "stderr", s)
+	}
+	if failedExit {
 		msg := fmt.Sprintf("exited with code %d", exit.ExitCode())
 		if s := strings.TrimSpace(stderr.String()); s != "" {
 			msg += ": " + s

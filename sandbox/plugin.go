@@ -259,6 +259,7 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())
 
 	rc, out, err := in.ext.CallWithContext(callCtx, export, input)
+	in.out.flush(ctx, p)
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
 	}

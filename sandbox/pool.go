@@ -17,6 +17,7 @@ import (
 type instance struct {
 	ext   *extism.Plugin
 	watch *memoryWatch
+	out   *callOutput // what the current call writes and logs (output.go)
 	key   string    // the session it serves (isolation "session")
 	used  time.Time // when it was last released
 }
@@ -149,10 +150,12 @@ func (p *pool) close(ctx context.Context) {
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize}
 	ictx := experimental.WithMemoryAllocator(context.WithoutCancel(ctx), watch)
-	ext, err := p.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: p.moduleConfig})
+	out := newCallOutput()
+	mc := p.moduleConfig.WithStdout(lockedWriter{out, &out.stdout}).WithStderr(lockedWriter{out, &out.stderr})
+	ext, err := p.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate plugin %q: %w", p.name, err)
 	}
-	ext.SetLogger(func(extism.LogLevel, string) {})
-	return &instance{ext: ext, watch: watch}, nil
+	ext.SetLogger(out.log)
+	return &instance{ext: ext, watch: watch, out: out}, nil
 }

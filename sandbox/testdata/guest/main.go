@@ -267,3 +267,31 @@ func badUTF8() int32 {
 	}
 	return output([]byte("caf\xe9 \xff\xfe!"))
 }
+
+//go:wasmimport extism:host/env log_info
+func extismLogInfo(offs uint64)
+
+//go:wasmimport extism:host/env log_warn
+func extismLogWarn(offs uint64)
+
+//go:wasmimport extism:host/env log_debug
+func extismLogDebug(offs uint64)
+
+// chatty writes to stdout and stderr and logs through Extism at three levels, as a
+// plugin author debugging would; with input "trap" it then crashes.
+//
+//go:wasmexport chatty
+func chatty() int32 {
+	fmt.Println("to stdout")
+	fmt.Fprintln(os.Stderr, "to stderr")
+	extismLogInfo(store([]byte("an info line")))
+	extismLogWarn(store([]byte("a warning")))
+	extismLogDebug(store([]byte("a debug line")))
+	if string(input()) == "trap" {
+		panic("chatty crashed")
+	}
+	if string(input()) == "flood" {
+		os.Stdout.Write([]byte(strings.Repeat("x", 100<<10)))
+	}
+	return output([]byte("said it all"))
+}

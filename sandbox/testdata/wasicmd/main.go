@@ -36,6 +36,9 @@ func main() {
 			"content": []map[string]string{{"type": "text", "text": "structured"}},
 			"isError": true,
 		})
+	case "warn":
+		fmt.Fprintln(os.Stderr, "warning: shouting")
+		fmt.Print(strings.Join(os.Args[1:], " "), ": ", strings.ToUpper(args.Text))
 	default:
 		fmt.Print(strings.Join(os.Args[1:], " "), ": ", strings.ToUpper(args.Text))
 	}

@@ -1,0 +1,69 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Plugins report through MCP notifications: notifications/message (a log line; the
+// sandbox also sends a plugin's Extism log lines and its stdout and stderr this way, at
+// level debug with logger "stdout" or "stderr") and notifications/progress. Inside a run
+// they become the run's plugin_log and progress events (loop.Notify); outside one
+// (`plugins call`, loading) they go to Options.OnReport.
+
+// logParams is MCP's LoggingMessageNotification params.
+type logParams struct {
+	Level  string          `json:"level"`
+	Logger string          `json:"logger"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// progressParams is MCP's ProgressNotification params.
+type progressParams struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total"`
+	Message  string  `json:"message"`
+}
+
+// report turns a notification into a loop.PluginLogData or loop.ProgressData, or nil
+// for methods that report nothing to a person (list changes).
+func report(plugin, method string, params json.RawMessage) any {
+	switch method {
+	case "notifications/message":
+		var p logParams
+		if json.Unmarshal(params, &p) != nil {
+			return loop.PluginLogData{Plugin: plugin, Level: "warning", Message: "unreadable log notification: " + string(params)}
+		}
+		msg := string(p.Data)
+		var s string
+		if json.Unmarshal(p.Data, &s) == nil {
+			msg = s
+		}
+		if p.Logger != "" {
+			msg = "[" + p.Logger + "] " + msg
+		}
+		if loop.LogLevelRank(p.Level) < 0 {
+			p.Level = "info"
+		}
+		return loop.PluginLogData{Plugin: plugin, Level: p.Level, Message: msg}
+	case "notifications/progress":
+		var p progressParams
+		if json.Unmarshal(params, &p) != nil {
+			return loop.PluginLogData{Plugin: plugin, Level: "warning", Message: "unreadable progress notification: " + string(params)}
+		}
+		return loop.ProgressData{Plugin: plugin, Progress: p.Progress, Total: p.Total, Message: p.Message}
+	}
+	return nil
+}
+
+func (s *services) Notify(ctx context.Context, plugin, method string, params json.RawMessage) {
+	r := report(plugin, method, params)
+	if r == nil || loop.Notify(ctx, r) {
+		return
+	}
+	if s.onReport != nil {
+		s.onReport(r)
+	}
+}
