@@ -16,9 +16,10 @@ import (
 
 // Options say how to open a host. Only Manifest is required.
 type Options struct {
-	Manifest   string // path to agent.toml
-	Provider   string // overrides agent.provider
-	NoProvider bool   // load plugins and the store only (plugins list/call/verify, sessions)
+	Manifest   string    // path to agent.toml
+	Loaded     *Manifest // or a manifest already decoded (ParseManifest); Manifest is then ignored
+	Provider   string    // overrides agent.provider
+	NoProvider bool      // load plugins and the store only (plugins list/call/verify, sessions)
 	Approver   loop.Approver
 	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
 	Stderr     io.Writer // provider process logs; nil discards them
@@ -43,9 +44,11 @@ type Host struct {
 // Open loads the manifest and starts everything it declares. On error, whatever was
 // already started is stopped again.
 func Open(ctx context.Context, opts Options) (_ *Host, err error) {
-	m, err := LoadManifest(opts.Manifest)
-	if err != nil {
-		return nil, err
+	m := opts.Loaded
+	if m == nil {
+		if m, err = LoadManifest(opts.Manifest); err != nil {
+			return nil, err
+		}
 	}
 	h := &Host{Manifest: m}
 	defer func() {
@@ -69,6 +72,10 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		if err != nil {
 			return nil, m.errKey(fmt.Sprintf("plugins.%d", i), "%v", err)
 		}
+		if p.Kind == "tool" && len(pl.Tools()) == 0 {
+			pl.Close(ctx)
+			return nil, m.errKey(fmt.Sprintf("plugins.%d", i), "%v", noToolsError(pl))
+		}
 		h.plugins = append(h.plugins, pl)
 	}
 	if opts.NoProvider {
@@ -77,6 +84,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	provName := m.Agent.Provider
 	if opts.Provider != "" {
 		provName = opts.Provider
+	}
+	if provName == "" { // only a run needs one: plugins and sessions commands do not
+		return nil, m.errKey("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
 	}
 	pc, ok := m.Providers[provName]
 	if !ok {

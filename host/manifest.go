@@ -164,7 +164,11 @@ type ManifestError struct {
 	Line int // 0 when unknown
 	Key  string
 	Msg  string
+	Err  error // the cause, when the problem came from one (errors.Is sees through)
 }
+
+// Unwrap returns the cause.
+func (e *ManifestError) Unwrap() error { return e.Err }
 
 func (e *ManifestError) Error() string {
 	if e.Line > 0 {
@@ -181,6 +185,13 @@ func LoadManifest(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
+	return decodeManifest(path, data)
+}
+
+// ParseManifest decodes and checks manifest text as if read from path (relative paths
+// in it start from path's directory; the file need not exist). It is how a manifest
+// made by a program, such as `plugins call` on a bare .wasm, is checked like a file.
+func ParseManifest(path string, data []byte) (*Manifest, error) {
 	return decodeManifest(path, data)
 }
 
@@ -251,7 +262,13 @@ func quoted(s string) []string {
 }
 
 func (m *Manifest) errAt(line int, key, format string, args ...any) error {
-	return &ManifestError{File: m.Path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	e := &ManifestError{File: m.Path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.Err = err
+		}
+	}
+	return e
 }
 
 // errKey reports a problem at an indexed key path such as "plugins.1.wasm".
@@ -265,10 +282,7 @@ func (m *Manifest) check() error {
 	if a.Name == "" {
 		a.Name = "agent"
 	}
-	if a.Provider == "" {
-		return m.errKey("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
-	}
-	if _, ok := m.Providers[a.Provider]; !ok {
+	if _, ok := m.Providers[a.Provider]; !ok && a.Provider != "" {
 		return m.errKey("agent.provider", "unknown provider %q (defined: %s)", a.Provider, strings.Join(m.providerNames(), ", "))
 	}
 	for _, name := range m.providerNames() {

@@ -153,3 +153,27 @@ func canonicalJSON(s string) (string, bool) {
 	}
 	return string(b), true
 }
+
+// ValidateArguments checks arguments for the tool name as a run does before calling it
+// (L5): "" counts as {}, and a schema violation names each failing field. It is for
+// callers outside a run (`agenthost plugins call`), so a call made by hand is refused
+// exactly when the model's would be. Unlike a run, it refuses arguments that are not
+// JSON: a person can fix them; the model's raw text is passed on for the tool to judge.
+func (ts *ToolSet) ValidateArguments(name, args string) error {
+	e := ts.lookup(name)
+	if e == nil {
+		return fmt.Errorf("unknown tool %q", name)
+	}
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return fmt.Errorf("arguments for tool '%s' are not JSON", name)
+	}
+	if e.schema != nil {
+		if err := e.schema.validate(args); err != nil {
+			return fmt.Errorf("invalid arguments for tool '%s': %v", name, err)
+		}
+	}
+	return nil
+}

@@ -92,6 +92,12 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	if p.abi, p.mcpV1, err = detectABI(cfg.ABI, p.exports, info.extism); err != nil {
 		return nil, err
 	}
+	if p.abi != ABIWASI && info.goBuilt && p.exports["_start"] {
+		// A Go command module's exports trap until main has run; Extism never runs it.
+		return nil, fmt.Errorf("this Go module is a command (it exports _start), so its exports cannot be called: " +
+			"build it with -buildmode=c-shared (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared), " +
+			`or set abi = "wasi" if it is a command that reads its arguments on stdin`)
+	}
 	env := make(map[string]string, len(perms.Env))
 	for _, name := range perms.Env {
 		if v, ok := os.LookupEnv(name); ok {

@@ -12,6 +12,7 @@ type moduleInfo struct {
 	exports  []string // exported functions, in order
 	minPages uint32   // initial pages of the defined or imported memory
 	extism   bool     // imports from "extism:host/env" (an Extism plugin)
+	goBuilt  bool     // has Go's "go:buildid" custom section
 }
 
 func (m moduleInfo) exportSet() map[string]bool {
@@ -38,6 +39,10 @@ func parseModuleInfo(b []byte) (moduleInfo, error) {
 			return info, errors.New("truncated section")
 		}
 		switch id {
+		case 0: // custom
+			if r.name() == "go:buildid" {
+				info.goBuilt = true
+			}
 		case 2: // imports
 			for n := r.u32(); n > 0 && r.err == nil; n-- {
 				if r.name() == "extism:host/env" {

@@ -50,32 +50,7 @@ func newPluginsCmd() *cobra.Command {
 				})
 			},
 		},
-		&cobra.Command{
-			Use: "call NAME TOOL ARGS_JSON", Short: "Call one tool without a model; prints the CallToolResult (exit 1 when isError)",
-			Args: cobra.ExactArgs(3),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return withPlugins(cmd, func(h *host.Host) error {
-					p, ok := h.Plugin(args[0])
-					if !ok {
-						return usage(fmt.Errorf("no plugin %q in %s", args[0], h.Manifest.Path))
-					}
-					if !json.Valid([]byte(args[2])) {
-						return usage(fmt.Errorf("ARGS_JSON is not JSON: %s", args[2]))
-					}
-					res, err := p.CallTool(cmd.Context(), args[1], []byte(args[2]))
-					if err != nil {
-						return failed(err)
-					}
-					if err := printJSON(cmd, res); err != nil {
-						return err
-					}
-					if res.IsError {
-						return &exitError{code: exitFailed}
-					}
-					return nil
-				})
-			},
-		},
+		newCallCmd(),
 		&cobra.Command{
 			Use: "verify", Short: "Load every plugin (checking sha256 pins) and report", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {

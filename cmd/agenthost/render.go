@@ -24,14 +24,57 @@ func jsonLines(w io.Writer) func(loop.Event) {
 type transcript struct {
 	out, errw io.Writer
 	tty       bool
+	logLevel  int // plugin_log below this rank is not shown (parseLogLevel)
 
 	mu     sync.Mutex
 	spin   chan struct{} // closed to stop the spinner
 	spinWG sync.WaitGroup
 }
 
-func newTranscript(out, errw io.Writer, tty bool) *transcript {
-	return &transcript{out: out, errw: errw, tty: tty}
+func newTranscript(out, errw io.Writer, tty bool, logLevel int) *transcript {
+	return &transcript{out: out, errw: errw, tty: tty, logLevel: logLevel}
+}
+
+// parseLogLevel reads --log-level: a plugin_log level (docs/loop.md#events), shown with
+// every level above it, or "off".
+func parseLogLevel(s string) (int, error) {
+	if s == "off" {
+		return len(loop.LogLevels), nil
+	}
+	if r := loop.LogLevelRank(s); r >= 0 {
+		return r, nil
+	}
+	return 0, fmt.Errorf("--log-level %q: want one of %s or off", s, strings.Join(loop.LogLevels, ", "))
+}
+
+// report renders a plugin's plugin_log or progress as one line, or "" when its level is
+// below min (progress counts as info).
+func report(data any, min int, style func(code, s string) string) string {
+	switch d := data.(type) {
+	case loop.PluginLogData:
+		r := loop.LogLevelRank(d.Level)
+		if r < min {
+			return ""
+		}
+		line := fmt.Sprintf("[%s] %s: %s", d.Plugin, d.Level, d.Message)
+		switch {
+		case r >= loop.LogLevelRank("error"):
+			return style(red, line)
+		case r <= loop.LogLevelRank("debug"):
+			return style(dim, line)
+		}
+		return line
+	case loop.ProgressData:
+		if loop.LogLevelRank("info") < min {
+			return ""
+		}
+		done := fmt.Sprint(d.Progress)
+		if d.Total > 0 {
+			done += "/" + fmt.Sprint(d.Total)
+		}
+		return style(dim, strings.TrimSpace(fmt.Sprintf("[%s] progress %s %s", d.Plugin, done, d.Message)))
+	}
+	return ""
 }
 
 const (
@@ -90,6 +133,11 @@ func (t *transcript) event(e loop.Event) {
 		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("guardrail %s %s at %s: %s", d.Name, d.Action, d.Stage, d.Reason)))
 	case loop.HookData:
 		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("hook %s (%s) %s: %s", d.Name, d.Point, d.Verdict, d.Reason)))
+	case loop.PluginLogData, loop.ProgressData:
+		if line := report(d, t.logLevel, t.style); line != "" {
+			t.stop()
+			fmt.Fprintln(t.errw, line)
+		}
 	case loop.FinalData:
 		t.stop()
 		fmt.Fprintln(t.out, t.style(bold, d.Text))

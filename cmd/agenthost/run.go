@@ -21,6 +21,7 @@ import (
 func newRunCmd() *cobra.Command {
 	var (
 		provider, session, approve string
+		logLevel                   string
 		jsonOut                    bool
 	)
 	cmd := &cobra.Command{
@@ -37,6 +38,10 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 				return usage(errors.New("run needs a PROMPT (or --session ID to continue one)"))
 			}
 			approver, err := newApprover(approve, cmd.InOrStdin(), cmd.ErrOrStderr())
+			if err != nil {
+				return usage(err)
+			}
+			minLevel, err := parseLogLevel(logLevel)
 			if err != nil {
 				return usage(err)
 			}
@@ -57,7 +62,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			if jsonOut {
 				render = jsonLines(out)
 			} else {
-				t := newTranscript(out, cmd.ErrOrStderr(), isTerminal(out))
+				t := newTranscript(out, cmd.ErrOrStderr(), isTerminal(out), minLevel)
 				defer t.stop()
 				render = t.event
 			}
@@ -82,6 +87,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.StringVar(&session, "session", "", "continue this session")
 	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
 	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
+	f.StringVar(&logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
 	return cmd
 }
 

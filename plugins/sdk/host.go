@@ -65,9 +65,11 @@ func CreateMessage(req CreateMessageRequest) (CreateMessageResult, error) {
 	return res, nil
 }
 
-// Log sends a notify_logging_message to the host (an event of the run).
+// Log sends a notify_logging_message to the host: a plugin_log event of the run, shown
+// by `agenthost run` at --log-level and above (level is debug, info, notice, warning,
+// error, critical, alert or emergency).
 func Log(level, message string) error {
-	b, _ := json.Marshal(loggingParams{Level: level, Logger: "plugin", Data: message})
+	b, _ := json.Marshal(loggingParams{Level: level, Data: message})
 	return hostNotify("notify_logging_message", b)
 }
 

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/agenthost/agenthost/host"
+	"github.com/spf13/cobra"
+)
+
+// callFlags are the permissions of `plugins call` on a bare .wasm, as extism call has
+// them; a plugin of the manifest has the manifest's.
+type callFlags struct {
+	allowPaths, allowHosts, env, config []string
+	timeout, memory, abi               string
+	kv                                 bool
+	logLevel                           string
+}
+
+func newCallCmd() *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call PLUGIN|FILE.wasm TOOL [ARGS_JSON|-]",
+		Short: "Call one tool without a model; prints the CallToolResult (exit 1 when isError)",
+		Long: `Call one tool of a plugin of the manifest, or of a .wasm file given by path, and print
+its CallToolResult. The arguments are checked against the tool's input schema exactly as
+a run checks them; they default to {} and "-" reads them from stdin. What the plugin logs
+or writes to stdout and stderr is printed to stderr.
+
+A .wasm given by path gets no permission but those of the flags (the manifest is not
+read): --allow-path HOST[:GUEST] (prefix ro: for read-only), --allow-host, --env NAME,
+--config KEY=VALUE, --timeout, --memory, --kv. An extism- or wasi-ABI module's tool is
+its export (or its command) named TOOL.
+
+Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage error.`,
+		Args: cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			minLevel, err := parseLogLevel(f.logLevel)
+			if err != nil {
+				return usage(err)
+			}
+			in := []byte("{}")
+			if len(args) == 3 {
+				in = []byte(args[2])
+				if args[2] == "-" {
+					if in, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+						return failed(fmt.Errorf("read arguments from stdin: %w", err))
+					}
+					in = bytes.TrimSpace(in)
+				}
+			}
+			onReport := func(r any) {
+				if line := report(r, minLevel, func(_, s string) string { return s }); line != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), line)
+				}
+			}
+			opts := host.Options{Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}
+			target, tool := args[0], args[1]
+			bare := isWasmPath(target)
+			if bare {
+				if opts.Loaded, err = bareManifest(target, tool, f, false); err != nil {
+					return usage(err)
+				}
+				target = opts.Loaded.Plugins[0].Name
+			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config")) {
+				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
+			}
+			h, err := host.Open(cmd.Context(), opts)
+			if err != nil && bare && errors.Is(err, host.ErrNoTools) {
+				// An extism or wasi module names no tools itself: TOOL is its export.
+				// If that fails too, the first error (with its hints) is the useful one.
+				first := err
+				if opts.Loaded, err = bareManifest(args[0], tool, f, true); err != nil {
+					return usage(err)
+				}
+				if h, err = host.Open(cmd.Context(), opts); err != nil {
+					err = first
+				}
+			}
+			var me *host.ManifestError
+			if err != nil && bare && errors.As(err, &me) {
+				return usage(fmt.Errorf("%s: %s", args[0], me.Msg)) // the manifest is ours, not the user's
+			}
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			res, err := h.CallTool(cmd.Context(), target, tool, in)
+			var invalid *host.InvalidArgumentsError
+			if errors.As(err, &invalid) {
+				return usage(err)
+			}
+			if err != nil {
+				return failed(err)
+			}
+			if err := printJSON(cmd, res); err != nil {
+				return err
+			}
+			if res.IsError {
+				return &exitError{code: exitFailed}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "mount HOST[:GUEST] (ro:HOST… for read-only); .wasm by path only")
+	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "let the plugin reach this host (glob); .wasm by path only")
+	fl.StringArrayVar(&f.env, "env", nil, "pass this environment variable through; .wasm by path only")
+	fl.StringArrayVar(&f.config, "set", nil, "config KEY=VALUE the plugin reads with config_get; .wasm by path only")
+	fl.StringVar(&f.timeout, "timeout", "", "call timeout, e.g. 5s; .wasm by path only")
+	fl.StringVar(&f.memory, "memory", "", "memory ceiling, e.g. 64MiB; .wasm by path only")
+	fl.StringVar(&f.abi, "abi", "", "mcp, extism or wasi (default: detected); .wasm by path only")
+	fl.BoolVar(&f.kv, "kv", false, "let the plugin use the key/value store (in memory); .wasm by path only")
+	fl.StringVar(&f.logLevel, "log-level", "debug", "show plugin output at this level and above, or off")
+	return cmd
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// isWasmPath tells a .wasm given by path from a plugin name of the manifest.
+func isWasmPath(s string) bool {
+	return strings.HasSuffix(s, ".wasm") || strings.ContainsRune(s, filepath.Separator)
+}
+
+// bareManifest is the manifest of `plugins call FILE.wasm`: the one plugin with the
+// flags' permissions and a memory store, checked as a manifest file is. declare names
+// TOOL as the plugin's one tool (extism and wasi modules do not describe their tools).
+func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest, error) {
+	if _, err := os.Stat(wasm); err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(wasm), ".wasm")
+	perms := map[string]any{}
+	if f.timeout != "" {
+		if _, err := time.ParseDuration(f.timeout); err != nil {
+			return nil, fmt.Errorf("--timeout: %w", err)
+		}
+		perms["timeout"] = f.timeout
+	}
+	if f.memory != "" {
+		if _, err := host.ParseSize(f.memory); err != nil {
+			return nil, fmt.Errorf("--memory: %w", err)
+		}
+		perms["memory"] = f.memory
+	}
+	if len(f.allowHosts) > 0 {
+		perms["allowed_hosts"] = f.allowHosts
+	}
+	if len(f.env) > 0 {
+		perms["env"] = f.env
+	}
+	if f.kv {
+		perms["kv"] = true
+	}
+	if len(f.allowPaths) > 0 {
+		paths := map[string]string{}
+		for _, p := range f.allowPaths {
+			hostPath, guest, ok := strings.Cut(strings.TrimPrefix(p, "ro:"), ":")
+			if !ok {
+				guest = hostPath
+			}
+			if strings.HasPrefix(p, "ro:") {
+				hostPath = "ro:" + hostPath
+			}
+			paths[hostPath] = guest
+		}
+		perms["allowed_paths"] = paths
+	}
+	if len(f.config) > 0 {
+		cfg := map[string]string{}
+		for _, kv := range f.config {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--set %q: want KEY=VALUE", kv)
+			}
+			cfg[k] = v
+		}
+		perms["config"] = cfg
+	}
+	abs, err := filepath.Abs(wasm)
+	if err != nil {
+		return nil, err
+	}
+	p := map[string]any{"name": name, "wasm": abs, "permissions": perms}
+	if f.abi != "" {
+		p["abi"] = f.abi
+	}
+	if declare {
+		p["tools"] = []map[string]string{{"name": tool}}
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(map[string]any{
+		"store": map[string]string{"kind": "memory"}, "plugins": []any{p}}); err != nil {
+		return nil, err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return host.ParseManifest(filepath.Join(cwd, "(plugins call)"), buf.Bytes())
+}

@@ -1,0 +1,80 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
+)
+
+// InvalidArgumentsError is a CallTool refused before the plugin ran: the arguments are
+// not JSON or break the tool's input schema.
+type InvalidArgumentsError struct{ Err error }
+
+func (e *InvalidArgumentsError) Error() string { return e.Err.Error() }
+func (e *InvalidArgumentsError) Unwrap() error { return e.Err }
+
+// CallTool calls one tool of a loaded plugin outside a run (`agenthost plugins call`).
+// The arguments are checked as a run checks them (loop.ToolSet.ValidateArguments), so a
+// call refused here is one the model's would be refused too; then the sandbox runs it
+// with the plugin's permissions. What the plugin logs goes to Options.OnReport.
+func (h *Host) CallTool(ctx context.Context, plugin, tool string, args []byte) (sandbox.CallResult, error) {
+	p, ok := h.Plugin(plugin)
+	if !ok {
+		return sandbox.CallResult{}, fmt.Errorf("no plugin %q", plugin)
+	}
+	var spec *sandbox.ToolSpec
+	for _, s := range p.Tools() {
+		if s.Name == tool {
+			spec = &s
+		}
+	}
+	if spec == nil {
+		return sandbox.CallResult{}, fmt.Errorf("plugin %q has no tool %q (it has: %s)", plugin, tool, toolNames(p))
+	}
+	ts, err := loop.NewToolSet(&pluginTool{plugin: p, name: tool, tool: tool, spec: *spec})
+	if err != nil {
+		return sandbox.CallResult{}, err
+	}
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if err := ts.ValidateArguments(tool, string(args)); err != nil {
+		return sandbox.CallResult{}, &InvalidArgumentsError{err}
+	}
+	return p.CallTool(ctx, tool, args)
+}
+
+func toolNames(p *sandbox.Plugin) string {
+	var names []string
+	for _, s := range p.Tools() {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return "no tools"
+	}
+	out := names[0]
+	for _, n := range names[1:] {
+		out += ", " + n
+	}
+	return out
+}
+
+// ErrNoTools is a tool plugin that offers no tool: almost always a build or manifest
+// slip, so its error says how to fix each likely one.
+var ErrNoTools = errors.New("declares no tools")
+
+func noToolsError(p *sandbox.Plugin) error {
+	switch p.ABI() {
+	case sandbox.ABIMCP:
+		return fmt.Errorf("plugin %q %w: its describe (or list_tools) export listed none; "+
+			"a Go plugin registers them with sdk.AddTool in an init function", p.Name(), ErrNoTools)
+	case sandbox.ABIWASI:
+		return fmt.Errorf("plugin %q %w: a wasi command's tools are declared in the manifest under [[plugins.tools]]", p.Name(), ErrNoTools)
+	}
+	return fmt.Errorf("plugin %q %w: it has no describe or list_tools export, so it was loaded as an extism module, "+
+		"whose tools are declared under [[plugins.tools]]. A Go plugin built with the agenthost SDK must import "+
+		`_ "github.com/agenthost/agenthost/plugins/sdk/exports/mcptool"`+" to export them", p.Name(), ErrNoTools)
+}
