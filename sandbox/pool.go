@@ -18,8 +18,8 @@ type instance struct {
 	ext   *extism.Plugin
 	watch *memoryWatch
 	out   *callOutput // what the current call writes and logs (output.go)
-	key   string    // the session it serves (isolation "session")
-	used  time.Time // when it was last released
+	key   string      // the session it serves (isolation "session")
+	used  time.Time   // when it was last released
 }
 
 // sessionIdle is how long an idle instance of a session is kept for that

@@ -19,9 +19,9 @@ import (
 // them; a plugin of the manifest has the manifest's.
 type callFlags struct {
 	allowPaths, allowHosts, env, config []string
-	timeout, memory, abi               string
-	kv                                 bool
-	logLevel                           string
+	timeout, memory, abi                string
+	kv                                  bool
+	logLevel                            string
 }
 
 func newCallCmd() *cobra.Command {
