@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: all build test test-short cover bench bench-all demo deps plugins fuzz clean
+.PHONY: all build install test test-short cover bench bench-all demo deps plugins fuzz clean
 
 all: build
 
@@ -15,11 +15,16 @@ deps:
 	@bash scripts/deps.sh
 
 # The host and the provider adapters; go's build cache makes a rebuild cheap.
+# -buildvcs=auto stamps the commit into `agenthost version` even where GOFLAGS turns it off.
 build:
 	$(GO) build $(PKGS)
-	$(GO) build -o $(BIN)/agenthost ./cmd/agenthost
-	$(GO) build -o $(BIN)/agenthost-provider-scripted ./providers/scripted/cmd/agenthost-provider-scripted
-	$(GO) build -o $(BIN)/agenthost-provider-openai ./providers/openai/cmd/agenthost-provider-openai
+	$(GO) build -buildvcs=auto -o $(BIN)/ ./cmd/...
+
+# install puts agenthost and its provider adapters in GOBIN (or GOPATH/bin), where
+# agenthost finds the adapters by name: `go install github.com/agenthost/agenthost/cmd/...@latest`
+# does the same from the module proxy.
+install:
+	$(GO) install -buildvcs=auto ./cmd/...
 
 plugins:
 	@bash scripts/plugins.sh

@@ -55,7 +55,7 @@ func buildFixtures(dir string) error {
 		return fmt.Errorf("%w (clang and wasi-libc come with `make deps`)", err)
 	}
 	fx.scripted = filepath.Join(dir, "agenthost-provider-scripted")
-	if err := run(nil, "go", "build", "-o", fx.scripted, "../providers/scripted/cmd/agenthost-provider-scripted"); err != nil {
+	if err := run(nil, "go", "build", "-o", fx.scripted, "../cmd/agenthost-provider-scripted"); err != nil {
 		return err
 	}
 	var err error

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		defer providers.CleanupClients()
 		wasmCache = filepath.Join(dir, "wasm-cache")
 		scriptedBin = filepath.Join(dir, "agenthost-provider-scripted")
-		if b, err := exec.Command("go", "build", "-o", scriptedBin, "../providers/scripted/cmd/agenthost-provider-scripted").CombinedOutput(); err != nil {
+		if b, err := exec.Command("go", "build", "-o", scriptedBin, "../cmd/agenthost-provider-scripted").CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build scripted adapter: %v\n%s", err, b)
 			return 1
 		}

@@ -406,11 +406,20 @@ func (m *Manifest) resolve(p string) string {
 	return filepath.Join(m.Dir, p)
 }
 
-// resolveCommand resolves a command with a slash against the manifest's directory and
-// leaves a bare name for a PATH lookup when the provider starts.
+// resolveCommand resolves a command with a slash against the manifest's directory. A
+// bare name is looked for next to the running agenthost binary first, where `make
+// install`, `go install` and a release archive put the adapters, so a manifest works
+// from any directory without PATH set up; otherwise it is left for a PATH lookup when
+// the provider starts.
 func (m *Manifest) resolveCommand(c string) string {
 	if strings.ContainsRune(c, '/') {
 		return m.resolve(c)
+	}
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), c)
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return beside
+		}
 	}
 	return c
 }

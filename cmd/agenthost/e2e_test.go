@@ -40,7 +40,7 @@ func runTests(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(binDir)
-	for out, pkg := range map[string]string{"agenthost": ".", "agenthost-provider-scripted": "../../providers/scripted/cmd/agenthost-provider-scripted"} {
+	for out, pkg := range map[string]string{"agenthost": ".", "agenthost-provider-scripted": "../agenthost-provider-scripted"} {
 		if b, err := exec.Command("go", "build", "-o", filepath.Join(binDir, out), pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", out, err, b)
 			return 1

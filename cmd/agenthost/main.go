@@ -6,14 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version may be set at build time with -ldflags "-X main.version=..."; otherwise it
+// comes from the module's build information (versionString).
+var version = ""
 
 // Exit codes (README.md, "Exit status").
 const (
@@ -84,7 +86,35 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "agenthost %s\n", version)
+			fmt.Fprintf(cmd.OutOrStdout(), "agenthost %s\n", versionString())
 		},
 	}
+}
+
+// versionString is the module version (a tag with `go install …@v1.2.3`, "(devel)" in a
+// checkout), then the commit it was built from, when the build recorded it.
+func versionString() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v + " (no build information)"
+	}
+	if v == "" {
+		v = bi.Main.Version
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += fmt.Sprintf(" (commit %.12s%s)", rev, modified)
+	}
+	return v + " " + bi.GoVersion
 }

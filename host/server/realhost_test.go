@@ -43,7 +43,7 @@ func realDeps(tb testing.TB) (provider, calc string) {
 			return
 		}
 		providerBin = filepath.Join(dir, "agenthost-provider-scripted")
-		cmd := exec.Command("go", "build", "-o", providerBin, "./providers/scripted/cmd/agenthost-provider-scripted")
+		cmd := exec.Command("go", "build", "-o", providerBin, "./cmd/agenthost-provider-scripted")
 		cmd.Dir = root
 		if b, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build scripted provider: %v\n%s", err, b)

@@ -28,19 +28,34 @@ func New(f *Fixture) *Model {
 	return &Model{fixture: f}
 }
 
-// Configure loads the fixture named by the `script` option, when given, and
-// starts from its first turn. Unknown options are errors.
+// Configure loads the fixture named by the `script` option, or given inline as JSON
+// by `script_json` (a manifest that carries its own fixture, as `agenthost init`
+// writes), and starts from its first turn. Unknown options are errors.
 func (m *Model) Configure(_ context.Context, options map[string]string) error {
 	for k := range options {
-		if k != "script" {
-			return fmt.Errorf("scripted: unknown option %q (known: script)", k)
+		if k != "script" && k != "script_json" {
+			return fmt.Errorf("scripted: unknown option %q (known: script, script_json)", k)
 		}
 	}
 	path, ok := options["script"]
-	if !ok {
+	inline, hasInline := options["script_json"]
+	var (
+		f   *Fixture
+		err error
+	)
+	switch {
+	case ok && hasInline:
+		return fmt.Errorf("scripted: set script or script_json, not both")
+	case ok:
+		f, err = Load(path)
+	case hasInline:
+		path = "(script_json)"
+		if f, err = Parse([]byte(inline)); err != nil {
+			err = fmt.Errorf("scripted: script_json: %w", err)
+		}
+	default:
 		return nil
 	}
-	f, err := Load(path)
 	if err != nil {
 		return err
 	}

@@ -181,3 +181,22 @@ func TestPerSessionTurnsAreCountedBySession(t *testing.T) {
 		t.Fatalf("got  %q\nwant %q", strings.Join(all, "|"), want)
 	}
 }
+
+func TestScriptJSONOptionCarriesTheFixtureInline(t *testing.T) {
+	m := scripted.New(nil)
+	if err := m.Configure(context.Background(), map[string]string{"script_json": `{"turns":[{"text":"inline hi"}]}`}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := play(t, m, &providers.ChatRequest{Messages: []*providers.Message{user("x")}})
+	if err != nil || !strings.Contains(strings.Join(got, " "), "inline hi") {
+		t.Fatalf("%v %v", got, err)
+	}
+	err = m.Configure(context.Background(), map[string]string{"script_json": `{"turns":[{"txt":"typo"}]}`})
+	if err == nil || !strings.Contains(err.Error(), "script_json") {
+		t.Fatalf("bad inline fixture: %v", err)
+	}
+	err = m.Configure(context.Background(), map[string]string{"script_json": `{}`, "script": "x.json"})
+	if err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("both: %v", err)
+	}
+}
