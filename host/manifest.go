@@ -133,6 +133,8 @@ type ToolDecl struct {
 	Input       string `toml:"input"`
 	// InputSchema is a TOML table or a string holding JSON; both decode to JSON here.
 	InputSchema Schema `toml:"input_schema"`
+	// Args is the argv of this tool's calls (wasi ABI), overriding the plugin's args.
+	Args []string `toml:"args"`
 }
 
 // PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.

@@ -26,7 +26,7 @@ func sandboxConfig(p PluginConfig, services sandbox.Host) sandbox.Config {
 	}
 	for _, t := range p.Tools {
 		cfg.Tools = append(cfg.Tools, sandbox.ToolDecl{Name: t.Name, Export: t.Export, Description: t.Description,
-			Input: t.Input, InputSchema: json.RawMessage(t.InputSchema)})
+			Input: t.Input, InputSchema: json.RawMessage(t.InputSchema), Args: t.Args})
 	}
 	return cfg
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // The wasi ABI runs a WASI command (`_start`) once per call: the arguments
-// JSON on stdin, Config.Args as argv, the result on stdout (a CallToolResult
+// JSON on stdin, the tool's Args (or Config.Args) as argv, AGENTHOST_TOOL in
+// the environment, the result on stdout (a CallToolResult
 // JSON, or else plain text). A non-zero exit code is an error result with
 // the code and stderr. Every call is a fresh instance of the compiled module
 // (a command runs once), so there is no pool, only a bound on concurrency.
@@ -22,6 +23,7 @@ type wasiCommand struct {
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
 	slots    chan struct{}
+	args     map[string][]string // argv by tool, when its ToolDecl sets one
 }
 
 func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []ToolDecl, poolSize int) error {
@@ -29,7 +31,11 @@ func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []
 		decls = []ToolDecl{{Name: p.name}}
 	}
 	seen := map[string]bool{}
+	toolArgs := map[string][]string{}
 	for _, d := range decls {
+		if len(d.Args) > 0 {
+			toolArgs[d.Name] = d.Args
+		}
 		if d.Name == "" || seen[d.Name] {
 			return fmt.Errorf("wasi tool names must be present and unique (got %q)", d.Name)
 		}
@@ -46,7 +52,7 @@ func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []
 		_ = rt.Close(ctx)
 		return fmt.Errorf("compile: %w", err)
 	}
-	p.wasi = &wasiCommand{runtime: rt, compiled: compiled, slots: make(chan struct{}, poolSize)}
+	p.wasi = &wasiCommand{runtime: rt, compiled: compiled, slots: make(chan struct{}, poolSize), args: toolArgs}
 	return nil
 }
 
@@ -70,13 +76,17 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 
 	stdout := &cappedBuffer{max: p.perms.MaxOutput}
 	stderr := &cappedBuffer{max: 64 << 10}
-	argv := p.args
+	argv := p.wasi.args[tool]
+	if len(argv) == 0 {
+		argv = p.args
+	}
 	if len(argv) == 0 {
 		argv = []string{p.name}
 	}
 	mc := p.moduleConfig.
 		WithName("").
 		WithArgs(argv...).
+		WithEnv("AGENTHOST_TOOL", tool).
 		WithStdin(bytes.NewReader(args)).
 		WithStdout(stdout).
 		WithStderr(stderr)

@@ -49,6 +49,10 @@ type ToolDecl struct {
 	// Input is "arguments" or "" (the arguments JSON is the input) or the
 	// name of one string argument whose value is the input (extism ABI).
 	Input string
+	// Args is the argv of this tool's calls (wasi ABI, argv[0] included); it
+	// overrides Config.Args, so one command can serve several tools. Every
+	// call also has AGENTHOST_TOOL set to the tool's name.
+	Args []string
 }
 
 // ToolSpec is a tool as the model sees it.

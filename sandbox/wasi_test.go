@@ -23,3 +23,12 @@ func TestWASICommandTool(t *testing.T) {
 		true, `plugin "shout": _start: timed out after 2s`)
 	wantResult(t, callTool(t, p, "shout", `{"text":"again"}`), false, "--loud: AGAIN")
 }
+
+func TestWASIToolsHaveTheirOwnArgvAndLearnTheirName(t *testing.T) {
+	r := newTestRuntime(t)
+	p := load(t, r, Config{Name: "multi", Wasm: fixtures.wasicmd, Args: []string{"multi", "--shared"},
+		Tools:       []ToolDecl{{Name: "encode", Args: []string{"multi", "encode", "--fast"}}, {Name: "plain"}},
+		Permissions: Permissions{Timeout: 5 * time.Second}})
+	wantResult(t, callTool(t, p, "encode", `{"text":"whoami"}`), false, "encode multi encode --fast")
+	wantResult(t, callTool(t, p, "plain", `{"text":"whoami"}`), false, "plain multi --shared")
+}

@@ -51,6 +51,7 @@ func newPluginsCmd() *cobra.Command {
 			},
 		},
 		newCallCmd(),
+		newNewCmd(),
 		&cobra.Command{
 			Use: "verify", Short: "Load every plugin (checking sha256 pins) and report", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {

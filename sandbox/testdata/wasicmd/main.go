@@ -36,6 +36,8 @@ func main() {
 			"content": []map[string]string{{"type": "text", "text": "structured"}},
 			"isError": true,
 		})
+	case "whoami":
+		fmt.Print(os.Getenv("AGENTHOST_TOOL"), " ", strings.Join(os.Args, " "))
 	case "warn":
 		fmt.Fprintln(os.Stderr, "warning: shouting")
 		fmt.Print(strings.Join(os.Args[1:], " "), ": ", strings.ToUpper(args.Text))

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `plugins new` for every language: the scaffold builds with the toolchains `make deps`
+// installs, answers `plugins call` at once, and its manifest snippet loads.
+func TestE2E_PluginsNewScaffoldsBuildAndAnswerInEveryLanguage(t *testing.T) {
+	work := t.TempDir()
+	e := &agentEnv{dir: work, manifest: filepath.Join(work, "agent.toml")}
+	var snippets []string
+	want := map[string]string{
+		"go": "Hello, world!", "c": `got: {\"text\":\"world\"}`, "rust": `got: {\"text\":\"world\"}`,
+		"assemblyscript": `got: {\"text\":\"world\"}`, "wat": `got: {\"text\":\"world\"}`,
+	}
+	for _, lang := range scaffoldLangs {
+		name := "my_" + lang
+		r := e.agenthost(t, "plugins", "new", lang, name)
+		if r.code != 0 || !strings.Contains(r.stdout, "[[plugins]]") {
+			t.Fatalf("new %s: exit %d %s %s", lang, r.code, r.stdout, r.stderr)
+		}
+		dir := filepath.Join(work, name)
+		if lang == "assemblyscript" { // the compiler `make deps` installed, not a second download
+			os.Symlink(filepath.Join(repoRoot, "plugins/examples/assemblyscript/node_modules"), filepath.Join(dir, "node_modules"))
+		}
+		build := exec.Command("sh", "build.sh")
+		build.Dir = dir
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", lang, err, out)
+		}
+		r = e.agenthost(t, "plugins", "call", filepath.Join(dir, name+".wasm"), name, `{"text":"world"}`)
+		if r.code != 0 || !strings.Contains(r.stdout, want[lang]) {
+			t.Fatalf("call %s: exit %d\n%s\n%s", lang, r.code, r.stdout, r.stderr)
+		}
+		snippet, err := os.ReadFile(filepath.Join(dir, "manifest.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snippets = append(snippets, string(snippet))
+	}
+	// Every snippet, pasted into one manifest, loads; the tools are the names the model sees.
+	os.WriteFile(e.manifest, []byte("[store]\nkind = \"memory\"\n"+strings.Join(snippets, "\n")), 0o644)
+	r := e.agenthost(t, "plugins", "list")
+	if r.code != 0 {
+		t.Fatalf("list: %s", r.stderr)
+	}
+	for _, lang := range scaffoldLangs {
+		if !strings.Contains(r.stdout, "my_"+lang) {
+			t.Errorf("plugins list lacks my_%s:\n%s", lang, r.stdout)
+		}
+	}
+	r = e.agenthost(t, "plugins", "call", "my_c", "my_c", `{"text":"via the manifest"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "via the manifest") {
+		t.Fatalf("manifest call: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// The scaffold refuses to overwrite, and names what it accepts.
+	if r = e.agenthost(t, "plugins", "new", "go", "my_go"); r.code != 2 || !strings.Contains(r.stderr, "not empty") {
+		t.Fatalf("overwrite: exit %d %s", r.code, r.stderr)
+	}
+	for _, bad := range [][]string{{"cobol", "x"}, {"go", "Bad-Name"}, {"go", "../escape"}} {
+		if r = e.agenthost(t, "plugins", "new", bad[0], bad[1]); r.code != 2 {
+			t.Fatalf("new %v: exit %d", bad, r.code)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "..", "escape")); err == nil {
+		t.Fatal("a name with .. wrote outside the working directory")
+	}
+
+}
