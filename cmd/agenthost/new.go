@@ -150,5 +150,3 @@ func writeSDK(dir string) error {
 		return os.WriteFile(dst, b, 0o644)
 	})
 }
-
-
