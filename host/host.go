@@ -35,8 +35,13 @@ type Host struct {
 	Agent    *loop.Agent // nil with NoProvider
 	Store    loop.SessionStore
 
+	// Warnings are problems that do not stop the host (tool names that collide); the CLI
+	// prints them.
+	Warnings []string
+
 	runtime  *sandbox.Runtime
 	plugins  []*sandbox.Plugin
+	tools    []loop.Tool // the tool plugins' tools, named as the model sees them
 	provider *providers.Client
 	services *services
 }
@@ -78,6 +83,13 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		}
 		h.plugins = append(h.plugins, pl)
 	}
+	var toolPlugins []*sandbox.Plugin
+	for i, p := range h.plugins {
+		if m.Plugins[i].Kind == "tool" {
+			toolPlugins = append(toolPlugins, p)
+		}
+	}
+	h.tools, h.Warnings = namespaceTools(toolPlugins)
 	if opts.NoProvider {
 		return h, nil
 	}
@@ -139,7 +151,6 @@ func openStore(c StoreConfig) (loop.SessionStore, error) {
 // newAgent wires the loop from the manifest and the loaded plugins.
 func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	a := h.Manifest.Agent
-	var toolPlugins []*sandbox.Plugin
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store,
 		ContextBudget: a.ContextBudget, Approver: approver,
@@ -158,8 +169,6 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 	var permits []*sandbox.Plugin
 	for i, p := range h.plugins {
 		switch h.Manifest.Plugins[i].Kind {
-		case "tool":
-			toolPlugins = append(toolPlugins, p)
 		case "context":
 			strategies = append(strategies, wasmContext{p})
 		case "termination":
@@ -178,7 +187,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 		// compacts on overflow after them.
 		cfg.Context = append(strategies, loop.DefaultContext{})
 	}
-	tools, err := loop.NewToolSet(namespaceTools(toolPlugins)...)
+	tools, err := loop.NewToolSet(h.tools...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)
 	}

@@ -113,6 +113,12 @@ func TestOpenWiresPluginsProviderAndStore(t *testing.T) {
 	if _, ok := h.Plugin("second"); !ok {
 		t.Fatal("Plugin(second) not found")
 	}
+	if w := `tool "calc" is offered by plugins first, second: the model sees it as first__calc, second__calc`; len(h.Warnings) != 1 || h.Warnings[0] != w {
+		t.Fatalf("warnings %q", h.Warnings)
+	}
+	if got := fmt.Sprint(h.ModelToolNames()); got != "map[first:[first__calc] second:[second__calc]]" {
+		t.Fatalf("model names %s", got)
+	}
 	var evs []loop.Event
 	res, err := h.Agent.RunWith(context.Background(), loop.RunInput{Messages: []loop.Message{loop.UserMessage("go")}},
 		func(e loop.Event) { evs = append(evs, e) })

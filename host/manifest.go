@@ -139,18 +139,18 @@ type ToolDecl struct {
 
 // PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.
 type PermissionsConfig struct {
-	Memory       Size              `toml:"memory"`
-	Timeout      Duration          `toml:"timeout"`
-	MaxInput     Size              `toml:"max_input"`
-	MaxOutput    Size              `toml:"max_output"`
-	AllowedHosts []string          `toml:"allowed_hosts"`
-	AllowedPaths map[string]string `toml:"allowed_paths"`
-	Env          []string          `toml:"env"`
-	Config       map[string]string `toml:"config"`
-	Model        bool              `toml:"model"`
-	KV           bool              `toml:"kv"`
+	Memory       Size              `toml:"memory" json:"memory,omitempty"`
+	Timeout      Duration          `toml:"timeout" json:"timeout,omitempty"`
+	MaxInput     Size              `toml:"max_input" json:"max_input,omitempty"`
+	MaxOutput    Size              `toml:"max_output" json:"max_output,omitempty"`
+	AllowedHosts []string          `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
+	AllowedPaths map[string]string `toml:"allowed_paths" json:"allowed_paths,omitempty"`
+	Env          []string          `toml:"env" json:"env,omitempty"`
+	Config       map[string]string `toml:"config" json:"config,omitempty"`
+	Model        bool              `toml:"model" json:"model,omitempty"`
+	KV           bool              `toml:"kv" json:"kv,omitempty"`
 	// Isolation is which calls may share an instance: pooled | session (default) | call.
-	Isolation string `toml:"isolation"`
+	Isolation string `toml:"isolation" json:"isolation,omitempty"`
 }
 
 var (
@@ -211,6 +211,9 @@ func decodeManifest(path string, data []byte) (*Manifest, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0].String()
+		if hint := suggestKey(k); hint != "" {
+			return nil, m.errAt(m.lines.find(k), k, "unknown key (did you mean %q?)", hint)
+		}
 		return nil, m.errAt(m.lines.find(k), k, "unknown key")
 	}
 	if err := m.check(); err != nil {
@@ -388,6 +391,9 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 		paths[h] = guest
 	}
 	p.Permissions.AllowedPaths = paths
+	for k, v := range p.Permissions.Config { // as in provider options: secrets stay out of the file
+		p.Permissions.Config[k] = os.ExpandEnv(v)
+	}
 	return nil
 }
 
@@ -460,6 +466,19 @@ func (s *Size) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// MarshalText writes the size as a manifest would: "32MiB", "1536KiB", "100B".
+func (s Size) MarshalText() ([]byte, error) {
+	for _, u := range []struct {
+		name  string
+		bytes uint64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if s >= Size(u.bytes) && uint64(s)%u.bytes == 0 {
+			return []byte(fmt.Sprintf("%d%s", uint64(s)/u.bytes, u.name)), nil
+		}
+	}
+	return []byte(fmt.Sprintf("%dB", uint64(s))), nil
+}
+
 // MaxSize is the largest size a manifest may give: sizes become int64 byte counts.
 const MaxSize = math.MaxInt64
 
@@ -501,6 +520,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// MarshalText writes the duration as a manifest would: "2s", "1m30s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 // Schema is a JSON Schema given as a TOML table or as a string holding JSON.
 type Schema json.RawMessage

@@ -72,6 +72,20 @@ name = "count_words"
 input_schema = { type = "object", properties = { text = { type = "string" } } }
 `
 
+func TestPluginConfigExpandsVariablesAsProviderOptionsDo(t *testing.T) {
+	t.Setenv("AGENTHOST_TEST_SCRIPT", "demo.json")
+	t.Setenv("AGENTHOST_TEST_KEY", "s3cret")
+	p := writeManifest(t, strings.Replace(goodManifest, `max_input = "1 MiB"`,
+		`max_input = "1 MiB"`+"\nconfig = { api_key = \"${AGENTHOST_TEST_KEY}\", unset = \"[${AGENTHOST_TEST_UNSET}]\" }", 1))
+	m, err := LoadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Plugins[0].Permissions.Config; c["api_key"] != "s3cret" || c["unset"] != "[]" {
+		t.Fatalf("config = %v", c)
+	}
+}
+
 func TestLoadManifestDecodesAndResolves(t *testing.T) {
 	t.Setenv("AGENTHOST_TEST_SCRIPT", "demo.json")
 	p := writeManifest(t, goodManifest)
@@ -117,8 +131,11 @@ func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
 		key     string
 		msg     string
 	}{
-		{"unknown key", [2]string{`timeout = "2s"`, `timeout = "2s"` + "\nmemroy = 1"}, 26, "plugins.permissions.memroy", "unknown key"},
+		{"unknown key", [2]string{`timeout = "2s"`, `timeout = "2s"` + "\nmemroy = 1"}, 26, "plugins.permissions.memroy", `unknown key (did you mean "memory"?)`},
 		{"unknown top key", [2]string{"# a comment", "colour = 1"}, 1, "colour", "unknown key"},
+		{"unknown provider key", [2]string{`[providers.scripted]`, "[providers.scripted]\ncomand = \"x\""}, 14, "providers.scripted.comand", `unknown key (did you mean "command"?)`},
+		{"unknown agent key", [2]string{"max_iterations = 7", "max_iteration = 7"}, 7, "agent.max_iteration", `unknown key (did you mean "max_iterations"?)`},
+		{"unknown tool key", [2]string{`name = "count_words"`, `name = "count_words"` + "\ndescripton = \"x\""}, 39, "plugins.tools.descripton", `(did you mean "description"?)`},
 		{"bad size", [2]string{`memory = "32MiB"`, `memory = "32 MBs"`}, 24, "plugins.permissions.memory",
 			`invalid size "32 MBs": unknown unit "MBs" (B, KB, KiB, MB, MiB, GB, GiB)`},
 		{"bad duration", [2]string{`timeout = "2s"`, `timeout = "2 seconds"`}, 25, "plugins.permissions.timeout",

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -78,23 +79,46 @@ func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult
 
 // namespaceTools names every tool of the tool plugins: its own name, or
 // "plugin__tool" where two plugins offer the same name. (Not "plugin.tool":
-// OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.)
-func namespaceTools(plugins []*sandbox.Plugin) []loop.Tool {
-	count := map[string]int{}
+// OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.) Each
+// collision is also a warning, since the model sees names the author did not write.
+func namespaceTools(plugins []*sandbox.Plugin) (tools []loop.Tool, warnings []string) {
+	count := map[string][]string{}
 	for _, p := range plugins {
 		for _, s := range p.Tools() {
-			count[s.Name]++
+			count[s.Name] = append(count[s.Name], p.Name())
 		}
 	}
-	var out []loop.Tool
 	for _, p := range plugins {
 		for _, s := range p.Tools() {
 			name := s.Name
-			if count[name] > 1 {
+			if owners := count[name]; len(owners) > 1 {
 				name = p.Name() + "__" + s.Name
+				if owners[0] == p.Name() {
+					warnings = append(warnings, fmt.Sprintf("tool %q is offered by plugins %s: the model sees it as %s",
+						s.Name, strings.Join(owners, ", "), strings.Join(prefixed(owners, s.Name), ", ")))
+				}
 			}
-			out = append(out, &pluginTool{plugin: p, name: name, tool: s.Name, spec: s})
+			tools = append(tools, &pluginTool{plugin: p, name: name, tool: s.Name, spec: s})
 		}
+	}
+	return tools, warnings
+}
+
+func prefixed(plugins []string, tool string) []string {
+	out := make([]string, len(plugins))
+	for i, p := range plugins {
+		out[i] = p + "__" + tool
+	}
+	return out
+}
+
+// ModelToolNames maps each plugin's tools to the names the model sees (namespaced on a
+// collision), for `plugins list`.
+func (h *Host) ModelToolNames() map[string][]string {
+	out := map[string][]string{}
+	for _, t := range h.tools {
+		pt := t.(*pluginTool)
+		out[pt.plugin.Name()] = append(out[pt.plugin.Name()], pt.name)
 	}
 	return out
 }

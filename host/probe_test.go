@@ -85,7 +85,7 @@ func TestManifestRefusesUnknownIsolation(t *testing.T) {
 // probeTool is the probe's tool name as the loop sees it, called directly.
 func probeTool(t *testing.T, h *Host, name string) loop.Tool {
 	t.Helper()
-	for _, tool := range namespaceTools(h.Plugins()) {
+	for _, tool := range h.tools {
 		if tool.Spec().Name == name {
 			return tool
 		}

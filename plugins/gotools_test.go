@@ -79,10 +79,12 @@ func TestFiles(t *testing.T) {
 	wantTool(t, p, "list_dir", `{"path":"/data"}`, false, "link\nnotes.txt\nsub/")
 	wantTool(t, p, "list_dir", `{"path":"/data/sub"}`, false, "a.md")
 	wantTool(t, p, "read_file", `{"path":"/data/sub"}`, true, "read_file: /data/sub is a directory")
-	wantTool(t, p, "read_file", `{"path":"/data/none.txt"}`, true, "read_file: stat /data/none.txt: No such file or directory")
+	// File errors end with what the plugin may reach (the sandbox's note).
+	note := ` (plugin "files" reaches only its allowed_paths: ` + dir + ` at /data (read-only))`
+	wantTool(t, p, "read_file", `{"path":"/data/none.txt"}`, true, "read_file: stat /data/none.txt: No such file or directory"+note)
 	// Outside the mount, by "..", by an absolute path or by a symlink: refused.
-	wantTool(t, p, "read_file", `{"path":"/data/../etc/passwd"}`, true, "read_file: stat /data/../etc/passwd: Bad file number")
-	wantTool(t, p, "read_file", `{"path":"`+filepath.Join(outside, "secret")+`"}`, true, "read_file: stat "+filepath.Join(outside, "secret")+": Bad file number")
+	wantTool(t, p, "read_file", `{"path":"/data/../etc/passwd"}`, true, "read_file: stat /data/../etc/passwd: Bad file number"+note)
+	wantTool(t, p, "read_file", `{"path":"`+filepath.Join(outside, "secret")+`"}`, true, "read_file: stat "+filepath.Join(outside, "secret")+": Bad file number"+note)
 	res := wantFailure(t, p, "read_file", `{"path":"/data/link"}`)
 	if strings.Contains(res, "s3cret") {
 		t.Fatalf("symlink escape: %q", res)

@@ -114,5 +114,5 @@ func TestWASICommandFromWazero(t *testing.T) {
 
 	missing := load(t, r, Config{Name: "cat", Path: filepath.Join(dir, "cargo-wasi/cat.wasm"), ABI: ABIWASI,
 		Args: []string{"cat", "/test.txt"}})
-	wantResult(t, callTool(t, missing, "cat", `{}`), true, "exited with code 1: error opening: /test.txt: No such file or directory")
+	wantResult(t, callTool(t, missing, "cat", `{}`), true, "exited with code 1: error opening: /test.txt: No such file or directory (plugin \"cat\" has no allowed_paths: it can reach no file)")
 }

@@ -60,7 +60,8 @@ func (ft *fsTree) op(t *testing.T, op, path, to string) CallResult {
 func (ft *fsTree) wantFail(t *testing.T, op, path, to, errText string) {
 	t.Helper()
 	res := ft.op(t, op, path, to)
-	if !res.IsError || !strings.HasSuffix(res.Text(), ": "+errText) {
+	text := strings.TrimSuffix(res.Text(), " "+ft.p.fsNote()) // fshint.go
+	if !res.IsError || !strings.HasSuffix(text, ": "+errText) {
 		t.Errorf("%s %s %s: got isError=%v %q, want the error %q", op, path, to, res.IsError, res.Text(), errText)
 	}
 }

@@ -186,12 +186,12 @@ func TestHostilePathEscape(t *testing.T) {
 	wantResult(t, read("/data/ok.txt"), false, "granted")
 	wantResult(t, read("/ro/ro.txt"), false, "read only")
 	misbehave(t, r, 2*time.Second, func() CallResult { return read("/data/../secret.txt") },
-		true, `plugin "guest": read_file: open /data/../secret.txt: Bad file number`)
-	wantResult(t, read("/data/link"), true, `plugin "guest": read_file: open /data/link: Operation not permitted`)
-	wantResult(t, read("/data/up/secret.txt"), true, `plugin "guest": read_file: open /data/up/secret.txt: Operation not permitted`)
-	wantResult(t, read(secret), true, fmt.Sprintf(`plugin "guest": read_file: open %s: Bad file number`, secret))
+		true, `plugin "guest": read_file: open /data/../secret.txt: Bad file number `+p.fsNote())
+	wantResult(t, read("/data/link"), true, `plugin "guest": read_file: open /data/link: Operation not permitted `+p.fsNote())
+	wantResult(t, read("/data/up/secret.txt"), true, `plugin "guest": read_file: open /data/up/secret.txt: Operation not permitted `+p.fsNote())
+	wantResult(t, read(secret), true, fmt.Sprintf(`plugin "guest": read_file: open %s: Bad file number %s`, secret, p.fsNote()))
 	wantResult(t, callTool(t, p, "write_file", `{"path":"/ro/new.txt","text":"x"}`), true,
-		`plugin "guest": write_file: open /ro/new.txt: Read-only file system`)
+		`plugin "guest": write_file: open /ro/new.txt: Read-only file system `+p.fsNote())
 	wantResult(t, callTool(t, p, "write_file", `{"path":"/data/new.txt","text":"written"}`), false, "ok")
 	wantResult(t, read("/data/new.txt"), false, "written")
 }

@@ -83,3 +83,24 @@ func TestWASIStderrIsReportedAndStdoutIsTheResult(t *testing.T) {
 		t.Fatalf("notified %v", h.notified)
 	}
 }
+
+func TestFileErrorsNameTheAllowedPaths(t *testing.T) {
+	dir := t.TempDir()
+	r := newTestRuntime(t)
+	p := load(t, r, Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("read_file"),
+		Permissions: Permissions{AllowedPaths: map[string]string{"ro:" + dir: "/data"}}})
+	res := callTool(t, p, "read_file", `{"text":"/etc/passwd"}`)
+	if !res.IsError || !strings.HasSuffix(res.Text(), `(plugin "g" reaches only its allowed_paths: `+dir+` at /data (read-only))`) {
+		t.Fatalf("result %q", res.Text())
+	}
+	bare := load(t, r, Config{Name: "bare", Wasm: fixtures.guest, Tools: extismTool("read_file")})
+	res = callTool(t, bare, "read_file", `{"text":"/data/x"}`)
+	if !res.IsError || !strings.HasSuffix(res.Text(), `(plugin "bare" has no allowed_paths: it can reach no file)`) {
+		t.Fatalf("result %q", res.Text())
+	}
+	// Other errors are left as they are.
+	res = callTool(t, bare, "read_file", `{}`)
+	if strings.Contains(res.Text(), "allowed_paths") {
+		t.Fatalf("a non-file error got the note: %q", res.Text())
+	}
+}

@@ -37,9 +37,9 @@ func (p *Plugin) CallTool(ctx context.Context, name string, args []byte) (CallRe
 	}
 	var fault *Fault
 	if errors.As(err, &fault) {
-		return errorResult(fault).validUTF8(), nil
+		return p.withFSHint(errorResult(fault)).validUTF8(), nil
 	}
-	return res.validUTF8(), err
+	return p.withFSHint(res).validUTF8(), err
 }
 
 func (p *Plugin) hasTool(name string) bool {

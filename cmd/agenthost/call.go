@@ -197,7 +197,7 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest,
 	if f.abi != "" {
 		p["abi"] = f.abi
 	}
-	if declare {
+	if declare || f.abi == "extism" || f.abi == "wasi" {
 		p["tools"] = []map[string]string{{"name": tool}}
 	}
 	var buf bytes.Buffer

@@ -18,11 +18,12 @@ func newPluginsCmd() *cobra.Command {
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				return withPlugins(cmd, func(h *host.Host) error {
 					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS")
+					fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
+					modelNames := h.ModelToolNames()
 					for i, p := range h.Plugins() {
-						var names []string
-						for _, t := range p.Tools() {
-							names = append(names, t.Name)
+						names := modelNames[p.Name()]
+						if h.Manifest.Plugins[i].Kind != "tool" {
+							names = nil // hooks and strategies offer the model nothing
 						}
 						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
 					}
@@ -44,8 +45,10 @@ func newPluginsCmd() *cobra.Command {
 							cfg = c
 						}
 					}
+					// Permissions print as manifest keys, sizes and durations as one would write them.
 					out := map[string]any{"name": p.Name(), "kind": cfg.Kind, "abi": p.ABI(), "wasm": cfg.Wasm,
-						"tools": p.Tools(), "exports": p.Exports(), "permissions": cfg.Permissions}
+						"tools": p.Tools(), "model_tool_names": h.ModelToolNames()[p.Name()], "exports": p.Exports(),
+						"permissions": cfg.Permissions}
 					return printJSON(cmd, out)
 				})
 			},
@@ -82,6 +85,7 @@ func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
 		return err
 	}
 	defer h.Close()
+	warn(cmd, h)
 	return f(h)
 }
 
@@ -101,4 +105,11 @@ func joinOr(s []string, empty string) string {
 		out += ", " + x
 	}
 	return out
+}
+
+// warn prints what the host noticed but does not stop on, such as colliding tool names.
+func warn(cmd *cobra.Command, h *host.Host) {
+	for _, w := range h.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: warning:", w)
+	}
 }

@@ -53,6 +53,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 				return err
 			}
 			defer h.Close()
+			warn(cmd, h)
 			in := loop.RunInput{SessionID: session}
 			if prompt != "" {
 				in.Messages = []loop.Message{loop.UserMessage(prompt)}

@@ -52,6 +52,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 				return err
 			}
 			defer h.Close()
+			warn(cmd, h)
 			srv, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins})
 			if err != nil {
