@@ -143,3 +143,14 @@ func TestCheckAddrAndLoadToken(t *testing.T) {
 		t.Errorf("LoadToken from env = %q, %v", tok, err)
 	}
 }
+
+func TestTranslatePluginReportsAreCustomEvents(t *testing.T) {
+	got := translateAll(t,
+		ev(loop.EventPluginLog, loop.PluginLogData{Plugin: "files", Level: "warning", Message: "slow disk"}),
+		ev(loop.EventProgress, loop.ProgressData{Plugin: "files", Progress: 1, Total: 3, Message: "one"}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.plugin_log","value":{"plugin":"files","level":"warning","message":"slow disk"}}`,
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.progress","value":{"plugin":"files","progress":1,"total":3,"message":"one"}}`,
+	})
+}
