@@ -44,6 +44,13 @@ type Host struct {
 	tools    []loop.Tool // the tool plugins' tools, named as the model sees them
 	provider *providers.Client
 	services *services
+
+	// For Reload (reload.go): what a rebuilt agent needs, and what was loaded when.
+	model     loop.Model
+	modelName string
+	approver  loop.Approver
+	stamps    []fileStamp
+	live      liveAgent
 }
 
 // Open loads the manifest and starts everything it declares. On error, whatever was
@@ -72,24 +79,15 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache}); err != nil {
 		return nil, fmt.Errorf("start wasm runtime: %w", err)
 	}
-	for i, p := range m.Plugins {
-		pl, err := h.runtime.Load(ctx, sandboxConfig(p, h.services))
+	for i := range m.Plugins {
+		pl, err := h.loadPlugin(ctx, i)
 		if err != nil {
-			return nil, m.errKey(fmt.Sprintf("plugins.%d", i), "%v", err)
-		}
-		if p.Kind == "tool" && len(pl.Tools()) == 0 {
-			pl.Close(ctx)
-			return nil, m.errKey(fmt.Sprintf("plugins.%d", i), "%v", noToolsError(pl))
+			return nil, err
 		}
 		h.plugins = append(h.plugins, pl)
+		h.stamps = append(h.stamps, stampOf(m.Plugins[i].Wasm))
 	}
-	var toolPlugins []*sandbox.Plugin
-	for i, p := range h.plugins {
-		if m.Plugins[i].Kind == "tool" {
-			toolPlugins = append(toolPlugins, p)
-		}
-	}
-	h.tools, h.Warnings = namespaceTools(toolPlugins)
+	h.tools, h.Warnings = namespaceTools(h.toolPlugins())
 	if opts.NoProvider {
 		return h, nil
 	}
@@ -118,9 +116,11 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	model := &providerModel{client: h.provider, model: modelName}
 	h.services.model, h.services.name = model, modelName
+	h.model, h.modelName, h.approver = model, modelName, opts.Approver
 	if h.Agent, err = h.newAgent(model, modelName, opts.Approver); err != nil {
 		return nil, err
 	}
+	h.live.cur.Store(h.Agent)
 	return h, nil
 }
 
@@ -223,6 +223,14 @@ func (h *Host) Close() error {
 	for _, p := range h.plugins {
 		errs = append(errs, p.Close(ctx))
 	}
+	h.live.mu.Lock()
+	for _, r := range h.live.retired { // plugins a Reload replaced, still held by a run
+		for _, p := range r.plugins {
+			errs = append(errs, p.Close(ctx))
+		}
+	}
+	h.live.retired = nil
+	h.live.mu.Unlock()
 	if h.runtime != nil {
 		errs = append(errs, h.runtime.Close(ctx))
 	}

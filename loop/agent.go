@@ -332,6 +332,13 @@ func (a *Agent) Abort(runID string) bool {
 	return ok
 }
 
+// Running is the number of runs in progress.
+func (a *Agent) Running() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.runs)
+}
+
 // startError marks an error found before a run began.
 type startError struct{ err error }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
@@ -22,6 +23,7 @@ func newRunCmd() *cobra.Command {
 	var (
 		provider, session, approve string
 		logLevel                   string
+		watch                      bool
 		jsonOut                    bool
 	)
 	cmd := &cobra.Command{
@@ -36,6 +38,9 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			prompt := strings.Join(args, " ")
 			if prompt == "" && session == "" {
 				return usage(errors.New("run needs a PROMPT (or --session ID to continue one)"))
+			}
+			if watch && prompt == "" {
+				return usage(errors.New("--watch needs a PROMPT to run again"))
 			}
 			approver, err := newApprover(approve, cmd.InOrStdin(), cmd.ErrOrStderr())
 			if err != nil {
@@ -54,32 +59,22 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			defer h.Close()
 			warn(cmd, h)
-			in := loop.RunInput{SessionID: session}
-			if prompt != "" {
-				in.Messages = []loop.Message{loop.UserMessage(prompt)}
-			}
-			out := cmd.OutOrStdout()
-			var render func(loop.Event)
-			if jsonOut {
-				render = jsonLines(out)
-			} else {
-				t := newTranscript(out, cmd.ErrOrStderr(), isTerminal(out), minLevel)
-				defer t.stop()
-				render = t.event
-			}
-			res, _ := h.Agent.RunWith(ctx, in, render)
-			if !jsonOut {
-				fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", res.SessionID)
-			}
-			switch res.Status {
-			case loop.StatusCompleted:
-				return nil
-			case loop.StatusAborted:
-				return &exitError{code: exitInterrupted, err: errors.New("interrupted; the session is kept")}
-			case loop.StatusIncomplete:
-				return &exitError{code: exitFailed}
-			default:
-				return failed(res.Err)
+			for {
+				code := runOnce(ctx, cmd, h, prompt, session, jsonOut, minLevel)
+				if !watch || ctx.Err() != nil {
+					return code
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "watching the plugins; the prompt runs again when one is rebuilt (Ctrl-C stops)")
+				names, err := h.NextReload(ctx, watchInterval)
+				for err != nil && ctx.Err() == nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: watch: kept the running plugins:", err)
+					names, err = h.NextReload(ctx, watchInterval)
+				}
+				if ctx.Err() != nil {
+					return nil
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "reloaded %s\n", strings.Join(names, ", "))
+				session = "" // each run of the prompt is a session of its own
 			}
 		},
 	}
@@ -88,6 +83,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.StringVar(&session, "session", "", "continue this session")
 	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
 	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
+	f.BoolVar(&watch, "watch", false, "after the run, wait for a plugin's .wasm to change, reload it and run the prompt again")
 	f.StringVar(&logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
 	return cmd
 }
@@ -151,5 +147,39 @@ func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approv
 			return loop.Approval{Approved: true}, nil
 		}
 		return loop.Approval{Reason: "rejected by the user"}, nil
+	}
+}
+
+// watchInterval is how often --watch looks at the plugin files.
+const watchInterval = 300 * time.Millisecond
+
+// runOnce runs the prompt (or continues session) and maps the result to an exit error.
+func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt, session string, jsonOut bool, minLevel int) error {
+	in := loop.RunInput{SessionID: session}
+	if prompt != "" {
+		in.Messages = []loop.Message{loop.UserMessage(prompt)}
+	}
+	out := cmd.OutOrStdout()
+	var render func(loop.Event)
+	if jsonOut {
+		render = jsonLines(out)
+	} else {
+		t := newTranscript(out, cmd.ErrOrStderr(), isTerminal(out), minLevel)
+		defer t.stop()
+		render = t.event
+	}
+	res, _ := h.Agent.RunWith(ctx, in, render)
+	if !jsonOut {
+		fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", res.SessionID)
+	}
+	switch res.Status {
+	case loop.StatusCompleted:
+		return nil
+	case loop.StatusAborted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted; the session is kept")}
+	case loop.StatusIncomplete:
+		return &exitError{code: exitFailed}
+	default:
+		return failed(res.Err)
 	}
 }

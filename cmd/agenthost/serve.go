@@ -16,6 +16,7 @@ func newServeCmd() *cobra.Command {
 		addr, provider, tokenFile string
 		maxBody                   int64
 		allowHosts, allowOrigins  []string
+		watch                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -53,13 +54,16 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			}
 			defer h.Close()
 			warn(cmd, h)
-			srv, err := server.New(server.Options{Agent: h.Agent, Store: h.Store, Token: token, MaxBodyBytes: maxBody,
+			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins})
 			if err != nil {
 				return failed(err)
 			}
 			logf := func(format string, args ...any) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
+			}
+			if watch {
+				go h.Watch(ctx, watchInterval, logf)
 			}
 			if err := srv.ListenAndServe(ctx, addr, logf); err != nil {
 				return failed(err)
@@ -69,6 +73,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&watch, "watch", false, "reload a plugin whose .wasm changes, between runs, without stopping")
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (non-loopback needs a token)")
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
 	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (default: $AGENTHOST_TOKEN)")

@@ -1,0 +1,98 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+func copyFile(t *testing.T, from, to string, mod time.Time) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(to, mod, mod)
+}
+
+// A rebuilt .wasm is swapped in between runs: the next run offers its tools, a broken
+// rebuild leaves the running plugin alone, and the replaced plugin is closed.
+func TestReloadSwapsARebuiltPluginBetweenRuns(t *testing.T) {
+	probePlugin(t, "", "") // builds probe.wasm
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "p.wasm")
+	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
+	h := openHost(t, `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"text": "calc said {{result c1}}"},
+	  {"tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}, {"id": "c3", "name": "counter", "arguments": "{}"}]},
+	  {"text": "{{result c2}} / {{result c3}}"},
+	  {"tool_calls": [{"id": "c4", "name": "counter", "arguments": "{}"}]},
+	  {"text": "still {{result c4}}"}]}`,
+		"[[plugins]]\nname = \"p\"\nwasm = "+`"`+wasm+`"`+"\n", Options{})
+	runner := h.Runner()
+	run := func(session string) loop.RunResult {
+		t.Helper()
+		res, _ := runner.RunWith(context.Background(), loop.RunInput{SessionID: session, Messages: []loop.Message{loop.UserMessage("go")}}, nil)
+		return res
+	}
+	if names, err := h.Reload(context.Background()); err != nil || names != nil {
+		t.Fatalf("reload with nothing changed: %v %v", names, err)
+	}
+	if res := run("s1"); res.Final.Text() != "calc said 42" {
+		t.Fatalf("run 1: %q %v", res.Final.Text(), res.Err)
+	}
+	oldAgent := h.Agent
+	copyFile(t, probe.path, wasm, time.Now())
+	names, err := h.Reload(context.Background())
+	if err != nil || strings.Join(names, ",") != "p" {
+		t.Fatalf("reload: %v %v", names, err)
+	}
+	if h.Agent == oldAgent {
+		t.Fatal("the agent was not replaced")
+	}
+	if res := run("s2"); res.Final.Text() != "Error: Unknown tool 'calc' / 1" {
+		t.Fatalf("run 2 on the rebuilt plugin: %q %v", res.Final.Text(), res.Err)
+	}
+	if len(h.live.retired) != 0 {
+		t.Fatalf("the replaced plugin is still held: %d retired agents", len(h.live.retired))
+	}
+	// A broken rebuild: the error names the plugin, and the running one stays.
+	os.WriteFile(wasm, []byte("\x00asm half a build"), 0o644)
+	if _, err := h.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "plugins[0]") {
+		t.Fatalf("broken rebuild: %v", err)
+	}
+	if res := run("s3"); res.Final.Text() != "still 1" {
+		t.Fatalf("run 3 after a failed reload: %q %v", res.Final.Text(), res.Err)
+	}
+}
+
+// NextReload waits for a file to settle, reloads it, and reports a failure once.
+func TestNextReloadWaitsForTheFileToSettle(t *testing.T) {
+	probePlugin(t, "", "")
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "p.wasm")
+	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
+	h := openHost(t, `{"turns": []}`, "[[plugins]]\nname = \"p\"\nwasm = "+`"`+wasm+`"`+"\n", Options{})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		copyFile(t, probe.path, wasm, time.Now())
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names, err := h.NextReload(ctx, 20*time.Millisecond)
+	if err != nil || strings.Join(names, ",") != "p" {
+		t.Fatalf("NextReload: %v %v", names, err)
+	}
+	if _, ok := h.Plugin("p"); !ok || len(h.ModelToolNames()["p"]) < 2 {
+		t.Fatalf("tools after reload: %v", h.ModelToolNames())
+	}
+}
