@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
