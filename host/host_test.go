@@ -164,7 +164,7 @@ func TestRequestMappingCarriesEverything(t *testing.T) {
 		Messages: []loop.Message{
 			{Role: loop.RoleUser, Content: []loop.Part{loop.TextPart("hi"), {Type: loop.PartImage, URL: "data:image/png;base64,AAEC"},
 				{Type: loop.PartImage, URL: "https://x/y.png", MimeType: "image/png"}}},
-			{Role: loop.RoleAssistant, Reasoning: "why", ToolCalls: []loop.ToolCall{{ID: "c", Name: "t", Arguments: "{}"}}},
+			{Role: loop.RoleAssistant, Reasoning: "why", ReasoningState: `[{"sig":"x"}]`, ToolCalls: []loop.ToolCall{{ID: "c", Name: "t", Arguments: "{}"}}},
 			{Role: loop.RoleTool, ToolCallID: "c", Name: "t", Content: []loop.Part{loop.TextPart("ok")}},
 		}}
 	got := toChatRequest(req)
@@ -176,7 +176,7 @@ func TestRequestMappingCarriesEverything(t *testing.T) {
 	if string(parts[1].ImageData) != "\x00\x01\x02" || parts[1].MediaType != "image/png" || parts[2].ImageUrl != "https://x/y.png" {
 		t.Fatalf("image parts %v", parts)
 	}
-	if m := got.Messages[1]; m.Reasoning != "why" || m.ToolCalls[0].Arguments != "{}" {
+	if m := got.Messages[1]; m.Reasoning != "why" || m.ReasoningState != `[{"sig":"x"}]` || m.ToolCalls[0].Arguments != "{}" {
 		t.Fatalf("assistant %v", m)
 	}
 	if m := got.Messages[2]; m.ToolCallId != "c" || m.Name != "t" || m.Content[0].Text != "ok" {

@@ -64,7 +64,10 @@ func (s *providerStream) Recv() (loop.Delta, error) {
 			u := e.Usage
 			d.Kind = loop.DeltaUsage
 			d.Usage = &loop.Usage{PromptTokens: int(u.GetPromptTokens()), CompletionTokens: int(u.GetCompletionTokens()),
-				TotalTokens: int(u.GetTotalTokens()), CostUSD: u.GetCostUsd()}
+				TotalTokens: int(u.GetTotalTokens()), CostUSD: u.GetCostUsd(),
+				CacheReadTokens: int(u.GetCacheReadTokens()), CacheWriteTokens: int(u.GetCacheWriteTokens())}
+		case *providerpb.ChatEvent_ReasoningState:
+			d.Kind, d.Text = loop.DeltaReasoningState, e.ReasoningState
 		case *providerpb.ChatEvent_Finish:
 			d.Kind, d.StopReason = loop.DeltaFinish, e.Finish.GetStopReason()
 		default:
@@ -97,7 +100,8 @@ func toChatRequest(r loop.Request) *providers.ChatRequest {
 			CallIndex: int64(r.Metadata.CallIndex)},
 	}
 	for _, m := range r.Messages {
-		pm := &providers.Message{Role: string(m.Role), ToolCallId: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning}
+		pm := &providers.Message{Role: string(m.Role), ToolCallId: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning,
+			ReasoningState: m.ReasoningState}
 		for _, p := range m.Content {
 			pm.Content = append(pm.Content, toPart(p))
 		}

@@ -19,6 +19,7 @@ type indexedCall struct {
 type assembler struct {
 	callIndex       int
 	text, reasoning []byte
+	state           string        // DeltaReasoningState
 	calls           []indexedCall // few per answer: a slice beats a map (BenchmarkStep)
 	usage           Usage
 	stop            string
@@ -72,6 +73,8 @@ func (a *assembler) add(d Delta) bool {
 		}
 	case DeltaFinish:
 		a.stop = d.StopReason
+	case DeltaReasoningState:
+		a.state = d.Text
 	}
 	return true
 }
@@ -79,7 +82,7 @@ func (a *assembler) add(d Delta) bool {
 // message returns the assembled message (calls in index order, missing ids filled in),
 // its usage and normalised stop reason, or an error for an empty answer.
 func (a *assembler) message() (Message, Usage, StopReason, error) {
-	msg := Message{Role: RoleAssistant, Reasoning: string(a.reasoning)}
+	msg := Message{Role: RoleAssistant, Reasoning: string(a.reasoning), ReasoningState: a.state}
 	if len(a.text) > 0 {
 		msg.Content = []Part{TextPart(string(a.text))}
 	}

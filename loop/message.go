@@ -45,6 +45,9 @@ type Message struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
 	Reasoning  string     `json:"reasoning,omitempty"`
+	// ReasoningState is opaque provider state that must go back with this assistant
+	// message on later calls (Anthropic's signed thinking blocks). Stored with it.
+	ReasoningState string `json:"reasoning_state,omitempty"`
 }
 
 // UserMessage builds a user message holding one text part.
@@ -116,6 +119,9 @@ type Usage struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TotalTokens      int     `json:"total_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	// Prompt-cache tokens (part of PromptTokens), when the provider reports them.
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // Add returns the sum of two usages.
@@ -125,6 +131,8 @@ func (u Usage) Add(o Usage) Usage {
 		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
 		TotalTokens:      u.TotalTokens + o.TotalTokens,
 		CostUSD:          u.CostUSD + o.CostUSD,
+		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
 	}
 }
 
@@ -151,6 +159,7 @@ func validUTF8(msgs []Message) []Message {
 			c.ID, c.Name, c.Arguments = fixUTF8(c.ID), fixUTF8(c.Name), fixUTF8(c.Arguments)
 		}
 		m.ToolCallID, m.Name, m.Reasoning = fixUTF8(m.ToolCallID), fixUTF8(m.Name), fixUTF8(m.Reasoning)
+		m.ReasoningState = fixUTF8(m.ReasoningState)
 		out[i] = m
 	}
 	if out == nil {
@@ -160,7 +169,8 @@ func validUTF8(msgs []Message) []Message {
 }
 
 func messageValid(m Message) bool {
-	ok := utf8.ValidString(m.ToolCallID) && utf8.ValidString(m.Name) && utf8.ValidString(m.Reasoning)
+	ok := utf8.ValidString(m.ToolCallID) && utf8.ValidString(m.Name) && utf8.ValidString(m.Reasoning) &&
+		utf8.ValidString(m.ReasoningState)
 	for _, p := range m.Content {
 		ok = ok && utf8.ValidString(p.Text) && utf8.ValidString(p.URL) && utf8.ValidString(p.MimeType)
 	}

@@ -50,6 +50,9 @@ const (
 	DeltaToolCall  DeltaKind = "tool_call"
 	DeltaUsage     DeltaKind = "usage"
 	DeltaFinish    DeltaKind = "finish"
+	// DeltaReasoningState carries, in Text, what the adapter needs back with this answer
+	// (Message.ReasoningState); the last one of a call wins.
+	DeltaReasoningState DeltaKind = "reasoning_state"
 )
 
 // Delta is one piece of a streamed response. Seq numbers a call's deltas from 1; the loop

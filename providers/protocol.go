@@ -74,6 +74,12 @@ func ToolCallEvent(d *ToolCallDelta) *ChatEvent {
 	return &ChatEvent{Event: &providerpb.ChatEvent_ToolCall{ToolCall: d}}
 }
 
+// ReasoningStateEvent returns the opaque state the adapter needs back with this answer
+// (Message.reasoning_state on the next call).
+func ReasoningStateEvent(s string) *ChatEvent {
+	return &ChatEvent{Event: &providerpb.ChatEvent_ReasoningState{ReasoningState: s}}
+}
+
 // UsageEvent returns a usage event.
 func UsageEvent(u *Usage) *ChatEvent {
 	return &ChatEvent{Event: &providerpb.ChatEvent_Usage{Usage: u}}
@@ -115,11 +121,17 @@ func FormatEvent(ev *ChatEvent) string {
 		return p + fmt.Sprintf("tool_call %d id=%s name=%s args=%q", d.GetIndex(), d.GetId(), d.GetName(), d.GetArguments())
 	case *providerpb.ChatEvent_Usage:
 		u := e.Usage
-		return p + fmt.Sprintf("usage prompt=%d completion=%d total=%d", u.GetPromptTokens(), u.GetCompletionTokens(), u.GetTotalTokens())
+		line := fmt.Sprintf("usage prompt=%d completion=%d total=%d", u.GetPromptTokens(), u.GetCompletionTokens(), u.GetTotalTokens())
+		if u.GetCacheReadTokens() != 0 || u.GetCacheWriteTokens() != 0 {
+			line += fmt.Sprintf(" cache_read=%d cache_write=%d", u.GetCacheReadTokens(), u.GetCacheWriteTokens())
+		}
+		return p + line
 	case *providerpb.ChatEvent_Finish:
 		return p + "finish " + e.Finish.GetStopReason()
 	case *providerpb.ChatEvent_Error:
 		return p + fmt.Sprintf("error %s %q", e.Error.GetKind(), e.Error.GetMessage())
+	case *providerpb.ChatEvent_ReasoningState:
+		return p + fmt.Sprintf("reasoning_state %q", e.ReasoningState)
 	}
 	return p + "empty"
 }

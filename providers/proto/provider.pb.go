@@ -366,11 +366,15 @@ type Message struct {
 	Content   []*Part     `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
 	ToolCalls []*ToolCall `protobuf:"bytes,3,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
 	// For role=tool: the id of the call this message answers.
-	ToolCallId    string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	Name          string `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
-	Reasoning     string `protobuf:"bytes,6,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToolCallId string `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Name       string `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	Reasoning  string `protobuf:"bytes,6,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	// For role=assistant: what the adapter that produced this message needs back with
+	// it, opaque to the host (the reasoning_state event of that call). Anthropic: the
+	// thinking blocks with their signatures, which must be returned unchanged.
+	ReasoningState string `protobuf:"bytes,7,opt,name=reasoning_state,json=reasoningState,proto3" json:"reasoning_state,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
@@ -441,6 +445,13 @@ func (x *Message) GetName() string {
 func (x *Message) GetReasoning() string {
 	if x != nil {
 		return x.Reasoning
+	}
+	return ""
+}
+
+func (x *Message) GetReasoningState() string {
+	if x != nil {
+		return x.ReasoningState
 	}
 	return ""
 }
@@ -657,6 +668,7 @@ type ChatEvent struct {
 	//	*ChatEvent_Usage
 	//	*ChatEvent_Finish
 	//	*ChatEvent_Error
+	//	*ChatEvent_ReasoningState
 	Event         isChatEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -760,6 +772,15 @@ func (x *ChatEvent) GetError() *Error {
 	return nil
 }
 
+func (x *ChatEvent) GetReasoningState() string {
+	if x != nil {
+		if x, ok := x.Event.(*ChatEvent_ReasoningState); ok {
+			return x.ReasoningState
+		}
+	}
+	return ""
+}
+
 type isChatEvent_Event interface {
 	isChatEvent_Event()
 }
@@ -788,6 +809,12 @@ type ChatEvent_Error struct {
 	Error *Error `protobuf:"bytes,7,opt,name=error,proto3,oneof"`
 }
 
+type ChatEvent_ReasoningState struct {
+	// Opaque state to send back with this answer's assistant message (see
+	// Message.reasoning_state); the last one of a call wins.
+	ReasoningState string `protobuf:"bytes,8,opt,name=reasoning_state,json=reasoningState,proto3,oneof"`
+}
+
 func (*ChatEvent_Text) isChatEvent_Event() {}
 
 func (*ChatEvent_Reasoning) isChatEvent_Event() {}
@@ -799,6 +826,8 @@ func (*ChatEvent_Usage) isChatEvent_Event() {}
 func (*ChatEvent_Finish) isChatEvent_Event() {}
 
 func (*ChatEvent_Error) isChatEvent_Event() {}
+
+func (*ChatEvent_ReasoningState) isChatEvent_Event() {}
 
 // ToolCallDelta is a fragment of one tool call. Fragments with the same index
 // belong to the same call; id and name usually arrive in the first fragment,
@@ -877,6 +906,10 @@ type Usage struct {
 	CompletionTokens int64                  `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
 	TotalTokens      int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
 	CostUsd          float64                `protobuf:"fixed64,4,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// Prompt-cache tokens, when the provider reports them: read from the cache, and
+	// written to it. They are part of prompt_tokens.
+	CacheReadTokens  int64 `protobuf:"varint,5,opt,name=cache_read_tokens,json=cacheReadTokens,proto3" json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `protobuf:"varint,6,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -935,6 +968,20 @@ func (x *Usage) GetTotalTokens() int64 {
 func (x *Usage) GetCostUsd() float64 {
 	if x != nil {
 		return x.CostUsd
+	}
+	return 0
+}
+
+func (x *Usage) GetCacheReadTokens() int64 {
+	if x != nil {
+		return x.CacheReadTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCacheWriteTokens() int64 {
+	if x != nil {
+		return x.CacheWriteTokens
 	}
 	return 0
 }
@@ -1084,7 +1131,7 @@ const file_provider_proto_rawDesc = "" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\tR\x03run\x12\x1d\n" +
 	"\n" +
-	"call_index\x18\x03 \x01(\x03R\tcallIndex\"\xe8\x01\n" +
+	"call_index\x18\x03 \x01(\x03R\tcallIndex\"\x91\x02\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x125\n" +
 	"\acontent\x18\x02 \x03(\v2\x1b.agenthost.provider.v1.PartR\acontent\x12>\n" +
@@ -1093,7 +1140,8 @@ const file_provider_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x04 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12\x1c\n" +
-	"\treasoning\x18\x06 \x01(\tR\treasoning\"\x89\x01\n" +
+	"\treasoning\x18\x06 \x01(\tR\treasoning\x12'\n" +
+	"\x0freasoning_state\x18\a \x01(\tR\x0ereasoningState\"\x89\x01\n" +
 	"\x04Part\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1b\n" +
@@ -1109,7 +1157,7 @@ const file_provider_proto_rawDesc = "" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
-	"\finput_schema\x18\x03 \x01(\tR\vinputSchema\"\xc6\x02\n" +
+	"\finput_schema\x18\x03 \x01(\tR\vinputSchema\"\xf1\x02\n" +
 	"\tChatEvent\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x14\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x1e\n" +
@@ -1117,18 +1165,21 @@ const file_provider_proto_rawDesc = "" +
 	"\ttool_call\x18\x04 \x01(\v2$.agenthost.provider.v1.ToolCallDeltaH\x00R\btoolCall\x124\n" +
 	"\x05usage\x18\x05 \x01(\v2\x1c.agenthost.provider.v1.UsageH\x00R\x05usage\x127\n" +
 	"\x06finish\x18\x06 \x01(\v2\x1d.agenthost.provider.v1.FinishH\x00R\x06finish\x124\n" +
-	"\x05error\x18\a \x01(\v2\x1c.agenthost.provider.v1.ErrorH\x00R\x05errorB\a\n" +
+	"\x05error\x18\a \x01(\v2\x1c.agenthost.provider.v1.ErrorH\x00R\x05error\x12)\n" +
+	"\x0freasoning_state\x18\b \x01(\tH\x00R\x0ereasoningStateB\a\n" +
 	"\x05event\"g\n" +
 	"\rToolCallDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x04 \x01(\tR\targuments\"\x97\x01\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\"\xf1\x01\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12!\n" +
 	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\x12\x19\n" +
-	"\bcost_usd\x18\x04 \x01(\x01R\acostUsd\")\n" +
+	"\bcost_usd\x18\x04 \x01(\x01R\acostUsd\x12*\n" +
+	"\x11cache_read_tokens\x18\x05 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
+	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\")\n" +
 	"\x06Finish\x12\x1f\n" +
 	"\vstop_reason\x18\x01 \x01(\tR\n" +
 	"stopReason\"y\n" +
@@ -1209,6 +1260,7 @@ func file_provider_proto_init() {
 		(*ChatEvent_Usage)(nil),
 		(*ChatEvent_Finish)(nil),
 		(*ChatEvent_Error)(nil),
+		(*ChatEvent_ReasoningState)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
