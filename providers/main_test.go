@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	scriptedBin = filepath.Join(dir, "agenthost-provider-scripted")
-	build := exec.Command("go", "build", "-o", scriptedBin, "./scripted/cmd/agenthost-provider-scripted")
+	build := exec.Command("go", "build", "-o", scriptedBin, "../cmd/agenthost-provider-scripted")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build scripted adapter:", err)

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	adapterBin = filepath.Join(dir, "agenthost-provider-openai")
-	build := exec.Command("go", "build", "-o", adapterBin, "./cmd/agenthost-provider-openai")
+	build := exec.Command("go", "build", "-o", adapterBin, "../../cmd/agenthost-provider-openai")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build openai adapter:", err)
