@@ -1,0 +1,368 @@
+package anthropic_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/agenthost/agenthost/providers"
+)
+
+var adapterBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "anthropic-adapter-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	adapterBin = filepath.Join(dir, "agenthost-provider-anthropic")
+	build := exec.Command("go", "build", "-o", adapterBin, "../../cmd/agenthost-provider-anthropic")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build anthropic adapter:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	providers.CleanupClients()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// replay is a loopback Messages API that answers every request with the recorded
+// response currently selected, and keeps what it received.
+type replay struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	file     string
+	requests []received
+}
+
+type received struct {
+	path    string
+	headers http.Header
+	body    []byte
+}
+
+func newReplay(t *testing.T) *replay {
+	r := &replay{t: t}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *replay) use(file string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.file = file
+}
+
+func (r *replay) last() received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.requests) == 0 {
+		r.t.Fatal("the server received no request")
+	}
+	return r.requests[len(r.requests)-1]
+}
+
+func (r *replay) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.requests = append(r.requests, received{path: req.URL.Path, headers: req.Header.Clone(), body: body})
+	file := r.file
+	r.mu.Unlock()
+	f, err := os.Open(filepath.Join("testdata", file))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusTeapot)
+		return
+	}
+	defer f.Close()
+	rec, err := http.ReadResponse(bufio.NewReader(f), req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusTeapot)
+		return
+	}
+	for k, vs := range rec.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(rec.StatusCode)
+	io.Copy(w, rec.Body)
+	w.(http.Flusher).Flush()
+	if file == "cut.http" {
+		panic(http.ErrAbortHandler) // drop the connection mid-stream
+	}
+}
+
+func startAdapter(t *testing.T, r *replay, extra map[string]string) *providers.Client {
+	t.Helper()
+	opts := map[string]string{"base_url": r.srv.URL, "api_key": "sk-ant-test", "model": "claude-sonnet-4-5"}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	c, err := providers.Start(context.Background(), providers.ClientConfig{Name: "anthropic", Command: adapterBin, Options: opts})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func hello() *providers.ChatRequest {
+	return &providers.ChatRequest{Messages: []*providers.Message{
+		{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "Hello"}}},
+	}}
+}
+
+func run(t *testing.T, c *providers.Client, req *providers.ChatRequest) ([]string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := c.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var got []string
+	for {
+		ev, err := st.Recv()
+		if err != nil {
+			return got, err
+		}
+		got = append(got, providers.FormatEvent(ev))
+	}
+}
+
+const thinkingState = `[{"type":"thinking","thinking":"Two products, then a sum.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},` +
+	`{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}]`
+
+// TestRecordedStreams replays each recording through the real adapter process and
+// checks the exact events, or the exact typed error.
+func TestRecordedStreams(t *testing.T) {
+	r := newReplay(t)
+	c := startAdapter(t, r, nil)
+	cases := []struct {
+		file   string
+		events []string
+		err    *providers.Error // nil: the stream must end with io.EOF
+	}{
+		{file: "text.http", events: []string{`1 text "Hello"`, `2 text ", world!"`,
+			`3 usage prompt=3560 completion=6 total=3566 cache_read=2048 cache_write=1500`, `4 finish end_turn`}},
+		{file: "tool_use.http", events: []string{
+			`1 text "Let me compute both."`,
+			`2 tool_call 0 id=toolu_01A name=calc args=""`,
+			`3 tool_call 0 id= name= args=""`,
+			`4 tool_call 0 id= name= args="{\"expres"`,
+			`5 tool_call 0 id= name= args="sion\": \"17*23\"}"`,
+			`6 tool_call 1 id=toolu_01B name=calc args=""`,
+			`7 tool_call 1 id= name= args="{\"expression\": \"19*29\"}"`,
+			`8 usage prompt=420 completion=97 total=517`,
+			`9 finish tool_use`,
+		}},
+		{file: "thinking.http", events: []string{
+			`1 reasoning "Two products, "`, `2 reasoning "then a sum."`, `3 text "942"`,
+			`4 reasoning_state ` + fmt.Sprintf("%q", thinkingState),
+			`5 usage prompt=36 completion=61 total=97`, `6 finish end_turn`,
+		}},
+		{file: "max_tokens.http", events: []string{`1 text "Once upon a"`, `2 usage prompt=10 completion=4 total=14`, `3 finish max_tokens`}},
+		{file: "refusal.http", events: []string{`1 text "I can't help with that."`, `2 usage prompt=10 completion=8 total=18`, `3 finish content_filter`}},
+		{file: "rate_limit.http", err: &providers.Error{Kind: providers.KindRateLimit, RetryAfter: 12 * time.Second, Retryable: true,
+			Message: "anthropic: HTTP 429: rate_limit_error: This request would exceed the rate limit for your organization of 50 requests per minute."}},
+		{file: "overloaded.http", err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
+			Message: "anthropic: HTTP 529: overloaded_error: Overloaded"}},
+		{file: "overloaded_in_stream.http", events: []string{`1 text "Partial"`}, err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
+			Message: "anthropic: in stream: overloaded_error: Overloaded"}},
+		{file: "auth.http", err: &providers.Error{Kind: providers.KindAuth, Message: "anthropic: HTTP 401: authentication_error: invalid x-api-key"}},
+		{file: "context_length.http", err: &providers.Error{Kind: providers.KindContextOverflow,
+			Message: "anthropic: HTTP 400: invalid_request_error: prompt is too long: 208123 tokens > 200000 maximum"}},
+		{file: "no_stop.http", events: []string{`1 text "Hello"`, `2 text ", world!"`},
+			err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "anthropic: stream ended before message_stop"}},
+		{file: "cut.http", events: []string{
+			`1 text "Let me compute both."`, `2 tool_call 0 id=toolu_01A name=calc args=""`, `3 tool_call 0 id= name= args=""`,
+		}, err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "anthropic: stream interrupted: unexpected EOF"}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.TrimSuffix(tc.file, ".http"), func(t *testing.T) {
+			r.use(tc.file)
+			got, err := run(t, c, hello())
+			if strings.Join(got, "\n") != strings.Join(tc.events, "\n") {
+				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.events, "\n"))
+			}
+			if tc.err == nil {
+				if err != io.EOF {
+					t.Fatalf("stream ended with %v, want io.EOF", err)
+				}
+				return
+			}
+			var pe *providers.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v (%T), want %+v", err, err, tc.err)
+			}
+			if *pe != *tc.err {
+				t.Fatalf("err = %+v\nwant  %+v", *pe, *tc.err)
+			}
+		})
+	}
+}
+
+// canonical re-encodes JSON with sorted keys, for exact comparisons.
+func canonical(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	out, _ := json.MarshalIndent(v, "", " ")
+	return string(out)
+}
+
+// TestRequestSent checks what reaches the API: path, key and version headers, the
+// system prompt apart with a cache breakpoint, images both ways, signed thinking sent
+// back first and unchanged, tool_use input as an object, consecutive tool results in
+// one user message (errors marked), tools with their schemas, tool_choice, max_tokens
+// and thinking.
+func TestRequestSent(t *testing.T) {
+	r := newReplay(t)
+	c := startAdapter(t, r, map[string]string{"thinking_budget": "2048"})
+	r.use("text.http")
+	req := &providers.ChatRequest{
+		ToolChoice: "required",
+		Messages: []*providers.Message{
+			{Role: providers.RoleSystem, Content: []*providers.Part{{Type: providers.PartText, Text: "You compute."}}},
+			{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "What is in these?"},
+				{Type: providers.PartImage, ImageData: []byte{0x89, 'P', 'N', 'G'}, MediaType: "image/png"},
+				{Type: providers.PartImage, ImageUrl: "https://example.com/cat.jpg"}}},
+			{Role: providers.RoleAssistant, Reasoning: "Two products, then a sum.", ReasoningState: thinkingState,
+				Content:   []*providers.Part{{Type: providers.PartText, Text: "Computing."}},
+				ToolCalls: []*providers.ToolCall{{Id: "toolu_01A", Name: "calc", Arguments: `{"expression":"17*23"}`}, {Id: "toolu_01B", Name: "calc", Arguments: `not json`}}},
+			{Role: providers.RoleTool, ToolCallId: "toolu_01A", Content: []*providers.Part{{Type: providers.PartText, Text: "391"}}},
+			{Role: providers.RoleTool, ToolCallId: "toolu_01B", Content: []*providers.Part{{Type: providers.PartText, Text: "Error: bad expression"}}},
+			{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "And the sum?"}}},
+		},
+		Tools: []*providers.Tool{{Name: "calc", Description: "Evaluate arithmetic.",
+			InputSchema: `{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"],"additionalProperties":false}`}},
+	}
+	if _, err := run(t, c, req); err != io.EOF {
+		t.Fatalf("stream: %v", err)
+	}
+	got := r.last()
+	if got.path != "/v1/messages" || got.headers.Get("X-Api-Key") != "sk-ant-test" || got.headers.Get("Anthropic-Version") == "" {
+		t.Fatalf("path %s, headers %v", got.path, got.headers)
+	}
+	want := `{
+ "max_tokens": 4096,
+ "messages": [
+  {"role": "user", "content": [
+   {"type": "text", "text": "What is in these?"},
+   {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="}},
+   {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}}]},
+  {"role": "assistant", "content": [
+   {"type": "thinking", "thinking": "Two products, then a sum.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},
+   {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+   {"type": "text", "text": "Computing."},
+   {"type": "tool_use", "id": "toolu_01A", "name": "calc", "input": {"expression": "17*23"}},
+   {"type": "tool_use", "id": "toolu_01B", "name": "calc", "input": {}}]},
+  {"role": "user", "content": [
+   {"type": "tool_result", "tool_use_id": "toolu_01A", "is_error": false, "content": [{"type": "text", "text": "391"}]},
+   {"type": "tool_result", "tool_use_id": "toolu_01B", "is_error": true, "content": [{"type": "text", "text": "Error: bad expression"}]}]},
+  {"role": "user", "content": [{"type": "text", "text": "And the sum?"}]}
+ ],
+ "model": "claude-sonnet-4-5",
+ "stream": true,
+ "system": [{"type": "text", "text": "You compute.", "cache_control": {"type": "ephemeral"}}],
+ "thinking": {"type": "enabled", "budget_tokens": 2048},
+ "tool_choice": {"type": "any"},
+ "tools": [{"name": "calc", "description": "Evaluate arithmetic.", "cache_control": {"type": "ephemeral"},
+  "input_schema": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"], "additionalProperties": false}}]
+}`
+	if g, w := canonical(t, got.body), canonical(t, []byte(want)); g != w {
+		t.Fatalf("request body:\n%s\nwant:\n%s", g, w)
+	}
+}
+
+// TestRecordingsDecodeAsTheSDKsTypes keeps the recordings honest: every SSE event
+// decodes into the SDK's MessageStreamEventUnion with the type its event line names,
+// and every error body into the SDK's ErrorResponse.
+func TestRecordingsDecodeAsTheSDKsTypes(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.http")
+	if len(files) < 10 {
+		t.Fatalf("only %d recordings", len(files))
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var e sdk.ErrorResponse
+			if err := json.Unmarshal(body, &e); err != nil || e.Error.Type == "" || e.Error.Message == "" {
+				t.Errorf("%s: error body does not decode as sdk.ErrorResponse: %v %+v", f, err, e)
+			}
+			continue
+		}
+		event := ""
+		for _, line := range strings.Split(string(body), "\n") {
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: ") && event != "ping" && event != "error":
+				var ev sdk.MessageStreamEventUnion
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil || ev.Type != event {
+					t.Errorf("%s: %q event decodes as %q: %v", f, event, ev.Type, err)
+				}
+			case strings.HasPrefix(line, "data: ") && event == "error":
+				var e sdk.ErrorResponse
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e); err != nil || e.Error.Type == "" {
+					t.Errorf("%s: error event: %v", f, err)
+				}
+			}
+		}
+	}
+}
+
+func TestConfigureRefusesBadOptions(t *testing.T) {
+	r := newReplay(t)
+	for opts, want := range map[string]string{
+		"color=blue":                           `unknown option "color"`,
+		"max_tokens=lots":                      `max_tokens "lots": want a whole number of tokens`,
+		"thinking_budget=-5":                   `thinking_budget "-5"`,
+		"thinking_budget=5000,max_tokens=1000": "thinking_budget 5000 must be below max_tokens 1000",
+		"cache=always":                         `cache "always": want system or off`,
+	} {
+		extra := map[string]string{}
+		for _, kv := range strings.Split(opts, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			extra[k] = v
+		}
+		o := map[string]string{"base_url": r.srv.URL, "api_key": "k"}
+		for k, v := range extra {
+			o[k] = v
+		}
+		_, err := providers.Start(context.Background(), providers.ClientConfig{Name: "anthropic", Command: adapterBin, Options: o})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", opts, err, want)
+		}
+	}
+}

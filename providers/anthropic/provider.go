@@ -1,0 +1,273 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/agenthost/agenthost/providers"
+)
+
+// Provider implements providers.Provider against the Anthropic Messages API.
+type Provider struct {
+	mu     sync.Mutex
+	client sdk.Client
+	cfg    config
+}
+
+type config struct {
+	model          string
+	maxTokens      int64
+	thinkingBudget int64
+	cache          bool
+}
+
+// New returns a provider configured from the environment only; Configure applies the
+// manifest's options on top.
+func New() *Provider {
+	p := &Provider{}
+	if err := p.Configure(context.Background(), nil); err != nil {
+		panic(err) // unreachable: no options, nothing to reject
+	}
+	return p
+}
+
+var knownOptions = []string{"api_key", "base_url", "cache", "max_tokens", "model", "thinking_budget"}
+
+// Configure (re)builds the SDK client from options and the environment.
+func (p *Provider) Configure(_ context.Context, options map[string]string) error {
+	for k := range options {
+		if !slices.Contains(knownOptions, k) {
+			return fmt.Errorf("anthropic: unknown option %q (known: %s)", k, strings.Join(knownOptions, ", "))
+		}
+	}
+	cfg := config{model: firstSet(options["model"], os.Getenv("ANTHROPIC_MODEL")), maxTokens: 4096, cache: true}
+	for name, dst := range map[string]*int64{"max_tokens": &cfg.maxTokens, "thinking_budget": &cfg.thinkingBudget} {
+		if v, ok := options[name]; ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || n > 1<<31 {
+				return fmt.Errorf("anthropic: %s %q: want a whole number of tokens", name, v)
+			}
+			*dst = n
+		}
+	}
+	switch options["cache"] {
+	case "", "system":
+	case "off":
+		cfg.cache = false
+	default:
+		return fmt.Errorf("anthropic: cache %q: want system or off", options["cache"])
+	}
+	if cfg.thinkingBudget > 0 && cfg.thinkingBudget >= cfg.maxTokens {
+		return fmt.Errorf("anthropic: thinking_budget %d must be below max_tokens %d", cfg.thinkingBudget, cfg.maxTokens)
+	}
+	opts := []option.RequestOption{option.WithMaxRetries(0)}
+	if v := firstSet(options["base_url"], os.Getenv("ANTHROPIC_BASE_URL")); v != "" {
+		opts = append(opts, option.WithBaseURL(v))
+	}
+	if v := firstSet(options["api_key"], os.Getenv("ANTHROPIC_API_KEY")); v != "" {
+		opts = append(opts, option.WithAPIKey(v))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.client = sdk.NewClient(opts...)
+	p.cfg = cfg
+	return nil
+}
+
+// Info describes the adapter; the model list is the configured default only.
+func (p *Provider) Info(context.Context) (*providers.Info, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var models []string
+	if p.cfg.model != "" {
+		models = []string{p.cfg.model}
+	}
+	return &providers.Info{Name: "anthropic", Models: models,
+		Capabilities: []string{"tools", "reasoning", "images", "streaming", "prompt_cache"}}, nil
+}
+
+// block is one content block of the answer being streamed, by its index.
+type block struct {
+	kind      string // text | tool_use | thinking | redacted_thinking | other
+	toolIndex int32  // the block's tool-call index, for tool_use
+	thinking  strings.Builder
+	signature string
+	data      string // redacted_thinking
+}
+
+// Stream runs one streaming Messages call.
+func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
+	p.mu.Lock()
+	client, cfg := p.client, p.cfg
+	p.mu.Unlock()
+	if req.GetModel() != "" {
+		cfg.model = req.GetModel()
+	}
+	if cfg.model == "" {
+		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "anthropic: no model: set the request's model, the model option or ANTHROPIC_MODEL"}
+	}
+	params, err := buildParams(req, cfg)
+	if err != nil {
+		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "anthropic: " + err.Error()}
+	}
+	stream := client.Messages.NewStreaming(ctx, params)
+	defer stream.Close()
+
+	var (
+		blocks    = map[int64]*block{}
+		order     []int64
+		tools     int32
+		usage     = &providers.Usage{}
+		stop      string
+		gotStop   bool
+		completed bool
+	)
+	for stream.Next() {
+		ev := stream.Current()
+		switch ev.Type {
+		case "message_start":
+			u := ev.Message.Usage
+			usage.CacheReadTokens = u.CacheReadInputTokens
+			usage.CacheWriteTokens = u.CacheCreationInputTokens
+			usage.PromptTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+			usage.CompletionTokens = u.OutputTokens
+		case "content_block_start":
+			cb := ev.ContentBlock
+			b := &block{kind: cb.Type}
+			blocks[ev.Index], order = b, append(order, ev.Index)
+			switch cb.Type {
+			case "tool_use":
+				b.toolIndex = tools
+				tools++
+				if err := send(providers.ToolCallEvent(&providers.ToolCallDelta{Index: b.toolIndex, Id: cb.ID, Name: cb.Name})); err != nil {
+					return err
+				}
+			case "thinking":
+				b.signature = cb.Signature
+				if cb.Thinking != "" {
+					b.thinking.WriteString(cb.Thinking)
+					if err := send(providers.ReasoningEvent(cb.Thinking)); err != nil {
+						return err
+					}
+				}
+			case "redacted_thinking":
+				b.data = cb.Data
+			case "text":
+				if cb.Text != "" {
+					if err := send(providers.TextEvent(cb.Text)); err != nil {
+						return err
+					}
+				}
+			}
+		case "content_block_delta":
+			b := blocks[ev.Index]
+			if b == nil {
+				return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("anthropic: delta for block %d, which never started", ev.Index)}
+			}
+			var out *providers.ChatEvent
+			switch d := ev.Delta; d.Type {
+			case "text_delta":
+				out = providers.TextEvent(d.Text)
+			case "input_json_delta":
+				out = providers.ToolCallEvent(&providers.ToolCallDelta{Index: b.toolIndex, Arguments: d.PartialJSON})
+			case "thinking_delta":
+				b.thinking.WriteString(d.Thinking)
+				out = providers.ReasoningEvent(d.Thinking)
+			case "signature_delta":
+				b.signature += d.Signature
+			}
+			if out != nil {
+				if err := send(out); err != nil {
+					return err
+				}
+			}
+		case "message_delta":
+			if ev.Delta.StopReason != "" {
+				stop, gotStop = stopReason(string(ev.Delta.StopReason)), true
+			}
+			if ev.Usage.OutputTokens > 0 {
+				usage.CompletionTokens = ev.Usage.OutputTokens
+			}
+		case "message_stop":
+			completed = true
+		}
+	}
+	if err := stream.Err(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return mapError(err)
+	}
+	if !completed || !gotStop {
+		return &providers.Error{Kind: providers.KindProvider, Message: "anthropic: stream ended before message_stop", Retryable: true}
+	}
+	if state := reasoningState(blocks, order); state != "" {
+		if err := send(providers.ReasoningStateEvent(state)); err != nil {
+			return err
+		}
+	}
+	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	if err := send(providers.UsageEvent(usage)); err != nil {
+		return err
+	}
+	return send(providers.FinishEvent(stop))
+}
+
+// thinkingBlock is how thinking travels in reasoning_state: exactly what the API
+// needs back (its signature covers the text).
+type thinkingBlock struct {
+	Type      string `json:"type"` // thinking | redacted_thinking
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+func reasoningState(blocks map[int64]*block, order []int64) string {
+	var out []thinkingBlock
+	for _, i := range order {
+		switch b := blocks[i]; b.kind {
+		case "thinking":
+			out = append(out, thinkingBlock{Type: "thinking", Thinking: b.thinking.String(), Signature: b.signature})
+		case "redacted_thinking":
+			out = append(out, thinkingBlock{Type: "redacted_thinking", Data: b.data})
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// stopReason maps Anthropic's stop_reason onto the protocol's vocabulary.
+func stopReason(s string) string {
+	switch s {
+	case "end_turn", "stop_sequence":
+		return providers.StopEndTurn
+	case "tool_use":
+		return providers.StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return providers.StopMaxTokens
+	case "refusal":
+		return providers.StopContentFilter
+	}
+	return s // pause_turn and whatever comes next: "other" to the loop
+}
+
+func firstSet(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,229 @@
+package anthropic
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/agenthost/agenthost/providers"
+)
+
+// buildParams maps a protocol request onto the Messages API:
+//
+//   - system messages become the system prompt (the API keeps it apart);
+//   - an assistant message sends back its thinking blocks first (from reasoning_state,
+//     unchanged: the API checks their signatures), then its text, then its tool_use
+//     blocks, whose input is the arguments as JSON ({} when they are not an object);
+//   - tool messages become tool_result blocks; consecutive ones share one user message,
+//     since the API wants every result of a turn in the message that follows it;
+//   - images travel as base64 or as a URL;
+//   - tool_choice auto | none | required | a tool's name; max_tokens from the request
+//     or the adapter's default; with prompt caching on, the system prompt and the last
+//     tool are marked as cache breakpoints.
+func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, error) {
+	params := sdk.MessageNewParams{Model: sdk.Model(cfg.model), MaxTokens: cfg.maxTokens}
+	if req.GetMaxTokens() > 0 {
+		params.MaxTokens = req.GetMaxTokens()
+	}
+	if cfg.thinkingBudget > 0 {
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(cfg.thinkingBudget)
+		if params.MaxTokens <= cfg.thinkingBudget {
+			params.MaxTokens = cfg.thinkingBudget + cfg.maxTokens
+		}
+	}
+	var system []string
+	var pendingResults []sdk.ContentBlockParamUnion
+	flush := func() {
+		if len(pendingResults) > 0 {
+			params.Messages = append(params.Messages, sdk.NewUserMessage(pendingResults...))
+			pendingResults = nil
+		}
+	}
+	for i, m := range req.GetMessages() {
+		switch m.GetRole() {
+		case providers.RoleSystem:
+			if t := partsText(m.GetContent()); t != "" {
+				system = append(system, t)
+			}
+		case providers.RoleTool:
+			content, err := toolResult(m)
+			if err != nil {
+				return params, fmt.Errorf("message %d: %w", i, err)
+			}
+			pendingResults = append(pendingResults, content)
+		case providers.RoleUser:
+			flush()
+			blocks, err := contentBlocks(m.GetContent())
+			if err != nil {
+				return params, fmt.Errorf("message %d: %w", i, err)
+			}
+			if len(blocks) == 0 {
+				continue // the API refuses an empty message
+			}
+			params.Messages = append(params.Messages, sdk.NewUserMessage(blocks...))
+		case providers.RoleAssistant:
+			flush()
+			blocks, err := assistantBlocks(m)
+			if err != nil {
+				return params, fmt.Errorf("message %d: %w", i, err)
+			}
+			if len(blocks) > 0 {
+				params.Messages = append(params.Messages, sdk.NewAssistantMessage(blocks...))
+			}
+		default:
+			return params, fmt.Errorf("message %d: unknown role %q", i, m.GetRole())
+		}
+	}
+	flush()
+	if len(system) > 0 {
+		sys := sdk.TextBlockParam{Text: strings.Join(system, "\n\n")}
+		if cfg.cache {
+			sys.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		params.System = []sdk.TextBlockParam{sys}
+	}
+	for i, t := range req.GetTools() {
+		schema := sdk.ToolInputSchemaParam{}
+		if s := t.GetInputSchema(); s != "" {
+			var fields map[string]any
+			if err := json.Unmarshal([]byte(s), &fields); err != nil {
+				return params, fmt.Errorf("tool %q: input schema is not a JSON object: %w", t.GetName(), err)
+			}
+			schema.Properties, schema.Required = fields["properties"], toStrings(fields["required"])
+			delete(fields, "properties")
+			delete(fields, "required")
+			delete(fields, "type")
+			schema.ExtraFields = fields
+		}
+		tool := sdk.ToolParam{Name: t.GetName(), InputSchema: schema}
+		if d := t.GetDescription(); d != "" {
+			tool.Description = sdk.String(d)
+		}
+		if cfg.cache && i == len(req.GetTools())-1 {
+			tool.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tool})
+	}
+	switch c := req.GetToolChoice(); c {
+	case "", "auto":
+	case "none":
+		params.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+	case "required":
+		params.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
+	default:
+		params.ToolChoice = sdk.ToolChoiceParamOfTool(c)
+	}
+	return params, nil
+}
+
+func assistantBlocks(m *providers.Message) ([]sdk.ContentBlockParamUnion, error) {
+	var blocks []sdk.ContentBlockParamUnion
+	if s := m.GetReasoningState(); s != "" {
+		var thinking []thinkingBlock
+		if err := json.Unmarshal([]byte(s), &thinking); err != nil {
+			return nil, fmt.Errorf("reasoning_state is not this adapter's: %w", err)
+		}
+		for _, t := range thinking {
+			if t.Type == "redacted_thinking" {
+				blocks = append(blocks, sdk.NewRedactedThinkingBlock(t.Data))
+			} else {
+				blocks = append(blocks, sdk.NewThinkingBlock(t.Signature, t.Thinking))
+			}
+		}
+	}
+	if t := partsText(m.GetContent()); t != "" {
+		blocks = append(blocks, sdk.NewTextBlock(t))
+	}
+	for _, c := range m.GetToolCalls() {
+		var input any = map[string]any{}
+		var obj map[string]any
+		if json.Unmarshal([]byte(c.GetArguments()), &obj) == nil && obj != nil {
+			input = obj
+		}
+		blocks = append(blocks, sdk.NewToolUseBlock(c.GetId(), input, c.GetName()))
+	}
+	return blocks, nil
+}
+
+func toolResult(m *providers.Message) (sdk.ContentBlockParamUnion, error) {
+	var content []sdk.ToolResultBlockParamContentUnion
+	for _, p := range m.GetContent() {
+		switch p.GetType() {
+		case providers.PartImage:
+			img, err := imageSource(p)
+			if err != nil {
+				return sdk.ContentBlockParamUnion{}, err
+			}
+			content = append(content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
+		default:
+			content = append(content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: p.GetText()}})
+		}
+	}
+	isError := strings.HasPrefix(partsText(m.GetContent()), "Error:") // the loop's error results start so
+	block := sdk.ToolResultBlockParam{ToolUseID: m.GetToolCallId(), Content: content, IsError: sdk.Bool(isError)}
+	return sdk.ContentBlockParamUnion{OfToolResult: &block}, nil
+}
+
+func contentBlocks(parts []*providers.Part) ([]sdk.ContentBlockParamUnion, error) {
+	var blocks []sdk.ContentBlockParamUnion
+	for _, p := range parts {
+		switch p.GetType() {
+		case providers.PartImage:
+			img, err := imageSource(p)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, sdk.ContentBlockParamUnion{OfImage: img})
+		default:
+			if p.GetText() != "" {
+				blocks = append(blocks, sdk.NewTextBlock(p.GetText()))
+			}
+		}
+	}
+	return blocks, nil
+}
+
+func imageSource(p *providers.Part) (*sdk.ImageBlockParam, error) {
+	var img sdk.ImageBlockParam
+	switch {
+	case len(p.GetImageData()) > 0:
+		mt := p.GetMediaType()
+		if mt == "" {
+			return nil, fmt.Errorf("an image given as bytes needs its media type")
+		}
+		img.Source.OfBase64 = &sdk.Base64ImageSourceParam{MediaType: sdk.Base64ImageSourceMediaType(mt),
+			Data: base64.StdEncoding.EncodeToString(p.GetImageData())}
+	case p.GetImageUrl() != "":
+		img.Source.OfURL = &sdk.URLImageSourceParam{URL: p.GetImageUrl()}
+	default:
+		return nil, fmt.Errorf("an image part without data or URL")
+	}
+	return &img, nil
+}
+
+func partsText(parts []*providers.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.GetType() != providers.PartImage {
+			b.WriteString(p.GetText())
+		}
+	}
+	return b.String()
+}
+
+func toStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
