@@ -39,11 +39,11 @@ type Host struct {
 	// prints them.
 	Warnings []string
 
-	runtime  *sandbox.Runtime
-	plugins  []*sandbox.Plugin
-	tools    []loop.Tool // the tool plugins' tools, named as the model sees them
-	provider *providers.Client
-	services *services
+	runtime   *sandbox.Runtime
+	plugins   []*sandbox.Plugin
+	tools     []loop.Tool         // the tool plugins' tools, named as the model sees them
+	providers []*providers.Client // the agent's provider, or its fallback chain
+	services  *services
 
 	// For Reload (reload.go): what a rebuilt agent needs, and what was loaded when.
 	model     loop.Model
@@ -91,30 +91,46 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if opts.NoProvider {
 		return h, nil
 	}
-	provName := m.Agent.Provider
+	chain := []string(m.Agent.Provider)
 	if opts.Provider != "" {
-		provName = opts.Provider
+		chain = []string{opts.Provider}
 	}
-	if provName == "" { // only a run needs one: plugins and sessions commands do not
+	if len(chain) == 0 { // only a run needs one: plugins and sessions commands do not
 		return nil, m.errKey("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
 	}
-	pc, ok := m.Providers[provName]
-	if !ok {
-		return nil, fmt.Errorf("%s: --provider %q: no [providers.%s] in the manifest", m.Path, provName, provName)
+	cm := &chainModel{retry: withRetryDefaults(loop.RetryPolicy{MaxAttempts: m.Agent.Retry.MaxAttempts,
+		BaseDelay: time.Duration(m.Agent.Retry.BaseDelay), MaxDelay: time.Duration(m.Agent.Retry.MaxDelay)}), sleep: sleepCtx}
+	var modelName string
+	for _, name := range chain {
+		pc, ok := m.Providers[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: --provider %q: no [providers.%s] in the manifest", m.Path, name, name)
+		}
+		client, err := providers.Start(ctx, providers.ClientConfig{
+			Name: name, Command: pc.Command, Args: pc.Args, Env: pc.Env, SHA256: pc.SHA256,
+			StartTimeout: time.Duration(pc.StartTimeout), Options: providerOptions(m, name, pc), Stderr: opts.Stderr,
+			FirstTokenTimeout: callTimeout(pc.FirstTokenTimeout), IdleTimeout: callTimeout(pc.IdleTimeout),
+		})
+		if err != nil {
+			return nil, err
+		}
+		h.providers = append(h.providers, client)
+		linkModel := m.Agent.Model
+		if pc.Model != "" {
+			linkModel = pc.Model
+		}
+		if modelName == "" {
+			modelName = linkModel // the first provider's, for events and create_message
+		}
+		l := &link{name: name, model: &providerModel{client: client, model: linkModel},
+			breaker: newBreaker(name, pc.BreakerFailures, time.Duration(pc.BreakerCooldown)),
+			limits:  newLimiter(pc.RequestsPerMinute, pc.TokensPerMinute)}
+		if pc.Pricing != nil {
+			l.pricing = &loop.Pricing{PromptPerMTok: pc.Pricing.PromptPerMTok, CompletionPerMTok: pc.Pricing.CompletionPerMTok}
+		}
+		cm.links = append(cm.links, l)
 	}
-	h.provider, err = providers.Start(ctx, providers.ClientConfig{
-		Name: provName, Command: pc.Command, Args: pc.Args, Env: pc.Env, SHA256: pc.SHA256,
-		StartTimeout: time.Duration(pc.StartTimeout), Options: providerOptions(m, provName, pc), Stderr: opts.Stderr,
-		FirstTokenTimeout: callTimeout(pc.FirstTokenTimeout), IdleTimeout: callTimeout(pc.IdleTimeout),
-	})
-	if err != nil {
-		return nil, err
-	}
-	modelName := m.Agent.Model
-	if pc.Model != "" {
-		modelName = pc.Model
-	}
-	model := &providerModel{client: h.provider, model: modelName}
+	var model loop.Model = cm
 	h.services.model, h.services.name = model, modelName
 	h.model, h.modelName, h.approver = model, modelName, opts.Approver
 	if h.Agent, err = h.newAgent(model, modelName, opts.Approver); err != nil {
@@ -217,8 +233,8 @@ func (h *Host) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
 func (h *Host) Close() error {
 	ctx := context.Background()
 	var errs []error
-	if h.provider != nil {
-		errs = append(errs, h.provider.Close())
+	for _, p := range h.providers {
+		errs = append(errs, p.Close())
 	}
 	for _, p := range h.plugins {
 		errs = append(errs, p.Close(ctx))

@@ -38,7 +38,7 @@ type Manifest struct {
 type AgentConfig struct {
 	Name             string           `toml:"name"`
 	SystemPrompt     string           `toml:"system_prompt"`
-	Provider         string           `toml:"provider"`
+	Provider         ProviderList     `toml:"provider"` // a name, or a fallback chain of names
 	Model            string           `toml:"model"`
 	MaxIterations    int              `toml:"max_iterations"`
 	MaxToolRounds    int              `toml:"max_tool_rounds"`
@@ -92,6 +92,44 @@ type ProviderConfig struct {
 	// (120s, 60s); "0s" turns the timeout off.
 	FirstTokenTimeout *Duration `toml:"first_token_timeout"`
 	IdleTimeout       *Duration `toml:"idle_timeout"`
+
+	// Protection for a fallback chain (agent.provider = [...]) and for every process
+	// sharing this provider: client-side rate limits that make calls wait rather than
+	// draw 429s, a circuit breaker that stops calling a failing provider for a while,
+	// and the provider's own prices. See fallback.go.
+	RequestsPerMinute int            `toml:"requests_per_minute"`
+	TokensPerMinute   int            `toml:"tokens_per_minute"`
+	BreakerFailures   int            `toml:"breaker_failures"` // consecutive failed calls that open it; default 5
+	BreakerCooldown   Duration       `toml:"breaker_cooldown"` // how long it stays open; default 30s
+	Pricing           *PricingConfig `toml:"pricing"`          // overrides [agent.pricing] for this provider
+}
+
+// ProviderList is agent.provider: one provider's name, or a list of them tried in order
+// (a fallback chain).
+type ProviderList []string
+
+// UnmarshalTOML accepts a string or an array of strings.
+func (p *ProviderList) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*p = ProviderList{x}
+		if x == "" {
+			*p = nil
+		}
+		return nil
+	case []any:
+		out := make(ProviderList, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok || s == "" {
+				return fmt.Errorf("agent.provider: want a provider name or a list of names, got %v", e)
+			}
+			out = append(out, s)
+		}
+		*p = out
+		return nil
+	}
+	return fmt.Errorf("agent.provider: want a provider name or a list of names, got %T", v)
 }
 
 // callTimeout maps a manifest timeout onto providers.ClientConfig's convention:
@@ -287,8 +325,13 @@ func (m *Manifest) check() error {
 	if a.Name == "" {
 		a.Name = "agent"
 	}
-	if _, ok := m.Providers[a.Provider]; !ok && a.Provider != "" {
-		return m.errKey("agent.provider", "unknown provider %q (defined: %s)", a.Provider, strings.Join(m.providerNames(), ", "))
+	for i, name := range a.Provider {
+		if _, ok := m.Providers[name]; !ok {
+			return m.errKey("agent.provider", "unknown provider %q (defined: %s)", name, strings.Join(m.providerNames(), ", "))
+		}
+		if slices.Contains(a.Provider[:i], name) {
+			return m.errKey("agent.provider", "provider %q is twice in the fallback chain", name)
+		}
 	}
 	for _, name := range m.providerNames() {
 		p := m.Providers[name]

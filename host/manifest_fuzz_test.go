@@ -37,7 +37,7 @@ func FuzzManifest(f *testing.F) {
 			}
 			return
 		}
-		if m.Agent.Provider == "" || m.Store.Kind == "" {
+		if len(m.Agent.Provider) == 0 || m.Store.Kind == "" {
 			t.Fatalf("accepted manifest lacks defaults: %+v", m.Agent)
 		}
 	})

@@ -46,6 +46,26 @@ func (m *Manifest) checkNumbers() error {
 	for i, p := range m.Plugins {
 		rules = append(rules, intRule{fmt.Sprintf("plugins.%d.pool_size", i), p.PoolSize, 0, maxPoolSize})
 	}
+	var prices []struct {
+		key string
+		v   float64
+	}
+	for _, name := range m.providerNames() {
+		p, key := m.Providers[name], "providers."+name
+		rules = append(rules,
+			intRule{key + ".requests_per_minute", p.RequestsPerMinute, 0, maxFiniteLimit},
+			intRule{key + ".tokens_per_minute", p.TokensPerMinute, 0, math.MaxInt32},
+			intRule{key + ".breaker_failures", p.BreakerFailures, 0, maxFiniteLimit})
+		if p.Pricing != nil {
+			prices = append(prices, struct {
+				key string
+				v   float64
+			}{key + ".pricing.prompt_per_mtok", p.Pricing.PromptPerMTok}, struct {
+				key string
+				v   float64
+			}{key + ".pricing.completion_per_mtok", p.Pricing.CompletionPerMTok})
+		}
+	}
 	for _, r := range rules {
 		if r.v < r.min || r.v > r.max {
 			return m.errKey(r.key, "%d is out of range (%d to %d)", r.v, r.min, r.max)
@@ -59,6 +79,9 @@ func (m *Manifest) checkNumbers() error {
 		{"agent.pricing.prompt_per_mtok", a.Pricing.PromptPerMTok},
 		{"agent.pricing.completion_per_mtok", a.Pricing.CompletionPerMTok},
 	} {
+		prices = append(prices, f)
+	}
+	for _, f := range prices {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return m.errKey(f.key, "%v is not a non-negative finite number", f.v)
 		}

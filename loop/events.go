@@ -30,6 +30,7 @@ const (
 	EventRunFinished      EventType = "run_finished"
 	EventPluginLog        EventType = "plugin_log"
 	EventProgress         EventType = "progress"
+	EventCircuit          EventType = "circuit"
 )
 
 // Event is one thing that happened in a run. Data holds the typed payload for Type (one of
@@ -162,6 +163,8 @@ func newEventData(t EventType) (any, error) {
 		return &PluginLogData{}, nil
 	case EventProgress:
 		return &ProgressData{}, nil
+	case EventCircuit:
+		return &CircuitData{}, nil
 	}
 	return nil, fmt.Errorf("unknown event type %q", t)
 }
@@ -228,6 +231,8 @@ func derefData(p any) any {
 	case *PluginLogData:
 		return *v
 	case *ProgressData:
+		return *v
+	case *CircuitData:
 		return *v
 	}
 	return p

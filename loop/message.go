@@ -122,6 +122,9 @@ type Usage struct {
 	// Prompt-cache tokens (part of PromptTokens), when the provider reports them.
 	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// Provider names the provider that served a model call, when a fallback chain has
+	// several (in the call's usage event; a run's total has none).
+	Provider string `json:"provider,omitempty"`
 }
 
 // Add returns the sum of two usages.

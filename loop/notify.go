@@ -32,6 +32,14 @@ type ProgressData struct {
 	Message  string  `json:"message,omitempty"`
 }
 
+// CircuitData is a provider's circuit breaker changing state: open (calls go to the
+// fallback for a cool-down), half_open (one probe call may try it) or closed.
+type CircuitData struct {
+	Provider string `json:"provider"`
+	State    string `json:"state"`
+	Reason   string `json:"reason"`
+}
+
 // LogLevels are the plugin_log levels, least severe first.
 var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
@@ -47,10 +55,12 @@ func LogLevelRank(level string) int {
 
 type noticeKey struct{}
 
-// Notify records a plugin's report (a PluginLogData or a ProgressData) as an event of the
-// run that ctx belongs to: the context of a tool call, a hook, a guardrail or a context
-// strategy. It reports false when ctx belongs to no run (or the run has ended), so the
-// caller can show the report elsewhere, and for any other type of data.
+// Notify records a report as an event of the run that ctx belongs to: the context of a
+// tool call, a hook, a guardrail, a context strategy or a model call. Plugins report a
+// PluginLogData or a ProgressData; a model that falls back between providers reports an
+// ErrorData (the fallback and why) and a CircuitData. It reports false when ctx belongs
+// to no run (or the run has ended), so the caller can show the report elsewhere, and for
+// any other type of data.
 func Notify(ctx context.Context, data any) bool {
 	j, _ := ctx.Value(noticeKey{}).(*journal)
 	if j == nil {
@@ -66,6 +76,12 @@ func Notify(ctx context.Context, data any) bool {
 	case ProgressData:
 		d.Message = clip(d.Message)
 		return j.notice(EventProgress, d)
+	case ErrorData:
+		d.Message = clip(d.Message)
+		return j.notice(EventError, d)
+	case CircuitData:
+		d.Reason = clip(d.Reason)
+		return j.notice(EventCircuit, d)
 	}
 	return false
 }
