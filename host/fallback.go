@@ -179,15 +179,26 @@ type linkStream struct {
 	chain    bool
 	estimate int
 	done     bool
+	usage    bool        // a usage delta went by
+	held     *loop.Delta // the finish, held back behind the usage this stream never sent
 }
 
 func (s *linkStream) Recv() (loop.Delta, error) {
 	var d loop.Delta
 	var err error
-	if s.first != nil {
+	switch {
+	case s.held != nil:
+		d, s.held = *s.held, nil
+		return d, nil
+	case s.first != nil:
 		d, s.first = *s.first, nil
-	} else {
+	default:
 		d, err = s.Stream.Recv()
+	}
+	if err == nil && d.Kind == loop.DeltaFinish && !s.usage && s.chain {
+		// Name the provider in the call's usage event even when it reported no usage.
+		s.held = &d
+		d = loop.Delta{Kind: loop.DeltaUsage, Usage: &loop.Usage{}}
 	}
 	switch {
 	case err == io.EOF:
@@ -195,6 +206,7 @@ func (s *linkStream) Recv() (loop.Delta, error) {
 	case err != nil:
 		s.end(err)
 	case d.Kind == loop.DeltaUsage && d.Usage != nil:
+		s.usage = true
 		u := *d.Usage
 		if s.chain {
 			u.Provider = s.link.name
