@@ -10,7 +10,11 @@
 //
 // Options (agent.toml `options`, delivered by Configure): base_url, api_key,
 // model (used when a request names none) and max_tokens_field
-// ("max_tokens", the default, or "max_completion_tokens"). base_url and
+// ("max_tokens", the default, or "max_completion_tokens") and send_reasoning
+// (unset: earlier reasoning is not sent back; "reasoning_content" or "reasoning":
+// it goes back on its assistant message in that field, for servers that read it).
+// An image in a tool result travels in a user message right after the tool
+// messages (Chat Completions tool messages carry text only). base_url and
 // api_key fall back to OPENAI_BASE_URL and OPENAI_API_KEY.
 //
 // The SDK's own retries are disabled: the agent loop owns retry policy. The

@@ -362,3 +362,35 @@ func canonicalCompact(t *testing.T, data []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
+
+// With send_reasoning the earlier reasoning goes back in the field the server reads;
+// without it, never (TestRequestSent).
+func TestSendReasoningOption(t *testing.T) {
+	r := newReplay(t)
+	c, err := providers.Start(context.Background(), providers.ClientConfig{Name: "openai", Command: adapterBin,
+		Options: map[string]string{"base_url": r.srv.URL + "/v1", "api_key": "k", "model": "m", "send_reasoning": "reasoning_content"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r.use("text.http")
+	req := hello()
+	req.Messages = append(req.Messages,
+		&providers.Message{Role: providers.RoleAssistant, Reasoning: "think first", Content: []*providers.Part{{Type: providers.PartText, Text: "Hi"}}},
+		&providers.Message{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "again"}}})
+	if _, err := run(t, c, req); err != io.EOF {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	json.Unmarshal(r.last().body, &body)
+	if got := body.Messages[1]["reasoning_content"]; got != "think first" {
+		t.Fatalf("assistant message sent as %v", body.Messages[1])
+	}
+	_, err = providers.Start(context.Background(), providers.ClientConfig{Name: "openai", Command: adapterBin,
+		Options: map[string]string{"send_reasoning": "thoughts"}})
+	if err == nil || !strings.Contains(err.Error(), `send_reasoning "thoughts"`) {
+		t.Fatalf("bad option: %v", err)
+	}
+}

@@ -21,6 +21,7 @@ type Provider struct {
 	client    sdk.Client
 	model     string
 	maxTokens string // request field that carries max_tokens
+	reasoning string // field that carries earlier reasoning back ("" = not sent)
 }
 
 // New returns a provider configured from the environment only; Configure
@@ -33,7 +34,7 @@ func New() *Provider {
 	return p
 }
 
-var knownOptions = []string{"api_key", "base_url", "max_tokens_field", "model"}
+var knownOptions = []string{"api_key", "base_url", "max_tokens_field", "model", "send_reasoning"}
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
@@ -50,6 +51,11 @@ func (p *Provider) Configure(_ context.Context, options map[string]string) error
 	default:
 		return fmt.Errorf("openai: max_tokens_field %q: want max_tokens or max_completion_tokens", maxTokens)
 	}
+	switch options["send_reasoning"] {
+	case "", "reasoning_content", "reasoning":
+	default:
+		return fmt.Errorf("openai: send_reasoning %q: want reasoning_content or reasoning", options["send_reasoning"])
+	}
 	opts := []option.RequestOption{option.WithMaxRetries(0)}
 	if v := firstSet(options["base_url"], os.Getenv("OPENAI_BASE_URL")); v != "" {
 		opts = append(opts, option.WithBaseURL(v))
@@ -62,6 +68,7 @@ func (p *Provider) Configure(_ context.Context, options map[string]string) error
 	p.client = sdk.NewClient(opts...)
 	p.model = options["model"]
 	p.maxTokens = maxTokens
+	p.reasoning = options["send_reasoning"]
 	return nil
 }
 
@@ -84,7 +91,7 @@ func (p *Provider) Info(context.Context) (*providers.Info, error) {
 // Stream runs one streaming Chat Completions call.
 func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
 	p.mu.Lock()
-	client, model, maxTokens := p.client, p.model, p.maxTokens
+	client, model, maxTokens, sendReasoning := p.client, p.model, p.maxTokens, p.reasoning
 	p.mu.Unlock()
 	if req.GetModel() != "" {
 		model = req.GetModel()
@@ -92,7 +99,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send 
 	if model == "" {
 		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "openai: no model: set the request's model or the model option"}
 	}
-	params, err := buildParams(req, model, maxTokens)
+	params, err := buildParams(req, model, maxTokens, sendReasoning)
 	if err != nil {
 		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "openai: " + err.Error()}
 	}

@@ -12,9 +12,11 @@ import (
 )
 
 // buildParams translates the protocol request into Chat Completions params.
-// Reasoning on earlier assistant messages is not sent back: most servers
-// reject or ignore it.
-func buildParams(req *providers.ChatRequest, model, maxTokensField string) (sdk.ChatCompletionNewParams, error) {
+// Reasoning on earlier assistant messages is sent back only when sendReasoning names
+// the field the server reads it from (the send_reasoning option: reasoning_content for
+// vLLM and DeepSeek-style servers, reasoning for Ollama): most servers reject or
+// ignore it, and OpenAI's own has no such field.
+func buildParams(req *providers.ChatRequest, model, maxTokensField, sendReasoning string) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{
 		Model:         shared.ChatModel(model),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
@@ -25,7 +27,7 @@ func buildParams(req *providers.ChatRequest, model, maxTokensField string) (sdk.
 			p.Messages = append(p.Messages, sdk.UserMessage(images))
 			images = nil
 		}
-		msg, err := message(m)
+		msg, err := message(m, sendReasoning)
 		if err != nil {
 			return p, fmt.Errorf("messages[%d]: %w", i, err)
 		}
@@ -79,7 +81,7 @@ func buildParams(req *providers.ChatRequest, model, maxTokensField string) (sdk.
 	return p, nil
 }
 
-func message(m *providers.Message) (sdk.ChatCompletionMessageParamUnion, error) {
+func message(m *providers.Message, sendReasoning string) (sdk.ChatCompletionMessageParamUnion, error) {
 	switch m.GetRole() {
 	case providers.RoleSystem:
 		return sdk.SystemMessage(providers.TextOf(m)), nil
@@ -106,6 +108,9 @@ func message(m *providers.Message) (sdk.ChatCompletionMessageParamUnion, error) 
 		}
 		if m.GetName() != "" {
 			a.Name = sdk.String(m.GetName())
+		}
+		if sendReasoning != "" && m.GetReasoning() != "" {
+			a.SetExtraFields(map[string]any{sendReasoning: m.GetReasoning()})
 		}
 		for _, tc := range m.GetToolCalls() {
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
