@@ -102,6 +102,9 @@ type RunInput struct {
 	ClientTools []ToolSpec
 	// ContinueOnMaxTokens is Config.ContinueOnMaxTokens for this run.
 	ContinueOnMaxTokens bool
+	// TraceID is the run's distributed-trace id, if the host traces it; every event of
+	// the run carries it, so a client can find the run's trace.
+	TraceID string
 }
 
 // RunResult is how a run ended.

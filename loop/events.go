@@ -44,6 +44,7 @@ type Event struct {
 	Agent     string    `json:"agent"`
 	Type      EventType `json:"type"`
 	Data      any       `json:"data"`
+	TraceID   string    `json:"trace_id,omitempty"` // RunInput.TraceID
 }
 
 type (

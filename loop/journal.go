@@ -15,6 +15,7 @@ type journal struct {
 	session  string
 	runID    string
 	agent    string
+	traceID  string
 	clock    Driver // the clock and the store appends (Driver.Append)
 	emitFn   func(Event)
 
@@ -43,7 +44,7 @@ func (j *journal) emit(t EventType, data any) {
 func (j *journal) emitLocked(t EventType, data any) {
 	j.evSeq++
 	e := Event{Seq: j.evSeq, Time: j.clock.Now(), SessionID: j.session, RunID: j.runID,
-		Agent: j.agent, Type: t, Data: data}
+		Agent: j.agent, Type: t, Data: data, TraceID: j.traceID}
 	if j.emitFn != nil {
 		j.emitFn(e)
 	}

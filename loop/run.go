@@ -58,7 +58,7 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	ctx = context.WithValue(ctx, noticeKey{}, &r.journal) // plugins' reports (notify.go)
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
-		agent: cfg.Name, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
+		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
 	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
 	if len(in.ClientTools) > 0 {
 		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
