@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
 	"github.com/agenthost/agenthost/store"
+	"github.com/agenthost/agenthost/telemetry"
 )
 
 // Options say how to open a host. Only Manifest is required.
@@ -23,6 +24,11 @@ type Options struct {
 	Approver   loop.Approver
 	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
 	Stderr     io.Writer // provider process logs; nil discards them
+	// Telemetry traces runs and counts them (package telemetry). Nil: Open makes one
+	// when [telemetry] or the OTEL_EXPORTER_OTLP_* variables ask for traces, or when
+	// Metrics asks for metrics, and Close flushes it.
+	Telemetry *telemetry.Telemetry
+	Metrics   bool // count runs for Host.Telemetry().Handler() (agenthost serve's /metrics)
 	// OnReport receives what plugins report (a loop.PluginLogData or loop.ProgressData)
 	// outside a run: during `plugins call` or while loading. Inside a run reports are
 	// the run's plugin_log and progress events.
@@ -51,7 +57,12 @@ type Host struct {
 	approver  loop.Approver
 	stamps    []fileStamp
 	live      liveAgent
+	tel       *telemetry.Telemetry
+	ownTel    bool // made by Open: Close shuts it down
 }
+
+// Telemetry is the host's tracer and meters, or nil.
+func (h *Host) Telemetry() *telemetry.Telemetry { return h.tel }
 
 // Open loads the manifest and starts everything it declares. On error, whatever was
 // already started is stopped again.
@@ -62,12 +73,19 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			return nil, err
 		}
 	}
-	h := &Host{Manifest: m}
+	h := &Host{Manifest: m, tel: opts.Telemetry}
 	defer func() {
 		if err != nil {
 			h.Close() // h, not the result: a failed Open returns nil
 		}
 	}()
+	if topts := (telemetry.Options{Endpoint: m.Telemetry.OTLPEndpoint, Protocol: m.Telemetry.Protocol,
+		CaptureContent: m.Telemetry.CaptureContent, Metrics: opts.Metrics}); h.tel == nil && (opts.Metrics || telemetry.TracingConfigured(topts)) {
+		if h.tel, err = telemetry.New(ctx, topts); err != nil {
+			return nil, err
+		}
+		h.ownTel = true
+	}
 	if h.Store, err = openStore(m.Store); err != nil {
 		return nil, err
 	}
@@ -122,7 +140,11 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		if modelName == "" {
 			modelName = linkModel // the first provider's, for events and create_message
 		}
-		l := &link{name: name, model: &providerModel{client: client, model: linkModel},
+		var lm loop.Model = &providerModel{client: client, model: linkModel}
+		if h.tel != nil {
+			lm = telemetry.WrapModel(lm, name, linkModel)
+		}
+		l := &link{name: name, model: lm,
 			breaker: newBreaker(name, pc.BreakerFailures, time.Duration(pc.BreakerCooldown)),
 			limits:  newLimiter(pc.RequestsPerMinute, pc.TokensPerMinute)}
 		if pc.Pricing != nil {
@@ -249,6 +271,11 @@ func (h *Host) Close() error {
 	h.live.mu.Unlock()
 	if h.runtime != nil {
 		errs = append(errs, h.runtime.Close(ctx))
+	}
+	if h.ownTel {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second) // flush the last spans, within a bound
+		errs = append(errs, h.tel.Shutdown(sctx))
+		cancel()
 	}
 	if c, ok := h.Store.(io.Closer); ok && c != nil {
 		errs = append(errs, c.Close())

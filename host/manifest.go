@@ -26,6 +26,7 @@ type Manifest struct {
 	Providers map[string]ProviderConfig `toml:"providers"`
 	Store     StoreConfig               `toml:"store"`
 	Plugins   []PluginConfig            `toml:"plugins"`
+	Telemetry TelemetryConfig           `toml:"telemetry"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -142,6 +143,14 @@ func callTimeout(d *Duration) time.Duration {
 		return -1
 	}
 	return time.Duration(*d)
+}
+
+// TelemetryConfig is [telemetry]; the standard OTEL_EXPORTER_OTLP_* variables do the
+// same without it (README.md, "Observability").
+type TelemetryConfig struct {
+	OTLPEndpoint   string `toml:"otlp_endpoint"`   // e.g. http://127.0.0.1:4318; ${VAR} expanded
+	Protocol       string `toml:"protocol"`        // http/protobuf (default) | grpc
+	CaptureContent bool   `toml:"capture_content"` // record prompts, completions and tool data in spans
 }
 
 // StoreConfig is [store].
@@ -350,6 +359,10 @@ func (m *Manifest) check() error {
 			}
 		}
 		m.Providers[name] = p
+	}
+	m.Telemetry.OTLPEndpoint = os.ExpandEnv(m.Telemetry.OTLPEndpoint)
+	if p := m.Telemetry.Protocol; p != "" && p != "http/protobuf" && p != "grpc" {
+		return m.errKey("telemetry.protocol", "unknown protocol %q (http/protobuf or grpc)", p)
 	}
 	if !slices.Contains(storeKinds, m.Store.Kind) {
 		return m.errKey("store.kind", "unknown store kind %q (memory or sqlite)", m.Store.Kind)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/sandbox"
+	"github.com/agenthost/agenthost/telemetry"
 )
 
 // sandboxConfig maps a manifest plugin onto the sandbox's configuration.
@@ -51,13 +52,15 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 //
 // The call's session (loop.CallInfo) keys the plugin's instances: with isolation
 // "session" (the default) a session never sees an instance another one used.
-func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolResult, err error) {
+	ctx, end := telemetry.ToolSpan(ctx, t.name, t.plugin.Name(), c.Arguments)
+	defer func() { end(out, err) }()
 	res, err := t.plugin.CallTool(withSession(ctx), t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
 	}
 	// A plugin ends the run as a Go done tool does: _meta {"agenthost/final": true}.
-	out := loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent, Done: res.EndsRun()}
+	out = loop.ToolResult{IsError: res.IsError, Structured: res.StructuredContent, Done: res.EndsRun()}
 	if out.Done {
 		out.Final = res.Text()
 	}
@@ -134,7 +137,9 @@ func withSession(ctx context.Context) context.Context {
 }
 
 // callHook calls a hook export with in as JSON and decodes its answer into out.
-func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any) error {
+func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any) (err error) {
+	ctx, end := telemetry.HookSpan(ctx, hookKinds[export], p.Name(), export)
+	defer func() { end(err) }()
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -148,6 +153,10 @@ func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any
 	}
 	return nil
 }
+
+// hookKinds names the plugin kind of each hook export, for its span.
+var hookKinds = map[string]string{"context_build": "context", "on_step": "termination", "before_final": "termination",
+	"guard": "guardrail", "permit": "permission"}
 
 // wasmContext is a context strategy plugin (export context_build).
 type wasmContext struct{ p *sandbox.Plugin }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/sandbox"
 )
@@ -46,7 +48,10 @@ func (h *Host) loadPlugin(ctx context.Context, i int) (*sandbox.Plugin, error) {
 			return nil, m.errKey(key+".sha256", "%v", err)
 		}
 	}
+	_, end := h.tel.Span(ctx, "sandbox.load "+p.Name, attribute.String("agenthost.plugin", p.Name),
+		attribute.String("agenthost.plugin.wasm", p.Wasm))
 	pl, err := h.runtime.Load(ctx, sandboxConfig(p, h.services))
+	end(err)
 	if err != nil {
 		return nil, m.errKey(key, "%v", err)
 	}
@@ -216,9 +221,22 @@ func (h *Host) Runner() *Runner { return &Runner{h: h} }
 // Runner runs on the host's current agent; see Host.Runner.
 type Runner struct{ h *Host }
 
-// RunWith runs on the current agent.
+// RunWith runs on the current agent, traced and counted when the host has telemetry.
 func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error) {
-	return r.h.live.cur.Load().RunWith(ctx, in, emit)
+	agent := r.h.live.cur.Load()
+	tel := r.h.tel
+	if tel == nil {
+		return agent.RunWith(ctx, in, emit)
+	}
+	ctx, end := tel.StartRun(ctx, r.h.Manifest.Agent.Name, &in)
+	res, err := agent.RunWith(ctx, in, func(e loop.Event) {
+		tel.Observe(ctx, e)
+		if emit != nil {
+			emit(e)
+		}
+	})
+	end(res)
+	return res, err
 }
 
 // Abort aborts the run on the agent running it.

@@ -68,7 +68,7 @@ func (s *grpcServer) Stream(req *providerpb.ChatRequest, srv grpc.ServerStreamin
 		ev.Seq = seq
 		return srv.Send(ev)
 	}
-	err := s.impl.Stream(srv.Context(), req, send)
+	err := s.impl.Stream(fromTraceMetadata(srv.Context()), req, send)
 	if err == nil {
 		return nil
 	}

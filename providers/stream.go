@@ -54,7 +54,7 @@ func (c *Client) Stream(ctx context.Context, req *ChatRequest) (EventStream, err
 			cancel(&errCallTimeout{fmt.Sprintf("provider %q: no event within first_token_timeout (%s)", c.cfg.Name, d)})
 		})
 	}
-	st, err := rpc.Stream(callCtx, req)
+	st, err := rpc.Stream(withTraceMetadata(callCtx), req)
 	if err != nil {
 		err = s.classify(err, "at the start of a call")
 		s.stop()

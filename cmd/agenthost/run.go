@@ -168,7 +168,7 @@ func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt, sess
 		defer t.stop()
 		render = t.event
 	}
-	res, _ := h.Agent.RunWith(ctx, in, render)
+	res, _ := h.Runner().RunWith(ctx, in, render)
 	if !jsonOut {
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", res.SessionID)
 	}

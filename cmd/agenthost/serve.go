@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/server"
-	"github.com/spf13/cobra"
+	"github.com/agenthost/agenthost/telemetry"
 )
 
 func newServeCmd() *cobra.Command {
@@ -17,6 +24,7 @@ func newServeCmd() *cobra.Command {
 		maxBody                   int64
 		allowHosts, allowOrigins  []string
 		watch                     bool
+		logFormat                 string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -47,15 +55,23 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			logger, err := newLogger(cmd.ErrOrStderr(), logFormat)
+			if err != nil {
+				return usage(err)
+			}
 			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,
-				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd)})
+				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true})
 			if err != nil {
 				return err
 			}
 			defer h.Close()
 			warn(cmd, h)
 			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
-				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins})
+				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
+				Metrics: h.Telemetry().Handler(), Log: logger,
+				Extract: func(ctx context.Context, hd http.Header) context.Context {
+					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
+				}})
 			if err != nil {
 				return failed(err)
 			}
@@ -73,6 +89,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&logFormat, "log-format", "text", "request and run log records: text or json")
 	f.BoolVar(&watch, "watch", false, "reload a plugin whose .wasm changes, between runs, without stopping")
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (non-loopback needs a token)")
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
@@ -81,4 +98,15 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests (with CORS) from this origin, e.g. http://localhost:5173 (repeatable)")
 	return cmd
+}
+
+// newLogger is the slog logger of --log-format: text (key=value) or JSON, on w.
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }

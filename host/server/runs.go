@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -36,13 +37,24 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	stopOnShutdown := context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })
 	defer stopOnShutdown()
 
+	if s.opts.Extract != nil {
+		ctx = s.opts.Extract(ctx, r.Header)
+	}
 	stream := newSSE(w)
 	tr := NewTranslator(in.SessionID, in.RunID)
-	_, err = s.opts.Agent.RunWith(ctx, in, func(e loop.Event) {
+	traceID := ""
+	res, err := s.opts.Agent.RunWith(ctx, in, func(e loop.Event) {
+		traceID = e.TraceID
 		for _, ev := range tr.Translate(e) {
 			stream.send(ev)
 		}
 	})
+	if s.opts.Log != nil && stream.started {
+		s.opts.Log.LogAttrs(r.Context(), slog.LevelInfo, "run finished", slog.String("session", in.SessionID),
+			slog.String("run", in.RunID), slog.String("status", string(res.Status)), slog.String("reason", string(res.Reason)),
+			slog.Int("prompt_tokens", res.Usage.PromptTokens), slog.Int("completion_tokens", res.Usage.CompletionTokens),
+			slog.Float64("cost_usd", res.Usage.CostUSD), slog.String("trace_id", traceID))
+	}
 	if !stream.started {
 		// The loop refused the run before it began (no event was emitted).
 		code := http.StatusBadRequest

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -38,6 +39,14 @@ type Options struct {
 	// AllowOrigins are the browser origins ("http://localhost:5173") besides the server's
 	// own that may call the API (--allow-origin); they get CORS headers. See guard.go.
 	AllowOrigins []string
+	// Metrics, when set, is served on GET /metrics (Prometheus text), behind the token
+	// like the API: it names tools and costs.
+	Metrics http.Handler
+	// Extract, when set, continues a trace from a request's headers (traceparent): the
+	// run's spans become children of the caller's.
+	Extract func(ctx context.Context, h http.Header) context.Context
+	// Log, when set, gets one record per HTTP request and one per run end.
+	Log *slog.Logger
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -90,10 +99,16 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("POST /v1/runs/{id}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
 	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
+	if opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.auth(opts.Metrics.ServeHTTP))
+	}
 	s.mux.Handle("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	}))
 	s.handler = s.guard(s.mux)
+	if opts.Log != nil {
+		s.handler = s.logRequests(s.handler)
+	}
 	return s, nil
 }
 

@@ -97,11 +97,11 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 		}
 		return &providers.Error{Kind: e.Kind, Message: msg, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond, Retryable: retryable}
 	}
-	reasoning, err := expand(turn.Reasoning, req)
+	reasoning, err := expand(ctx, turn.Reasoning, req)
 	if err != nil {
 		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: turn %d: reasoning: %v", n, err)}
 	}
-	text, err := expand(turn.Text, req)
+	text, err := expand(ctx, turn.Text, req)
 	if err != nil {
 		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: turn %d: text: %v", n, err)}
 	}
@@ -214,8 +214,11 @@ func check(e *Expect, req *providers.ChatRequest) error {
 
 var resultRef = regexp.MustCompile(`\{\{\s*result\s+([^}\s]+)\s*\}\}`)
 
-// expand replaces {{result ID}} with the text of the tool message answering ID.
-func expand(s string, req *providers.ChatRequest) (string, error) {
+// expand replaces {{result ID}} with the text of the tool message answering ID, and
+// {{traceparent}} with the W3C traceparent the host sent with the call (empty when it
+// traces nothing), so tests can see the trace cross the process boundary.
+func expand(ctx context.Context, s string, req *providers.ChatRequest) (string, error) {
+	s = strings.ReplaceAll(s, "{{traceparent}}", providers.TraceParent(ctx))
 	var missing string
 	out := resultRef.ReplaceAllStringFunc(s, func(ref string) string {
 		id := resultRef.FindStringSubmatch(ref)[1]
