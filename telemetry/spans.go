@@ -53,7 +53,8 @@ type runKey struct{}
 
 // StartRun starts a run's invoke_agent span (a child of ctx's span, for instance one
 // continued from an incoming traceparent) and puts the Telemetry and the span on the
-// context the run must use. It sets in.TraceID when spans are exported. end records how
+// context the run must use. It sets in.TraceID when the run has a trace: its spans are
+// exported, or it continues a caller's (traceparent) even if this process exports none. end records how
 // the run ended, in the span and in the metrics.
 func (t *Telemetry) StartRun(ctx context.Context, agent string, in *loop.RunInput) (context.Context, func(loop.RunResult)) {
 	if t == nil {
@@ -62,7 +63,7 @@ func (t *Telemetry) StartRun(ctx context.Context, agent string, in *loop.RunInpu
 	start := time.Now()
 	ctx, span := t.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attrOperation.String("invoke_agent"), attrAgentName.String(agent)))
-	if sc := span.SpanContext(); sc.IsValid() && t.Tracing() {
+	if sc := span.SpanContext(); sc.IsValid() { // exported, or a caller's trace we continue
 		in.TraceID = sc.TraceID().String()
 	}
 	st := &runState{chats: map[int]*chatSpan{}}
