@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +17,7 @@ import (
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agenthost/agenthost/loop"
@@ -175,5 +178,67 @@ func TestE2E_TracesOfARunReachAnOTLPEndpoint(t *testing.T) {
 	}
 	if want := fmt.Sprintf("42 via 00-%s-%s-01", traceID, hex.EncodeToString(second.SpanId)); final != want {
 		t.Fatalf("the provider saw traceparent %q, want %q", final, want)
+	}
+}
+
+// grpcReceiver is an OTLP/gRPC trace endpoint.
+type grpcReceiver struct {
+	collectortrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (g *grpcReceiver) Export(_ context.Context, ex *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, rs := range ex.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			g.spans = append(g.spans, ss.Spans...)
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// [telemetry] in the manifest selects the endpoint and the protocol (here OTLP/gRPC), and
+// capture_content puts the prompt and the tool's arguments and result in the spans.
+func TestE2E_TelemetryTableGRPCAndCapturedContent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := &grpcReceiver{}
+	gs := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(gs, recv)
+	go gs.Serve(ln)
+	defer gs.Stop()
+
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"text": "{{result c1}}"}]}`})
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[telemetry]\notlp_endpoint = \"http://%s\"\nprotocol = \"grpc\"\ncapture_content = true\n", ln.Addr())
+	f.Close()
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "what is 6*7?")
+	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_EXPORTER_OTLP_INSECURE=true")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	var chat, tool *tracepb.Span
+	for _, s := range recv.spans {
+		switch {
+		case strings.HasPrefix(s.Name, "chat ") && chat == nil:
+			chat = s
+		case strings.HasPrefix(s.Name, "execute_tool "):
+			tool = s
+		}
+	}
+	if chat == nil || !strings.Contains(attr(chat, "gen_ai.input.messages"), "what is 6*7?") {
+		t.Fatalf("chat span without the captured prompt: %v", chat)
+	}
+	if tool == nil || attr(tool, "gen_ai.tool.call.arguments") != `{"expression":"6*7"}` || attr(tool, "gen_ai.tool.call.result") != "42" {
+		t.Fatalf("tool span without captured content: %v", tool)
 	}
 }
