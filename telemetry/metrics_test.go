@@ -46,15 +46,15 @@ func TestMetricsFromEventsAndCalls(t *testing.T) {
 	end(loop.RunResult{Status: loop.StatusFailed, Reason: loop.ReasonError})
 	got := scrape(t, tel)
 	for name, want := range map[string]string{
-		`agenthost_tokens_total{type="prompt"}`:                                  "100",
-		`agenthost_tokens_total{type="completion"}`:                              "7",
-		`agenthost_cost_USD_total`:                                               "0.25",
-		`agenthost_retries_total`:                                                "1",
+		`agenthost_tokens_total{type="prompt"}`:                                 "100",
+		`agenthost_tokens_total{type="completion"}`:                             "7",
+		`agenthost_cost_USD_total`:                                              "0.25",
+		`agenthost_retries_total`:                                               "1",
 		`agenthost_tool_calls_total{outcome="error",plugin="web",tool="fetch"}`: "2",
-		`agenthost_timeouts_total{where="tool"}`:                                 "2",
-		`agenthost_timeouts_total{where="model"}`:                                "1",
+		`agenthost_timeouts_total{where="tool"}`:                                "2",
+		`agenthost_timeouts_total{where="model"}`:                               "1",
 		`agenthost_model_calls_total{outcome="error",provider="p"}`:             "1",
-		`agenthost_runs_total{reason="error",status="failed"}`:                   "1",
+		`agenthost_runs_total{reason="error",status="failed"}`:                  "1",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %s", name, got[name], want)
@@ -67,4 +67,3 @@ type failingModel struct{}
 func (failingModel) Stream(context.Context, loop.Request) (loop.Stream, error) {
 	return nil, errors.New("provider: no event within first_token_timeout (1s)")
 }
-
