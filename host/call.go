@@ -78,3 +78,30 @@ func noToolsError(p *sandbox.Plugin) error {
 		"whose tools are declared under [[plugins.tools]]. A Go plugin built with the agenthost SDK must import "+
 		`_ "github.com/agenthost/agenthost/plugins/sdk/exports/mcptool"`+" to export them", p.Name(), ErrNoTools)
 }
+
+// ToolEntry is one tool of a tool plugin as the model sees it.
+type ToolEntry struct {
+	Name   string // the name the model calls (plugin__tool on a collision)
+	Plugin string
+	Tool   string // the plugin's own name for it
+	Spec   sandbox.ToolSpec
+}
+
+// ToolList lists the tool plugins' tools in manifest order, named as the model sees them.
+func (h *Host) ToolList() []ToolEntry {
+	out := make([]ToolEntry, 0, len(h.tools))
+	for _, t := range h.tools {
+		pt := t.(*pluginTool)
+		out = append(out, ToolEntry{Name: pt.name, Plugin: pt.plugin.Name(), Tool: pt.tool, Spec: pt.spec})
+	}
+	return out
+}
+
+type reporterKey struct{}
+
+// WithReporter routes what plugins report during calls made with ctx (outside a run) to
+// f instead of Options.OnReport: how `mcp serve` sends a plugin's logs and progress to
+// the MCP client whose call caused them.
+func WithReporter(ctx context.Context, f func(report any)) context.Context {
+	return context.WithValue(ctx, reporterKey{}, f)
+}

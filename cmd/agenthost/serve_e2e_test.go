@@ -49,7 +49,13 @@ func (s *served) wait(t *testing.T) error {
 // serve starts `agenthost serve --addr 127.0.0.1:0 [flags]` and waits for its address.
 func (e *agentEnv) serve(t *testing.T, flags ...string) *served {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "agenthost"), append([]string{"-c", e.manifest, "serve", "--addr", "127.0.0.1:0"}, flags...)...)
+	return e.serveArgs(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...)...)
+}
+
+// serveArgs starts `agenthost -c MANIFEST ARGS...`, a server, and waits for its address.
+func (e *agentEnv) serveArgs(t *testing.T, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), append([]string{"-c", e.manifest}, args...)...)
 	cmd.Dir = e.dir
 	cmd.Env = append(os.Environ(), "AGENTHOST_TOKEN=")
 	pr, pw := io.Pipe()

@@ -47,6 +47,10 @@ type Options struct {
 	Extract func(ctx context.Context, h http.Header) context.Context
 	// Log, when set, gets one record per HTTP request and one per run end.
 	Log *slog.Logger
+	// Routes are more handlers, by pattern ("/mcp"), behind the same guard and token as
+	// the API: how `agenthost mcp serve --http` serves MCP. With Routes, Agent may be nil
+	// (a server without the run API).
+	Routes map[string]http.Handler
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -75,7 +79,7 @@ type Server struct {
 
 // New checks the options and builds the handler.
 func New(opts Options) (*Server, error) {
-	if opts.Agent == nil {
+	if opts.Agent == nil && len(opts.Routes) == 0 {
 		return nil, errors.New("server: no agent")
 	}
 	if opts.Store == nil {
@@ -94,6 +98,13 @@ func New(opts Options) (*Server, error) {
 	s.token = sha256.Sum256([]byte(opts.Token))
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	for pattern, h := range opts.Routes {
+		s.mux.Handle(pattern, s.auth(h.ServeHTTP))
+	}
+	if opts.Agent == nil {
+		s.handler = s.guard(s.mux)
+		return s, nil
+	}
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
 	s.mux.Handle("POST /v1/runs", s.auth(s.handleRun))
 	s.mux.Handle("POST /v1/runs/{id}/abort", s.auth(s.handleAbort))

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpManifest loads calc and chatty, and no provider: mcp serve needs none.
+func mcpManifest(t *testing.T) *agentEnv {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agent.toml")
+	os.WriteFile(p, []byte(fmt.Sprintf("[store]\nkind = \"memory\"\n[[plugins]]\nname = \"calc\"\nwasm = %q\n[[plugins]]\nname = \"chatty\"\nwasm = %q\n",
+		calcWasm, authorPlugins(t)["chatty"])), 0o644)
+	return &agentEnv{dir: dir, manifest: p}
+}
+
+// exerciseMCP lists and calls tools as any MCP client would, through the official SDK.
+func exerciseMCP(t *testing.T, transport mcp.Transport) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var logs []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprintf("%s/%s/%v", r.Params.Logger, r.Params.Level, r.Params.Data))
+			mu.Unlock()
+		}})
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "calc,chatty" {
+		t.Fatalf("tools %v", names)
+	}
+	schema, _ := json.Marshal(tools.Tools[0].InputSchema)
+	if !strings.Contains(string(schema), `"expression"`) {
+		t.Fatalf("calc schema %s", schema)
+	}
+	text := func(r *mcp.CallToolResult) string {
+		var b strings.Builder
+		for _, c := range r.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "calc", Arguments: map[string]any{"expression": "6*7"}})
+	if err != nil || res.IsError || text(res) != "42" {
+		t.Fatalf("calc: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "calc", Arguments: map[string]any{"expression": "1/0"}})
+	if err != nil || !res.IsError || text(res) != "division by zero" {
+		t.Fatalf("calc 1/0: %v %q", err, text(res))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "calc", Arguments: map[string]any{"expression": 7}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "/expression: got number, want string") {
+		t.Fatalf("schema refusal: %v %q", err, text(res))
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	// Clients of the 2026-07-28 protocol ask for logs per request; older ones per session.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "chatty", Arguments: map[string]any{"steps": 0},
+		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}})
+	if err != nil || text(res) != "said everything" {
+		t.Fatalf("chatty: %v %+v", err, res)
+	}
+	deadline := time.Now().Add(10 * time.Second) // notifications may trail the result
+	for {
+		mu.Lock()
+		got := strings.Join(logs, "\n")
+		mu.Unlock()
+		if strings.Contains(got, "chatty/warning/a warning line") && strings.Contains(got, "chatty/debug/[stdout] printed to stdout") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin logs not forwarded to the client:\n%s", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestE2E_MCPServeOverStdioWithTheOfficialClient(t *testing.T) {
+	e := mcpManifest(t)
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "mcp", "serve")
+	cmd.Dir = e.dir
+	exerciseMCP(t, &mcp.CommandTransport{Command: cmd})
+}
+
+func TestE2E_MCPServeOverStreamableHTTPBehindTheGuard(t *testing.T) {
+	e := mcpManifest(t)
+	s := e.serveArgs(t, "mcp", "serve", "--http", "127.0.0.1:0")
+	exerciseMCP(t, &mcp.StreamableClientTransport{Endpoint: s.base + "/mcp"})
+	// A web page on another site cannot reach the tools (CSRF), nor a rebinding name.
+	for _, hdr := range []map[string]string{{"Origin": "https://evil.example"}, {"Host": "evil.example"}} {
+		req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("%v: status %d, want 403", hdr, resp.StatusCode)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package mcpserver serves a host's sandboxed tools to MCP clients (Claude Desktop,
+// Cursor, any client of the Model Context Protocol) with the official Go SDK: `agenthost
+// mcp serve` over stdio, or Streamable HTTP behind the same Host, Origin and token rules
+// as `agenthost serve`.
+//
+// Each tool runs in the sandbox with its plugin's permissions, after the same argument
+// check a run applies; a plugin's failure or refused arguments are isError results, and
+// what a plugin logs or reports as progress during a call goes to the client that made
+// it as MCP notifications.
+//
+// It must not run the agent loop: it offers tools, not runs.
+package mcpserver

@@ -1,0 +1,108 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
+)
+
+// New returns an MCP server offering h's tools under the names a model sees them by.
+// A tool whose input schema is not a JSON Schema object is left out and named in skipped:
+// MCP requires one, and a plugin's describe output is not trusted to have it.
+func New(h *host.Host, version string) (srv *mcp.Server, skipped []string) {
+	srv = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: version}, nil)
+	for _, t := range h.ToolList() {
+		schema, err := objectSchema(t.Spec.InputSchema)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
+			continue
+		}
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Spec.Description, InputSchema: schema}, handler(h, t))
+	}
+	return srv, skipped
+}
+
+// objectSchema is the tool's schema as MCP wants it: an object schema; none means any
+// object.
+func objectSchema(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{"type": "object"}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("input schema is not a JSON object")
+	}
+	switch m["type"] {
+	case nil:
+		m["type"] = "object"
+	case "object":
+	default:
+		return nil, fmt.Errorf("input schema has type %v, not object", m["type"])
+	}
+	return m, nil
+}
+
+func handler(h *host.Host, t host.ToolEntry) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var token any
+		if req.Params.Meta != nil {
+			token = req.Params.Meta["progressToken"]
+		}
+		ctx = host.WithReporter(ctx, func(r any) { forward(ctx, req.Session, token, r) })
+		args := []byte(req.Params.Arguments)
+		res, err := h.CallTool(ctx, t.Plugin, t.Tool, args)
+		if err != nil {
+			// Refused arguments and calls that could not be made are the tool's failure
+			// for the client to read, not a protocol error.
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Error: " + err.Error()}}}, nil
+		}
+		return toMCP(res), nil
+	}
+}
+
+// forward sends a plugin's log line or progress to the client session of the call.
+func forward(ctx context.Context, ss *mcp.ServerSession, token any, r any) {
+	if ss == nil {
+		return
+	}
+	switch d := r.(type) {
+	case loop.PluginLogData:
+		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(d.Level), Logger: d.Plugin, Data: d.Message})
+	case loop.ProgressData:
+		if token != nil {
+			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: d.Progress,
+				Total: d.Total, Message: d.Message})
+		}
+	}
+}
+
+func toMCP(res sandbox.CallResult) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{}}
+	for _, c := range res.Content {
+		switch c.Type {
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				out.Content = append(out.Content, &mcp.TextContent{Text: "(an image that is not base64)"})
+				continue
+			}
+			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: c.MimeType})
+		default:
+			out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
+		}
+	}
+	if len(res.StructuredContent) > 0 {
+		out.StructuredContent = res.StructuredContent
+	}
+	if len(res.Meta) > 0 {
+		out.Meta = mcp.Meta(res.Meta)
+	}
+	return out
+}
