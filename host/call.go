@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/sandbox"
 )
@@ -21,6 +23,9 @@ func (e *InvalidArgumentsError) Unwrap() error { return e.Err }
 // call refused here is one the model's would be refused too; then the sandbox runs it
 // with the plugin's permissions. What the plugin logs goes to Options.OnReport.
 func (h *Host) CallTool(ctx context.Context, plugin, tool string, args []byte) (sandbox.CallResult, error) {
+	if srv := h.mcpServer(plugin); srv != nil {
+		return h.callMCPTool(ctx, srv, tool, args)
+	}
 	p, ok := h.Plugin(plugin)
 	if !ok {
 		return sandbox.CallResult{}, fmt.Errorf("no plugin %q", plugin)
@@ -82,7 +87,7 @@ func noToolsError(p *sandbox.Plugin) error {
 // ToolEntry is one tool of a tool plugin as the model sees it.
 type ToolEntry struct {
 	Name   string // the name the model calls (plugin__tool on a collision)
-	Plugin string
+	Plugin string // the plugin's or MCP server's name
 	Tool   string // the plugin's own name for it
 	Spec   sandbox.ToolSpec
 }
@@ -91,8 +96,10 @@ type ToolEntry struct {
 func (h *Host) ToolList() []ToolEntry {
 	out := make([]ToolEntry, 0, len(h.tools))
 	for _, t := range h.tools {
-		pt := t.(*pluginTool)
-		out = append(out, ToolEntry{Name: pt.name, Plugin: pt.plugin.Name(), Tool: pt.tool, Spec: pt.spec})
+		ot := t.(ownedTool)
+		spec := t.Spec()
+		out = append(out, ToolEntry{Name: ot.modelName(), Plugin: ot.owner(), Tool: ot.ownName(),
+			Spec: sandbox.ToolSpec{Name: ot.ownName(), Description: spec.Description, InputSchema: spec.InputSchema}})
 	}
 	return out
 }
@@ -104,4 +111,51 @@ type reporterKey struct{}
 // the MCP client whose call caused them.
 func WithReporter(ctx context.Context, f func(report any)) context.Context {
 	return context.WithValue(ctx, reporterKey{}, f)
+}
+
+func (h *Host) mcpServer(name string) *mcpclient.Server {
+	for _, s := range h.mcpServers {
+		if s.Name() == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// callMCPTool is CallTool for a tool of an MCP server: the same argument check, then the
+// server; the result in the sandbox's shape.
+func (h *Host) callMCPTool(ctx context.Context, srv *mcpclient.Server, tool string, args []byte) (sandbox.CallResult, error) {
+	var t *mcpTool
+	for _, x := range h.tools {
+		if mt, ok := x.(*mcpTool); ok && mt.server == srv && mt.tool.Name == tool {
+			t = mt
+		}
+	}
+	if t == nil {
+		return sandbox.CallResult{}, fmt.Errorf("mcp server %q has no tool %q", srv.Name(), tool)
+	}
+	ts, err := loop.NewToolSet(t)
+	if err != nil {
+		return sandbox.CallResult{}, err
+	}
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if err := ts.ValidateArguments(t.name, string(args)); err != nil {
+		return sandbox.CallResult{}, &InvalidArgumentsError{err}
+	}
+	res, err := t.Call(ctx, loop.ToolCall{Name: t.name, Arguments: string(args)})
+	if err != nil {
+		return sandbox.CallResult{}, err
+	}
+	out := sandbox.CallResult{IsError: res.IsError, StructuredContent: res.Structured}
+	for _, p := range res.Content {
+		if p.Type == loop.PartImage {
+			mime, data, _ := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ";base64,")
+			out.Content = append(out.Content, sandbox.Content{Type: "image", Data: data, MimeType: mime})
+			continue
+		}
+		out.Content = append(out.Content, sandbox.Content{Type: "text", Text: p.Text})
+	}
+	return out, nil
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
@@ -59,6 +61,8 @@ type Host struct {
 	live      liveAgent
 	tel       *telemetry.Telemetry
 	ownTel    bool // made by Open: Close shuts it down
+
+	mcpServers []*mcpclient.Server
 }
 
 // Telemetry is the host's tracer and meters, or nil.
@@ -105,7 +109,10 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		h.plugins = append(h.plugins, pl)
 		h.stamps = append(h.stamps, stampOf(m.Plugins[i].Wasm))
 	}
-	h.tools, h.Warnings = namespaceTools(h.toolPlugins())
+	if err := h.startMCPServers(ctx, "agenthost"); err != nil {
+		return nil, err
+	}
+	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
 	if opts.NoProvider {
 		return h, nil
 	}
@@ -197,7 +204,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 			MaxDelay: time.Duration(a.Retry.MaxDelay)},
 		ToolPolicy: loop.ToolPolicy{MaxParallel: a.ToolPolicy.MaxParallel, MaxDuplicateCalls: a.ToolPolicy.MaxDuplicateCalls,
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
-			RequireApproval: a.ToolPolicy.RequireApproval, Timeout: time.Duration(a.ToolPolicy.Timeout),
+			RequireApproval: append(slices.Clone(a.ToolPolicy.RequireApproval), h.requireApprovalOf()...), Timeout: time.Duration(a.ToolPolicy.Timeout),
 			ApprovalDefault: loop.PermissionVerdict(a.ToolPolicy.ApprovalDefault)},
 		Pricing: loop.Pricing{PromptPerMTok: a.Pricing.PromptPerMTok, CompletionPerMTok: a.Pricing.CompletionPerMTok},
 		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
@@ -260,6 +267,9 @@ func (h *Host) Close() error {
 	}
 	for _, p := range h.plugins {
 		errs = append(errs, p.Close(ctx))
+	}
+	for _, s := range h.mcpServers {
+		errs = append(errs, s.Close())
 	}
 	h.live.mu.Lock()
 	for _, r := range h.live.retired { // plugins a Reload replaced, still held by a run

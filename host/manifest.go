@@ -27,6 +27,8 @@ type Manifest struct {
 	Store     StoreConfig               `toml:"store"`
 	Plugins   []PluginConfig            `toml:"plugins"`
 	Telemetry TelemetryConfig           `toml:"telemetry"`
+	// MCPServers are existing MCP servers whose tools the agent gets (mcptools.go).
+	MCPServers []MCPServerConfig `toml:"mcp_servers"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -380,6 +382,11 @@ func (m *Manifest) check() error {
 	names := map[string]int{}
 	for i := range m.Plugins {
 		if err := m.checkPlugin(i, names); err != nil {
+			return err
+		}
+	}
+	for i := range m.MCPServers {
+		if err := m.checkMCPServer(i, names); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/sandbox"
 	"github.com/agenthost/agenthost/telemetry"
@@ -80,48 +81,75 @@ func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolRe
 	return out, nil
 }
 
-// namespaceTools names every tool of the tool plugins: its own name, or
-// "plugin__tool" where two plugins offer the same name. (Not "plugin.tool":
-// OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.) Each
-// collision is also a warning, since the model sees names the author did not write.
-func namespaceTools(plugins []*sandbox.Plugin) (tools []loop.Tool, warnings []string) {
-	count := map[string][]string{}
+// ownedTool is a tool of a plugin or of an MCP server, under the name the model sees.
+type ownedTool interface {
+	loop.Tool
+	owner() string   // the plugin's or server's manifest name
+	ownName() string // the tool's own name
+	modelName() string
+}
+
+func (t *pluginTool) owner() string     { return t.plugin.Name() }
+func (t *pluginTool) ownName() string   { return t.tool }
+func (t *pluginTool) modelName() string { return t.name }
+
+// namespaceTools names every tool of the tool plugins and MCP servers: its own name, or
+// "owner__tool" where two of them offer the same name. (Not "owner.tool":
+// OpenAI-compatible APIs accept only [a-zA-Z0-9_-] in function names.) Each collision
+// is also a warning, since the model sees names the author did not write.
+func namespaceTools(plugins []*sandbox.Plugin, servers []*mcpclient.Server) (tools []loop.Tool, warnings []string) {
+	type entry struct {
+		owner, tool string
+		make        func(name string) loop.Tool
+	}
+	var entries []entry
 	for _, p := range plugins {
 		for _, s := range p.Tools() {
-			count[s.Name] = append(count[s.Name], p.Name())
+			entries = append(entries, entry{p.Name(), s.Name, func(name string) loop.Tool {
+				return &pluginTool{plugin: p, name: name, tool: s.Name, spec: s}
+			}})
 		}
 	}
-	for _, p := range plugins {
-		for _, s := range p.Tools() {
-			name := s.Name
-			if owners := count[name]; len(owners) > 1 {
-				name = p.Name() + "__" + s.Name
-				if owners[0] == p.Name() {
-					warnings = append(warnings, fmt.Sprintf("tool %q is offered by plugins %s: the model sees it as %s",
-						s.Name, strings.Join(owners, ", "), strings.Join(prefixed(owners, s.Name), ", ")))
-				}
-			}
-			tools = append(tools, &pluginTool{plugin: p, name: name, tool: s.Name, spec: s})
+	for _, srv := range servers {
+		for _, t := range srv.Tools() {
+			entries = append(entries, entry{srv.Name(), t.Name, func(name string) loop.Tool {
+				return &mcpTool{server: srv, name: name, tool: t}
+			}})
 		}
+	}
+	count := map[string][]string{}
+	for _, e := range entries {
+		count[e.tool] = append(count[e.tool], e.owner)
+	}
+	for _, e := range entries {
+		name := e.tool
+		if owners := count[name]; len(owners) > 1 {
+			name = e.owner + "__" + e.tool
+			if owners[0] == e.owner {
+				warnings = append(warnings, fmt.Sprintf("tool %q is offered by %s: the model sees it as %s",
+					e.tool, strings.Join(owners, ", "), strings.Join(prefixed(owners, e.tool), ", ")))
+			}
+		}
+		tools = append(tools, e.make(name))
 	}
 	return tools, warnings
 }
 
-func prefixed(plugins []string, tool string) []string {
-	out := make([]string, len(plugins))
-	for i, p := range plugins {
+func prefixed(owners []string, tool string) []string {
+	out := make([]string, len(owners))
+	for i, p := range owners {
 		out[i] = p + "__" + tool
 	}
 	return out
 }
 
-// ModelToolNames maps each plugin's tools to the names the model sees (namespaced on a
-// collision), for `plugins list`.
+// ModelToolNames maps each plugin's and MCP server's tools to the names the model sees
+// (namespaced on a collision), for `plugins list`.
 func (h *Host) ModelToolNames() map[string][]string {
 	out := map[string][]string{}
 	for _, t := range h.tools {
-		pt := t.(*pluginTool)
-		out[pt.plugin.Name()] = append(out[pt.plugin.Name()], pt.name)
+		ot := t.(ownedTool)
+		out[ot.owner()] = append(out[ot.owner()], ot.modelName())
 	}
 	return out
 }

@@ -27,6 +27,10 @@ func newPluginsCmd() *cobra.Command {
 						}
 						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
 					}
+					for _, srv := range h.MCPServers() {
+						fmt.Fprintf(w, "%s\tmcp server (NOT SANDBOXED)\t%s\t%s\n", srv.Name(), map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
+							joinOr(modelNames[srv.Name()], "-"))
+					}
 					return w.Flush()
 				})
 			},
@@ -35,6 +39,15 @@ func newPluginsCmd() *cobra.Command {
 			Use: "inspect NAME", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return withPlugins(cmd, func(h *host.Host) error {
+					for i, srv := range h.MCPServers() {
+						if srv.Name() == args[0] {
+							c := h.Manifest.MCPServers[i]
+							return printJSON(cmd, map[string]any{"name": srv.Name(), "kind": "mcp_server", "sandboxed": false,
+								"note":    "an MCP server runs outside the Wasm sandbox, with the user's rights",
+								"command": c.Command, "url": c.URL, "env": c.Env, "tools": srv.Tools(),
+								"model_tool_names": h.ModelToolNames()[srv.Name()], "require_approval": c.RequireApproval})
+						}
+					}
 					p, ok := h.Plugin(args[0])
 					if !ok {
 						return usage(fmt.Errorf("no plugin %q in %s", args[0], h.Manifest.Path))

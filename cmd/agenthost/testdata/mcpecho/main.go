@@ -1,0 +1,45 @@
+// Command mcpecho is the end-to-end tests' MCP server (stdio, official Go SDK): echo
+// returns its text, env lists the environment it sees, crash exits mid-call, and
+// describe names it and its pid.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func main() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcpecho", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Say it back."}, func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprintf("echo(%d): %s", os.Getpid(), a.Text)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "The environment this server sees."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		env := os.Environ()
+		sort.Strings(env)
+		return text(strings.Join(env, "\n")), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit in the middle of the call."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "hidden", Description: "Skipped by the manifest."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text("should not be offered"), nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,222 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Config is one [[mcp_servers]] entry, its values already checked and expanded.
+type Config struct {
+	Name      string
+	Command   []string          // argv; or URL
+	Env       []string          // names of the host variables the command sees; nothing else
+	Dir       string            // the command's working directory
+	URL       string            // Streamable HTTP endpoint
+	Headers   map[string]string // sent with every HTTP request
+	Tools     []string          // allow list; empty: all
+	SkipTools []string
+	Timeout   time.Duration // per call; 0: 60s
+	Version   string        // agenthost's, for the MCP handshake
+}
+
+// Tool is one tool a server offers (after the allow and skip lists).
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+}
+
+// Server is a connected MCP server.
+type Server struct {
+	cfg Config
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	dead    chan struct{} // closed when the session's connection ends
+	tools   []Tool
+	closed  bool
+}
+
+// Start connects to the server and lists its tools.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	s := &Server{cfg: cfg}
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	var tools []Tool
+	for t, err := range s.session.Tools(ctx, nil) {
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("mcp server %q: list tools: %w", cfg.Name, err)
+		}
+		if (len(cfg.Tools) > 0 && !slices.Contains(cfg.Tools, t.Name)) || slices.Contains(cfg.SkipTools, t.Name) {
+			continue
+		}
+		schema, _ := json.Marshal(t.InputSchema)
+		tools = append(tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	for _, want := range cfg.Tools {
+		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == want }) {
+			s.Close()
+			return nil, fmt.Errorf("mcp server %q has no tool %q (tools lists it)", cfg.Name, want)
+		}
+	}
+	s.tools = tools
+	return s, nil
+}
+
+// connect starts the command (or opens the HTTP session) and watches its end.
+func (s *Server) connect(ctx context.Context) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: s.cfg.Version}, nil)
+	var transport mcp.Transport
+	switch {
+	case len(s.cfg.Command) > 0:
+		cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
+		cmd.Dir = s.cfg.Dir
+		cmd.Env = []string{}
+		for _, name := range s.cfg.Env {
+			if v, ok := os.LookupEnv(name); ok {
+				cmd.Env = append(cmd.Env, name+"="+v)
+			}
+		}
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	case s.cfg.URL != "":
+		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}}
+	default:
+		return fmt.Errorf("mcp server %q: neither command nor url", s.cfg.Name)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	session, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		return fmt.Errorf("mcp server %q: start: %w", s.cfg.Name, err)
+	}
+	dead := make(chan struct{})
+	go func() { _ = session.Wait(); close(dead) }()
+	s.session, s.dead = session, dead
+	return nil
+}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// Name is the server's manifest name.
+func (s *Server) Name() string { return s.cfg.Name }
+
+// Remote reports whether the server is reached by URL rather than run as a command.
+func (s *Server) Remote() bool { return s.cfg.URL != "" }
+
+// Tools lists the offered tools.
+func (s *Server) Tools() []Tool { return slices.Clone(s.tools) }
+
+// Call calls a tool. A tool's failure is an error result; so is a server that stopped
+// during the call (it is started again for the next one) and a call over its timeout.
+func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (loop.ToolResult, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return loop.ToolResult{}, fmt.Errorf("mcp server %q is closed", s.cfg.Name)
+	}
+	select {
+	case <-s.dead: // crashed since the last call: start it again
+		if err := s.connect(ctx); err != nil {
+			s.mu.Unlock()
+			return loop.ErrorResult("Error: " + err.Error()), nil
+		}
+	default:
+	}
+	session, dead := s.session, s.dead
+	s.mu.Unlock()
+
+	var params map[string]any
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &params); err != nil {
+			return loop.ErrorResult(fmt.Sprintf("Error: arguments for %s are not a JSON object: %v", tool, err)), nil
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: params})
+	switch {
+	case err == nil:
+		return toResult(res), nil
+	case ctx.Err() != nil:
+		return loop.ToolResult{}, ctx.Err()
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %s timed out after %s", s.cfg.Name, tool, s.cfg.Timeout)), nil
+	}
+	select {
+	case <-dead:
+		return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q stopped during the call (%v); it is started again for the next call", s.cfg.Name, err)), nil
+	case <-time.After(100 * time.Millisecond): // a connection that just broke says so shortly
+	}
+	select {
+	case <-dead:
+		return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q stopped during the call (%v); it is started again for the next call", s.cfg.Name, err)), nil
+	default:
+	}
+	return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %v", s.cfg.Name, err)), nil
+}
+
+func toResult(r *mcp.CallToolResult) loop.ToolResult {
+	out := loop.ToolResult{IsError: r.IsError}
+	for _, c := range r.Content {
+		switch v := c.(type) {
+		case *mcp.TextContent:
+			out.Content = append(out.Content, loop.TextPart(v.Text))
+		case *mcp.ImageContent:
+			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, MimeType: v.MIMEType,
+				URL: "data:" + v.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(v.Data)})
+		default:
+			b, _ := json.Marshal(c)
+			out.Content = append(out.Content, loop.TextPart(string(b)))
+		}
+	}
+	if r.StructuredContent != nil {
+		out.Structured, _ = json.Marshal(r.StructuredContent)
+		if len(out.Content) == 0 {
+			out.Content = []loop.Part{loop.TextPart(string(out.Structured))}
+		}
+	}
+	return out
+}
+
+// Close ends the session (and the command).
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.session == nil {
+		return nil
+	}
+	return s.session.Close()
+}
