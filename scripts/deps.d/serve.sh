@@ -8,3 +8,6 @@ if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0
   exit 1
 fi
 (cd host/server/testdata/agui-client && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+# cmd/agenthost MCP tests: the official MCP TypeScript SDK (a client) and the reference
+# server-everything, pinned by package-lock.json.
+(cd cmd/agenthost/testdata/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// npmMCP is the npm package of the MCP tests (installed by `make deps`).
+func npmMCP(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot, "cmd/agenthost/testdata/mcp-npm")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules/@modelcontextprotocol/sdk")); err != nil {
+		t.Fatalf("the MCP npm packages are missing: run `make deps` (%v)", err)
+	}
+	return dir
+}
+
+// The official MCP TypeScript client lists and calls agenthost's sandboxed tools.
+func TestE2E_MCPServeWithTheOfficialTypeScriptClient(t *testing.T) {
+	dir := npmMCP(t)
+	e := mcpManifest(t)
+	out, err := exec.Command("node", filepath.Join(dir, "client.mjs"), filepath.Join(binDir, "agenthost"), e.manifest).Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	var got struct {
+		Tools  []string
+		Schema map[string]any
+		OK     struct {
+			Text    string
+			IsError bool
+		}
+		Bad struct {
+			Text    string
+			IsError bool
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Join(got.Tools, ",") != "calc,chatty" || got.Schema["type"] != "object" ||
+		got.OK.Text != "42" || got.OK.IsError || got.Bad.Text != "division by zero" || !got.Bad.IsError {
+		t.Fatalf("client saw %+v", got)
+	}
+}
+
+// The reference MCP server from npm (server-everything) as an [[mcp_servers]] entry.
+func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
+	dir := npmMCP(t)
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "echo", "arguments": "{\"message\":\"hello from agenthost\"}"}]},
+	  {"text": "{{result c1}}"}]}`})
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"echo\"]\n",
+		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	f.Close()
+	r := e.agenthost(t, "run", "--json", "go")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var result string
+	for _, ev := range events(t, r.stdout) {
+		if d, ok := ev.Data.(loop.ToolResultData); ok {
+			result = d.Content
+		}
+	}
+	if !strings.Contains(result, "hello from agenthost") {
+		t.Fatalf("echo through server-everything: %q", result)
+	}
+	list := e.agenthost(t, "plugins", "list")
+	if !strings.Contains(list.stdout, "everything") || !strings.Contains(list.stdout, "NOT SANDBOXED") {
+		t.Fatalf("plugins list: %s", list.stdout)
+	}
+}
