@@ -18,8 +18,9 @@ import (
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "Speak the Model Context Protocol"}
 	var (
-		addr, tokenFile          string
-		allowHosts, allowOrigins []string
+		addr, tokenFile, provider string
+		agent                     bool
+		allowHosts, allowOrigins  []string
 	)
 	serve := &cobra.Command{
 		Use:   "serve [--http ADDR]",
@@ -28,12 +29,15 @@ func newMCPCmd() *cobra.Command {
 any MCP client), each call in the sandbox with its plugin's permissions. Over stdio by
 default (stdout carries the protocol only; logs go to stderr); with --http ADDR over
 Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "serve"
-(--token-file or AGENTHOST_TOKEN; without a token, loopback only). No provider is started.`,
+(--token-file or AGENTHOST_TOKEN; without a token, loopback only). No provider is started,
+unless --agent also offers the whole agent as one tool, ask_<agent> (its tool calls that
+need approval are refused: an MCP client cannot answer them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), NoProvider: true,
+			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), NoProvider: !agent, Provider: provider,
+				Approver: fixedApprover{reason: "no one can approve a tool call of an agent asked over MCP"},
 				OnReport: func(r any) {
 					if line := report(r, 0, func(_, s string) string { return s }); line != "" {
 						fmt.Fprintln(cmd.ErrOrStderr(), line)
@@ -45,6 +49,9 @@ Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "se
 			defer h.Close()
 			warn(cmd, h)
 			srv, skipped := mcpserver.New(h, versionString())
+			if agent {
+				mcpserver.AddAgent(srv, h)
+			}
 			for _, s := range skipped {
 				fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: warning: not offered over MCP:", s)
 			}
@@ -78,6 +85,8 @@ Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "se
 		},
 	}
 	f := serve.Flags()
+	f.BoolVar(&agent, "agent", false, "also offer the whole agent as the tool ask_<agent> (starts the provider)")
+	f.StringVar(&provider, "provider", "", "with --agent: use this [providers.NAME] instead of agent.provider")
 	f.StringVar(&addr, "http", "", "serve Streamable HTTP on this address (at /mcp) instead of stdio")
 	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (default: $AGENTHOST_TOKEN)")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")

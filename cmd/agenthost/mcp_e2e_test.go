@@ -136,3 +136,27 @@ func TestE2E_MCPServeOverStreamableHTTPBehindTheGuard(t *testing.T) {
 		}
 	}
 }
+
+// --agent offers the whole agent as ask_<agent>: a question runs the loop, with its tools.
+func TestE2E_MCPServeOffersTheAgentAsATool(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"text": "The answer is {{result c1}}."}]}`})
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "mcp", "serve", "--agent")
+	cmd.Dir = e.dir
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_e2e", Arguments: map[string]any{"question": "what is 6*7?"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "The answer is 42." {
+		t.Fatalf("ask_e2e: %v %+v", err, res)
+	}
+	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_e2e", Arguments: map[string]any{}})
+	if res == nil || !res.IsError {
+		t.Fatalf("a call without a question must be refused: %+v", res)
+	}
+}
