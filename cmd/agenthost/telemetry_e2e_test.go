@@ -242,3 +242,35 @@ func TestE2E_TelemetryTableGRPCAndCapturedContent(t *testing.T) {
 		t.Fatalf("tool span without captured content: %v", tool)
 	}
 }
+
+// A traced run's call of an MCP server's tool carries the trace in its _meta.
+func TestE2E_TraceContinuesIntoMCPServers(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	echo := buildMCPEcho(t)
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "trace", "arguments": "{}"}]}, {"text": "ok"}]}`})
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"echoes\"\ncommand = [%q]\ntools = [\"trace\"]\n", echo)
+	f.Close()
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "go")
+	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.srv.URL)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	var result string
+	for _, ev := range events(t, string(out)) {
+		if d, ok := ev.Data.(loop.ToolResultData); ok {
+			result = d.Content
+		}
+	}
+	tools := recv.named("execute_tool trace")
+	if len(tools) != 1 {
+		t.Fatalf("%d execute_tool spans", len(tools))
+	}
+	want := fmt.Sprintf("traceparent=00-%s-%s-01", hex.EncodeToString(tools[0].TraceId), hex.EncodeToString(tools[0].SpanId))
+	if result != want || attr(tools[0], "agenthost.plugin") != "mcp:echoes" {
+		t.Fatalf("the MCP server saw %q, want %q", result, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -165,7 +166,18 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: params})
+	call := &mcp.CallToolParams{Name: tool, Arguments: params}
+	// The caller's trace continues in the server: W3C trace context in the request's
+	// _meta, where MCP servers that trace look for it.
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	for k, v := range carrier {
+		if call.Meta == nil {
+			call.Meta = mcp.Meta{}
+		}
+		call.Meta[k] = v
+	}
+	res, err := session.CallTool(cctx, call)
 	switch {
 	case err == nil:
 		return toResult(res), nil

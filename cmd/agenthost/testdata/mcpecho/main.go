@@ -35,6 +35,10 @@ func main() {
 		os.Exit(3)
 		return nil, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "trace", Description: "The traceparent of the call's _meta."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		tp, _ := req.Params.Meta["traceparent"].(string)
+		return text("traceparent=" + tp), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "hidden", Description: "Skipped by the manifest."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text("should not be offered"), nil, nil
 	})
