@@ -94,6 +94,8 @@ type ToolEntry struct {
 
 // ToolList lists the tool plugins' tools in manifest order, named as the model sees them.
 func (h *Host) ToolList() []ToolEntry {
+	h.toolsMu.RLock()
+	defer h.toolsMu.RUnlock()
 	out := make([]ToolEntry, 0, len(h.tools))
 	for _, t := range h.tools {
 		ot := t.(ownedTool)
@@ -126,6 +128,8 @@ func (h *Host) mcpServer(name string) *mcpclient.Server {
 // server; the result in the sandbox's shape.
 func (h *Host) callMCPTool(ctx context.Context, srv *mcpclient.Server, tool string, args []byte) (sandbox.CallResult, error) {
 	var t *mcpTool
+	h.toolsMu.RLock()
+	defer h.toolsMu.RUnlock()
 	for _, x := range h.tools {
 		if mt, ok := x.(*mcpTool); ok && mt.server == srv && mt.tool.Name == tool {
 			t = mt

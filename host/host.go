@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/host/mcpclient"
@@ -49,6 +50,7 @@ type Host struct {
 
 	runtime   *sandbox.Runtime
 	plugins   []*sandbox.Plugin
+	toolsMu   sync.RWMutex        // guards tools and Warnings after Open (RefreshTools)
 	tools     []loop.Tool         // the tool plugins' tools, named as the model sees them
 	providers []*providers.Client // the agent's provider, or its fallback chain
 	services  *services

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/host/mcpclient"
@@ -146,6 +147,8 @@ func prefixed(owners []string, tool string) []string {
 // ModelToolNames maps each plugin's and MCP server's tools to the names the model sees
 // (namespaced on a collision), for `plugins list`.
 func (h *Host) ModelToolNames() map[string][]string {
+	h.toolsMu.RLock()
+	defer h.toolsMu.RUnlock()
 	out := map[string][]string{}
 	for _, t := range h.tools {
 		ot := t.(ownedTool)
@@ -298,6 +301,9 @@ type services struct {
 	model    loop.Model // nil until the provider is started
 	name     string     // model name
 	onReport func(any)
+
+	dirtyMu sync.Mutex
+	dirty   map[string]bool // plugins whose tool list changed (reports.go)
 }
 
 func (s *services) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {

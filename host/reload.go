@@ -109,6 +109,8 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 	if len(reloaded) == 0 {
 		return nil, nil
 	}
+	h.toolsMu.Lock()
+	defer h.toolsMu.Unlock()
 	prevPlugins, prevTools, prevWarnings := h.plugins, h.tools, h.Warnings
 	h.plugins = next
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -59,6 +60,10 @@ func report(plugin, method string, params json.RawMessage) any {
 }
 
 func (s *services) Notify(ctx context.Context, plugin, method string, params json.RawMessage) {
+	if method == "notifications/tools/list_changed" {
+		s.toolsChanged(plugin)
+		return
+	}
 	r := report(plugin, method, params)
 	if r == nil || loop.Notify(ctx, r) {
 		return
@@ -70,4 +75,46 @@ func (s *services) Notify(ctx context.Context, plugin, method string, params jso
 	if s.onReport != nil {
 		s.onReport(r)
 	}
+}
+
+// toolsChanged remembers that a plugin's tool list changed; Host.RefreshTools reads it
+// again once the call that said so is over (the plugin cannot be asked from inside it).
+func (s *services) toolsChanged(plugin string) {
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	if s.dirty == nil {
+		s.dirty = map[string]bool{}
+	}
+	s.dirty[plugin] = true
+}
+
+func (s *services) takeDirty() map[string]bool {
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	d := s.dirty
+	s.dirty = nil
+	return d
+}
+
+// RefreshTools reads again the tool lists of the plugins that said theirs changed, and
+// renames the tools as the model sees them. It reports whether any list was read again.
+// A run's agent keeps the tools it was built with; `mcp serve` offers the new list to
+// its clients (notifications/tools/list_changed).
+func (h *Host) RefreshTools(ctx context.Context) (bool, error) {
+	dirty := h.services.takeDirty()
+	if len(dirty) == 0 {
+		return false, nil
+	}
+	for name := range dirty {
+		if p, ok := h.Plugin(name); ok {
+			if err := p.RefreshTools(ctx); err != nil {
+				return true, fmt.Errorf("plugin %q: read its tools again: %w", name, err)
+			}
+		}
+	}
+	tools, warnings := namespaceTools(h.toolPlugins(), h.mcpServers)
+	h.toolsMu.Lock()
+	h.tools, h.Warnings = tools, warnings
+	h.toolsMu.Unlock()
+	return true, nil
 }

@@ -39,9 +39,50 @@ func (p *Plugin) loadMCPTools(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", export, err)
 	}
+	p.toolsMu.Lock()
 	p.tools = tools
+	p.toolsMu.Unlock()
 	return nil
 }
+
+// RefreshTools asks an mcp plugin for its tools again, after it said its list changed
+// (notify_tool_list_changed). A plugin of another ABI has a fixed list: nothing to do.
+func (p *Plugin) RefreshTools(ctx context.Context) error {
+	if p.abi != ABIMCP {
+		return nil
+	}
+	return p.loadMCPTools(ctx)
+}
+
+// mcpRequests are the v2 exports MCPRequest may call: a v2 plugin's prompts and resources.
+var mcpRequests = map[string]bool{"list_prompts": true, "get_prompt": true, "list_resources": true,
+	"list_resource_templates": true, "read_resource": true}
+
+// MCPRequest calls one of a v2 mcp plugin's prompt and resource exports (list_prompts,
+// get_prompt, list_resources, list_resource_templates, read_resource) with params in the
+// v2 envelope, and returns its answer: JSON (checked), in MCP's shape for that request.
+// A plugin without the export, or of another ABI, is an error the caller can test with
+// HasExport first.
+func (p *Plugin) MCPRequest(ctx context.Context, export string, params json.RawMessage) (json.RawMessage, error) {
+	if !mcpRequests[export] || p.abi != ABIMCP || p.mcpV1 {
+		return nil, fmt.Errorf("plugin %q: %s is not an mcp v2 request it serves", p.name, export)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	in, _ := json.Marshal(map[string]any{"request": params, "context": mcpContext{Meta: map[string]any{}, ID: p.requestID.Add(1)}})
+	out, err := p.invoke(ctx, export, in)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(out) {
+		return nil, fmt.Errorf("plugin %q: %s answered with something that is not JSON", p.name, export)
+	}
+	return json.RawMessage(strings.ToValidUTF8(string(out), "\uFFFD")), nil
+}
+
+// HasExport reports whether the module exports name.
+func (p *Plugin) HasExport(name string) bool { return p.exports[name] }
 
 // decodeToolList decodes a describe / list_tools answer. Every tool needs a
 // name, unique in the plugin, and an input schema (if any) that is a JSON

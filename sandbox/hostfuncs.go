@@ -80,7 +80,9 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 		p.notifyFunc("notify_progress", "notifications/progress"),
 		p.notifyFunc("notify_logging_message", "notifications/message"),
 		fn("notify_resource_updated", []extism.ValueType{i64}, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
-		fn("notify_tool_list_changed", nil, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
+		fn("notify_tool_list_changed", nil, nil, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+			p.host().Notify(ctx, p.name, "notifications/tools/list_changed", nil)
+		}),
 		fn("notify_prompt_list_changed", nil, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
 		fn("notify_resource_list_changed", nil, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
 		fn("create_elicitation", []extism.ValueType{i64}, []extism.ValueType{i64}, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
@@ -23,6 +24,7 @@ type Plugin struct {
 	hostImpl Host
 	exports  map[string]bool
 	exportsL []string
+	toolsMu  sync.RWMutex // tools change when an mcp plugin's list does (RefreshTools)
 	tools    []ToolSpec
 	decls    map[string]ToolDecl
 	args     []string
@@ -202,7 +204,11 @@ func (p *Plugin) Name() string { return p.name }
 func (p *Plugin) ABI() string { return p.abi }
 
 // Tools lists the plugin's tools.
-func (p *Plugin) Tools() []ToolSpec { return slices.Clone(p.tools) }
+func (p *Plugin) Tools() []ToolSpec {
+	p.toolsMu.RLock()
+	defer p.toolsMu.RUnlock()
+	return slices.Clone(p.tools)
+}
 
 // Exports lists the functions the module exports, in module order.
 func (p *Plugin) Exports() []string { return slices.Clone(p.exportsL) }

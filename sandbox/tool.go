@@ -43,6 +43,8 @@ func (p *Plugin) CallTool(ctx context.Context, name string, args []byte) (CallRe
 }
 
 func (p *Plugin) hasTool(name string) bool {
+	p.toolsMu.RLock()
+	defer p.toolsMu.RUnlock()
 	for _, t := range p.tools {
 		if t.Name == name {
 			return true

@@ -160,3 +160,71 @@ func TestE2E_MCPServeOffersTheAgentAsATool(t *testing.T) {
 		t.Fatalf("a call without a question must be refused: %+v", res)
 	}
 }
+
+// Third-party plugins (the hyper-mcp corpus) over MCP: a v2 plugin's prompts and resource
+// templates are offered and served from the sandbox, and a plugin that changes its tool
+// list makes the server tell the client so.
+func TestE2E_MCPServeCorpusPromptsResourcesAndListChanged(t *testing.T) {
+	corpus := filepath.Join(repoRoot, "..", "shared", "corpus", "hyper-mcp")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "agent.toml")
+	os.WriteFile(manifest, []byte(fmt.Sprintf("[store]\nkind = \"memory\"\n[[plugins]]\nname = \"rstime\"\nwasm = %q\n[[plugins]]\nname = \"dyn\"\nwasm = %q\n",
+		filepath.Join(corpus, "rstime_v2.wasm"), filepath.Join(corpus, "tool_list_changed.wasm"))), 0o644)
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", manifest, "mcp", "serve")
+	cmd.Dir = dir
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 4)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "get_time_with_timezone" {
+		t.Fatalf("prompts %+v %v", prompts, err)
+	}
+	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "get_time_with_timezone", Arguments: map[string]string{"timezone": "Asia/Tokyo"}})
+	if err != nil || len(got.Messages) != 1 || got.Messages[0].Content.(*mcp.TextContent).Text != "Please get the time for the timezone Asia/Tokyo" {
+		t.Fatalf("get_prompt %+v %v", got, err)
+	}
+	templates, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].Name != "time_zone_converter" {
+		t.Fatalf("resource templates %+v %v", templates, err)
+	}
+	// Reading it would fetch a page; the plugin has no allowed_hosts, so the sandbox says no.
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "https://www.timezoneconverter.com/cgi-bin/zoneinfo?tz=UTC"})
+	if err == nil || !strings.Contains(err.Error(), "not in allowed_hosts") {
+		t.Fatalf("read_resource: %v", err)
+	}
+
+	names := func() string {
+		tools, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, tl := range tools.Tools {
+			n = append(n, tl.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	before := names()
+	if !strings.Contains(before, "add_tool") || strings.Contains(before, "tool_1") {
+		t.Fatalf("tools before: %s", before)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no notifications/tools/list_changed after the plugin changed its list")
+	}
+	if after := names(); !strings.Contains(after, "tool_1") {
+		t.Fatalf("tools after: %s", after)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,20 +14,57 @@ import (
 	"github.com/agenthost/agenthost/sandbox"
 )
 
-// New returns an MCP server offering h's tools under the names a model sees them by.
-// A tool whose input schema is not a JSON Schema object is left out and named in skipped:
-// MCP requires one, and a plugin's describe output is not trusted to have it.
+// New returns an MCP server offering h's tools under the names a model sees them by, and
+// the prompts and resources of its mcp v2 plugins. A tool whose input schema is not a
+// JSON Schema object is left out and named in skipped: MCP requires one, and a plugin's
+// describe output is not trusted to have it. When a plugin says its tool list changed
+// (notify_tool_list_changed), the list is read again after that call and the clients
+// are told (notifications/tools/list_changed).
 func New(h *host.Host, version string) (srv *mcp.Server, skipped []string) {
 	srv = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: version}, nil)
-	for _, t := range h.ToolList() {
+	b := &bridge{h: h, srv: srv, offered: map[string]bool{}}
+	skipped = b.sync()
+	skipped = append(skipped, b.addPromptsAndResources(context.Background())...)
+	return srv, skipped
+}
+
+// bridge keeps the server's tools in step with the host's.
+type bridge struct {
+	h       *host.Host
+	srv     *mcp.Server
+	mu      sync.Mutex
+	offered map[string]bool
+}
+
+// sync offers the host's tools that are not offered yet and withdraws the gone ones.
+func (b *bridge) sync() (skipped []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := map[string]bool{}
+	for _, t := range b.h.ToolList() {
+		now[t.Name] = true
+		if b.offered[t.Name] {
+			continue
+		}
 		schema, err := objectSchema(t.Spec.InputSchema)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
 		}
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Spec.Description, InputSchema: schema}, handler(h, t))
+		b.srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Spec.Description, InputSchema: schema}, b.handler(t))
+		b.offered[t.Name] = true
 	}
-	return srv, skipped
+	var gone []string
+	for name := range b.offered {
+		if !now[name] {
+			gone = append(gone, name)
+			delete(b.offered, name)
+		}
+	}
+	if len(gone) > 0 {
+		b.srv.RemoveTools(gone...)
+	}
+	return skipped
 }
 
 // objectSchema is the tool's schema as MCP wants it: an object schema; none means any
@@ -49,8 +87,14 @@ func objectSchema(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
-func handler(h *host.Host, t host.ToolEntry) mcp.ToolHandler {
+func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
+	h := b.h
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		defer func() {
+			if changed, _ := h.RefreshTools(ctx); changed {
+				b.sync()
+			}
+		}()
 		var token any
 		if req.Params.Meta != nil {
 			token = req.Params.Meta["progressToken"]
