@@ -113,7 +113,7 @@ func TestOpenWiresPluginsProviderAndStore(t *testing.T) {
 	if _, ok := h.Plugin("second"); !ok {
 		t.Fatal("Plugin(second) not found")
 	}
-	if w := `tool "calc" is offered by plugins first, second: the model sees it as first__calc, second__calc`; len(h.Warnings) != 1 || h.Warnings[0] != w {
+	if w := `tool "calc" is offered by first, second: the model sees it as first__calc, second__calc`; len(h.Warnings) != 1 || h.Warnings[0] != w {
 		t.Fatalf("warnings %q", h.Warnings)
 	}
 	if got := fmt.Sprint(h.ModelToolNames()); got != "map[first:[first__calc] second:[second__calc]]" {
