@@ -54,6 +54,12 @@ type AgentConfig struct {
 	ToolPolicy       ToolPolicyConfig `toml:"tool_policy"`
 	Retry            RetryConfig      `toml:"retry"`
 	Pricing          PricingConfig    `toml:"pricing"`
+
+	// Run defaults, each overridable per run (CLI flags, HTTP forwardedProps):
+	OutputSchema Schema            `toml:"output_schema"` // the final answer must be JSON matching it (L10); a table or a JSON string
+	ToolChoice   string            `toml:"tool_choice"`   // first model call: auto | none | required | a tool's name
+	AllowedTools []string          `toml:"allowed_tools"` // the tools offered (default: all)
+	Metadata     map[string]string `toml:"metadata"`      // passed to the provider with every call
 }
 
 // PricingConfig is [agent.pricing]: US dollars per million tokens, used for cost_usd and

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"fmt"
 	"os"
 	"sync"
@@ -223,9 +225,23 @@ func (h *Host) Runner() *Runner { return &Runner{h: h} }
 // Runner runs on the host's current agent; see Host.Runner.
 type Runner struct{ h *Host }
 
-// RunWith runs on the current agent, traced and counted when the host has telemetry.
+// RunWith runs on the current agent, traced and counted when the host has telemetry,
+// with the manifest's run defaults (output_schema, allowed_tools, metadata) where in sets
+// none.
 func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error) {
 	agent := r.h.live.cur.Load()
+	a := r.h.Manifest.Agent
+	if len(in.OutputSchema) == 0 && len(a.OutputSchema) > 0 {
+		in.OutputSchema = json.RawMessage(a.OutputSchema)
+	}
+	if in.AllowedTools == nil && a.AllowedTools != nil {
+		in.AllowedTools = a.AllowedTools
+	}
+	if len(a.Metadata) > 0 {
+		md := maps.Clone(a.Metadata)
+		maps.Copy(md, in.Metadata)
+		in.Metadata = md
+	}
 	tel := r.h.tel
 	if tel == nil {
 		return agent.RunWith(ctx, in, emit)

@@ -16,6 +16,9 @@ import (
 type Config struct {
 	Name         string // the "agent" field of every event
 	SystemPrompt string // stored once per session, as its first entry (L1)
+	// ToolChoice is the first model call's tool choice: "" or "auto", "none", "required"
+	// or a tool's name. Later calls of the run are "auto" (RunInput.ToolChoice overrides).
+	ToolChoice string
 	Model        Model
 	ModelName    string // passed to the model as Request.Model
 	Tools        *ToolSet
@@ -102,6 +105,8 @@ type RunInput struct {
 	ClientTools []ToolSpec
 	// ContinueOnMaxTokens is Config.ContinueOnMaxTokens for this run.
 	ContinueOnMaxTokens bool
+	// ToolChoice overrides Config.ToolChoice for this run's first model call.
+	ToolChoice string
 	// TraceID is the run's distributed-trace id, if the host traces it; every event of
 	// the run carries it, so a client can find the run's trace.
 	TraceID string

@@ -51,6 +51,11 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 		if withSchema {
 			req.ResponseFormat = r.in.OutputSchema
 		}
+		if len(tools) > 0 && r.callIndex == 0 {
+			// The run's tool choice applies to its first model call only: "required" on
+			// every call would never let the model answer (the next calls are "auto").
+			req.ToolChoice = cmpOr(r.in.ToolChoice, r.cfg.ToolChoice)
+		}
 		ctx := r.work
 		if extra != nil {
 			// The summary call is made after the run's deadline, so it gets its own: a

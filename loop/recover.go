@@ -22,6 +22,13 @@ type SessionLister interface {
 	Sessions(ctx context.Context) ([]SessionInfo, error)
 }
 
+// SessionDeleter is an optional SessionStore extension: a store that can delete a
+// session (its entries and runs). It refuses, with ErrSessionBusy, a session whose run
+// holds a lease.
+type SessionDeleter interface {
+	DeleteSession(ctx context.Context, session string) error
+}
+
 // ErrCannotList is returned by ListSessions for a store that is no SessionLister.
 var ErrCannotList = errors.New("the session store cannot list its sessions")
 

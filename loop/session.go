@@ -186,3 +186,15 @@ func (s *MemoryStore) KVSet(_ context.Context, plugin, key string, value []byte)
 	s.kv[plugin+"\x00"+key] = append([]byte(nil), value...)
 	return nil
 }
+
+// DeleteSession removes a session's entries and runs (SessionDeleter).
+func (s *MemoryStore) DeleteSession(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, held := s.leases[id]; held {
+		return fmt.Errorf("session %q: %w", id, ErrSessionBusy)
+	}
+	delete(s.sessions, id)
+	delete(s.runs, id)
+	return nil
+}

@@ -224,6 +224,32 @@ func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
 	return out, rows.Err()
 }
 
+// DeleteSession removes a session's entries and runs in one transaction; a session whose
+// run holds a lease (running now, in this process or another) is refused.
+func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete session %q: %w", session, err)
+	}
+	defer tx.Rollback()
+	var held int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM leases WHERE session = ?`, session).Scan(&held); err != nil {
+		return fmt.Errorf("delete session %q: %w", session, err)
+	}
+	if held > 0 {
+		return fmt.Errorf("delete session %q: %w", session, loop.ErrSessionBusy)
+	}
+	for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`} {
+		if _, err := tx.ExecContext(ctx, q, session); err != nil {
+			return fmt.Errorf("delete session %q: %w", session, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("delete session %q: %w", session, err)
+	}
+	return nil
+}
+
 // KVGet reads a plugin's value.
 func (s *SQLite) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {
 	var v []byte

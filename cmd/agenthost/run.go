@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,19 +24,37 @@ func newRunCmd() *cobra.Command {
 	var (
 		provider, session, approve string
 		logLevel                   string
-		watch                      bool
-		jsonOut                    bool
+		watch, jsonOut, newSession bool
+		outputSchema, toolChoice   string
+		system                     string
+		allowedTools, meta         []string
+		maxIterations              int
 	)
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT... | -",
 		Short: "Run the agent on a prompt (or continue a session with --session)",
 		Long: `Run the agent declared in the manifest on PROMPT and stream what happens.
 
+The prompt is the words given, or stdin with "-" (or when stdin is not a terminal and
+no words are given). --session continues a stored session; an id that is not stored is
+an error unless --new says to start it.
+
 Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 130 interrupted (Ctrl-C aborts the run and keeps the session).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")
+			if prompt == "-" || (prompt == "" && session == "" && !isTerminal(cmd.InOrStdin())) {
+				b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 16<<20))
+				if err != nil {
+					return failed(fmt.Errorf("read the prompt from stdin: %w", err))
+				}
+				prompt = strings.TrimSpace(string(b))
+			}
+			base, err := runControls(cmd, outputSchema, toolChoice, system, allowedTools, meta, maxIterations)
+			if err != nil {
+				return usage(err)
+			}
 			if prompt == "" && session == "" {
 				return usage(errors.New("run needs a PROMPT (or --session ID to continue one)"))
 			}
@@ -59,8 +78,16 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			defer h.Close()
 			warn(cmd, h)
+			if session != "" && !newSession {
+				if es, err := h.Store.Load(ctx, session); err != nil {
+					return failed(err)
+				} else if len(es) == 0 {
+					return usage(fmt.Errorf("no session %q in %s (--new starts one with that id)", session, h.Manifest.Store.Path))
+				}
+			}
 			for {
-				code := runOnce(ctx, cmd, h, prompt, session, jsonOut, minLevel)
+				base.SessionID = session
+				code := runOnce(ctx, cmd, h, prompt, base, jsonOut, minLevel)
 				if !watch || ctx.Err() != nil {
 					return code
 				}
@@ -83,6 +110,13 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.StringVar(&session, "session", "", "continue this session")
 	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
 	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
+	f.BoolVar(&newSession, "new", false, "with --session: start a session with that id")
+	f.StringVar(&outputSchema, "output-schema", "", "a JSON Schema file: the final answer must be JSON matching it")
+	f.StringSliceVar(&allowedTools, "tools", nil, "offer only these tools (comma-separated)")
+	f.StringVar(&toolChoice, "tool-choice", "", "first model call: auto, none, required or a tool's name")
+	f.IntVar(&maxIterations, "max-iterations", 0, "model calls before the run is summarised (default: the manifest's)")
+	f.StringVar(&system, "system", "", "use this system prompt for the run instead of the manifest's")
+	f.StringArrayVar(&meta, "meta", nil, "KEY=VALUE metadata passed to the provider (repeatable)")
 	f.BoolVar(&watch, "watch", false, "after the run, wait for a plugin's .wasm to change, reload it and run the prompt again")
 	f.StringVar(&logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
 	return cmd
@@ -96,7 +130,7 @@ func providerLog(cmd *cobra.Command) io.Writer {
 	return nil
 }
 
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
@@ -153,9 +187,43 @@ func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approv
 // watchInterval is how often --watch looks at the plugin files.
 const watchInterval = 300 * time.Millisecond
 
-// runOnce runs the prompt (or continues session) and maps the result to an exit error.
-func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt, session string, jsonOut bool, minLevel int) error {
-	in := loop.RunInput{SessionID: session}
+// runControls turns the per-run flags into a RunInput's controls.
+func runControls(cmd *cobra.Command, schemaFile, toolChoice, system string, tools, meta []string, maxIterations int) (loop.RunInput, error) {
+	var in loop.RunInput
+	if schemaFile != "" {
+		b, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return in, fmt.Errorf("--output-schema: %w", err)
+		}
+		if !json.Valid(b) {
+			return in, fmt.Errorf("--output-schema %s: not JSON", schemaFile)
+		}
+		in.OutputSchema = b
+	}
+	if cmd.Flags().Changed("tools") {
+		in.AllowedTools = append([]string{}, tools...)
+	}
+	in.ToolChoice, in.SystemPromptOverride = toolChoice, system
+	if maxIterations < 0 {
+		return in, fmt.Errorf("--max-iterations %d: want 0 or more", maxIterations)
+	}
+	in.Limits.MaxIterations = maxIterations
+	for _, kv := range meta {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return in, fmt.Errorf("--meta %q: want KEY=VALUE", kv)
+		}
+		if in.Metadata == nil {
+			in.Metadata = map[string]string{}
+		}
+		in.Metadata[k] = v
+	}
+	return in, nil
+}
+
+// runOnce runs the prompt (or continues the session of in) and maps the result to an
+// exit error.
+func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt string, in loop.RunInput, jsonOut bool, minLevel int) error {
 	if prompt != "" {
 		in.Messages = []loop.Message{loop.UserMessage(prompt)}
 	}

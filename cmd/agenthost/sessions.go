@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -59,15 +60,70 @@ func newSessionsCmd() *cobra.Command {
 					return failed(err)
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "SESSION\tRUNS\tENTRIES\tUPDATED")
+				fmt.Fprintln(w, "SESSION\tTITLE\tLAST STATUS\tCOST\tRUNS\tUPDATED")
 				for _, s := range ss {
-					fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.ID, s.Runs, s.Entries, s.Updated.Local().Format("2006-01-02 15:04:05"))
+					sum, err := summarize(cmd.Context(), h.Store, s.ID)
+					if err != nil {
+						return failed(err)
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t$%.4f\t%d\t%s\n", s.ID, sum.title, sum.status, sum.cost, s.Runs,
+						s.Updated.Local().Format("2006-01-02 15:04:05"))
 				}
 				return w.Flush()
 			})
 		},
-	}, show)
+	}, show, &cobra.Command{
+		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withPlugins(cmd, func(h *host.Host) error {
+				d, ok := h.Store.(loop.SessionDeleter)
+				if !ok {
+					return failed(fmt.Errorf("the %s store cannot delete sessions", h.Manifest.Store.Kind))
+				}
+				for _, id := range args {
+					if es, err := h.Store.Load(cmd.Context(), id); err != nil {
+						return failed(err)
+					} else if len(es) == 0 {
+						return usage(fmt.Errorf("no session %q", id))
+					}
+					if err := d.DeleteSession(cmd.Context(), id); err != nil {
+						return failed(err)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", id)
+				}
+				return nil
+			})
+		},
+	})
 	return cmd
+}
+
+// sessionSummary is what `sessions list` shows of a session beside its counts.
+type sessionSummary struct {
+	title, status string
+	cost          float64
+}
+
+// summarize reads a session: its first prompt (shortened) as the title, the status of
+// its last run and the cost of all its runs.
+func summarize(ctx context.Context, st loop.SessionStore, id string) (sessionSummary, error) {
+	es, err := st.Load(ctx, id)
+	if err != nil {
+		return sessionSummary{}, err
+	}
+	sum := sessionSummary{title: "-", status: "-"}
+	for _, e := range es {
+		switch {
+		case e.Kind == loop.EntryMessage && e.Message != nil && e.Message.Role == loop.RoleUser && sum.title == "-":
+			sum.title = preview(e.Message.Text(), 48)
+		case e.Kind == loop.EntryEvent && e.Event != nil && e.Event.Type == loop.EventRunFinished:
+			if d, ok := e.Event.Data.(loop.RunFinishedData); ok {
+				sum.status = string(d.Status)
+				sum.cost += d.Usage.CostUSD
+			}
+		}
+	}
+	return sum, nil
 }
 
 func printMessage(out interface{ Write([]byte) (int, error) }, m loop.Message) {
