@@ -19,10 +19,10 @@ type Config struct {
 	// ToolChoice is the first model call's tool choice: "" or "auto", "none", "required"
 	// or a tool's name. Later calls of the run are "auto" (RunInput.ToolChoice overrides).
 	ToolChoice string
-	Model        Model
-	ModelName    string // passed to the model as Request.Model
-	Tools        *ToolSet
-	Store        SessionStore // default: a new MemoryStore
+	Model      Model
+	ModelName  string // passed to the model as Request.Model
+	Tools      *ToolSet
+	Store      SessionStore // default: a new MemoryStore
 
 	Context       []ContextStrategy // default: []ContextStrategy{DefaultContext{}}
 	ContextBudget int               // tokens, passed to strategies; 0 = none
