@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,5 +107,31 @@ func TestE2E_ManifestRunDefaults(t *testing.T) {
 	r := e.agenthost(t, "run", "--json", "go")
 	if r.code != 0 || !strings.Contains(r.stdout, `Error: Unknown tool 'calc'`) || !strings.Contains(r.stdout, `"output":{"answer":4}`) {
 		t.Fatalf("defaults: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The same controls over HTTP, in AG-UI's forwardedProps.
+func TestE2E_ServeRunControlsInForwardedProps(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"2+2\"}"}]},
+	  {"text": "{\"answer\": 4}"}]}`})
+	s := e.serve(t)
+	body := `{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"go"}],
+	  "forwardedProps":{"tools":[],"outputSchema":{"type":"object","required":["answer"]}}}`
+	resp, err := http.Post(s.base+"/v1/runs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	out := string(b)
+	if !strings.Contains(out, `Error: Unknown tool 'calc'`) || !strings.Contains(out, `"status":"completed","reason":"structured_output"`) {
+		t.Fatalf("forwardedProps controls:\n%s", out)
+	}
+	resp, _ = http.Post(s.base+"/v1/runs", "application/json", strings.NewReader(
+		`{"threadId":"t2","runId":"r2","messages":[{"id":"m","role":"user","content":"go"}],"forwardedProps":{"maxIterations":-4}}`))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad controls: %d", resp.StatusCode)
 	}
 }

@@ -147,12 +147,25 @@ type TokenUsage struct {
 }
 
 // RunAgentInput is the body of POST /v1/runs. Fields the server does not use (state,
-// tools, context, forwardedProps) are accepted and ignored.
+// tools, context) are accepted and ignored.
 type RunAgentInput struct {
 	ThreadID string         `json:"threadId"`
 	RunID    string         `json:"runId"`
 	Messages []InputMessage `json:"messages"`
 	Resume   []ResumeEntry  `json:"resume,omitempty"`
+	// ForwardedProps carries the run's controls (RunControls); other keys are ignored.
+	ForwardedProps json.RawMessage `json:"forwardedProps,omitempty"`
+}
+
+// RunControls are the per-run controls a client sends in forwardedProps, as the CLI's
+// run flags: README.md ("Commands in detail") and host/server/README.md.
+type RunControls struct {
+	OutputSchema  json.RawMessage   `json:"outputSchema,omitempty"`  // a JSON Schema object the final answer must match
+	Tools         *[]string         `json:"tools,omitempty"`         // the only tools offered ([] offers none)
+	ToolChoice    string            `json:"toolChoice,omitempty"`    // first model call: auto | none | required | a tool's name
+	MaxIterations int               `json:"maxIterations,omitempty"` // model calls before the summary
+	System        string            `json:"system,omitempty"`        // replaces the system prompt for this run
+	Metadata      map[string]string `json:"metadata,omitempty"`      // passed to the provider
 }
 
 // InputMessage is an AG-UI message; content is a string or a list of parts.

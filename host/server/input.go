@@ -60,7 +60,47 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 	if len(out.Messages) == 0 && len(out.Approvals) == 0 {
 		return loop.RunInput{}, errors.New("nothing to run: no trailing user message and no resume entries")
 	}
+	if err := applyControls(&out, in.ForwardedProps); err != nil {
+		return loop.RunInput{}, fmt.Errorf("forwardedProps: %w", err)
+	}
 	return out, nil
+}
+
+// applyControls reads the run's controls from forwardedProps; keys it does not know
+// belong to the client and are left alone.
+func applyControls(out *loop.RunInput, raw json.RawMessage) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	var c RunControls
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return err
+	}
+	if len(c.OutputSchema) > 0 && !bytes.Equal(c.OutputSchema, []byte("null")) {
+		var obj map[string]any
+		if json.Unmarshal(c.OutputSchema, &obj) != nil {
+			return errors.New("outputSchema must be a JSON Schema object")
+		}
+		out.OutputSchema = c.OutputSchema
+	}
+	if c.Tools != nil {
+		out.AllowedTools = make([]string, 0, len(*c.Tools))
+		for _, t := range *c.Tools {
+			out.AllowedTools = append(out.AllowedTools, validUTF8(t))
+		}
+	}
+	if c.MaxIterations < 0 {
+		return fmt.Errorf("maxIterations %d: want 0 or more", c.MaxIterations)
+	}
+	out.Limits.MaxIterations = c.MaxIterations
+	out.ToolChoice, out.SystemPromptOverride = validUTF8(c.ToolChoice), validUTF8(c.System)
+	for k, v := range c.Metadata {
+		if out.Metadata == nil {
+			out.Metadata = map[string]string{}
+		}
+		out.Metadata[validUTF8(k)] = validUTF8(v)
+	}
+	return nil
 }
 
 // approval reads a resume entry: "cancelled" rejects; "resolved" approves when the

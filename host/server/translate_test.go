@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +154,34 @@ func TestTranslatePluginReportsAreCustomEvents(t *testing.T) {
 		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.plugin_log","value":{"plugin":"files","level":"warning","message":"slow disk"}}`,
 		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.progress","value":{"plugin":"files","progress":1,"total":3,"message":"one"}}`,
 	})
+}
+
+func TestForwardedPropsCarryTheRunControls(t *testing.T) {
+	base := RunAgentInput{ThreadID: "s", RunID: "r", Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"hi"`)}}}
+	in := base
+	in.ForwardedProps = json.RawMessage(`{"outputSchema":{"type":"object"},"tools":[],"toolChoice":"none","maxIterations":3,
+		"system":"be brief","metadata":{"team":"ops"},"somethingElse":{"kept":"by the client"}}`)
+	got, err := runInput(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.OutputSchema) != `{"type":"object"}` || got.AllowedTools == nil || len(got.AllowedTools) != 0 ||
+		got.ToolChoice != "none" || got.Limits.MaxIterations != 3 || got.SystemPromptOverride != "be brief" || got.Metadata["team"] != "ops" {
+		t.Fatalf("controls %+v", got)
+	}
+	if got, _ := runInput(base); got.AllowedTools != nil {
+		t.Fatal("no tools key must mean every tool")
+	}
+	for props, want := range map[string]string{
+		`{"maxIterations":-1}`:        "maxIterations -1",
+		`{"outputSchema":"a string"}`: "outputSchema must be a JSON Schema object",
+		`{"tools":"calc"}`:            "cannot unmarshal",
+		`[1,2]`:                       "cannot unmarshal",
+	} {
+		in := base
+		in.ForwardedProps = json.RawMessage(props)
+		if _, err := runInput(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", props, err, want)
+		}
+	}
 }
