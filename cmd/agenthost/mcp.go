@@ -34,6 +34,13 @@ unless --agent also offers the whole agent as one tool, ask_<agent> (its tool ca
 need approval are refused: an MCP client cannot answer them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var token string
+			if addr != "" { // checked before anything starts
+				var err error
+				if token, err = listenFlags(addr, tokenFile, allowOrigins); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), NoProvider: !agent, Provider: provider,
@@ -60,16 +67,6 @@ need approval are refused: an MCP client cannot answer them).`,
 					return failed(err)
 				}
 				return nil
-			}
-			token, err := server.LoadToken(os.Getenv("AGENTHOST_TOKEN"), tokenFile)
-			if err != nil {
-				return usage(err)
-			}
-			if err := server.CheckAddr(addr, token != ""); err != nil {
-				return usage(err)
-			}
-			if err := server.CheckOrigins(allowOrigins); err != nil {
-				return usage(fmt.Errorf("--allow-origin: %w", err))
 			}
 			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 			hs, err := server.New(server.Options{Store: h.Store, Token: token, AllowOrigins: allowOrigins,

@@ -43,15 +43,9 @@ an Origin other than the server's own is refused (403) unless --allow-origin lis
 and only listed origins get CORS answers; POST bodies must be application/json (415).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token, err := server.LoadToken(os.Getenv("AGENTHOST_TOKEN"), tokenFile)
+			token, err := listenFlags(addr, tokenFile, allowOrigins)
 			if err != nil {
-				return usage(err)
-			}
-			if err := server.CheckAddr(addr, token != ""); err != nil {
-				return usage(err)
-			}
-			if err := server.CheckOrigins(allowOrigins); err != nil {
-				return usage(fmt.Errorf("--allow-origin: %w", err))
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -109,4 +103,20 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, nil)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// listenFlags checks what an HTTP listener is given (serve, mcp serve --http) and returns
+// the bearer token: AGENTHOST_TOKEN or --token-file; without one only loopback binds.
+func listenFlags(addr, tokenFile string, allowOrigins []string) (string, error) {
+	token, err := server.LoadToken(os.Getenv("AGENTHOST_TOKEN"), tokenFile)
+	if err != nil {
+		return "", usage(err)
+	}
+	if err := server.CheckAddr(addr, token != ""); err != nil {
+		return "", usage(err)
+	}
+	if err := server.CheckOrigins(allowOrigins); err != nil {
+		return "", usage(fmt.Errorf("--allow-origin: %w", err))
+	}
+	return token, nil
 }
