@@ -31,11 +31,16 @@ func exerciseMCP(t *testing.T, transport mcp.Transport) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var mu sync.Mutex
-	var logs []string
+	var logs, progress []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			mu.Lock()
 			logs = append(logs, fmt.Sprintf("%s/%s/%v", r.Params.Logger, r.Params.Level, r.Params.Data))
+			mu.Unlock()
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprintf("%v %v/%v %s", r.Params.ProgressToken, r.Params.Progress, r.Params.Total, r.Params.Message))
 			mu.Unlock()
 		}})
 	cs, err := client.Connect(ctx, transport, nil)
@@ -83,8 +88,8 @@ func exerciseMCP(t *testing.T, transport mcp.Transport) {
 		t.Fatal(err)
 	}
 	// Clients of the 2026-07-28 protocol ask for logs per request; older ones per session.
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "chatty", Arguments: map[string]any{"steps": 0},
-		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "chatty", Arguments: map[string]any{"steps": 2},
+		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug", "progressToken": "p1"}})
 	if err != nil || text(res) != "said everything" {
 		t.Fatalf("chatty: %v %+v", err, res)
 	}
@@ -93,11 +98,15 @@ func exerciseMCP(t *testing.T, transport mcp.Transport) {
 		mu.Lock()
 		got := strings.Join(logs, "\n")
 		mu.Unlock()
-		if strings.Contains(got, "chatty/warning/a warning line") && strings.Contains(got, "chatty/debug/[stdout] printed to stdout") {
+		mu.Lock()
+		prog := strings.Join(progress, "|")
+		mu.Unlock()
+		if strings.Contains(got, "chatty/warning/a warning line") && strings.Contains(got, "chatty/debug/[stdout] printed to stdout") &&
+			prog == "p1 1/2 step 1|p1 2/2 step 2" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("plugin logs not forwarded to the client:\n%s", got)
+			t.Fatalf("plugin logs and progress not forwarded to the client:\n%s\nprogress: %s", got, prog)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
