@@ -135,3 +135,33 @@ func TestE2E_ServeRunControlsInForwardedProps(t *testing.T) {
 		t.Fatalf("bad controls: %d", resp.StatusCode)
 	}
 }
+
+// AG-UI frontend tools: the model's call of one ends the run for the client to answer;
+// the next run carries the answer as a tool message and the model goes on.
+func TestE2E_ServeClientToolsRoundTrip(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "pick_color", "arguments": "{\"options\":[\"red\",\"blue\"]}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "You picked {{result c1}}."}]}`})
+	s := e.serve(t)
+	post := func(body string) string {
+		t.Helper()
+		resp, err := http.Post(s.base+"/v1/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(b)
+	}
+	tools := `"tools":[{"name":"pick_color","description":"Ask the user to pick a colour","parameters":{"type":"object"}}]`
+	out := post(`{"threadId":"t","runId":"r1",` + tools + `,"messages":[{"id":"m1","role":"user","content":"choose"}]}`)
+	if !strings.Contains(out, `"type":"TOOL_CALL_START","timestamp"`) || !strings.Contains(out, `"toolCallName":"pick_color"`) ||
+		!strings.Contains(out, `"status":"interrupted","reason":"client_tool_call"`) || strings.Contains(out, "TOOL_CALL_RESULT") {
+		t.Fatalf("run 1:\n%s", out)
+	}
+	out = post(`{"threadId":"t","runId":"r2",` + tools + `,"messages":[{"id":"m1","role":"user","content":"choose"},
+	  {"id":"a1","role":"assistant","content":""},{"id":"t1","role":"tool","toolCallId":"c1","content":"blue"}]}`)
+	if !strings.Contains(out, `"status":"completed"`) || !strings.Contains(out, `"text":"You picked blue."`) {
+		t.Fatalf("run 2:\n%s", out)
+	}
+}

@@ -147,14 +147,26 @@ type TokenUsage struct {
 }
 
 // RunAgentInput is the body of POST /v1/runs. Fields the server does not use (state,
-// tools, context) are accepted and ignored.
+// context) are accepted and ignored.
 type RunAgentInput struct {
 	ThreadID string         `json:"threadId"`
 	RunID    string         `json:"runId"`
 	Messages []InputMessage `json:"messages"`
 	Resume   []ResumeEntry  `json:"resume,omitempty"`
+	// Tools are the client's own tools (AG-UI frontend tools): offered to the model, run
+	// by the client. A call of one ends the run (RUN_FINISHED, status interrupted, reason
+	// client_tool_call) after its TOOL_CALL events; the next run carries the result as a
+	// "tool" message with the call's toolCallId.
+	Tools []ClientTool `json:"tools,omitempty"`
 	// ForwardedProps carries the run's controls (RunControls); other keys are ignored.
 	ForwardedProps json.RawMessage `json:"forwardedProps,omitempty"`
+}
+
+// ClientTool is an AG-UI tool: name, description and a JSON Schema of its parameters.
+type ClientTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 // RunControls are the per-run controls a client sends in forwardedProps, as the CLI's

@@ -30,7 +30,7 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 	}
 	out := loop.RunInput{SessionID: validUTF8(in.ThreadID), RunID: validUTF8(in.RunID)}
 	start := len(in.Messages)
-	for start > 0 && in.Messages[start-1].Role == "user" {
+	for start > 0 && (in.Messages[start-1].Role == "user" || in.Messages[start-1].Role == "tool") {
 		start--
 	}
 	for i, m := range in.Messages[start:] {
@@ -38,10 +38,27 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 		if err != nil {
 			return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): %w", start+i, m.ID, err)
 		}
+		if m.Role == "tool" { // a client tool's result (L16)
+			if m.ToolCallID == "" {
+				return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): a tool message needs its toolCallId", start+i, m.ID)
+			}
+			out.Messages = append(out.Messages, loop.Message{Role: loop.RoleTool, ToolCallID: validUTF8(m.ToolCallID), Content: parts})
+			continue
+		}
 		if len(parts) == 0 {
 			return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): user message has no content", start+i, m.ID)
 		}
 		out.Messages = append(out.Messages, loop.Message{Role: loop.RoleUser, Content: parts})
+	}
+	for i, t := range in.Tools {
+		if t.Name == "" {
+			return loop.RunInput{}, fmt.Errorf("tools[%d]: a tool needs a name", i)
+		}
+		schema := t.Parameters
+		if len(schema) > 0 && !json.Valid(schema) {
+			return loop.RunInput{}, fmt.Errorf("tools[%d] (%s): parameters are not JSON", i, t.Name)
+		}
+		out.ClientTools = append(out.ClientTools, loop.ToolSpec{Name: validUTF8(t.Name), Description: validUTF8(t.Description), InputSchema: schema})
 	}
 	for i, r := range in.Resume {
 		if r.InterruptID == "" {
@@ -58,7 +75,7 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 		out.Approvals[validUTF8(r.InterruptID)] = a
 	}
 	if len(out.Messages) == 0 && len(out.Approvals) == 0 {
-		return loop.RunInput{}, errors.New("nothing to run: no trailing user message and no resume entries")
+		return loop.RunInput{}, errors.New("nothing to run: no trailing user or tool message and no resume entries")
 	}
 	if err := applyControls(&out, in.ForwardedProps); err != nil {
 		return loop.RunInput{}, fmt.Errorf("forwardedProps: %w", err)

@@ -99,7 +99,7 @@ func TestRequestLimitsAndBadInput(t *testing.T) {
 		{"wrong type", `{"threadId": 7}`, 400, `{"error":"malformed JSON in request body: json: cannot unmarshal number into Go struct field RunAgentInput.threadId of type string"}`},
 		{"no thread", `{"runId":"r1","messages":[]}`, 400, `{"error":"invalid RunAgentInput: threadId is required (it names the session)"}`},
 		{"nothing to do", `{"threadId":"s1","runId":"r1","messages":[{"id":"a","role":"assistant","content":"hi"}]}`, 400,
-			`{"error":"invalid RunAgentInput: nothing to run: no trailing user message and no resume entries"}`},
+			`{"error":"invalid RunAgentInput: nothing to run: no trailing user or tool message and no resume entries"}`},
 		{"bad resume", `{"threadId":"s1","runId":"r1","messages":[],"resume":[{"interruptId":"c1","status":"maybe"}]}`, 400,
 			`{"error":"invalid RunAgentInput: resume[0] (interrupt \"c1\"): status \"maybe\": want resolved or cancelled"}`},
 	} {

@@ -185,3 +185,33 @@ func TestForwardedPropsCarryTheRunControls(t *testing.T) {
 		}
 	}
 }
+
+// AG-UI tools are the client's: they become the run's client tools, and the client's
+// answer comes back as a trailing tool message with its toolCallId.
+func TestClientToolsAndTheirResults(t *testing.T) {
+	in, err := runInput(RunAgentInput{ThreadID: "s", RunID: "r",
+		Tools: []ClientTool{{Name: "pick_color", Description: "Ask the user", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Messages: []InputMessage{
+			{ID: "1", Role: "user", Content: json.RawMessage(`"choose"`)},
+			{ID: "2", Role: "assistant", Content: json.RawMessage(`""`)},
+			{ID: "3", Role: "tool", ToolCallID: "c1", Content: json.RawMessage(`"blue"`)},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.ClientTools) != 1 || in.ClientTools[0].Name != "pick_color" || string(in.ClientTools[0].InputSchema) != `{"type":"object"}` {
+		t.Fatalf("client tools %+v", in.ClientTools)
+	}
+	if len(in.Messages) != 1 || in.Messages[0].Role != loop.RoleTool || in.Messages[0].ToolCallID != "c1" || in.Messages[0].Text() != "blue" {
+		t.Fatalf("messages %+v", in.Messages)
+	}
+	for _, bad := range []RunAgentInput{
+		{ThreadID: "s", RunID: "r", Messages: []InputMessage{{ID: "3", Role: "tool", Content: json.RawMessage(`"x"`)}}},
+		{ThreadID: "s", RunID: "r", Tools: []ClientTool{{Name: ""}}, Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"x"`)}}},
+		{ThreadID: "s", RunID: "r", Tools: []ClientTool{{Name: "t", Parameters: json.RawMessage(`{oops`)}}, Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"x"`)}}},
+	} {
+		if _, err := runInput(bad); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+}
