@@ -110,6 +110,19 @@ type RunInput struct {
 	// TraceID is the run's distributed-trace id, if the host traces it; every event of
 	// the run carries it, so a client can find the run's trace.
 	TraceID string
+	// State is the client's state for this run (AG-UI's state): handed to the context
+	// strategies, which may replace it (ContextOutput.State); each change is a state
+	// event. nil is no state.
+	State json.RawMessage
+	// ClientContext is what the client says about its situation (AG-UI's context):
+	// handed to the context strategies; DefaultContext puts it in the system message.
+	ClientContext []ContextItem
+}
+
+// ContextItem is one piece of client context: what it is, and its value.
+type ContextItem struct {
+	Description string `json:"description"`
+	Value       string `json:"value"`
 }
 
 // RunResult is how a run ended.

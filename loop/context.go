@@ -1,8 +1,11 @@
 package loop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -13,7 +16,8 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 	msgs := r.baseMessages()
 	compacted := 0
 	for _, s := range r.cfg.Context {
-		in := ContextInput{History: r.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow}
+		in := ContextInput{History: r.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow,
+			State: r.in.State, Context: r.in.ClientContext}
 		out, err := safeBuild(r.ctx, s, in)
 		if err != nil {
 			r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})
@@ -34,12 +38,31 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 		if out.Messages != nil {
 			msgs = out.Messages
 		}
+		r.setState(s.Name(), out.State)
 	}
 	if overflow || compacted > 0 {
 		r.emit(EventContextUpdate, ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
 			Overflow: overflow, Compacted: compacted})
 	}
 	return msgs, nil
+}
+
+// setState takes a strategy's new client state: valid JSON that differs from the
+// current state replaces it and is reported (a state event); anything else is an error
+// event and the state stays.
+func (r *run) setState(strategy string, state json.RawMessage) {
+	if state == nil {
+		return
+	}
+	if !json.Valid(state) {
+		r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: state is not JSON", strategy)})
+		return
+	}
+	if bytes.Equal(bytes.TrimSpace(state), bytes.TrimSpace(r.in.State)) {
+		return
+	}
+	r.in.State = append(json.RawMessage(nil), state...)
+	r.emit(EventState, StateData{State: r.in.State})
 }
 
 // baseMessages is the system prompt (or the run's override) followed by the history.
@@ -95,13 +118,50 @@ func (d DefaultContext) Build(_ context.Context, in ContextInput) (ContextOutput
 	if limit <= 0 {
 		limit = 2000
 	}
-	msgs := in.Messages
+	msgs := withClientContext(in.Messages, in.Context)
 	if in.Overflow {
 		if c := compactHalf(in.History); c != nil {
 			return ContextOutput{Messages: fitBudget(trimToolOutputs(applyToMessages(msgs, in.History, c), limit), in.Budget), Compact: c}, nil
 		}
 	}
 	return ContextOutput{Messages: fitBudget(trimToolOutputs(msgs, limit), in.Budget)}, nil
+}
+
+// ClientContextHeader opens the block DefaultContext adds to the system message for
+// the client's context items. A strategy earlier in the chain that has placed the items
+// itself includes this line, and DefaultContext adds nothing.
+const ClientContextHeader = "Context from the client:"
+
+// withClientContext returns msgs with the client's context items at the end of the
+// system message (one is added first when there is none). msgs is not changed.
+func withClientContext(msgs []Message, items []ContextItem) []Message {
+	if len(items) == 0 {
+		return msgs
+	}
+	for _, m := range msgs {
+		if m.Role == RoleSystem && strings.Contains(m.Text(), ClientContextHeader) {
+			return msgs
+		}
+	}
+	var b strings.Builder
+	b.WriteString(ClientContextHeader)
+	for _, it := range items {
+		b.WriteString("\n- ")
+		if it.Description != "" {
+			b.WriteString(it.Description)
+			b.WriteString(": ")
+		}
+		b.WriteString(it.Value)
+	}
+	out := make([]Message, 0, len(msgs)+1)
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		sys := msgs[0]
+		text := sys.Text()
+		sys.Content = []Part{TextPart(text + "\n\n" + b.String())}
+		return append(append(out, sys), msgs[1:]...)
+	}
+	out = append(out, Message{Role: RoleSystem, Content: []Part{TextPart(b.String())}})
+	return append(out, msgs...)
 }
 
 // fitBudget makes the model input fit budget tokens (L20) without storing anything: the

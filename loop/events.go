@@ -31,6 +31,7 @@ const (
 	EventPluginLog        EventType = "plugin_log"
 	EventProgress         EventType = "progress"
 	EventCircuit          EventType = "circuit"
+	EventState            EventType = "state"
 )
 
 // Event is one thing that happened in a run. Data holds the typed payload for Type (one of
@@ -59,6 +60,21 @@ type (
 		Seq       int       `json:"seq"`
 		Kind      DeltaKind `json:"kind"`
 		Text      string    `json:"text"`
+		// ToolCall names the call a tool_call delta's Text (argument fragment) belongs
+		// to: its index in the answer, and its id and name when the fragment carries
+		// them (usually the first fragment only).
+		ToolCall *ToolCallRef `json:"tool_call,omitempty"`
+	}
+	// ToolCallRef identifies the tool call of a streamed fragment.
+	ToolCallRef struct {
+		Index int    `json:"index"`
+		ID    string `json:"id,omitempty"`
+		Name  string `json:"name,omitempty"`
+	}
+	// StateData is the run's client state (RunInput.State) after a context strategy
+	// changed it.
+	StateData struct {
+		State json.RawMessage `json:"state"`
 	}
 	TextData struct {
 		Text string `json:"text"`
@@ -166,6 +182,8 @@ func newEventData(t EventType) (any, error) {
 		return &ProgressData{}, nil
 	case EventCircuit:
 		return &CircuitData{}, nil
+	case EventState:
+		return &StateData{}, nil
 	}
 	return nil, fmt.Errorf("unknown event type %q", t)
 }
@@ -202,6 +220,8 @@ func derefData(p any) any {
 	case *StatusData:
 		return *v
 	case *ModelDeltaData:
+		return *v
+	case *StateData:
 		return *v
 	case *TextData:
 		return *v

@@ -114,5 +114,5 @@ func ExampleAgent_Events() {
 		}
 	}
 	// Output:
-	// 10 incomplete max_tokens max_tokens
+	// 11 incomplete max_tokens max_tokens
 }

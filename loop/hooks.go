@@ -1,6 +1,9 @@
 package loop
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ContextStrategy shapes what the model receives (rule L11). Strategies run as a chain:
 // each gets the session history and the previous strategy's messages. On a
@@ -20,6 +23,9 @@ type ContextInput struct {
 	Messages []Message `json:"messages"`
 	Budget   int       `json:"budget"` // tokens; 0 means no budget
 	Overflow bool      `json:"overflow"`
+	// State and Context are the client's (RunInput.State, RunInput.ClientContext).
+	State   json.RawMessage `json:"state,omitempty"`
+	Context []ContextItem   `json:"context,omitempty"`
 }
 
 // ContextOutput is a strategy's answer. Compact, when set, replaces the first Replace
@@ -27,6 +33,9 @@ type ContextInput struct {
 type ContextOutput struct {
 	Messages []Message   `json:"messages,omitempty"` // nil keeps the input's messages
 	Compact  *Compaction `json:"compact,omitempty"`
+	// State, when set, replaces the run's client state: the next strategies see it, a
+	// state event reports it, and AG-UI clients get a STATE_SNAPSHOT.
+	State json.RawMessage `json:"state,omitempty"`
 }
 
 // Compaction replaces the first Replace history messages with Summary.

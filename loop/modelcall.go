@@ -190,20 +190,24 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		}
 		switch {
 		case d.Kind == DeltaText, d.Kind == DeltaReasoning:
-			r.emitDelta(ci, d, d.Text)
+			r.emitDelta(ci, d, d.Text, nil)
 		case d.Kind == DeltaToolCall && d.ToolCall != nil:
-			r.emitDelta(ci, d, d.ToolCall.Arguments)
+			tc := d.ToolCall
+			r.emitDelta(ci, d, tc.Arguments, &ToolCallRef{Index: tc.Index, ID: tc.ID, Name: tc.Name})
 		}
 	}
 	msg, usage, stop, err := asm.message()
 	if err != nil {
 		return response{}, err
 	}
+	// The stream is complete: clients close the streamed message now, before the loop
+	// stores it and runs the step's bookkeeping.
+	r.emit(EventModelDelta, ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)})
 	return response{message: msg, usage: r.price(usage), stop: stop}, nil
 }
 
-func (r *run) emitDelta(callIndex int, d Delta, text string) {
-	r.emit(EventModelDelta, ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text})
+func (r *run) emitDelta(callIndex int, d Delta, text string, ref *ToolCallRef) {
+	r.emit(EventModelDelta, ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text, ToolCall: ref})
 }
 
 func (r *run) price(u Usage) Usage {

@@ -129,10 +129,14 @@ func TestL14_ReplayedDeltasAreDeduplicated(t *testing.T) {
 		t.Fatalf("final %q", res.Final.Text())
 	}
 	var seqs []int
+	var kinds []DeltaKind
 	for _, e := range eventsOf[ModelDeltaData](evs) {
 		seqs = append(seqs, e.Seq)
+		kinds = append(kinds, e.Kind)
 	}
-	equal(t, "delta seqs", seqs, []int{1, 2, 3})
+	// The stream's end is one finish delta, after the last piece (seq 0: the loop's own).
+	equal(t, "delta seqs", seqs, []int{1, 2, 3, 0})
+	equal(t, "delta kinds", kinds, []DeltaKind{DeltaText, DeltaText, DeltaText, DeltaFinish})
 }
 
 func TestL14_RetryAfterMidStreamFailureDoesNotRepeatDeltas(t *testing.T) {
@@ -146,8 +150,16 @@ func TestL14_RetryAfterMidStreamFailureDoesNotRepeatDeltas(t *testing.T) {
 		t.Fatalf("final %q", res.Final.Text())
 	}
 	var text string
+	finishes := 0
 	for _, e := range eventsOf[ModelDeltaData](evs) {
+		if e.Kind == DeltaFinish {
+			finishes++ // the failed stream never finished: one, for the retry's
+			continue
+		}
 		text += e.Text
+	}
+	if finishes != 1 {
+		t.Fatalf("%d finish deltas, want 1 (the failed attempt's stream did not finish)", finishes)
 	}
 	if text != "Hello" {
 		t.Fatalf("clients saw %q, want each piece once", text)

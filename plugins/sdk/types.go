@@ -58,12 +58,23 @@ type ContextInput struct {
 	Messages []Message `json:"messages"`
 	Budget   int       `json:"budget"`
 	Overflow bool      `json:"overflow"`
+	// State and Context are the client's (AG-UI state and context), when it sent them.
+	State   json.RawMessage `json:"state,omitempty"`
+	Context []ContextItem   `json:"context,omitempty"`
 }
 
-// ContextOutput is the output of context_build; nil Messages keeps the input's.
+// ContextItem is one piece of client context.
+type ContextItem struct {
+	Description string `json:"description"`
+	Value       string `json:"value"`
+}
+
+// ContextOutput is the output of context_build; nil Messages keeps the input's. State,
+// when set, replaces the client's state (the client gets a STATE_SNAPSHOT).
 type ContextOutput struct {
-	Messages []Message   `json:"messages,omitempty"`
-	Compact  *Compaction `json:"compact,omitempty"`
+	Messages []Message       `json:"messages,omitempty"`
+	Compact  *Compaction     `json:"compact,omitempty"`
+	State    json.RawMessage `json:"state,omitempty"`
 }
 
 // Compaction replaces the first Replace history messages with Summary, for good.
