@@ -28,6 +28,8 @@ const (
 	aguiStepStarted             = "STEP_STARTED"
 	aguiStepFinished            = "STEP_FINISHED"
 	aguiCustom                  = "CUSTOM"
+	aguiMessagesSnapshot        = "MESSAGES_SNAPSHOT"
+	aguiStateSnapshot           = "STATE_SNAPSHOT"
 )
 
 // AGUIEvent is one AG-UI event: a JSON object with a "type" and the fields of that type.
@@ -113,7 +115,37 @@ type (
 		Name  string `json:"name"`
 		Value any    `json:"value"`
 	}
+	// MessagesSnapshot is the thread's whole conversation, sent after RUN_STARTED when a
+	// run continues a thread (snapshot.go).
+	MessagesSnapshot struct {
+		base
+		Messages []Message `json:"messages"`
+	}
+	// StateSnapshot is the client state after a context strategy changed it.
+	StateSnapshot struct {
+		base
+		Snapshot json.RawMessage `json:"snapshot"`
+	}
 )
+
+// Message is an AG-UI message of a MESSAGES_SNAPSHOT: user, assistant or tool.
+type Message struct {
+	ID         string            `json:"id"`
+	Role       string            `json:"role"`
+	Content    any               `json:"content,omitempty"` // a string, or AG-UI parts
+	ToolCalls  []MessageToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string            `json:"toolCallId,omitempty"`
+}
+
+// MessageToolCall is a tool call of an assistant Message.
+type MessageToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
 
 // RunResult is RUN_FINISHED.result: how the loop ended the run and its final answer.
 type RunResult struct {
@@ -146,13 +178,18 @@ type TokenUsage struct {
 	TotalTokens  int    `json:"totalTokens"`
 }
 
-// RunAgentInput is the body of POST /v1/runs. Fields the server does not use (state,
-// context) are accepted and ignored.
+// RunAgentInput is the body of POST /v1/runs.
 type RunAgentInput struct {
 	ThreadID string         `json:"threadId"`
 	RunID    string         `json:"runId"`
 	Messages []InputMessage `json:"messages"`
 	Resume   []ResumeEntry  `json:"resume,omitempty"`
+	// State is the client's state, any JSON value: handed to the context strategies,
+	// which may replace it (STATE_SNAPSHOT).
+	State json.RawMessage `json:"state,omitempty"`
+	// Context is what the client says about its situation: handed to the context
+	// strategies; the built-in one puts it in the system message.
+	Context []ContextItem `json:"context,omitempty"`
 	// Tools are the client's own tools (AG-UI frontend tools): offered to the model, run
 	// by the client. A call of one ends the run (RUN_FINISHED, status interrupted, reason
 	// client_tool_call) after its TOOL_CALL events; the next run carries the result as a
@@ -160,6 +197,12 @@ type RunAgentInput struct {
 	Tools []ClientTool `json:"tools,omitempty"`
 	// ForwardedProps carries the run's controls (RunControls); other keys are ignored.
 	ForwardedProps json.RawMessage `json:"forwardedProps,omitempty"`
+}
+
+// ContextItem is one entry of RunAgentInput.context.
+type ContextItem struct {
+	Description string `json:"description"`
+	Value       string `json:"value"`
 }
 
 // ClientTool is an AG-UI tool: name, description and a JSON Schema of its parameters.

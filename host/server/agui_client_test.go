@@ -64,7 +64,7 @@ func TestOfficialAGUIClient(t *testing.T) {
 			"RUN_FINISHED interrupt interrupted/approval_required interrupt:c1",
 		},
 		{
-			"RUN_STARTED",
+			"RUN_STARTED", "MESSAGES_SNAPSHOT user:u1 assistant:run-1:msg:0",
 			"STEP_STARTED tool:c1", `TOOL_CALL_RESULT c1 "391"`, "STEP_FINISHED tool:c1",
 			"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "17*23 = "`, `TEXT_MESSAGE_CONTENT "391"`, "TEXT_MESSAGE_END",
 			"CUSTOM agenthost.usage",
@@ -72,6 +72,7 @@ func TestOfficialAGUIClient(t *testing.T) {
 		},
 		{
 			"RUN_STARTED",
+			"MESSAGES_SNAPSHOT user:u1 assistant:run-1:msg:0 tool:run-2:result:c1 assistant:run-2:msg:0 user:u2",
 			"TOOL_CALL_START c2 calc", `TOOL_CALL_ARGS "{\"expression\":\"19*29\"}"`, "TOOL_CALL_END",
 			"CUSTOM agenthost.usage",
 			"STEP_STARTED tool:c2", "STEP_FINISHED tool:c2",
@@ -79,6 +80,7 @@ func TestOfficialAGUIClient(t *testing.T) {
 		},
 		{
 			"RUN_STARTED",
+			"MESSAGES_SNAPSHOT user:u1 assistant:run-1:msg:0 tool:run-2:result:c1 assistant:run-2:msg:0 user:u2 assistant:run-3:msg:0",
 			"STEP_STARTED tool:c2", `TOOL_CALL_RESULT c2 "Error: tool call rejected: cancelled by the user"`, "STEP_FINISHED tool:c2",
 			"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "Not computed."`, "TEXT_MESSAGE_END",
 			"CUSTOM agenthost.usage",

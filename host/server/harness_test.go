@@ -76,6 +76,7 @@ type envOptions struct {
 	allowHosts      []string
 	allowOrigins    []string
 	bodyTimeout     time.Duration
+	context         []loop.ContextStrategy
 	wrap            func(http.Handler) http.Handler // serves the server through this handler
 }
 
@@ -90,7 +91,7 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	}
 	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: newTurnModel(turns...), ModelName: "fake",
 		Tools: tools, Store: o.store, Approver: InterruptApprover{},
-		ToolPolicy: loop.ToolPolicy{RequireApproval: o.requireApproval}})
+		ToolPolicy: loop.ToolPolicy{RequireApproval: o.requireApproval}, Context: o.context})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +230,14 @@ func brief(evs []map[string]any) []string {
 			}
 		case "RUN_ERROR":
 			s += fmt.Sprintf(" %v: %v", ev["code"], ev["message"])
+		case "MESSAGES_SNAPSHOT":
+			for _, m := range ev["messages"].([]any) {
+				m := m.(map[string]any)
+				s += fmt.Sprintf(" %v:%v", m["role"], m["id"])
+			}
+		case "STATE_SNAPSHOT":
+			b, _ := json.Marshal(ev["snapshot"])
+			s += " " + string(b)
 		}
 		out = append(out, s)
 	}

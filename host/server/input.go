@@ -74,6 +74,12 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 		a.Reason = validUTF8(a.Reason)
 		out.Approvals[validUTF8(r.InterruptID)] = a
 	}
+	if st := bytes.TrimSpace(in.State); len(st) > 0 && !bytes.Equal(st, []byte("null")) {
+		out.State = st
+	}
+	for _, c := range in.Context {
+		out.ClientContext = append(out.ClientContext, loop.ContextItem{Description: validUTF8(c.Description), Value: validUTF8(c.Value)})
+	}
 	if len(out.Messages) == 0 && len(out.Approvals) == 0 {
 		return loop.RunInput{}, errors.New("nothing to run: no trailing user or tool message and no resume entries")
 	}

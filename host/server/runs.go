@@ -42,6 +42,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := newSSE(w)
 	tr := NewTranslator(in.SessionID, in.RunID)
+	// A run that continues a thread starts with the thread's conversation as stored
+	// (MESSAGES_SNAPSHOT), so a client that lost or never had it is in step.
+	if entries, err := s.opts.Store.Load(ctx, in.SessionID); err == nil && len(entries) > 0 {
+		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
+	}
 	traceID := ""
 	res, err := s.opts.Agent.RunWith(ctx, in, func(e loop.Event) {
 		traceID = e.TraceID

@@ -26,7 +26,8 @@ func TestRunStreamsAGUIEventsInOrder(t *testing.T) {
 		"REASONING_START", "REASONING_MESSAGE_START", `REASONING_MESSAGE_CONTENT "I should add."`,
 		"REASONING_MESSAGE_END", "REASONING_END",
 		"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "Adding"`, `TEXT_MESSAGE_CONTENT "."`, "TEXT_MESSAGE_END",
-		"TOOL_CALL_START c1 add", `TOOL_CALL_ARGS "{\"a\":2,\"b\":40}"`, "TOOL_CALL_END",
+		// The arguments arrive as the model streams them, a fragment at a time.
+		"TOOL_CALL_START c1 add", `TOOL_CALL_ARGS "{\"a\":2,"`, `TOOL_CALL_ARGS "\"b\":40}"`, "TOOL_CALL_END",
 		"CUSTOM agenthost.usage",
 		"STEP_STARTED tool:c1", `TOOL_CALL_RESULT c1 "42"`, "STEP_FINISHED tool:c1",
 		"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "The su"`, `TEXT_MESSAGE_CONTENT "m is 4"`, `TEXT_MESSAGE_CONTENT "2."`, "TEXT_MESSAGE_END",
@@ -164,7 +165,7 @@ func TestAbortMidTool(t *testing.T) {
 	evs := sseEvents(t, resp.Body)
 	equalLines(t, "aborted run", brief(evs), []string{
 		"RUN_STARTED",
-		"TOOL_CALL_START w1 wait", `TOOL_CALL_ARGS "{}"`, "TOOL_CALL_END", "CUSTOM agenthost.usage",
+		"TOOL_CALL_START w1 wait", `TOOL_CALL_ARGS "{"`, `TOOL_CALL_ARGS "}"`, "TOOL_CALL_END", "CUSTOM agenthost.usage",
 		"STEP_STARTED tool:w1", `TOOL_CALL_RESULT w1 "Error: run aborted"`, "STEP_FINISHED tool:w1",
 		"RUN_FINISHED cancelled aborted/cancelled",
 	})
@@ -208,7 +209,9 @@ func TestApprovalApproveAndReject(t *testing.T) {
 			}
 			evs = e.run(t, resumeBody("s1", "r2", "c1", c.payload))
 			equalLines(t, "resumed run", brief(evs), []string{
-				"RUN_STARTED",
+				// The thread so far; the resume sent no messages, so the user message is
+				// named by its stored entry.
+				"RUN_STARTED", "MESSAGES_SNAPSHOT user:s1:entry:4 assistant:r1:msg:0",
 				"STEP_STARTED tool:c1", fmt.Sprintf("TOOL_CALL_RESULT c1 %q", c.result), "STEP_FINISHED tool:c1",
 				"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "The su"`, `TEXT_MESSAGE_CONTENT "m is 4"`, `TEXT_MESSAGE_CONTENT "2."`, "TEXT_MESSAGE_END",
 				"CUSTOM agenthost.usage",

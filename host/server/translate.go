@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -12,9 +13,14 @@ import (
 //	model_delta text            → TEXT_MESSAGE_START (first delta), TEXT_MESSAGE_CONTENT
 //	model_delta reasoning       → REASONING_START, REASONING_MESSAGE_START (first delta),
 //	                              REASONING_MESSAGE_CONTENT
-//	assistant_message           → closes the open messages (…_END), emits whole messages
-//	                              for text or reasoning that was not streamed, then per tool
-//	                              call TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END
+//	model_delta tool_call       → closes the text; TOOL_CALL_START once the call's id and
+//	                              name are known, then TOOL_CALL_ARGS per fragment
+//	model_delta finish          → closes the text, reasoning and tool calls streamed
+//	                              (…_END): the model is done, before the loop's bookkeeping
+//	assistant_message           → emits whole messages for text or reasoning that was not
+//	                              streamed, and TOOL_CALL_START, TOOL_CALL_ARGS,
+//	                              TOOL_CALL_END for each call that was not
+//	state                       → STATE_SNAPSHOT
 //	step_start / step_complete  → STEP_STARTED / STEP_FINISHED (stepName "tool:ID")
 //	tool_result                 → TOOL_CALL_RESULT
 //	run_finished completed,
@@ -33,6 +39,9 @@ import (
 //
 // A Translator is used by one goroutine.
 type Translator struct {
+	// Snapshot, when set, is sent as MESSAGES_SNAPSHOT right after RUN_STARTED.
+	Snapshot []Message
+
 	threadID, runID string
 
 	n             int  // assistant messages completed in this run
@@ -40,11 +49,19 @@ type Translator struct {
 	textSent      bool // message n's text was streamed
 	reasoningOpen bool // a reasoning message of message n is not yet ended
 	reasoningSent bool // message n's reasoning was streamed
+	calls         []streamedCall // tool calls of message n seen in deltas
 	steps         []string
 	interrupts    []Interrupt
 	final         *loop.FinalData
 	lastError     string
 	model         string
+}
+
+// streamedCall is a tool call whose arguments arrive in deltas.
+type streamedCall struct {
+	index          int
+	id, name, args string
+	started, ended bool
 }
 
 // NewTranslator starts translating a run. threadID is the session id.
@@ -66,6 +83,9 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 	case loop.RunStartedData:
 		t.model = d.Model
 		out = append(out, RunStarted{base: b(aguiRunStarted), ThreadID: t.threadID, RunID: t.runID})
+		if t.Snapshot != nil {
+			out = append(out, MessagesSnapshot{base: b(aguiMessagesSnapshot), Messages: t.Snapshot})
+		}
 	case loop.ModelDeltaData:
 		switch d.Kind {
 		case loop.DeltaText:
@@ -89,7 +109,15 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 				t.reasoningOpen, t.reasoningSent = true, true
 			}
 			out = append(out, MessageContent{base: b(aguiReasoningMessageContent), MessageID: t.reasoningID(), Delta: d.Text})
+		case loop.DeltaToolCall:
+			if d.ToolCall != nil {
+				out = t.toolCallDelta(t.closeText(t.closeReasoning(out, b), b), b, d)
+			}
+		case loop.DeltaFinish:
+			out = t.endStreamedCalls(t.closeText(t.closeReasoning(out, b), b), b)
 		}
+	case loop.StateData:
+		out = append(out, StateSnapshot{base: b(aguiStateSnapshot), Snapshot: d.State})
 	case loop.AssistantMessageData:
 		out = t.assistantMessage(out, b, d.Message)
 	case loop.StepStartData:
@@ -170,14 +198,83 @@ func (t *Translator) assistantMessage(out []AGUIEvent, b func(string) base, m lo
 			MessageRef{base: b(aguiTextMessageEnd), MessageID: id})
 	}
 	for _, c := range m.ToolCalls {
+		if sc := t.streamed(c.ID); sc != nil {
+			// Streamed: send what the deltas did not carry, if anything, and end it.
+			if rest, ok := strings.CutPrefix(c.Arguments, sc.args); ok && rest != "" && !sc.ended {
+				out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.ID, Delta: rest})
+			}
+			if !sc.ended {
+				out = append(out, ToolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.ID})
+				sc.ended = true
+			}
+			continue
+		}
 		out = append(out, ToolCallStart{base: b(aguiToolCallStart), ToolCallID: c.ID, ToolCallName: c.Name, ParentMessageID: t.msgID()})
 		if c.Arguments != "" {
 			out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.ID, Delta: c.Arguments})
 		}
 		out = append(out, ToolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.ID})
 	}
+	out = t.endStreamedCalls(out, b) // a streamed call the message does not hold
+	t.calls = t.calls[:0]
 	t.n++
 	t.textSent, t.reasoningSent = false, false
+	return out
+}
+
+// toolCallDelta follows one streamed argument fragment. A call starts (TOOL_CALL_START)
+// once its id and name are known, with the fragments received so far as its first
+// TOOL_CALL_ARGS; later fragments are sent as they come.
+func (t *Translator) toolCallDelta(out []AGUIEvent, b func(string) base, d loop.ModelDeltaData) []AGUIEvent {
+	var c *streamedCall
+	for i := range t.calls {
+		if t.calls[i].index == d.ToolCall.Index {
+			c = &t.calls[i]
+		}
+	}
+	if c == nil {
+		t.calls = append(t.calls, streamedCall{index: d.ToolCall.Index})
+		c = &t.calls[len(t.calls)-1]
+	}
+	if c.id == "" {
+		c.id = d.ToolCall.ID
+	}
+	if c.name == "" {
+		c.name = d.ToolCall.Name
+	}
+	c.args += d.Text
+	switch {
+	case c.ended:
+	case !c.started && c.id != "" && c.name != "":
+		c.started = true
+		out = append(out, ToolCallStart{base: b(aguiToolCallStart), ToolCallID: c.id, ToolCallName: c.name, ParentMessageID: t.msgID()})
+		if c.args != "" {
+			out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.id, Delta: c.args})
+		}
+	case c.started && d.Text != "":
+		out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.id, Delta: d.Text})
+	}
+	return out
+}
+
+// streamed is the started call with this id, or nil.
+func (t *Translator) streamed(id string) *streamedCall {
+	for i := range t.calls {
+		if t.calls[i].started && t.calls[i].id == id {
+			return &t.calls[i]
+		}
+	}
+	return nil
+}
+
+// endStreamedCalls ends every started call still open (AG-UI needs each ended).
+func (t *Translator) endStreamedCalls(out []AGUIEvent, b func(string) base) []AGUIEvent {
+	for i := range t.calls {
+		if c := &t.calls[i]; c.started && !c.ended {
+			out = append(out, ToolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.id})
+			c.ended = true
+		}
+	}
 	return out
 }
 
@@ -195,6 +292,7 @@ func (t *Translator) finishStep(out []AGUIEvent, b func(string) base, name strin
 func (t *Translator) finish(out []AGUIEvent, b func(string) base, d loop.RunFinishedData) []AGUIEvent {
 	out = t.closeReasoning(out, b)
 	out = t.closeText(out, b)
+	out = t.endStreamedCalls(out, b)
 	for len(t.steps) > 0 {
 		out = t.finishStep(out, b, t.steps[0])
 	}

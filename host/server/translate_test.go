@@ -215,3 +215,39 @@ func TestClientToolsAndTheirResults(t *testing.T) {
 		}
 	}
 }
+
+// A streamed call starts once its id and name are known: fragments that came before
+// are sent with the start; later ones as they come. The finish delta ends the text and
+// the streamed calls before assistant_message; a call the stream never named (no id)
+// is sent whole with the message, under the id the loop gave it.
+func TestTranslateStreamedToolCallsStartWhenNamed(t *testing.T) {
+	frag := func(i int, id, name, args string) loop.Event {
+		return ev(loop.EventModelDelta, loop.ModelDeltaData{Kind: loop.DeltaToolCall, Text: args,
+			ToolCall: &loop.ToolCallRef{Index: i, ID: id, Name: name}})
+	}
+	msg := loop.Message{Role: loop.RoleAssistant, Content: []loop.Part{loop.TextPart("On it.")}, ToolCalls: []loop.ToolCall{
+		{ID: "c1", Name: "calc", Arguments: `{"e":"1+1"}`}, {ID: "call_1_1", Name: "echo", Arguments: `{}`}}}
+	got := translateAll(t,
+		ev(loop.EventModelDelta, loop.ModelDeltaData{Kind: loop.DeltaText, Text: "On it."}),
+		frag(0, "", "", `{"e":`),
+		frag(0, "c1", "calc", `"1+`),
+		frag(1, "", "echo", `{}`),
+		frag(0, "", "", `1"}`),
+		ev(loop.EventModelDelta, loop.ModelDeltaData{Kind: loop.DeltaFinish, Text: "tool_use"}),
+		ev(loop.EventAssistantMessage, loop.AssistantMessageData{Message: msg}),
+		ev(loop.EventState, loop.StateData{State: json.RawMessage(`{"n":1}`)}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"TEXT_MESSAGE_START","timestamp":1700000000000,"messageId":"run1:msg:0","role":"assistant"}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","timestamp":1700000000000,"messageId":"run1:msg:0","delta":"On it."}`,
+		`{"type":"TEXT_MESSAGE_END","timestamp":1700000000000,"messageId":"run1:msg:0"}`,
+		`{"type":"TOOL_CALL_START","timestamp":1700000000000,"toolCallId":"c1","toolCallName":"calc","parentMessageId":"run1:msg:0"}`,
+		`{"type":"TOOL_CALL_ARGS","timestamp":1700000000000,"toolCallId":"c1","delta":"{\"e\":\"1+"}`,
+		`{"type":"TOOL_CALL_ARGS","timestamp":1700000000000,"toolCallId":"c1","delta":"1\"}"}`,
+		`{"type":"TOOL_CALL_END","timestamp":1700000000000,"toolCallId":"c1"}`,
+		`{"type":"TOOL_CALL_START","timestamp":1700000000000,"toolCallId":"call_1_1","toolCallName":"echo","parentMessageId":"run1:msg:0"}`,
+		`{"type":"TOOL_CALL_ARGS","timestamp":1700000000000,"toolCallId":"call_1_1","delta":"{}"}`,
+		`{"type":"TOOL_CALL_END","timestamp":1700000000000,"toolCallId":"call_1_1"}`,
+		`{"type":"STATE_SNAPSHOT","timestamp":1700000000000,"snapshot":{"n":1}}`,
+	})
+}

@@ -33,6 +33,9 @@ type Turn struct {
 	// Chunk splits text and reasoning into deltas of this many characters
 	// (runes); 0 sends each whole.
 	Chunk int `json:"chunk,omitempty"`
+	// ArgsChunk splits each tool call's arguments into deltas of this many runes, as
+	// models stream them (the first carries the call's id and name); 0 sends each whole.
+	ArgsChunk int `json:"args_chunk,omitempty"`
 	// DelayMs waits before the first event, like a model's time to first
 	// token; ChunkDelayMs waits before every later event, like its token rate.
 	DelayMs      int        `json:"delay_ms,omitempty"`
@@ -108,8 +111,8 @@ func Parse(data []byte) (*Fixture, error) {
 }
 
 func (t *Turn) validate() error {
-	if t.Chunk < 0 || t.DelayMs < 0 || t.ChunkDelayMs < 0 {
-		return fmt.Errorf("chunk, delay_ms and chunk_delay_ms must not be negative")
+	if t.Chunk < 0 || t.ArgsChunk < 0 || t.DelayMs < 0 || t.ChunkDelayMs < 0 {
+		return fmt.Errorf("chunk, args_chunk, delay_ms and chunk_delay_ms must not be negative")
 	}
 	if t.Error != nil {
 		if !providers.KnownKind(t.Error.Kind) {

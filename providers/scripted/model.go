@@ -114,7 +114,17 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 		events = append(events, providers.TextEvent(s))
 	}
 	for i, c := range turn.ToolCalls {
-		events = append(events, providers.ToolCallEvent(&providers.ToolCallDelta{Index: int32(i), Id: c.ID, Name: c.Name, Arguments: c.Arguments}))
+		frags := split(c.Arguments, turn.ArgsChunk)
+		if len(frags) == 0 {
+			frags = []string{""}
+		}
+		for k, f := range frags {
+			d := &providers.ToolCallDelta{Index: int32(i), Arguments: f}
+			if k == 0 {
+				d.Id, d.Name = c.ID, c.Name
+			}
+			events = append(events, providers.ToolCallEvent(d))
+		}
 	}
 	if u := turn.Usage; u != nil {
 		total := u.TotalTokens
