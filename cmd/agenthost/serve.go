@@ -62,7 +62,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			warn(cmd, h)
 			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
-				Metrics: h.Telemetry().Handler(), Log: logger,
+				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() },
 				Extract: func(ctx context.Context, hd http.Header) context.Context {
 					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
 				}})

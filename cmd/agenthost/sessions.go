@@ -105,23 +105,19 @@ type sessionSummary struct {
 }
 
 // summarize reads a session: its first prompt (shortened) as the title, the status of
-// its last run and the cost of all its runs.
+// its last run and the cost of all its runs (loop.Summarize).
 func summarize(ctx context.Context, st loop.SessionStore, id string) (sessionSummary, error) {
 	es, err := st.Load(ctx, id)
 	if err != nil {
 		return sessionSummary{}, err
 	}
-	sum := sessionSummary{title: "-", status: "-"}
-	for _, e := range es {
-		switch {
-		case e.Kind == loop.EntryMessage && e.Message != nil && e.Message.Role == loop.RoleUser && sum.title == "-":
-			sum.title = preview(e.Message.Text(), 48)
-		case e.Kind == loop.EntryEvent && e.Event != nil && e.Event.Type == loop.EventRunFinished:
-			if d, ok := e.Event.Data.(loop.RunFinishedData); ok {
-				sum.status = string(d.Status)
-				sum.cost += d.Usage.CostUSD
-			}
-		}
+	s := loop.Summarize(es, 48)
+	sum := sessionSummary{title: s.Title, status: string(s.LastStatus), cost: s.CostUSD}
+	if sum.title == "" {
+		sum.title = "-"
+	}
+	if sum.status == "" {
+		sum.status = "-"
 	}
 	return sum, nil
 }

@@ -47,6 +47,9 @@ type Options struct {
 	Extract func(ctx context.Context, h http.Header) context.Context
 	// Log, when set, gets one record per HTTP request and one per run end.
 	Log *slog.Logger
+	// Plugins, when set, lists the loaded plugins for GET /v1/plugins (the console's
+	// plugin panel); host.(*Host).PluginInfo is one.
+	Plugins func() any
 	// Routes are more handlers, by pattern ("/mcp"), behind the same guard and token as
 	// the API: how `agenthost mcp serve --http` serves MCP. With Routes, Agent may be nil
 	// (a server without the run API).
@@ -110,6 +113,8 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("POST /v1/runs/{id}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
 	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
+	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
+	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(opts.Metrics.ServeHTTP))
 	}

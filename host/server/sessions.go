@@ -3,21 +3,49 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/agenthost/agenthost/loop"
 )
 
-// SessionSummary is one row of GET /v1/sessions.
-type SessionSummary = loop.SessionInfo
+// SessionSummary is one row of GET /v1/sessions: the store's counts and what a person
+// sees of the session (title, last status, cost).
+type SessionSummary struct {
+	loop.SessionInfo
+	loop.SessionSummary
+}
 
-// handleSessions is GET /v1/sessions: {"sessions": [{id, entries, runs, updated}]}.
+// maxListed bounds the sessions GET /v1/sessions reads (most recent first): each is
+// loaded to find its title, status and cost.
+const maxListed = 500
+
+// handleSessions is GET /v1/sessions[?q=TEXT]: {"sessions": [{id, entries, runs,
+// updated, title, last_status, cost_usd}]}, most recent first. q keeps the sessions
+// whose id or any message contains it, ignoring case.
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	ss, err := loop.ListSessions(r.Context(), s.opts.Store)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "list sessions: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": ss})
+	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
+	out := []SessionSummary{}
+	for i, info := range ss {
+		if i == maxListed {
+			break
+		}
+		es, err := s.opts.Store.Load(r.Context(), info.ID)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", info.ID, err))
+			return
+		}
+		sum := loop.Summarize(es, 60)
+		if q != "" && !strings.Contains(strings.ToLower(info.ID), q) && !strings.Contains(strings.ToLower(sum.Text), q) {
+			continue
+		}
+		out = append(out, SessionSummary{info, sum})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
 
 // SessionDetail is GET /v1/sessions/{id}: the stored entries (messages, compactions and
@@ -30,13 +58,8 @@ type SessionDetail struct {
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	entries, err := s.opts.Store.Load(r.Context(), id)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", id, err))
-		return
-	}
-	if len(entries) == 0 {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
+	entries, ok := s.load(w, r, id)
+	if !ok {
 		return
 	}
 	runs, err := s.opts.Store.Runs(r.Context(), id)
@@ -48,4 +71,48 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		runs = []loop.RunRecord{}
 	}
 	writeJSON(w, http.StatusOK, SessionDetail{ID: id, Entries: entries, Runs: runs})
+}
+
+// handleRunEvents is GET /v1/sessions/{id}/runs/{run}/events: {"events": [...]}, the
+// run's stored events (docs/loop.md#events) in order: the raw record of what it did.
+func (s *Server) handleRunEvents(w http.ResponseWriter, r *http.Request) {
+	id, run := r.PathValue("id"), r.PathValue("run")
+	entries, ok := s.load(w, r, id)
+	if !ok {
+		return
+	}
+	events := []*loop.Event{}
+	for _, e := range entries {
+		if e.Kind == loop.EntryEvent && e.Event != nil && e.RunID == run {
+			events = append(events, e.Event)
+		}
+	}
+	if len(events) == 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in session %q", run, id))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"session": id, "run": run, "events": events})
+}
+
+// handlePlugins is GET /v1/plugins: {"plugins": Options.Plugins()}.
+func (s *Server) handlePlugins(w http.ResponseWriter, _ *http.Request) {
+	var list any = []any{}
+	if s.opts.Plugins != nil {
+		list = s.opts.Plugins()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"plugins": list})
+}
+
+// load reads a session's entries, answering 404 or 500 itself.
+func (s *Server) load(w http.ResponseWriter, r *http.Request, id string) ([]loop.Entry, bool) {
+	entries, err := s.opts.Store.Load(r.Context(), id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", id, err))
+		return nil, false
+	}
+	if len(entries) == 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
+		return nil, false
+	}
+	return entries, true
 }

@@ -44,11 +44,11 @@ type Translator struct {
 
 	threadID, runID string
 
-	n             int  // assistant messages completed in this run
-	textOpen      bool // a TEXT_MESSAGE_START of message n is not yet ended
-	textSent      bool // message n's text was streamed
-	reasoningOpen bool // a reasoning message of message n is not yet ended
-	reasoningSent bool // message n's reasoning was streamed
+	n             int            // assistant messages completed in this run
+	textOpen      bool           // a TEXT_MESSAGE_START of message n is not yet ended
+	textSent      bool           // message n's text was streamed
+	reasoningOpen bool           // a reasoning message of message n is not yet ended
+	reasoningSent bool           // message n's reasoning was streamed
 	calls         []streamedCall // tool calls of message n seen in deltas
 	steps         []string
 	interrupts    []Interrupt
@@ -129,8 +129,9 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 	case loop.ToolResultData:
 		ev := ToolCallResult{base: b(aguiToolCallResult), MessageID: t.runID + ":result:" + d.ID,
 			ToolCallID: d.ID, Content: d.Content, Role: "tool"}
+		ev.Metadata = map[string]any{"durationMs": d.DurationMS, "toolName": d.Name}
 		if d.IsError {
-			ev.Metadata = map[string]any{"isError": true}
+			ev.Metadata["isError"] = true
 		}
 		out = append(out, ev)
 	case loop.ToolCallData:

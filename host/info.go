@@ -1,0 +1,58 @@
+package host
+
+import "sort"
+
+// PluginInfo describes a loaded plugin or MCP server for a person: what it is, the
+// tools the model sees from it, and what it may touch.
+type PluginInfo struct {
+	Name string `json:"name"`
+	// Kind is the plugin kind (tool, context, termination, guardrail, permission) or
+	// "mcp_server".
+	Kind string `json:"kind"`
+	ABI  string `json:"abi,omitempty"`
+	// Sandboxed is false for MCP servers: they run with the user's rights.
+	Sandboxed bool     `json:"sandboxed"`
+	Tools     []string `json:"tools,omitempty"` // as the model sees them
+	// Permissions are the manifest's, except that config values are left out (they are
+	// often secrets expanded from the environment): ConfigKeys names them.
+	Permissions     *PermissionsConfig `json:"permissions,omitempty"`
+	ConfigKeys      []string           `json:"config_keys,omitempty"`
+	RequireApproval []string           `json:"require_approval,omitempty"`
+	Source          string             `json:"source,omitempty"` // the .wasm, or the MCP server's command or URL
+}
+
+// PluginInfo lists the loaded plugins, then the MCP servers, in manifest order.
+func (h *Host) PluginInfo() []PluginInfo {
+	names := h.ModelToolNames()
+	out := []PluginInfo{}
+	for i, p := range h.Plugins() {
+		cfg := h.Manifest.Plugins[i]
+		perms := cfg.Permissions
+		keys := make([]string, 0, len(perms.Config))
+		for k := range perms.Config {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		perms.Config = nil
+		kind := cfg.Kind
+		if kind == "" {
+			kind = "tool"
+		}
+		info := PluginInfo{Name: p.Name(), Kind: kind, ABI: string(p.ABI()), Sandboxed: true,
+			Permissions: &perms, ConfigKeys: keys, Source: cfg.Wasm}
+		if kind == "tool" {
+			info.Tools = names[p.Name()]
+		}
+		out = append(out, info)
+	}
+	for i, srv := range h.MCPServers() {
+		c := h.Manifest.MCPServers[i]
+		src := c.URL
+		if src == "" && len(c.Command) > 0 {
+			src = c.Command[0]
+		}
+		out = append(out, PluginInfo{Name: srv.Name(), Kind: "mcp_server", Tools: names[srv.Name()],
+			RequireApproval: c.RequireApproval, Source: src})
+	}
+	return out
+}
