@@ -211,14 +211,15 @@ func TestE2E_MultiStepRunEventsAreStoredAsEmitted(t *testing.T) {
 		"status:model_running", "assistant_message", "usage",
 		"final:391 + 551 = 942", "status:completed", "run_finished:completed/end_turn",
 	})
-	// The text came in deltas of three characters, numbered per call.
+	// The text came in deltas of three characters, numbered per call, and the stream's
+	// end is a finish delta (the loop's own, seq 0) with the stop reason.
 	var deltas []string
 	for _, ev := range evs {
 		if d, ok := ev.Data.(loop.ModelDeltaData); ok && d.CallIndex == 3 {
 			deltas = append(deltas, fmt.Sprintf("%d:%s", d.Seq, d.Text))
 		}
 	}
-	equalStrings(t, "final deltas", deltas, []string{"1:391", "2: + ", "3:551", "4: = ", "5:942"})
+	equalStrings(t, "final deltas", deltas, []string{"1:391", "2: + ", "3:551", "4: = ", "5:942", "0:end_turn"})
 
 	// The session stores the same events (deltas aside: their text is in assistant_message).
 	show := e.agenthost(t, "sessions", "show", sessionOf(t, evs), "--json")

@@ -131,7 +131,7 @@ func mustContain(t *testing.T, what, dom string, wants ...string) {
 // duration; reasoning is folded; usage and cost add up over both runs; the session is
 // listed under its title; the plugin panel shows calc's permissions; each run links to
 // its raw events; search filters the sessions; text from the model stays text.
-// Screenshots are saved under $AGENTHOST_ARTIFACTS (or the test's temp dir).
+// Screenshots are saved in the test's artifact directory (go test -artifacts).
 func TestConsoleInChromium(t *testing.T) {
 	ts, h, results := consoleEnv(t)
 	proc := startChromium(t, ts.URL+"/harness?act=approve#token=console-token&session=console-a&prompt=what%20is%2017*23%3F")
@@ -201,10 +201,7 @@ func TestConsoleInChromium(t *testing.T) {
 	b := startChromium(t, ts.URL+"/harness?act=click#token=console-token&session=console-b&prompt=what%20is%2017*23%3F")
 	stage(t, results, "interrupted")
 	stopChromium(b)
-	dir := t.TempDir()
-	if art := os.Getenv("AGENTHOST_ARTIFACTS"); art != "" {
-		dir = art
-	}
+	dir := t.ArtifactDir() // kept with go test -artifacts -outputdir DIR
 	for name, frag := range map[string]string{
 		"console-approval.png": "#token=console-token&session=console-b",
 		"console-finished.png": "#token=console-token&session=console-a&raw=" + runs[1].ID,
