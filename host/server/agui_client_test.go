@@ -12,7 +12,7 @@ import (
 
 const aguiFixture = `{"per_session": true, "turns": [
   {"expect": {"last_role": "user", "contains": "17*23"}, "text": "Let me compute.",
-   "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"17*23\"}"}]},
+   "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"17*23\"}"}], "args_chunk": 8},
   {"expect": {"last_role": "tool"}, "text": "17*23 = {{result c1}}", "chunk": 8},
   {"expect": {"last_role": "user", "contains": "19*29"},
    "tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"19*29\"}"}]},
@@ -22,7 +22,9 @@ const aguiFixture = `{"per_session": true, "turns": [
 // TestOfficialAGUIClient runs the official TypeScript client (@ag-ui/client 1.0.0, in
 // testdata/agui-client, installed by `npm ci` from scripts/deps.d/serve.sh) against a
 // served host with the scripted provider and the calc Wasm plugin: a tool call needing
-// approval interrupts the run, a resume approves it, a second one is cancelled. The
+// approval interrupts the run (its arguments streamed in three pieces), a resume
+// approves it (the resumed runs start with MESSAGES_SNAPSHOT, whose ids match the
+// client's, so its conversation stays exactly as assembled), a second one is cancelled. The
 // client verifies the event order and validates each event against @ag-ui/core's
 // schemas, so an event with a wrong field fails the run in node.
 func TestOfficialAGUIClient(t *testing.T) {
@@ -58,7 +60,7 @@ func TestOfficialAGUIClient(t *testing.T) {
 		{
 			"RUN_STARTED",
 			"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "Let me compute."`, "TEXT_MESSAGE_END",
-			"TOOL_CALL_START c1 calc", `TOOL_CALL_ARGS "{\"expression\":\"17*23\"}"`, "TOOL_CALL_END",
+			"TOOL_CALL_START c1 calc", `TOOL_CALL_ARGS "{\"expres"`, `TOOL_CALL_ARGS "sion\":\"1"`, `TOOL_CALL_ARGS "7*23\"}"`, "TOOL_CALL_END",
 			"CUSTOM agenthost.usage",
 			"STEP_STARTED tool:c1", "STEP_FINISHED tool:c1",
 			"RUN_FINISHED interrupt interrupted/approval_required interrupt:c1",
