@@ -46,6 +46,19 @@ type Config struct {
 	// instead of ending the run incomplete (L15).
 	ContinueOnMaxTokens bool
 
+	// Handoffs are the agents of the Team this agent may hand the conversation to: the
+	// model gets a transfer_to_NAME tool for each (team.go).
+	Handoffs []string
+	// AsTool lets the other agents of the Team call this one as the tool ask_NAME.
+	AsTool bool
+	// Description says what the agent is for, in the transfer_to and ask_ tools.
+	Description string
+	// MaxHandoffs bounds the hand-offs of a run that starts with this agent, and the
+	// nesting of ask_ calls; default 5. AllowCycles lets a run hand back to an agent
+	// already on its chain.
+	MaxHandoffs int
+	AllowCycles bool
+
 	// Driver performs everything the loop does to the outside world: the clock, the
 	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the
 	// Tools and the Store above; default GoDriver.
@@ -114,6 +127,8 @@ type RunInput struct {
 	// strategies, which may replace it (ContextOutput.State); each change is a state
 	// event. nil is no state.
 	State json.RawMessage
+	// Agent names the Team agent that starts the run ("": this one).
+	Agent string
 	// ClientContext is what the client says about its situation (AG-UI's context):
 	// handed to the context strategies; DefaultContext puts it in the system message.
 	ClientContext []ContextItem
@@ -154,7 +169,8 @@ var ErrAborted = errors.New("run aborted")
 
 // Agent runs the loop. It is safe for concurrent runs on different sessions.
 type Agent struct {
-	cfg Config
+	cfg  Config
+	team *Team // set by NewTeam
 
 	mu       sync.Mutex
 	runs     map[string]context.CancelCauseFunc // run id → cancel
@@ -200,6 +216,7 @@ func New(cfg Config) (*Agent, error) {
 	cfg.MaxContinuations = defaultInt(cfg.MaxContinuations, 3)
 	cfg.MaxOverflowRetries = defaultInt(cfg.MaxOverflowRetries, 2)
 	cfg.MaxTruncationRetries = defaultInt(cfg.MaxTruncationRetries, 2)
+	cfg.MaxHandoffs = defaultInt(cfg.MaxHandoffs, 5)
 	if cfg.Driver == nil {
 		cfg.Driver = GoDriver{}
 	}
@@ -219,6 +236,13 @@ func (a *Agent) Run(ctx context.Context, in RunInput) (RunResult, error) {
 // (Notify) from the goroutine of the tool that reported it. emit must not block for
 // long: the run waits for it.
 func (a *Agent) RunWith(ctx context.Context, in RunInput, emit func(Event)) (RunResult, error) {
+	if in.Agent != "" && in.Agent != a.cfg.Name {
+		other, err := a.teamAgent(in.Agent)
+		if err != nil {
+			return RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: StatusFailed, Reason: ReasonError, Err: err}, err
+		}
+		return other.RunWith(ctx, in, emit)
+	}
 	r, err := a.start(ctx, in, emit)
 	if err != nil {
 		return RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: StatusFailed, Reason: ReasonError, Err: err}, err
@@ -344,6 +368,24 @@ func (a *Agent) drainAfterCancel(ch chan<- Event, e Event) bool {
 // Abort cancels a run in progress. It reports false when no such run is active. The
 // session keeps everything the run stored.
 func (a *Agent) Abort(runID string) bool {
+	a.mu.Lock()
+	cancel, ok := a.runs[runID]
+	a.mu.Unlock()
+	if ok {
+		cancel(ErrAborted)
+		return true
+	}
+	if a.team != nil { // a run started through this agent for another (RunInput.Agent)
+		for _, other := range a.team.order {
+			if b := a.team.agents[other]; b != a && b.abortOwn(runID) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *Agent) abortOwn(runID string) bool {
 	a.mu.Lock()
 	cancel, ok := a.runs[runID]
 	a.mu.Unlock()

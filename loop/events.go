@@ -32,6 +32,7 @@ const (
 	EventProgress         EventType = "progress"
 	EventCircuit          EventType = "circuit"
 	EventState            EventType = "state"
+	EventHandoff          EventType = "handoff"
 )
 
 // Event is one thing that happened in a run. Data holds the typed payload for Type (one of
@@ -70,6 +71,24 @@ type (
 		Index int    `json:"index"`
 		ID    string `json:"id,omitempty"`
 		Name  string `json:"name,omitempty"`
+	}
+	// HandoffData says the run continues under another agent: Depth is the number of
+	// hand-offs before this one.
+	HandoffData struct {
+		From   string `json:"from"`
+		To     string `json:"to"`
+		Depth  int    `json:"depth"`
+		Reason string `json:"reason,omitempty"`
+	}
+	// RunMetrics count what a run did (run_finished.metrics).
+	RunMetrics struct {
+		ModelCalls int   `json:"model_calls"`
+		ToolCalls  int   `json:"tool_calls"`
+		ToolErrors int   `json:"tool_errors"`
+		Steps      int   `json:"steps"` // tool rounds (and plan steps)
+		Replans    int   `json:"replans"`
+		Handoffs   int   `json:"handoffs"`
+		DurationMS int64 `json:"duration_ms"`
 	}
 	// StateData is the run's client state (RunInput.State) after a context strategy
 	// changed it.
@@ -139,6 +158,8 @@ type (
 		StopReason StopReason `json:"stop_reason,omitempty"`
 		// PendingCalls are the client tool calls the caller must answer (L16).
 		PendingCalls []ToolCall `json:"pending_calls,omitempty"`
+		// Metrics count what the run did.
+		Metrics *RunMetrics `json:"metrics,omitempty"`
 	}
 )
 
@@ -184,6 +205,8 @@ func newEventData(t EventType) (any, error) {
 		return &CircuitData{}, nil
 	case EventState:
 		return &StateData{}, nil
+	case EventHandoff:
+		return &HandoffData{}, nil
 	}
 	return nil, fmt.Errorf("unknown event type %q", t)
 }
@@ -222,6 +245,8 @@ func derefData(p any) any {
 	case *ModelDeltaData:
 		return *v
 	case *StateData:
+		return *v
+	case *HandoffData:
 		return *v
 	case *TextData:
 		return *v

@@ -44,6 +44,13 @@ type run struct {
 	truncations   int        // answers cut by max_tokens so far (L15)
 	partial       string     // text of answers cut by max_tokens and continued (L15)
 	clientPending []ToolCall // client tool calls waiting for the caller (L16)
+
+	team        teamState // hand-offs (team.go)
+	maxHandoffs int
+	allowCycles bool
+	subRuns     int // ask_ calls made
+	toolCalls   int // tool results stored, for the run's metrics
+	toolErrors  int
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
@@ -59,10 +66,9 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
-	r.offered = cfg.Tools.offered(in.AllowedTools, in.ToolOrder)
-	if len(in.ClientTools) > 0 {
-		r.offered = append(r.offered[:len(r.offered):len(r.offered)], in.ClientTools...)
-	}
+	r.team.chain = []string{cfg.Name}
+	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
+	r.offerTools(in.AllowedTools, in.ToolOrder)
 	r.work, r.stopWork = ctx, func() {}
 	if d := r.limits.MaxRunDuration; d > 0 {
 		r.work, r.stopWork = context.WithTimeout(ctx, d)
@@ -267,6 +273,9 @@ func (r *run) toolStep(msg Message) next {
 	}
 	if len(r.clientPending) > 0 { // L16: the caller runs these
 		return next{kind: nextInterrupt, reason: ReasonClientToolCall}
+	}
+	if n, end := r.handOff(); end {
+		return n
 	}
 	for _, res := range results {
 		if res.Done {

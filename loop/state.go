@@ -52,4 +52,5 @@ const (
 	ReasonMaxTokens        Reason = "max_tokens"       // the model's output limit cut the answer (L15)
 	ReasonContentFilter    Reason = "content_filter"   // the provider's filter stopped the answer (L15)
 	ReasonClientToolCall   Reason = "client_tool_call" // calls wait for the caller's results (L16)
+	ReasonMaxHandoffs      Reason = "max_handoffs"     // a transfer past the run's hand-off limit (team.go)
 )

@@ -125,6 +125,11 @@ func (r *run) prepareCall(c ToolCall) (*pendingCall, error) {
 		return reject(fmt.Sprintf("Error: tool call not executed: %v (%s)", errOutOfTime, r.limits.MaxRunDuration))
 	}
 	e := r.cfg.Tools.lookup(c.Name)
+	if e == nil {
+		if t := r.teamTool(c.Name); t != nil {
+			e = &toolEntry{tool: t, spec: t.Spec()}
+		}
+	}
 	if e == nil || !r.isOffered(c.Name) {
 		return reject(fmt.Sprintf("Error: Unknown tool '%s'", c.Name))
 	}
@@ -280,6 +285,10 @@ func (r *run) finishCall(pc *pendingCall) (ToolResult, error) {
 	status := "ok"
 	if res.IsError {
 		status = "error"
+	}
+	r.toolCalls++
+	if res.IsError {
+		r.toolErrors++
 	}
 	r.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
 		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
