@@ -65,6 +65,9 @@ type Host struct {
 	ownTel    bool // made by Open: Close shuts it down
 
 	mcpServers []*mcpclient.Server
+
+	opts    Options                      // as Open got them
+	clients map[string]*providers.Client // started providers, by name (agents share them)
 }
 
 // Telemetry is the host's tracer and meters, or nil.
@@ -118,50 +121,11 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if opts.NoProvider {
 		return h, nil
 	}
-	chain := []string(m.Agent.Provider)
-	if opts.Provider != "" {
-		chain = []string{opts.Provider}
+	h.opts = opts
+	model, modelName, err := h.chainModel(ctx, m.Agent)
+	if err != nil {
+		return nil, err
 	}
-	if len(chain) == 0 { // only a run needs one: plugins and sessions commands do not
-		return nil, m.errKey("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
-	}
-	cm := &chainModel{retry: withRetryDefaults(loop.RetryPolicy{MaxAttempts: m.Agent.Retry.MaxAttempts,
-		BaseDelay: time.Duration(m.Agent.Retry.BaseDelay), MaxDelay: time.Duration(m.Agent.Retry.MaxDelay)}), sleep: sleepCtx}
-	var modelName string
-	for _, name := range chain {
-		pc, ok := m.Providers[name]
-		if !ok {
-			return nil, fmt.Errorf("%s: --provider %q: no [providers.%s] in the manifest", m.Path, name, name)
-		}
-		client, err := providers.Start(ctx, providers.ClientConfig{
-			Name: name, Command: pc.Command, Args: pc.Args, Env: pc.Env, SHA256: pc.SHA256,
-			StartTimeout: time.Duration(pc.StartTimeout), Options: providerOptions(m, name, pc), Stderr: opts.Stderr,
-			FirstTokenTimeout: callTimeout(pc.FirstTokenTimeout), IdleTimeout: callTimeout(pc.IdleTimeout),
-		})
-		if err != nil {
-			return nil, err
-		}
-		h.providers = append(h.providers, client)
-		linkModel := m.Agent.Model
-		if pc.Model != "" {
-			linkModel = pc.Model
-		}
-		if modelName == "" {
-			modelName = linkModel // the first provider's, for events and create_message
-		}
-		var lm loop.Model = &providerModel{client: client, model: linkModel}
-		if h.tel != nil {
-			lm = telemetry.WrapModel(lm, name, linkModel)
-		}
-		l := &link{name: name, model: lm,
-			breaker: newBreaker(name, pc.BreakerFailures, time.Duration(pc.BreakerCooldown)),
-			limits:  newLimiter(pc.RequestsPerMinute, pc.TokensPerMinute)}
-		if pc.Pricing != nil {
-			l.pricing = &loop.Pricing{PromptPerMTok: pc.Pricing.PromptPerMTok, CompletionPerMTok: pc.Pricing.CompletionPerMTok}
-		}
-		cm.links = append(cm.links, l)
-	}
-	var model loop.Model = cm
 	h.services.model, h.services.name = model, modelName
 	h.model, h.modelName, h.approver = model, modelName, opts.Approver
 	if h.Agent, err = h.newAgent(model, modelName, opts.Approver); err != nil {
@@ -195,9 +159,18 @@ func openStore(c StoreConfig) (loop.SessionStore, error) {
 	return s, nil
 }
 
-// newAgent wires the loop from the manifest and the loaded plugins.
+// newAgent wires the loop from the manifest and the loaded plugins: the entry agent,
+// and with [agents.NAME] tables the team it belongs to (agents.go).
 func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
-	a := h.Manifest.Agent
+	entry, err := h.agentFrom(h.Manifest.Agent, model, modelName, approver)
+	if err != nil || len(h.Manifest.Agents) == 0 {
+		return entry, err
+	}
+	return h.teamOf(entry, approver)
+}
+
+// agentFrom builds one agent of the manifest.
+func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
 		ContextBudget: a.ContextBudget, Approver: approver,
@@ -234,7 +207,13 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 		// compacts on overflow after them.
 		cfg.Context = append(strategies, loop.DefaultContext{})
 	}
-	tools, err := loop.NewToolSet(h.tools...)
+	cfg.Description, cfg.Handoffs, cfg.AsTool = a.Description, a.Handoffs, a.AsTool
+	cfg.MaxHandoffs, cfg.AllowCycles = a.MaxHandoffs, a.AllowCycles
+	own, err := h.toolsOf(a)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := loop.NewToolSet(own...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)
 	}

@@ -23,6 +23,7 @@ import (
 // the manifest's directory; option values have ${VAR} expanded.
 type Manifest struct {
 	Agent     AgentConfig               `toml:"agent"`
+	Agents    map[string]AgentConfig    `toml:"agents"` // more agents, by name (agents.go)
 	Providers map[string]ProviderConfig `toml:"providers"`
 	Store     StoreConfig               `toml:"store"`
 	Plugins   []PluginConfig            `toml:"plugins"`
@@ -60,6 +61,15 @@ type AgentConfig struct {
 	ToolChoice   string            `toml:"tool_choice"`   // first model call: auto | none | required | a tool's name
 	AllowedTools []string          `toml:"allowed_tools"` // the tools offered (default: all)
 	Metadata     map[string]string `toml:"metadata"`      // passed to the provider with every call
+
+	// Several agents (agents.go): [agent] is the entry agent, [agents.NAME] the others.
+	Description string   `toml:"description"`  // what the agent is for, shown to the others' models
+	Tools       []string `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all)
+	Handoffs    []string `toml:"handoffs"`     // agents it may transfer the conversation to
+	AsTool      bool     `toml:"as_tool"`      // the others may call it as ask_NAME
+	MaxHandoffs int      `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
+	AllowCycles bool     `toml:"allow_cycles"` // a run may hand back to an agent it already had
+	Mode        string   `toml:"mode"`         // react (default) | plan
 }
 
 // PricingConfig is [agent.pricing]: US dollars per million tokens, used for cost_usd and
@@ -383,6 +393,9 @@ func (m *Manifest) check() error {
 	}
 	m.Store.Path = m.resolve(m.Store.Path)
 	if err := m.checkNumbers(); err != nil {
+		return err
+	}
+	if err := m.checkAgents(); err != nil {
 		return err
 	}
 	names := map[string]int{}

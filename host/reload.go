@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,6 +232,14 @@ type Runner struct{ h *Host }
 func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error) {
 	agent := r.h.live.cur.Load()
 	a := r.h.Manifest.Agent
+	if in.Agent != "" { // another entry agent: its own run defaults
+		other, ok := r.h.Manifest.AgentConfig(in.Agent)
+		if !ok {
+			err := fmt.Errorf("no agent %q (agents: %s)", in.Agent, strings.Join(r.h.Manifest.AgentNames(), ", "))
+			return loop.RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
+		}
+		a = other
+	}
 	if len(in.OutputSchema) == 0 && len(a.OutputSchema) > 0 {
 		in.OutputSchema = json.RawMessage(a.OutputSchema)
 	}
@@ -246,7 +255,7 @@ func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.E
 	if tel == nil {
 		return agent.RunWith(ctx, in, emit)
 	}
-	ctx, end := tel.StartRun(ctx, r.h.Manifest.Agent.Name, &in)
+	ctx, end := tel.StartRun(ctx, a.Name, &in)
 	res, err := agent.RunWith(ctx, in, func(e loop.Event) {
 		tel.Observe(ctx, e)
 		if emit != nil {

@@ -397,6 +397,17 @@ func (a *Agent) abortOwn(runID string) bool {
 
 // Running is the number of runs in progress.
 func (a *Agent) Running() int {
+	if a.team != nil { // the runs of the whole team, which shares plugins and providers
+		n := 0
+		for _, b := range a.team.agents {
+			n += b.ownRuns()
+		}
+		return n
+	}
+	return a.ownRuns()
+}
+
+func (a *Agent) ownRuns() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.runs)

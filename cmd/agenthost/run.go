@@ -29,6 +29,7 @@ func newRunCmd() *cobra.Command {
 		system                     string
 		allowedTools, meta         []string
 		maxIterations              int
+		agentName                  string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT... | -",
@@ -78,6 +79,12 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			defer h.Close()
 			warn(cmd, h)
+			if agentName != "" {
+				if _, ok := h.Manifest.AgentConfig(agentName); !ok {
+					return usage(fmt.Errorf("--agent %q: no such agent (agents: %s)", agentName, strings.Join(h.Manifest.AgentNames(), ", ")))
+				}
+				base.Agent = agentName
+			}
 			if session != "" && !newSession {
 				if es, err := h.Store.Load(ctx, session); err != nil {
 					return failed(err)
@@ -107,6 +114,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	}
 	f := cmd.Flags()
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
+	f.StringVar(&agentName, "agent", "", "start the run with this agent ([agents.NAME]; default the [agent] table's)")
 	f.StringVar(&session, "session", "", "continue this session")
 	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
 	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")

@@ -43,7 +43,19 @@ func newSessionsCmd() *cobra.Command {
 						fmt.Fprintf(out, "[compaction: %d messages replaced]\n", e.Compaction.Replace)
 					case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventRunFinished:
 						d := e.Event.Data.(loop.RunFinishedData)
-						fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens\n", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
+						fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
+						if m := d.Metrics; m != nil {
+							fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
+								m.ModelCalls, m.ToolCalls, m.ToolErrors, m.Steps, m.Replans, m.Handoffs, m.DurationMS)
+						}
+						fmt.Fprintln(out)
+					case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventHandoff:
+						d := e.Event.Data.(loop.HandoffData)
+						fmt.Fprintf(out, "-- handoff %s → %s", d.From, d.To)
+						if d.Reason != "" {
+							fmt.Fprintf(out, ": %s", d.Reason)
+						}
+						fmt.Fprintln(out)
 					}
 				}
 				return nil

@@ -221,6 +221,7 @@ type RunControls struct {
 	MaxIterations int               `json:"maxIterations,omitempty"` // model calls before the summary
 	System        string            `json:"system,omitempty"`        // replaces the system prompt for this run
 	Metadata      map[string]string `json:"metadata,omitempty"`      // passed to the provider
+	Agent         string            `json:"agent,omitempty"`         // the agent that starts the run (default: the entry agent)
 }
 
 // InputMessage is an AG-UI message; content is a string or a list of parts.

@@ -21,6 +21,8 @@ import (
 //	                              streamed, and TOOL_CALL_START, TOOL_CALL_ARGS,
 //	                              TOOL_CALL_END for each call that was not
 //	state                       → STATE_SNAPSHOT
+//	handoff                     → STEP_FINISHED "agent:FROM" (when open), CUSTOM
+//	                              agenthost.handoff, STEP_STARTED "agent:TO"
 //	step_start / step_complete  → STEP_STARTED / STEP_FINISHED (stepName "tool:ID")
 //	tool_result                 → TOOL_CALL_RESULT
 //	run_finished completed,
@@ -118,6 +120,14 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 		}
 	case loop.StateData:
 		out = append(out, StateSnapshot{base: b(aguiStateSnapshot), Snapshot: d.State})
+	case loop.HandoffData:
+		// The switch shows as a step named after the acting agent, open until the next
+		// hand-off or the run's end; the CUSTOM event carries the details.
+		out = t.closeText(t.closeReasoning(out, b), b)
+		out = t.finishStep(out, b, "agent:"+d.From)
+		out = append(out, t.custom(b, e))
+		t.steps = append(t.steps, "agent:"+d.To)
+		out = append(out, Step{base: b(aguiStepStarted), StepName: "agent:" + d.To})
 	case loop.AssistantMessageData:
 		out = t.assistantMessage(out, b, d.Message)
 	case loop.StepStartData:
