@@ -51,6 +51,11 @@ type Expect struct {
 	// Messages is the exact number of messages the request carries (system prompt
 	// included): how a test sees what a context strategy left of the history.
 	Messages *int `json:"messages,omitempty"`
+	// System is the exact text of the request's system message ("" = not checked).
+	System string `json:"system,omitempty"`
+	// Tools are the exact names of the tools the request offers, in order (nil = not
+	// checked; [] = none).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // ToolCall is one call the scripted model makes.

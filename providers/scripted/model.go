@@ -208,6 +208,24 @@ func check(e *Expect, req *providers.ChatRequest) error {
 	if e.Messages != nil && *e.Messages != len(msgs) {
 		return fmt.Errorf("expect.messages %d, but the request carries %d", *e.Messages, len(msgs))
 	}
+	if e.System != "" {
+		got := "(none)"
+		if len(msgs) > 0 && msgs[0].GetRole() == providers.RoleSystem {
+			got = providers.TextOf(msgs[0])
+		}
+		if got != e.System {
+			return fmt.Errorf("expect.system %q, but the system message is %q", e.System, got)
+		}
+	}
+	if e.Tools != nil {
+		var got []string
+		for _, t := range req.GetTools() {
+			got = append(got, t.GetName())
+		}
+		if strings.Join(got, ",") != strings.Join(e.Tools, ",") {
+			return fmt.Errorf("expect.tools %v, but the request offers %v", e.Tools, got)
+		}
+	}
 	if e.Contains != "" {
 		var lastUser *providers.Message
 		for _, m := range msgs {
