@@ -46,6 +46,11 @@ type Config struct {
 	// instead of ending the run incomplete (L15).
 	ContinueOnMaxTokens bool
 
+	// Mode is ModeReact (the default) or ModePlan: plan, execute, evaluate, replan
+	// (plan.go), configured by Plan.
+	Mode string
+	Plan PlanConfig
+
 	// Handoffs are the agents of the Team this agent may hand the conversation to: the
 	// model gets a transfer_to_NAME tool for each (team.go).
 	Handoffs []string
@@ -64,6 +69,12 @@ type Config struct {
 	// Tools and the Store above; default GoDriver.
 	Driver Driver
 }
+
+// The modes of Config.Mode.
+const (
+	ModeReact = "react"
+	ModePlan  = "plan"
+)
 
 // ToolPolicy bounds tool use. Zero fields take defaults; a negative value disables a cap.
 type ToolPolicy struct {
@@ -129,6 +140,8 @@ type RunInput struct {
 	State json.RawMessage
 	// Agent names the Team agent that starts the run ("": this one).
 	Agent string
+	// forceReact runs a plan-mode agent as a ReAct loop: a plan step's sub-run.
+	forceReact bool
 	// ClientContext is what the client says about its situation (AG-UI's context):
 	// handed to the context strategies; DefaultContext puts it in the system message.
 	ClientContext []ContextItem
@@ -217,6 +230,11 @@ func New(cfg Config) (*Agent, error) {
 	cfg.MaxOverflowRetries = defaultInt(cfg.MaxOverflowRetries, 2)
 	cfg.MaxTruncationRetries = defaultInt(cfg.MaxTruncationRetries, 2)
 	cfg.MaxHandoffs = defaultInt(cfg.MaxHandoffs, 5)
+	switch cfg.Mode {
+	case "", ModeReact, ModePlan:
+	default:
+		return nil, fmt.Errorf("loop: mode %q is not react or plan", cfg.Mode)
+	}
 	if cfg.Driver == nil {
 		cfg.Driver = GoDriver{}
 	}

@@ -207,6 +207,12 @@ func newEventData(t EventType) (any, error) {
 		return &StateData{}, nil
 	case EventHandoff:
 		return &HandoffData{}, nil
+	case EventPlan:
+		return &PlanData{}, nil
+	case EventPlanStep:
+		return &PlanStepData{}, nil
+	case EventEvaluation:
+		return &EvaluationData{}, nil
 	}
 	return nil, fmt.Errorf("unknown event type %q", t)
 }
@@ -247,6 +253,12 @@ func derefData(p any) any {
 	case *StateData:
 		return *v
 	case *HandoffData:
+		return *v
+	case *PlanData:
+		return *v
+	case *PlanStepData:
+		return *v
+	case *EvaluationData:
 		return *v
 	case *TextData:
 		return *v

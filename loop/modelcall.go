@@ -182,8 +182,8 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		if !asm.add(d) {
 			continue
 		}
-		if d.Seq != 0 && d.Seq <= r.deltaSeen[ci] {
-			continue // seen by clients in an earlier attempt
+		if r.quiet || (d.Seq != 0 && d.Seq <= r.deltaSeen[ci]) {
+			continue // not for clients, or seen by them in an earlier attempt
 		}
 		if d.Seq != 0 {
 			r.deltaSeen[ci] = d.Seq
@@ -202,7 +202,9 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 	}
 	// The stream is complete: clients close the streamed message now, before the loop
 	// stores it and runs the step's bookkeeping.
-	r.emit(EventModelDelta, ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)})
+	if !r.quiet {
+		r.emit(EventModelDelta, ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)})
+	}
 	return response{message: msg, usage: r.price(usage), stop: stop}, nil
 }
 

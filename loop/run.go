@@ -51,6 +51,11 @@ type run struct {
 	subRuns     int // ask_ calls made
 	toolCalls   int // tool results stored, for the run's metrics
 	toolErrors  int
+
+	quiet     bool    // model calls emit no deltas (the planner's and evaluator's)
+	entries   []Entry // the session as loaded when the run started
+	replans   int     // plan mode (planrun.go)
+	planSteps int
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
@@ -108,6 +113,10 @@ func (r *run) execute() (res RunResult) {
 	}
 	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
 		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil)
+	}
+	if r.cfg.Mode == ModePlan && !r.in.forceReact {
+		r.entries = entries
+		return r.planLoop()
 	}
 	return r.iterate()
 }

@@ -1,0 +1,337 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// planLoop is a plan-mode run (plan.go): plan, execute each step (monitoring its
+// outcome), evaluate, and replan, within the run's limits. A run that continues a
+// session whose plan was cut short (a process killed mid-plan) resumes that plan: steps
+// with a stored outcome are not executed again.
+func (r *run) planLoop() RunResult {
+	pc := r.cfg.Plan
+	pc.MaxSteps = defaultInt(pc.MaxSteps, 8)
+	pc.MaxReplans = defaultInt(pc.MaxReplans, 2)
+	var planner Planner = modelPlanner{r}
+	if pc.Planner != nil {
+		planner = pc.Planner
+	}
+	var evaluator Evaluator = modelEvaluator{r}
+	if pc.Evaluator != nil {
+		evaluator = pc.Evaluator
+	}
+	goal := r.goal()
+	rev, plan, outcomes := r.resumePlan()
+	if plan == nil {
+		rev = 1
+		p, err := r.makePlan(planner, PlanInput{Goal: goal, Tools: r.offered, Revision: 1})
+		if err != nil {
+			return r.failOrAbort(err)
+		}
+		plan = &p
+	}
+	r.replans = rev - 1
+	for {
+		var ev Evaluation
+		evaluated := false
+		for _, s := range plan.Steps {
+			if hasOutcome(outcomes, s.ID) {
+				continue
+			}
+			if err := r.ctxErr(); err != nil {
+				return r.abort(err)
+			}
+			if r.planSteps >= pc.MaxSteps {
+				return r.summarize(ReasonMaxSteps, planReport(goal, outcomes, "the run reached max_steps"))
+			}
+			o := r.execStep(rev, s, pc.StepTimeout)
+			if err := r.ctxErr(); err != nil {
+				// Cut short, not failed: no outcome is recorded, so a later run on the
+				// session executes the step again.
+				return r.abort(err)
+			}
+			r.recordStep(o)
+			outcomes = append(outcomes, o)
+			if o.Status != "error" {
+				continue
+			}
+			// A failed step is judged at once: go on, replan, give up or call it done.
+			var err error
+			if ev, err = r.evaluate(evaluator, EvalInput{Goal: goal, Revision: rev, Plan: *plan, Outcomes: outcomes}); err != nil {
+				return r.failOrAbort(err)
+			}
+			if ev.Verdict != VerdictPlanContinue {
+				evaluated = true
+				break
+			}
+		}
+		if !evaluated {
+			var err error
+			if ev, err = r.evaluate(evaluator, EvalInput{Goal: goal, Revision: rev, Plan: *plan, Outcomes: outcomes}); err != nil {
+				return r.failOrAbort(err)
+			}
+		}
+		for _, s := range plan.Steps { // what a verdict leaves undone is skipped
+			if !hasOutcome(outcomes, s.ID) && ev.Verdict != VerdictPlanContinue {
+				r.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "skipped"})
+				outcomes = append(outcomes, StepOutcome{ID: s.ID, Status: "skipped"})
+			}
+		}
+		switch ev.Verdict {
+		case VerdictPlanDone, VerdictPlanContinue:
+			answer := ev.Answer
+			if answer == "" {
+				answer = lastOutcome(outcomes)
+			}
+			final := Message{Role: RoleAssistant, Content: []Part{TextPart(answer)}}
+			if err := r.appendMessage(final); err != nil {
+				return r.fail(err)
+			}
+			return r.complete(ReasonEndTurn, answer, nil)
+		case VerdictPlanFail:
+			err := fmt.Errorf("the evaluator gave up: %s", ev.Reason)
+			r.emit(EventError, ErrorData{Kind: string(ReasonPlanFailed), Message: err.Error()})
+			return r.end(StatusFailed, ReasonPlanFailed, nil, nil, err)
+		}
+		// replan
+		if r.replans >= pc.MaxReplans {
+			return r.summarize(ReasonMaxReplans, planReport(goal, outcomes, fmt.Sprintf("the evaluator asked for a replan after %d (max_replans): %s", r.replans, ev.Reason)))
+		}
+		r.replans++
+		rev++
+		prev := *plan
+		p, err := r.makePlan(planner, PlanInput{Goal: goal, Tools: r.offered, Revision: rev, Previous: &prev, Outcomes: outcomes, Feedback: ev.Reason})
+		if err != nil {
+			return r.failOrAbort(err)
+		}
+		plan, outcomes = &p, nil
+	}
+}
+
+// ReasonMaxSteps ends a plan-mode run that executed PlanConfig.MaxSteps steps.
+const ReasonMaxSteps Reason = "max_steps"
+
+// makePlan asks the planner, checks the plan, and stores it (plan event) at once, so a
+// run killed later resumes it.
+func (r *run) makePlan(p Planner, in PlanInput) (Plan, error) {
+	plan, err := safePlan(r, p, in)
+	if err == nil {
+		err = checkPlan(plan)
+	}
+	if err != nil {
+		if cerr := r.ctxErr(); cerr != nil {
+			return Plan{}, cerr
+		}
+		return Plan{}, fmt.Errorf("planner (revision %d): %w", in.Revision, err)
+	}
+	if plan.Goal == "" {
+		plan.Goal = in.Goal
+	}
+	r.emit(EventPlan, PlanData{Revision: in.Revision, Plan: plan})
+	return plan, r.store()
+}
+
+func safePlan(r *run, p Planner, in PlanInput) (out Plan, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panicked: %v", v)
+		}
+	}()
+	return p.Plan(r.work, in)
+}
+
+// evaluate asks the evaluator and reports its verdict (evaluation event, stored).
+func (r *run) evaluate(e Evaluator, in EvalInput) (ev Evaluation, err error) {
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("panicked: %v", v)
+			}
+		}()
+		ev, err = e.Evaluate(r.work, in)
+	}()
+	if err == nil {
+		switch ev.Verdict {
+		case VerdictPlanContinue, VerdictPlanDone, VerdictPlanReplan, VerdictPlanFail:
+		default:
+			err = fmt.Errorf("verdict %q is not continue, done, replan or fail", ev.Verdict)
+		}
+	}
+	if err != nil {
+		if cerr := r.ctxErr(); cerr != nil {
+			return ev, cerr
+		}
+		return ev, fmt.Errorf("evaluator (revision %d): %w", in.Revision, err)
+	}
+	r.emit(EventEvaluation, EvaluationData{Verdict: ev.Verdict, Reason: ev.Reason})
+	return ev, r.store()
+}
+
+// execStep runs one step (plan_step running) and returns its outcome.
+func (r *run) execStep(rev int, s PlanStep, defTimeout time.Duration) StepOutcome {
+	r.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "running"})
+	timeout := defTimeout
+	if d, err := time.ParseDuration(s.Timeout); err == nil && d > 0 {
+		timeout = d
+	}
+	start := r.cfg.Driver.Now()
+	var text string
+	ok := false
+	r.planSteps++
+	if s.Tool != "" {
+		text, ok = r.stepTool(rev, s, timeout)
+	} else {
+		text, ok = r.stepRun(rev, s, timeout)
+	}
+	o := StepOutcome{ID: s.ID, Status: "ok", Outcome: text, DurationMS: r.cfg.Driver.Now().Sub(start).Milliseconds()}
+	if !ok {
+		o.Status = "error"
+	}
+	return o
+}
+
+// recordStep reports a step's outcome and stores it before the next step starts.
+func (r *run) recordStep(o StepOutcome) {
+	r.emit(EventPlanStep, PlanStepData{ID: o.ID, Status: o.Status, Outcome: o.Outcome, DurationMS: o.DurationMS})
+	if err := r.store(); err != nil {
+		r.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+	}
+}
+
+// stepTool calls the step's tool directly, with the checks of any call (schema,
+// guardrails, permission, approval).
+func (r *run) stepTool(rev int, s PlanStep, timeout time.Duration) (string, bool) {
+	args := string(s.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	c := ToolCall{ID: fmt.Sprintf("plan%d_%s", rev, s.ID), Name: s.Tool, Arguments: args}
+	r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
+	r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	pc, err := r.prepareCall(c)
+	if err != nil {
+		return "Error: " + err.Error(), false
+	}
+	if pc.tool != nil {
+		saved := r.policy.Timeout
+		if timeout > 0 && (saved <= 0 || timeout < saved) {
+			r.policy.Timeout = timeout
+		}
+		r.invoke(pc)
+		r.policy.Timeout = saved
+	}
+	res := pc.result
+	r.toolCalls++
+	if res.IsError {
+		r.toolErrors++
+	}
+	status := "ok"
+	if res.IsError {
+		status = "error"
+	}
+	r.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: res.Text(), IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
+	r.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: status})
+	return res.Text(), !res.IsError
+}
+
+// stepRun does a step without a tool as a ReAct sub-run of this agent on a session of
+// its own (SESSION:plan:REV:ID), bounded by the step's timeout.
+func (r *run) stepRun(rev int, s PlanStep, timeout time.Duration) (string, bool) {
+	prompt := fmt.Sprintf("Goal: %s\nYour step: %s\nExpected outcome: %s\nDo this step only, then answer with its outcome.",
+		r.goal(), s.Description, s.ExpectedOutcome)
+	in := RunInput{SessionID: fmt.Sprintf("%s:plan:%d:%s", r.in.SessionID, rev, s.ID),
+		RunID: fmt.Sprintf("%s:step:%d:%s", r.in.RunID, rev, s.ID), Messages: []Message{UserMessage(prompt)},
+		TraceID: r.in.TraceID, forceReact: true}
+	in.Limits.MaxRunDuration = timeout
+	res, err := r.a.RunWith(r.work, in, nil)
+	r.subRuns++
+	if res.Final == nil {
+		msg := fmt.Sprintf("Error: the step ended %s/%s", res.Status, res.Reason)
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return msg, false
+	}
+	return res.Final.Text(), res.Status == StatusCompleted
+}
+
+// goal is the run's task: the last user message of the session.
+func (r *run) goal() string {
+	for i := len(r.history) - 1; i >= 0; i-- {
+		if r.history[i].Role == RoleUser {
+			return r.history[i].Text()
+		}
+	}
+	return ""
+}
+
+// resumePlan finds a plan an earlier run of the session left unfinished (no
+// evaluation ended it and that run did not complete): its revision, the plan, and the
+// outcomes already stored. A run with new input starts a new plan.
+func (r *run) resumePlan() (int, *Plan, []StepOutcome) {
+	if len(r.in.Messages) > 0 {
+		return 0, nil, nil
+	}
+	var plan *Plan
+	rev := 0
+	var outcomes []StepOutcome
+	for _, e := range r.entries {
+		if e.Event == nil {
+			continue
+		}
+		switch d := e.Event.Data.(type) {
+		case PlanData:
+			p := d.Plan
+			plan, rev, outcomes = &p, d.Revision, nil
+		case PlanStepData:
+			if plan != nil && (d.Status == "ok" || d.Status == "error") {
+				outcomes = append(outcomes, StepOutcome{ID: d.ID, Status: d.Status, Outcome: d.Outcome, DurationMS: d.DurationMS})
+			}
+		case EvaluationData:
+			if d.Verdict != VerdictPlanContinue && d.Verdict != VerdictPlanReplan {
+				plan = nil
+			}
+		case RunFinishedData:
+			if d.Status != StatusAborted {
+				plan = nil
+			}
+		}
+	}
+	if plan == nil {
+		return 0, nil, nil
+	}
+	return rev, plan, outcomes
+}
+
+func hasOutcome(os []StepOutcome, id string) bool {
+	for _, o := range os {
+		if o.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func lastOutcome(os []StepOutcome) string {
+	for i := len(os) - 1; i >= 0; i-- {
+		if os[i].Status == "ok" {
+			return os[i].Outcome
+		}
+	}
+	return ""
+}
+
+// planReport is the final text of a plan that could not finish: why, and each step.
+func planReport(goal string, os []StepOutcome, why string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The plan for %q did not finish: %s.", goal, why)
+	for _, o := range os {
+		fmt.Fprintf(&b, "\n- step %s: %s", o.ID, o.Status)
+		if o.Outcome != "" {
+			fmt.Fprintf(&b, " (%s)", shorten(o.Outcome, 200))
+		}
+	}
+	return b.String()
+}
