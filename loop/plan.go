@@ -151,7 +151,7 @@ func checkPlan(p Plan) error {
 // The model as planner and evaluator: one call each, tools off, the answer a JSON
 // document matching a schema (sent as the response format), retried on bad JSON.
 const (
-	plannerPrompt = `You plan. Break the goal into a few concrete steps. A step may name one of the tools with its arguments; otherwise describe the work and an assistant will do it with the tools. Give each step an id, a description and its expected outcome. Reply with only a JSON document: {"goal": "...", "steps": [{"id": "1", "description": "...", "tool": "NAME (optional)", "arguments": {}, "expected_outcome": "...", "timeout": "30s (optional)"}]}.`
+	plannerPrompt   = `You plan. Break the goal into a few concrete steps. A step may name one of the tools with its arguments; otherwise describe the work and an assistant will do it with the tools. Give each step an id, a description and its expected outcome. Reply with only a JSON document: {"goal": "...", "steps": [{"id": "1", "description": "...", "tool": "NAME (optional)", "arguments": {}, "expected_outcome": "...", "timeout": "30s (optional)"}]}.`
 	evaluatorPrompt = `You evaluate a plan's progress against its goal and each step's expected outcome. Reply with only a JSON document: {"verdict": "continue|done|replan|fail", "reason": "...", "answer": "the final answer, when done"}.`
 )
 
