@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -52,9 +53,21 @@ func (m *Manifest) checkAgents() error {
 			}
 		}
 		switch a.Mode {
-		case "", "react":
+		case "", "react", "plan":
 		default:
-			return m.errKey(key+".mode", "unknown mode %q (react)", a.Mode)
+			return m.errKey(key+".mode", "unknown mode %q (react or plan)", a.Mode)
+		}
+		for _, pk := range []struct{ key, name, kind string }{{"planner", a.Plan.Planner, "planner"}, {"evaluator", a.Plan.Evaluator, "evaluator"}} {
+			if pk.name == "" || pk.name == "model" {
+				continue
+			}
+			i := slices.IndexFunc(m.Plugins, func(p PluginConfig) bool { return p.Name == pk.name })
+			if i < 0 || m.Plugins[i].Kind != pk.kind {
+				return m.errKey(key+".plan."+pk.key, "%q is not a plugin of kind %s (or \"model\")", pk.name, pk.kind)
+			}
+		}
+		if a.Plan.MaxSteps < 0 || a.Plan.MaxReplans < 0 {
+			return m.errKey(key+".plan", "max_steps and max_replans must not be negative")
 		}
 		if a.MaxHandoffs < 0 {
 			return m.errKey(key+".max_handoffs", "%d: want 0 (default 5) or more", a.MaxHandoffs)
@@ -80,6 +93,21 @@ func (m *Manifest) checkAgents() error {
 		m.Agents[name] = a
 	}
 	return nil
+}
+
+// planConfig is the loop's plan configuration of a, with its planner and evaluator
+// plugins.
+func (h *Host) planConfig(a AgentConfig) loop.PlanConfig {
+	pc := loop.PlanConfig{MaxSteps: a.Plan.MaxSteps, MaxReplans: a.Plan.MaxReplans, StepTimeout: time.Duration(a.Plan.StepTimeout)}
+	for i, p := range h.plugins {
+		switch name := h.Manifest.Plugins[i].Name; {
+		case name == a.Plan.Planner:
+			pc.Planner = wasmPlanner{p}
+		case name == a.Plan.Evaluator:
+			pc.Evaluator = wasmEvaluator{p}
+		}
+	}
+	return pc
 }
 
 // teamOf builds the [agents.NAME] agents and joins them with the entry agent. An agent

@@ -209,6 +209,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 	}
 	cfg.Description, cfg.Handoffs, cfg.AsTool = a.Description, a.Handoffs, a.AsTool
 	cfg.MaxHandoffs, cfg.AllowCycles = a.MaxHandoffs, a.AllowCycles
+	cfg.Mode, cfg.Plan = a.Mode, h.planConfig(a)
 	own, err := h.toolsOf(a)
 	if err != nil {
 		return nil, err

@@ -63,13 +63,23 @@ type AgentConfig struct {
 	Metadata     map[string]string `toml:"metadata"`      // passed to the provider with every call
 
 	// Several agents (agents.go): [agent] is the entry agent, [agents.NAME] the others.
-	Description string   `toml:"description"`  // what the agent is for, shown to the others' models
-	Tools       []string `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all)
-	Handoffs    []string `toml:"handoffs"`     // agents it may transfer the conversation to
-	AsTool      bool     `toml:"as_tool"`      // the others may call it as ask_NAME
-	MaxHandoffs int      `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
-	AllowCycles bool     `toml:"allow_cycles"` // a run may hand back to an agent it already had
-	Mode        string   `toml:"mode"`         // react (default) | plan
+	Description string       `toml:"description"`  // what the agent is for, shown to the others' models
+	Tools       []string     `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all)
+	Handoffs    []string     `toml:"handoffs"`     // agents it may transfer the conversation to
+	AsTool      bool         `toml:"as_tool"`      // the others may call it as ask_NAME
+	MaxHandoffs int          `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
+	AllowCycles bool         `toml:"allow_cycles"` // a run may hand back to an agent it already had
+	Mode        string       `toml:"mode"`         // react (default) | plan
+	Plan        PlanSettings `toml:"plan"`         // for mode = "plan"
+}
+
+// PlanSettings is [agent.plan] / [agents.NAME.plan].
+type PlanSettings struct {
+	MaxSteps    int      `toml:"max_steps"`    // steps executed over all revisions; default 8
+	MaxReplans  int      `toml:"max_replans"`  // default 2
+	StepTimeout Duration `toml:"step_timeout"` // for steps without their own timeout
+	Planner     string   `toml:"planner"`      // "model" (default) or a plugin of kind planner
+	Evaluator   string   `toml:"evaluator"`    // "model" (default) or a plugin of kind evaluator
 }
 
 // PricingConfig is [agent.pricing]: US dollars per million tokens, used for cost_usd and
@@ -180,7 +190,7 @@ type StoreConfig struct {
 // PluginConfig is one [[plugins]] entry.
 type PluginConfig struct {
 	Name        string            `toml:"name"`
-	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission
+	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission | planner | evaluator
 	ABI         string            `toml:"abi"`  // "" (detect) | mcp | extism | wasi
 	Wasm        string            `toml:"wasm"`
 	SHA256      string            `toml:"sha256"`
@@ -219,7 +229,7 @@ type PermissionsConfig struct {
 }
 
 var (
-	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission"}
+	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission", "planner", "evaluator"}
 	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
 	isolations  = []string{"", "pooled", "session", "call"}
 	storeKinds  = []string{"", "memory", "sqlite"}

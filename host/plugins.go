@@ -187,7 +187,26 @@ func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any
 
 // hookKinds names the plugin kind of each hook export, for its span.
 var hookKinds = map[string]string{"context_build": "context", "on_step": "termination", "before_final": "termination",
-	"guard": "guardrail", "permit": "permission"}
+	"guard": "guardrail", "permit": "permission", "plan": "planner", "evaluate": "evaluator"}
+
+// wasmPlanner is a planner plugin (export plan); wasmEvaluator an evaluator plugin
+// (export evaluate). Plan mode (loop/plan.go) calls them.
+type (
+	wasmPlanner   struct{ p *sandbox.Plugin }
+	wasmEvaluator struct{ p *sandbox.Plugin }
+)
+
+func (w wasmPlanner) Plan(ctx context.Context, in loop.PlanInput) (loop.Plan, error) {
+	var out loop.Plan
+	err := callHook(ctx, w.p, "plan", in, &out)
+	return out, err
+}
+
+func (w wasmEvaluator) Evaluate(ctx context.Context, in loop.EvalInput) (loop.Evaluation, error) {
+	var out loop.Evaluation
+	err := callHook(ctx, w.p, "evaluate", in, &out)
+	return out, err
+}
 
 // wasmContext is a context strategy plugin (export context_build).
 type wasmContext struct{ p *sandbox.Plugin }

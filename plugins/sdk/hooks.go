@@ -13,7 +13,31 @@ var (
 	beforeFinalHandler  func(FinalInput) (Decision, error)
 	guardHandler        func(GuardInput) (GuardResult, error)
 	permitHandler       func(PermitInput) (PermitResult, error)
+	planHandler         func(PlanInput) (Plan, error)
+	evaluateHandler     func(EvalInput) (Evaluation, error)
 )
+
+// OnPlan registers the planner (kind "planner", export plan).
+func OnPlan(fn func(PlanInput) (Plan, error)) { planHandler = fn }
+
+// OnEvaluate registers the evaluator (kind "evaluator", export evaluate).
+func OnEvaluate(fn func(EvalInput) (Evaluation, error)) { evaluateHandler = fn }
+
+// HandlePlan answers plan.
+func HandlePlan(input []byte) ([]byte, error) {
+	if planHandler == nil {
+		return nil, fmt.Errorf("plan: no handler (call sdk.OnPlan in init)")
+	}
+	return handleJSON("plan", input, planHandler)
+}
+
+// HandleEvaluate answers evaluate.
+func HandleEvaluate(input []byte) ([]byte, error) {
+	if evaluateHandler == nil {
+		return nil, fmt.Errorf("evaluate: no handler (call sdk.OnEvaluate in init)")
+	}
+	return handleJSON("evaluate", input, evaluateHandler)
+}
 
 // OnContextBuild registers the context strategy (kind "context", export context_build).
 func OnContextBuild(fn func(ContextInput) (ContextOutput, error)) { contextBuildHandler = fn }

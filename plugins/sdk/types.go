@@ -233,3 +233,54 @@ type CreateMessageResult struct {
 	Model      string  `json:"model,omitempty"`
 	StopReason string  `json:"stopReason,omitempty"`
 }
+
+// Plan is the output of plan (kind "planner"): a goal and its steps.
+type Plan struct {
+	Goal  string     `json:"goal"`
+	Steps []PlanStep `json:"steps"`
+}
+
+// PlanStep is one step: a tool call when Tool is set, else work described for a
+// bounded assistant run.
+type PlanStep struct {
+	ID              string          `json:"id"`
+	Description     string          `json:"description"`
+	Tool            string          `json:"tool,omitempty"`
+	Arguments       json.RawMessage `json:"arguments,omitempty"`
+	ExpectedOutcome string          `json:"expected_outcome"`
+	Timeout         string          `json:"timeout,omitempty"`
+}
+
+// StepOutcome is what was recorded of a step.
+type StepOutcome struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"` // ok | error | skipped
+	Outcome    string `json:"outcome,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// PlanInput is the input of plan: the goal, the tools a step may name, and for a
+// replan (Revision > 1) the plan before, its outcomes and the evaluator's feedback.
+type PlanInput struct {
+	Goal     string        `json:"goal"`
+	Tools    []ToolSpec    `json:"tools"`
+	Revision int           `json:"revision"`
+	Previous *Plan         `json:"previous,omitempty"`
+	Outcomes []StepOutcome `json:"outcomes,omitempty"`
+	Feedback string        `json:"feedback,omitempty"`
+}
+
+// EvalInput is the input of evaluate (kind "evaluator").
+type EvalInput struct {
+	Goal     string        `json:"goal"`
+	Revision int           `json:"revision"`
+	Plan     Plan          `json:"plan"`
+	Outcomes []StepOutcome `json:"outcomes"`
+}
+
+// Evaluation is the output of evaluate: verdict continue | done | replan | fail.
+type Evaluation struct {
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	Answer  string `json:"answer,omitempty"`
+}
