@@ -160,13 +160,13 @@ func TestForwardedPropsCarryTheRunControls(t *testing.T) {
 	base := RunAgentInput{ThreadID: "s", RunID: "r", Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"hi"`)}}}
 	in := base
 	in.ForwardedProps = json.RawMessage(`{"outputSchema":{"type":"object"},"tools":[],"toolChoice":"none","maxIterations":3,
-		"system":"be brief","metadata":{"team":"ops"},"somethingElse":{"kept":"by the client"}}`)
+		"system":"be brief","metadata":{"team":"ops"},"agent":"billing","somethingElse":{"kept":"by the client"}}`)
 	got, err := runInput(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got.OutputSchema) != `{"type":"object"}` || got.AllowedTools == nil || len(got.AllowedTools) != 0 ||
-		got.ToolChoice != "none" || got.Limits.MaxIterations != 3 || got.SystemPromptOverride != "be brief" || got.Metadata["team"] != "ops" {
+		got.ToolChoice != "none" || got.Limits.MaxIterations != 3 || got.SystemPromptOverride != "be brief" || got.Metadata["team"] != "ops" || got.Agent != "billing" {
 		t.Fatalf("controls %+v", got)
 	}
 	if got, _ := runInput(base); got.AllowedTools != nil {
@@ -249,5 +249,25 @@ func TestTranslateStreamedToolCallsStartWhenNamed(t *testing.T) {
 		`{"type":"TOOL_CALL_ARGS","timestamp":1700000000000,"toolCallId":"call_1_1","delta":"{}"}`,
 		`{"type":"TOOL_CALL_END","timestamp":1700000000000,"toolCallId":"call_1_1"}`,
 		`{"type":"STATE_SNAPSHOT","timestamp":1700000000000,"snapshot":{"n":1}}`,
+	})
+}
+
+// A hand-off shows as a step named after the acting agent: the previous agent's step (if
+// one is open) finishes, the details go in a CUSTOM event, and the new agent's step stays
+// open until the run ends.
+func TestTranslateHandoffIsAnAgentStep(t *testing.T) {
+	got := translateAll(t,
+		ev(loop.EventHandoff, loop.HandoffData{From: "triage", To: "billing", Depth: 1, Reason: "refund"}),
+		ev(loop.EventHandoff, loop.HandoffData{From: "billing", To: "refunds", Depth: 2}),
+		ev(loop.EventRunFinished, loop.RunFinishedData{Status: loop.StatusCompleted, Reason: loop.ReasonEndTurn}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.handoff","value":{"from":"triage","to":"billing","depth":1,"reason":"refund"}}`,
+		`{"type":"STEP_STARTED","timestamp":1700000000000,"stepName":"agent:billing"}`,
+		`{"type":"STEP_FINISHED","timestamp":1700000000000,"stepName":"agent:billing"}`,
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.handoff","value":{"from":"billing","to":"refunds","depth":2}}`,
+		`{"type":"STEP_STARTED","timestamp":1700000000000,"stepName":"agent:refunds"}`,
+		`{"type":"STEP_FINISHED","timestamp":1700000000000,"stepName":"agent:refunds"}`,
+		`{"type":"RUN_FINISHED","timestamp":1700000000000,"threadId":"ses1","runId":"run1","result":{"status":"completed","reason":"end_turn"},"outcome":{"type":"success"}}`,
 	})
 }
