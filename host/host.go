@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
 	"github.com/agenthost/agenthost/store"
+	"github.com/agenthost/agenthost/store/postgres"
 	"github.com/agenthost/agenthost/telemetry"
 )
 
@@ -95,7 +96,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		}
 		h.ownTel = true
 	}
-	if h.Store, err = openStore(m.Store); err != nil {
+	if h.Store, err = openStore(ctx, m.Store); err != nil {
 		return nil, err
 	}
 	h.services = &services{store: h.Store, name: m.Agent.Model, onReport: opts.OnReport}
@@ -148,9 +149,16 @@ func providerOptions(m *Manifest, name string, pc ProviderConfig) map[string]str
 	return out
 }
 
-func openStore(c StoreConfig) (loop.SessionStore, error) {
-	if c.Kind == "memory" {
+func openStore(ctx context.Context, c StoreConfig) (loop.SessionStore, error) {
+	switch c.Kind {
+	case "memory":
 		return loop.NewMemoryStore(), nil
+	case "postgres":
+		s, err := postgres.Open(ctx, c.URL)
+		if err != nil {
+			return nil, err // not s: see below
+		}
+		return s, nil
 	}
 	s, err := store.OpenSQLite(c.Path)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -183,8 +184,24 @@ type TelemetryConfig struct {
 
 // StoreConfig is [store].
 type StoreConfig struct {
-	Kind string `toml:"kind"` // memory | sqlite (default)
-	Path string `toml:"path"`
+	Kind string `toml:"kind"` // memory | sqlite (default) | postgres
+	Path string `toml:"path"` // sqlite: the file
+	URL  string `toml:"url"`  // postgres: postgres://…; ${VAR} is expanded ("${DATABASE_URL}")
+}
+
+// Where names the store for messages: the SQLite file, the PostgreSQL server and
+// database (never the password), or "memory".
+func (c StoreConfig) Where() string {
+	switch c.Kind {
+	case "memory":
+		return "memory"
+	case "postgres":
+		if u, err := url.Parse(c.URL); err == nil {
+			return "postgres " + u.Host + u.Path
+		}
+		return "postgres"
+	}
+	return c.Path
 }
 
 // PluginConfig is one [[plugins]] entry.
@@ -232,7 +249,7 @@ var (
 	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission", "planner", "evaluator"}
 	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
 	isolations  = []string{"", "pooled", "session", "call"}
-	storeKinds  = []string{"", "memory", "sqlite"}
+	storeKinds  = []string{"", "memory", "sqlite", "postgres"}
 )
 
 // ManifestError is a manifest problem at a file, line and key.
@@ -393,7 +410,13 @@ func (m *Manifest) check() error {
 		return m.errKey("telemetry.protocol", "unknown protocol %q (http/protobuf or grpc)", p)
 	}
 	if !slices.Contains(storeKinds, m.Store.Kind) {
-		return m.errKey("store.kind", "unknown store kind %q (memory or sqlite)", m.Store.Kind)
+		return m.errKey("store.kind", "unknown store kind %q (memory, sqlite or postgres)", m.Store.Kind)
+	}
+	if m.Store.Kind == "postgres" {
+		m.Store.URL = os.ExpandEnv(m.Store.URL)
+		if m.Store.URL == "" {
+			return m.errKey("store.url", `a postgres store needs a url: url = "${DATABASE_URL}" or postgres://user@host:5432/db`)
+		}
 	}
 	if m.Store.Kind == "" {
 		m.Store.Kind = "sqlite"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/pgtest"
 )
 
 // The end-to-end tests build the real binaries (the host and the scripted provider) and
@@ -40,6 +41,7 @@ func runTests(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(binDir)
+	defer pgtest.Stop() // the PostgreSQL server, if a test started one
 	for out, pkg := range map[string]string{"agenthost": ".", "agenthost-provider-scripted": "../agenthost-provider-scripted"} {
 		if b, err := exec.Command("go", "build", "-o", filepath.Join(binDir, out), pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", out, err, b)

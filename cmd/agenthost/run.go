@@ -89,7 +89,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 				if es, err := h.Store.Load(ctx, session); err != nil {
 					return failed(err)
 				} else if len(es) == 0 {
-					return usage(fmt.Errorf("no session %q in %s (--new starts one with that id)", session, h.Manifest.Store.Path))
+					return usage(fmt.Errorf("no session %q in %s (--new starts one with that id)", session, h.Manifest.Store.Where()))
 				}
 			}
 			for {

@@ -23,7 +23,7 @@ func newSessionsCmd() *cobra.Command {
 					return failed(err)
 				}
 				if len(entries) == 0 {
-					return failed(fmt.Errorf("no session %q in %s", args[0], h.Manifest.Store.Path))
+					return failed(fmt.Errorf("no session %q in %s", args[0], h.Manifest.Store.Where()))
 				}
 				if jsonOut {
 					emit := jsonLines(cmd.OutOrStdout())

@@ -1,0 +1,96 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The schema is versioned like the SQLite store's: migrations[i] brings a database from
+// version i to i+1, each in its own transaction that re-reads the version under an
+// advisory lock, so several processes starting at once migrate once. Append only.
+// Version 1 is the SQLite store's current shape (entries, runs keyed by session, kv,
+// leases) in PostgreSQL types.
+var migrations = []string{`
+CREATE TABLE entries (
+	session TEXT        NOT NULL,
+	seq     BIGINT      NOT NULL,
+	run_id  TEXT        NOT NULL,
+	time    TIMESTAMPTZ NOT NULL,
+	kind    TEXT        NOT NULL,
+	body    JSONB       NOT NULL,
+	PRIMARY KEY (session, seq)
+);
+CREATE TABLE runs (
+	session TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	status  TEXT NOT NULL,
+	reason  TEXT NOT NULL,
+	started TIMESTAMPTZ,
+	ended   TIMESTAMPTZ,
+	usage   JSONB NOT NULL,
+	PRIMARY KEY (session, id)
+);
+CREATE INDEX runs_by_session ON runs (session, started);
+CREATE TABLE kv (
+	plugin TEXT  NOT NULL,
+	key    TEXT  NOT NULL,
+	value  BYTEA NOT NULL,
+	PRIMARY KEY (plugin, key)
+);
+CREATE TABLE leases (
+	session   TEXT PRIMARY KEY,
+	run_id    TEXT        NOT NULL,
+	pid       INTEGER     NOT NULL,
+	host      TEXT        NOT NULL,
+	instance  TEXT        NOT NULL,
+	heartbeat TIMESTAMPTZ NOT NULL
+);`}
+
+// SchemaVersion is the version this code writes.
+var SchemaVersion = len(migrations)
+
+// migrateLock is the advisory lock key migrations hold ("agenthost" in ASCII).
+const migrateLock = 0x6167656e74686f
+
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS agenthost_schema (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for {
+		done := false
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
+				return err
+			}
+			var v int
+			err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM agenthost_schema`).Scan(&v)
+			if err != nil {
+				return err
+			}
+			if v > len(migrations) {
+				return fmt.Errorf("the database has schema version %d, newer than this agenthost knows (%d): use a newer agenthost", v, len(migrations))
+			}
+			if v == len(migrations) {
+				done = true
+				return nil
+			}
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("to version %d: %w", v+1, err)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM agenthost_schema`); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `INSERT INTO agenthost_schema (version) VALUES ($1)`, v+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,269 @@
+// Package postgres is a loop.SessionStore in PostgreSQL (pgx): the same contract as the
+// SQLite store — append-only, gapless sessions, runs keyed by session, plugin KV, run
+// leases — for several agenthost processes that share one database.
+//
+// It must not hold a transaction across a model or tool call: every method is one short
+// transaction. Appends and leases on a session are ordered by a transaction-scoped
+// advisory lock on the session, so two processes appending to one session, or taking
+// its lease, never interleave.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Store is the PostgreSQL session store. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var (
+	_ loop.SessionStore   = (*Store)(nil)
+	_ loop.Leaser         = (*Store)(nil)
+	_ loop.SessionLister  = (*Store)(nil)
+	_ loop.SessionDeleter = (*Store)(nil)
+)
+
+// Open connects to url (postgres://…) and migrates the schema (migrate.go). Errors
+// name the server, never the password.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: bad url: %w", err)
+	}
+	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store %s: %w", where, err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store %s: %w", where, err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the connections. It is safe on a nil *Store.
+func (s *Store) Close() error {
+	if s != nil && s.pool != nil {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// lockSession takes the session's advisory lock for the rest of tx.
+func lockSession(ctx context.Context, tx pgx.Tx, session string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, session)
+	return err
+}
+
+// Append stores entries in one transaction. The first entry's Seq must follow the last
+// stored one and the batch must be gapless.
+func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockSession(ctx, tx, session); err != nil {
+			return err
+		}
+		var last int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = $1`, session).Scan(&last); err != nil {
+			return err
+		}
+		rows := make([][]any, len(entries))
+		for i, e := range entries {
+			if want := last + int64(i) + 1; e.Seq != want {
+				return fmt.Errorf("append seq %d, want %d (another run writing?)", e.Seq, want)
+			}
+			body, err := json.Marshal(e)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", e.Seq, err)
+			}
+			rows[i] = []any{session, e.Seq, e.RunID, e.Time.UTC(), string(e.Kind), body}
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("append to session %q: %w", session, err)
+	}
+	return nil
+}
+
+// Load returns every entry of a session in order.
+func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, body FROM entries WHERE session = $1 ORDER BY seq`, session)
+	if err != nil {
+		return nil, fmt.Errorf("load session %q: %w", session, err)
+	}
+	defer rows.Close()
+	var out []loop.Entry
+	for rows.Next() {
+		var seq int64
+		var body []byte
+		if err := rows.Scan(&seq, &body); err != nil {
+			return nil, fmt.Errorf("load session %q: %w", session, err)
+		}
+		var e loop.Entry
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("load session %q: entry %d is not a valid entry: %w", session, seq, err)
+		}
+		if e.Seq != seq {
+			return nil, fmt.Errorf("load session %q: entry %d says it is %d", session, seq, e.Seq)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load session %q: %w", session, err)
+	}
+	return out, nil
+}
+
+// SaveRun inserts or updates a run's summary row, keyed by (session, run id).
+func (s *Store) SaveRun(ctx context.Context, r loop.RunRecord) error {
+	usage, _ := json.Marshal(r.Usage)
+	_, err := s.pool.Exec(ctx, `INSERT INTO runs (session, id, status, reason, started, ended, usage) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
+		r.SessionID, r.ID, string(r.Status), string(r.Reason), nullTime(r.Started), nullTime(r.Ended), usage)
+	if err != nil {
+		return fmt.Errorf("save run %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Runs lists a session's runs in the order they started.
+func (s *Store) Runs(ctx context.Context, session string) ([]loop.RunRecord, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = $1 ORDER BY started NULLS FIRST, id`, session)
+	if err != nil {
+		return nil, fmt.Errorf("runs of session %q: %w", session, err)
+	}
+	defer rows.Close()
+	var out []loop.RunRecord
+	for rows.Next() {
+		var r loop.RunRecord
+		var status, reason string
+		var started, ended *time.Time
+		var usage []byte
+		if err := rows.Scan(&r.ID, &r.SessionID, &status, &reason, &started, &ended, &usage); err != nil {
+			return nil, fmt.Errorf("runs of session %q: %w", session, err)
+		}
+		r.Status, r.Reason = loop.Status(status), loop.Reason(reason)
+		if started != nil {
+			r.Started = *started
+		}
+		if ended != nil {
+			r.Ended = *ended
+		}
+		if err := json.Unmarshal(usage, &r.Usage); err != nil {
+			return nil, fmt.Errorf("runs of session %q: run %q usage: %w", session, r.ID, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Sessions lists stored sessions (those with entries or runs), most recently updated
+// first.
+func (s *Store) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
+	rows, err := s.pool.Query(ctx, `SELECT sid,
+		(SELECT COUNT(*) FROM entries e WHERE e.session = sid),
+		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = sid)) AS updated,
+		(SELECT COUNT(*) FROM runs r WHERE r.session = sid)
+		FROM (SELECT session AS sid FROM entries UNION SELECT session FROM runs) s ORDER BY updated DESC NULLS LAST, sid`)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []loop.SessionInfo
+	for rows.Next() {
+		var si loop.SessionInfo
+		var updated *time.Time
+		if err := rows.Scan(&si.ID, &si.Entries, &updated, &si.Runs); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		if updated != nil {
+			si.Updated = *updated
+		}
+		out = append(out, si)
+	}
+	return out, rows.Err()
+}
+
+// DeleteSession removes a session's entries and runs in one transaction; a session whose
+// run holds a lease is refused.
+func (s *Store) DeleteSession(ctx context.Context, session string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockSession(ctx, tx, session); err != nil {
+			return err
+		}
+		var held int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM leases WHERE session = $1`, session).Scan(&held); err != nil {
+			return err
+		}
+		if held > 0 {
+			return loop.ErrSessionBusy
+		}
+		for _, q := range []string{`DELETE FROM entries WHERE session = $1`, `DELETE FROM runs WHERE session = $1`} {
+			if _, err := tx.Exec(ctx, q, session); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete session %q: %w", session, err)
+	}
+	return nil
+}
+
+// KVGet reads a plugin's value.
+func (s *Store) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {
+	var v []byte
+	err := s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, plugin, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	return v, true, nil
+}
+
+// KVSet writes a plugin's value.
+func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3)
+		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
+	if err != nil {
+		return fmt.Errorf("kv set %s/%s: %w", plugin, key, err)
+	}
+	return nil
+}
+
+// KVDelete removes a plugin's value.
+func (s *Store) KVDelete(ctx context.Context, plugin, key string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM kv WHERE plugin = $1 AND key = $2`, plugin, key); err != nil {
+		return fmt.Errorf("kv delete %s/%s: %w", plugin, key, err)
+	}
+	return nil
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,328 @@
+// Package storetest is the conformance suite of loop.SessionStore: one set of tests that
+// the memory, SQLite and PostgreSQL stores all pass, so a run behaves the same on each.
+// It also requires the extensions a served agent relies on: Leaser, SessionLister and
+// SessionDeleter.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/loop/looptest"
+)
+
+// Run runs the suite; open returns an empty store for each subtest.
+func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, loop.SessionStore)
+	}{
+		{"AppendLoadRoundTripsEveryKind", appendLoad},
+		{"AppendRefusesGapsAndDuplicates", gaps},
+		{"RunsAreKeyedBySession", runs},
+		{"KV", kv},
+		{"LeasesHaveOneOwner", leases},
+		{"SessionsListMostRecentFirst", sessions},
+		{"DeleteRefusesALeasedSession", deleteSession},
+		{"ConcurrentAppendsOnOneSessionHaveOneWinner", raceOneSession},
+		{"ConcurrentAppendsOnManySessionsAllSucceed", manySessions},
+		{"LoopRunsAndContinuesOnTheStore", loopRuns},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+	}
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func entries(session, run string, from int64, n int) []loop.Entry {
+	var out []loop.Entry
+	for i := range n {
+		seq := from + int64(i)
+		out = append(out, loop.Entry{Seq: seq, RunID: run, Time: t0.Add(time.Duration(seq) * time.Second), Kind: loop.EntryMessage,
+			Message: &loop.Message{Role: loop.RoleUser, Content: []loop.Part{loop.TextPart(fmt.Sprintf("%s #%d", session, seq))}}})
+	}
+	return out
+}
+
+func appendLoad(t *testing.T, s loop.SessionStore) {
+	ctx := context.Background()
+	in := []loop.Entry{
+		{Seq: 1, RunID: "r1", Time: t0, Kind: loop.EntryMessage, Message: &loop.Message{Role: loop.RoleAssistant,
+			Content: []loop.Part{loop.TextPart("ünïcode ✓"), {Type: loop.PartImage, URL: "data:image/png;base64,AAAA", MimeType: "image/png"}},
+			ToolCalls: []loop.ToolCall{{ID: "c1", Name: "calc", Arguments: `{"expression":"1+1"}`}}, Reasoning: "because", ReasoningState: `{"sig":"x"}`}},
+		{Seq: 2, RunID: "r1", Time: t0.Add(time.Millisecond), Kind: loop.EntryCompaction, Compaction: &loop.Compaction{Replace: 1,
+			Summary: []loop.Message{loop.UserMessage("summary")}}},
+		{Seq: 3, RunID: "r1", Time: t0.Add(2 * time.Millisecond), Kind: loop.EntryEvent, Event: &loop.Event{Seq: 7, Time: t0, SessionID: "s", RunID: "r1",
+			Agent: "a", Type: loop.EventToolResult, Data: loop.ToolResultData{ID: "c1", Name: "calc", Content: "2", DurationMS: 3}}},
+	}
+	if err := s.Append(ctx, "s", in...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(in)
+	have, _ := json.Marshal(got)
+	if string(want) != string(have) {
+		t.Fatalf("loaded:\n%s\nstored:\n%s", have, want)
+	}
+	if es, err := s.Load(ctx, "nobody"); err != nil || len(es) != 0 {
+		t.Fatalf("unknown session: %v %v", es, err)
+	}
+}
+
+func gaps(t *testing.T, s loop.SessionStore) {
+	ctx := context.Background()
+	if err := s.Append(ctx, "s", entries("s", "r", 1, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]loop.Entry{entries("s", "r", 2, 1), entries("s", "r", 4, 1), append(entries("s", "r", 3, 1), entries("s", "r", 5, 1)...)} {
+		if err := s.Append(ctx, "s", bad...); err == nil {
+			t.Errorf("append of seq %d…: no error", bad[0].Seq)
+		}
+	}
+	if es, _ := s.Load(ctx, "s"); len(es) != 2 {
+		t.Fatalf("%d entries after refused appends, want 2", len(es))
+	}
+	if err := s.Append(ctx, "s", entries("s", "r", 3, 2)...); err != nil {
+		t.Fatalf("the next seq is refused: %v", err)
+	}
+}
+
+func runs(t *testing.T, s loop.SessionStore) {
+	ctx := context.Background()
+	u := loop.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7, CostUSD: 0.5}
+	for _, r := range []loop.RunRecord{
+		{ID: "r1", SessionID: "a", Started: t0},
+		{ID: "r1", SessionID: "b", Started: t0.Add(time.Second), Status: loop.StatusFailed, Reason: loop.ReasonError, Ended: t0.Add(2 * time.Second)},
+		{ID: "r2", SessionID: "a", Started: t0.Add(time.Minute)},
+		{ID: "r1", SessionID: "a", Started: t0, Status: loop.StatusCompleted, Reason: loop.ReasonEndTurn, Ended: t0.Add(time.Second), Usage: u},
+	} {
+		if err := s.SaveRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Runs(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "r1" || got[0].Status != loop.StatusCompleted || got[0].Usage != u ||
+		!got[0].Ended.Equal(t0.Add(time.Second)) || got[1].ID != "r2" || got[1].Status != "" {
+		t.Fatalf("runs of a: %+v", got)
+	}
+	if b, _ := s.Runs(ctx, "b"); len(b) != 1 || b[0].Status != loop.StatusFailed {
+		t.Fatalf("the same run id on another session was overwritten: %+v", b)
+	}
+}
+
+func kv(t *testing.T, s loop.SessionStore) {
+	ctx := context.Background()
+	if _, ok, err := s.KVGet(ctx, "p", "k"); ok || err != nil {
+		t.Fatalf("missing key: %v %v", ok, err)
+	}
+	for _, v := range [][]byte{[]byte("one"), {0, 0xff, 'x'}, {}} {
+		if err := s.KVSet(ctx, "p", "k", v); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.KVGet(ctx, "p", "k")
+		if !ok || err != nil || !reflect.DeepEqual(append([]byte{}, got...), v) {
+			t.Fatalf("get after set %q: %q %v %v", v, got, ok, err)
+		}
+	}
+	if _, ok, _ := s.KVGet(ctx, "other", "k"); ok {
+		t.Fatal("a key is shared between plugins")
+	}
+}
+
+func lease(session, run string, pid int) loop.Lease {
+	return loop.Lease{SessionID: session, RunID: run, PID: pid, Host: "test-host", Instance: "i", Heartbeat: t0}
+}
+
+func leases(t *testing.T, s loop.SessionStore) {
+	ls, ok := s.(loop.Leaser)
+	if !ok {
+		t.Fatalf("%T has no leases (loop.Leaser)", s)
+	}
+	ctx := context.Background()
+	alive := func(loop.Lease) bool { return true }
+	dead := func(loop.Lease) bool { return false }
+	a, b := lease("s", "ra", 1), lease("s", "rb", 2)
+	if _, err := ls.AcquireLease(ctx, a, alive); err != nil {
+		t.Fatal(err)
+	}
+	held, err := ls.AcquireLease(ctx, b, alive)
+	if !errors.Is(err, loop.ErrSessionBusy) || !held.Same(a) {
+		t.Fatalf("second owner: %+v %v", held, err)
+	}
+	if err := ls.RenewLease(ctx, b); !errors.Is(err, loop.ErrLeaseLost) {
+		t.Fatalf("renew by a non-owner: %v", err)
+	}
+	a.Heartbeat = t0.Add(time.Second)
+	if err := ls.RenewLease(ctx, a); err != nil {
+		t.Fatalf("renew by the owner: %v", err)
+	}
+	if held, err := ls.AcquireLease(ctx, b, dead); err != nil || !held.Same(a) || !held.Heartbeat.Equal(a.Heartbeat) {
+		t.Fatalf("take-over of a dead owner: %+v %v", held, err)
+	}
+	if err := ls.ReleaseLease(ctx, a); !errors.Is(err, loop.ErrLeaseLost) {
+		t.Fatalf("release by the old owner: %v", err)
+	}
+	if err := ls.ReleaseLease(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AcquireLease(ctx, a, alive); err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+}
+
+func sessions(t *testing.T, s loop.SessionStore) {
+	if _, ok := s.(loop.SessionLister); !ok {
+		t.Fatalf("%T cannot list (loop.SessionLister)", s)
+	}
+	ctx := context.Background()
+	old := entries("old", "r", 1, 2)
+	recent := entries("recent", "r", 1, 1)
+	recent[0].Time = t0.Add(time.Hour)
+	if err := s.Append(ctx, "old", old...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "recent", recent...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRun(ctx, loop.RunRecord{ID: "r", SessionID: "old", Started: t0}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loop.ListSessions(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "recent" || got[1].ID != "old" || got[1].Entries != 2 || got[1].Runs != 1 ||
+		!got[0].Updated.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("sessions %+v", got)
+	}
+}
+
+func deleteSession(t *testing.T, s loop.SessionStore) {
+	d, ok := s.(loop.SessionDeleter)
+	ls, ok2 := s.(loop.Leaser)
+	if !ok || !ok2 {
+		t.Fatalf("%T cannot delete (loop.SessionDeleter) or lease", s)
+	}
+	ctx := context.Background()
+	if err := s.Append(ctx, "s", entries("s", "r", 1, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	l := lease("s", "r", 1)
+	if _, err := ls.AcquireLease(ctx, l, func(loop.Lease) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteSession(ctx, "s"); !errors.Is(err, loop.ErrSessionBusy) {
+		t.Fatalf("delete of a leased session: %v", err)
+	}
+	if err := ls.ReleaseLease(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteSession(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := s.Load(ctx, "s"); len(es) != 0 {
+		t.Fatalf("%d entries after delete", len(es))
+	}
+	if err := s.Append(ctx, "s", entries("s", "r", 1, 1)...); err != nil {
+		t.Fatalf("a deleted session starts again at seq 1: %v", err)
+	}
+}
+
+// Two writers append the same next seq to one session at once: exactly one wins.
+func raceOneSession(t *testing.T, s loop.SessionStore) {
+	ctx := context.Background()
+	for round := range 10 {
+		session := fmt.Sprintf("race%d", round)
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for w := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[w] = s.Append(ctx, session, entries(session, fmt.Sprint(w), 1, 2)...)
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			if err == nil {
+				wins++
+			}
+		}
+		if es, _ := s.Load(ctx, session); wins != 1 || len(es) != 2 {
+			t.Fatalf("round %d: %d winners, %d entries (errors %v)", round, wins, len(es), errs)
+		}
+	}
+}
+
+func manySessions(t *testing.T, s loop.SessionStore) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*20)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			session := fmt.Sprintf("many%d", w)
+			for i := range 20 {
+				if err := s.Append(ctx, session, entries(session, "r", int64(i+1), 1)...); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for w := range 8 {
+		if es, _ := s.Load(ctx, fmt.Sprintf("many%d", w)); len(es) != 20 {
+			t.Fatalf("session %d has %d entries", w, len(es))
+		}
+	}
+}
+
+// A real loop run on the store, then a second run continuing the session: the history
+// is the model's, and event seqs continue gaplessly across the runs.
+func loopRuns(t *testing.T, s loop.SessionStore) {
+	m := looptest.NewModel(looptest.Turn{Text: "first answer"}, looptest.Turn{Text: "second answer"})
+	a, err := loop.New(loop.Config{Name: "conformance", SystemPrompt: "Be brief.", Model: m, Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var seqs []int64
+	for i, q := range []string{"one", "two"} {
+		res, err := a.RunWith(ctx, loop.RunInput{SessionID: "conv", Messages: []loop.Message{loop.UserMessage(q)}}, func(e loop.Event) { seqs = append(seqs, e.Seq) })
+		if err != nil || res.Status != loop.StatusCompleted {
+			t.Fatalf("run %d: %s %v", i, res.Status, err)
+		}
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			t.Fatalf("event seqs not gapless across runs: %v", seqs)
+		}
+	}
+	last := m.Requests()[1].Messages
+	if len(last) != 4 || last[0].Text() != "Be brief." || last[3].Text() != "two" {
+		t.Fatalf("the second run's model input: %+v", last)
+	}
+	rs, err := s.Runs(ctx, "conv")
+	if err != nil || len(rs) != 2 || rs[0].Status != loop.StatusCompleted || rs[1].Status != loop.StatusCompleted {
+		t.Fatalf("runs %+v %v", rs, err)
+	}
+}
