@@ -64,7 +64,7 @@ type (
 		// ToolCall names the call a tool_call delta's Text (argument fragment) belongs
 		// to: its index in the answer, and its id and name when the fragment carries
 		// them (usually the first fragment only).
-		ToolCall *ToolCallRef `json:"tool_call,omitempty"`
+		ToolCall ToolCallRef `json:"tool_call,omitzero"`
 	}
 	// ToolCallRef identifies the tool call of a streamed fragment.
 	ToolCallRef struct {
@@ -72,8 +72,8 @@ type (
 		ID    string `json:"id,omitempty"`
 		Name  string `json:"name,omitempty"`
 	}
-	// HandoffData says the run continues under another agent: Depth is the number of
-	// hand-offs before this one.
+	// HandoffData says the run continues under another agent: Depth is this hand-off's
+	// number in the run (1 for the first).
 	HandoffData struct {
 		From   string `json:"from"`
 		To     string `json:"to"`
@@ -159,7 +159,7 @@ type (
 		// PendingCalls are the client tool calls the caller must answer (L16).
 		PendingCalls []ToolCall `json:"pending_calls,omitempty"`
 		// Metrics count what the run did.
-		Metrics *RunMetrics `json:"metrics,omitempty"`
+		Metrics RunMetrics `json:"metrics,omitzero"`
 	}
 )
 

@@ -211,9 +211,9 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 		r.on(onComplete)
 	}
 	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage,
-		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: &RunMetrics{
+		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: RunMetrics{
 			ModelCalls: r.callIndex, ToolCalls: r.toolCalls, ToolErrors: r.toolErrors, Steps: r.toolRounds + r.planSteps, Replans: r.replans,
-			Handoffs: len(r.team.chain) - 1, DurationMS: rec.Ended.Sub(r.started).Milliseconds()}})
+			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.started).Milliseconds()}})
 	if serr := r.store(); serr != nil && err == nil {
 		err, status, reason = serr, StatusFailed, ReasonError
 	}

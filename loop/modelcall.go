@@ -190,10 +190,10 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		}
 		switch {
 		case d.Kind == DeltaText, d.Kind == DeltaReasoning:
-			r.emitDelta(ci, d, d.Text, nil)
+			r.emitDelta(ci, d, d.Text, ToolCallRef{})
 		case d.Kind == DeltaToolCall && d.ToolCall != nil:
 			tc := d.ToolCall
-			r.emitDelta(ci, d, tc.Arguments, &ToolCallRef{Index: tc.Index, ID: tc.ID, Name: tc.Name})
+			r.emitDelta(ci, d, tc.Arguments, ToolCallRef{Index: tc.Index, ID: tc.ID, Name: tc.Name})
 		}
 	}
 	msg, usage, stop, err := asm.message()
@@ -208,7 +208,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 	return response{message: msg, usage: r.price(usage), stop: stop}, nil
 }
 
-func (r *run) emitDelta(callIndex int, d Delta, text string, ref *ToolCallRef) {
+func (r *run) emitDelta(callIndex int, d Delta, text string, ref ToolCallRef) {
 	r.emit(EventModelDelta, ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text, ToolCall: ref})
 }
 

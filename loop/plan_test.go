@@ -77,7 +77,7 @@ func TestPlanStepFailsReplanCompletes(t *testing.T) {
 		t.Fatalf("the replan did not get the feedback:\n%s", reqs[2].Messages[1].Text())
 	}
 	fin := eventsOf[RunFinishedData](evs)[0].Metrics
-	if *fin != (RunMetrics{ModelCalls: 4, ToolCalls: 3, ToolErrors: 1, Steps: 3, Replans: 1, DurationMS: fin.DurationMS}) {
+	if fin != (RunMetrics{ModelCalls: 4, ToolCalls: 3, ToolErrors: 1, Steps: 3, Replans: 1, DurationMS: fin.DurationMS}) {
 		t.Fatalf("metrics %+v", fin)
 	}
 	equal(t, "history", history(t, a, "s"), []string{"user:compute things", "assistant:4 and 9"})

@@ -71,7 +71,7 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
-	r.team.chain = []string{cfg.Name}
+	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
 	r.offerTools(in.AllowedTools, in.ToolOrder)
 	r.work, r.stopWork = ctx, func() {}

@@ -96,10 +96,18 @@ var (
 // teamState is a run's hand-off bookkeeping.
 type teamState struct {
 	mu      sync.Mutex
-	chain   []string // the agents that acted, in order; chain[0] started the run
+	first   string   // the agent that started the run
+	chain   []string // the agents it handed off to, in order (allocated on the first)
 	to      string   // a transfer accepted in the current step
 	reason  string
 	overMax bool // a transfer was refused for max_handoffs
+}
+
+// handoffs is how many times the run was handed off.
+func (ts *teamState) handoffs() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.chain)
 }
 
 // teamSpecs are the team tools of the acting agent.
@@ -154,12 +162,12 @@ func (r *run) transfer(target string, c ToolCall) ToolResult {
 	switch {
 	case ts.to != "":
 		return ErrorResult(fmt.Sprintf("Error: transfer to %s refused: this step already transfers to %s", target, ts.to))
-	case len(ts.chain)-1 >= r.maxHandoffs:
+	case len(ts.chain) >= r.maxHandoffs:
 		ts.overMax = true
 		return ErrorResult(fmt.Sprintf("Error: transfer to %s refused: the run reached max_handoffs (%d)", target, r.maxHandoffs))
-	case slices.Contains(ts.chain, target) && !r.allowCycles:
+	case (target == ts.first || slices.Contains(ts.chain, target)) && !r.allowCycles:
 		return ErrorResult(fmt.Sprintf("Error: transfer to %s refused: %s already acted in this run (%s), and cycles are not allowed",
-			target, target, strings.Join(ts.chain, " → ")))
+			target, target, strings.Join(append([]string{ts.first}, ts.chain...), " → ")))
 	}
 	ts.to, ts.reason = target, args.Reason
 	return TextResult("Transferred to " + target + ".")
@@ -180,7 +188,7 @@ func (r *run) handOff() (next, bool) {
 		return next{}, false
 	}
 	target := r.a.team.agents[to]
-	r.emit(EventHandoff, HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain), Reason: reason})
+	r.emit(EventHandoff, HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain) + 1, Reason: reason})
 	ts.chain = append(ts.chain, to)
 	r.cfg = &target.cfg
 	r.journal.mu.Lock()

@@ -64,7 +64,7 @@ func TestHandoffContinuesTheRunUnderTheTarget(t *testing.T) {
 	}
 	equal(t, "acting agents", agents, []string{"tool_call@triage", "handoff@triage", "tool_call@billing", "run_finished@billing"})
 	m := eventsOf[RunFinishedData](evs)[0].Metrics
-	if m == nil || m.Handoffs != 1 || m.ModelCalls != 3 || m.ToolCalls != 2 || m.ToolErrors != 0 || m.Steps != 2 {
+	if m.Handoffs != 1 || m.ModelCalls != 3 || m.ToolCalls != 2 || m.ToolErrors != 0 || m.Steps != 2 {
 		t.Fatalf("metrics %+v", m)
 	}
 }

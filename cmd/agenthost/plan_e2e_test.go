@@ -102,7 +102,7 @@ func TestE2E_PlanStepFailsReplanCompletes(t *testing.T) {
 		"plan 1 [1 2 3]", "step 1 ok: 42", "step 2 error: …", "evaluation replan: step 2 failed", "step 3 skipped: ",
 		"plan 2 [2b]", "step 2b ok: 48", "evaluation done: both computed", "completed/end_turn"})
 	fin := evs[len(evs)-1].Data.(loop.RunFinishedData)
-	if m := fin.Metrics; m == nil || m.Steps != 3 || m.Replans != 1 || m.ToolCalls != 3 || m.ToolErrors != 1 || m.ModelCalls != 4 {
+	if m := fin.Metrics; m.Steps != 3 || m.Replans != 1 || m.ToolCalls != 3 || m.ToolErrors != 1 || m.ModelCalls != 4 {
 		t.Fatalf("metrics %+v", fin.Metrics)
 	}
 	replaysTheSame(t, e, evs)

@@ -44,7 +44,7 @@ func newSessionsCmd() *cobra.Command {
 					case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventRunFinished:
 						d := e.Event.Data.(loop.RunFinishedData)
 						fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
-						if m := d.Metrics; m != nil {
+						if m := d.Metrics; m != (loop.RunMetrics{}) {
 							fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
 								m.ModelCalls, m.ToolCalls, m.ToolErrors, m.Steps, m.Replans, m.Handoffs, m.DurationMS)
 						}

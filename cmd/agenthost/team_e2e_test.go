@@ -117,7 +117,7 @@ tools = ["calc"]`, map[string]string{
 	equalStrings(t, "actors", actors(evs), []string{
 		"triage:transfer_to_billing", "handoff triage→billing depth 1 (a refund)", "billing:calc", "billing:completed/end_turn"})
 	fin := evs[len(evs)-1].Data.(loop.RunFinishedData)
-	if m := fin.Metrics; m == nil || m.Handoffs != 1 || m.ToolCalls != 2 || m.ModelCalls != 3 {
+	if m := fin.Metrics; m.Handoffs != 1 || m.ToolCalls != 2 || m.ModelCalls != 3 {
 		t.Fatalf("metrics %+v", fin.Metrics)
 	}
 	replaysTheSame(t, e, evs)

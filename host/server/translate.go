@@ -112,9 +112,7 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 			}
 			out = append(out, MessageContent{base: b(aguiReasoningMessageContent), MessageID: t.reasoningID(), Delta: d.Text})
 		case loop.DeltaToolCall:
-			if d.ToolCall != nil {
-				out = t.toolCallDelta(t.closeText(t.closeReasoning(out, b), b), b, d)
-			}
+			out = t.toolCallDelta(t.closeText(t.closeReasoning(out, b), b), b, d)
 		case loop.DeltaFinish:
 			out = t.endStreamedCalls(t.closeText(t.closeReasoning(out, b), b), b)
 		}

@@ -223,7 +223,7 @@ func TestClientToolsAndTheirResults(t *testing.T) {
 func TestTranslateStreamedToolCallsStartWhenNamed(t *testing.T) {
 	frag := func(i int, id, name, args string) loop.Event {
 		return ev(loop.EventModelDelta, loop.ModelDeltaData{Kind: loop.DeltaToolCall, Text: args,
-			ToolCall: &loop.ToolCallRef{Index: i, ID: id, Name: name}})
+			ToolCall: loop.ToolCallRef{Index: i, ID: id, Name: name}})
 	}
 	msg := loop.Message{Role: loop.RoleAssistant, Content: []loop.Part{loop.TextPart("On it.")}, ToolCalls: []loop.ToolCall{
 		{ID: "c1", Name: "calc", Arguments: `{"e":"1+1"}`}, {ID: "call_1_1", Name: "echo", Arguments: `{}`}}}
