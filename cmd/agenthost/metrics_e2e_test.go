@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // serve's /metrics, scraped after a load of runs, counts exactly those runs, their
@@ -63,7 +64,13 @@ func TestE2E_MetricsCountTheRunsAndTraceparentIsContinued(t *testing.T) {
 	}
 	io.ReadAll(resp.Body)
 	resp.Body.Close()
+	// The request's own log line is written when its handler returns, which may be just
+	// after the client has read the end of the stream: wait for it (a hang guard).
 	log := s.log()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log, `"span_id":"b7ad6b7169203331"`) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		log = s.log()
+	}
 	for _, want := range []string{`"msg":"http request","method":"POST","path":"/v1/runs","status":200`,
 		`"trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"b7ad6b7169203331"`,
 		`"msg":"run finished","session":"tp","run":"rtp","status":"completed"`,
