@@ -67,7 +67,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
-	root.AddCommand(newRunCmd(), newServeCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd())
 	return root
 }
 

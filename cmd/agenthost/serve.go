@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/cluster"
 	"github.com/agenthost/agenthost/host/server"
 	"github.com/agenthost/agenthost/telemetry"
 )
@@ -25,6 +27,8 @@ func newServeCmd() *cobra.Command {
 		allowHosts, allowOrigins  []string
 		watch                     bool
 		logFormat                 string
+		workers                   int
+		rescueAfter               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -60,9 +64,18 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			}
 			defer h.Close()
 			warn(cmd, h)
+			var dispatch server.Dispatcher
+			if cmd.Flags().Changed("workers") {
+				cl, err := startCluster(ctx, h, workers, rescueAfter)
+				if err != nil {
+					return err
+				}
+				defer cl.Close(context.Background())
+				dispatch = cl
+			}
 			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
-				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() },
+				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
 				Extract: func(ctx context.Context, hd http.Header) context.Context {
 					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
 				}})
@@ -91,6 +104,69 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 	f.Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest accepted request body, in bytes")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests (with CORS) from this origin, e.g. http://localhost:5173 (repeatable)")
+	f.IntVar(&workers, "workers", 0, "with a postgres store: runs are durable jobs (River); execute N at once on this node (0: only accept and stream)")
+	f.DurationVar(&rescueAfter, "rescue-after", 10*time.Minute, "with --workers: a job running this long is presumed dead and retried on another worker")
+	return cmd
+}
+
+// startCluster joins the runs' job queue in the store's PostgreSQL database.
+func startCluster(ctx context.Context, h *host.Host, workers int, rescueAfter time.Duration) (*cluster.Cluster, error) {
+	if h.Manifest.Store.Kind != "postgres" {
+		return nil, usage(fmt.Errorf("--workers needs [store] kind = \"postgres\" (runs are jobs in its database); this manifest's store is %s", h.Manifest.Store.Kind))
+	}
+	if workers < 0 {
+		return nil, usage(fmt.Errorf("--workers %d: want 0 or more", workers))
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cl, err := cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Store: h.Store,
+		Workers: workers, RescueAfter: rescueAfter, Log: log})
+	if err != nil {
+		return nil, failed(err)
+	}
+	return cl, nil
+}
+
+// newWorkerCmd is `agenthost worker`: a node that only executes runs.
+func newWorkerCmd() *cobra.Command {
+	var (
+		provider    string
+		workers     int
+		rescueAfter time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "worker [flags]",
+		Short: "Execute runs queued by serve --workers nodes (needs a postgres store)",
+		Long: `Execute the runs that serve --workers nodes queue in the store's PostgreSQL database
+(River jobs), N at once, until SIGINT/SIGTERM. A run whose worker dies is retried on
+another worker, continuing its stored session: tool calls with stored results do not run
+again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,
+				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd)})
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			warn(cmd, h)
+			if workers < 1 {
+				return usage(fmt.Errorf("--workers %d: a worker needs 1 or more", workers))
+			}
+			cl, err := startCluster(ctx, h, workers, rescueAfter)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %d runs\n", workers)
+			<-ctx.Done()
+			return cl.Close(context.Background())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
+	f.IntVar(&workers, "workers", 1, "runs executed at once")
+	f.DurationVar(&rescueAfter, "rescue-after", 10*time.Minute, "a job running this long is presumed dead and retried on another worker")
 	return cmd
 }
 

@@ -30,6 +30,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(in.RunID)
+	if s.opts.Dispatch != nil {
+		s.dispatchRun(w, r, ai, in)
+		return
+	}
 
 	// The run ends when its client goes away, on Abort, or on Shutdown.
 	ctx, cancel := context.WithCancelCause(r.Context())
@@ -101,7 +105,18 @@ func (s *Server) release(runID string) {
 // handleAbort is POST /v1/runs/{id}/abort.
 func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if !s.opts.Agent.Abort(id) {
+	if s.opts.Dispatch != nil {
+		ok, err := s.opts.Dispatch.Abort(r.Context(), id)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("abort run %q: %v", id, err))
+			return
+		}
+		if ok {
+			writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
+			return
+		}
+	}
+	if s.opts.Agent == nil || !s.opts.Agent.Abort(id) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
 		return
 	}
@@ -151,6 +166,7 @@ type sse struct {
 	rc      *http.ResponseController
 	started bool
 	err     error
+	id      string // the next frames' id (a stored event's seq), when set
 }
 
 func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
@@ -171,7 +187,10 @@ func (s *sse) send(ev AGUIEvent) {
 	if err != nil {
 		b, _ = json.Marshal(RunError{base: base{Type: aguiRunError}, Message: "encode event: " + err.Error(), Code: "internal"})
 	}
-	buf := make([]byte, 0, len(b)+8)
+	buf := make([]byte, 0, len(b)+len(s.id)+12)
+	if s.id != "" {
+		buf = append(append(append(buf, "id: "...), s.id...), '\n')
+	}
 	buf = append(append(append(buf, "data: "...), b...), "\n\n"...)
 	if _, err := s.w.Write(buf); err != nil {
 		s.err = err

@@ -47,6 +47,9 @@ type Options struct {
 	Extract func(ctx context.Context, h http.Header) context.Context
 	// Log, when set, gets one record per HTTP request and one per run end.
 	Log *slog.Logger
+	// Dispatch, when set, runs the runs elsewhere (host/cluster, serve --workers): POST
+	// /v1/runs enqueues and streams the run's stored events (dispatch.go).
+	Dispatch Dispatcher
 	// Plugins, when set, lists the loaded plugins for GET /v1/plugins (the console's
 	// plugin panel); host.(*Host).PluginInfo is one.
 	Plugins func() any
@@ -115,6 +118,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
+	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.handleRunStream))
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(opts.Metrics.ServeHTTP))
 	}

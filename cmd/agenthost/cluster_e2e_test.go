@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/store/pgtest"
+)
+
+// clusterEnv is a manifest on a fresh PostgreSQL database with the scripted providers
+// given (the first is the agent's) and calc (needing approval when approve is set) and
+// http_get.
+func clusterEnv(t *testing.T, policy string, scripts ...[2]string) *agentEnv {
+	t.Helper()
+	t.Setenv("AGENTHOST_TEST_PG", pgtest.Start(t).NewDatabase(t))
+	build := exec.Command("bash", "scripts/plugins.d/examples.sh", "calc", "http_get")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build examples: %v\n%s", err, out)
+	}
+	e := newEnv(t, "", policy, scripts...)
+	b, _ := os.ReadFile(e.manifest)
+	m := strings.Replace(string(b), "kind = \"sqlite\"\npath = \"sessions.db\"", "kind = \"postgres\"\nurl = \"${AGENTHOST_TEST_PG}\"", 1)
+	m += examplePlugin("http_get", "tool", "[plugins.permissions]\nallowed_hosts = [\"127.0.0.1\"]\ntimeout = \"60s\"")
+	os.WriteFile(e.manifest, []byte(m), 0o644)
+	return e
+}
+
+// sseRun reads a run's SSE stream in the background: every event, in order.
+type sseRun struct {
+	events chan map[string]any
+	all    []map[string]any
+}
+
+func startSSE(t *testing.T, resp *http.Response) *sseRun {
+	r := &sseRun{events: make(chan map[string]any, 256)}
+	go func() {
+		defer close(r.events)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var ev map[string]any
+				if json.Unmarshal([]byte(data), &ev) == nil {
+					r.events <- ev
+				}
+			}
+		}
+	}()
+	return r
+}
+
+// until reads events until one of type typ (a hang guard bounds the wait).
+func (r *sseRun) until(t *testing.T, typ string) map[string]any {
+	t.Helper()
+	deadline := time.After(120 * time.Second)
+	for {
+		select {
+		case ev, ok := <-r.events:
+			if !ok {
+				b, _ := json.Marshal(r.all)
+				t.Fatalf("the stream ended before %s; saw %s", typ, b)
+			}
+			r.all = append(r.all, ev)
+			if ev["type"] == typ {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s within the hang guard; saw %v", typ, types(r.all))
+		}
+	}
+}
+
+func types(evs []map[string]any) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev["type"].(string))
+	}
+	return out
+}
+
+func post(t *testing.T, url, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// Two serve nodes on one PostgreSQL: A only accepts (--workers 0), B executes. A run
+// submitted to A runs on B and A streams its events; its approval is given on A; a run
+// submitted to B runs there too; an abort sent to A stops a run executing on B.
+func TestE2E_TwoNodesStreamApproveAndAbort(t *testing.T) {
+	e := clusterEnv(t, `require_approval = ["calc"]`, [2]string{"scripted", `{"per_session": true, "turns": [
+	  {"expect": {"contains": "6*7"}, "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "It is {{result c1}}."}]}`}, [2]string{"slow", `{"turns": [{"text": "too late", "delay_ms": 60000}]}`})
+	a := e.serve(t, "--workers", "0")
+	b := e.serve(t, "--workers", "2")
+
+	run := startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"s1","runId":"r1","messages":[{"id":"u1","role":"user","content":"what is 6*7?"}]}`))
+	fin := run.until(t, "RUN_FINISHED")
+	if oc := fin["outcome"].(map[string]any); oc["type"] != "interrupt" {
+		t.Fatalf("run 1 ended %v; events %v", fin, types(run.all))
+	}
+	if got := strings.Join(types(run.all), " "); !strings.HasPrefix(got, "RUN_STARTED") || !strings.Contains(got, "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END") {
+		t.Fatalf("A streamed %s", got)
+	}
+	run = startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"s1","runId":"r2","messages":[],"resume":[{"interruptId":"c1","status":"resolved","payload":{"approved":true}}]}`))
+	fin = run.until(t, "RUN_FINISHED")
+	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "It is 42." {
+		t.Fatalf("resumed run: %v", fin)
+	}
+	run = startSSE(t, post(t, b.base+"/v1/runs", `{"threadId":"s2","runId":"r3","messages":[{"id":"u1","role":"user","content":"6*7 again"}]}`))
+	if fin = run.until(t, "RUN_FINISHED"); fin["outcome"].(map[string]any)["type"] != "interrupt" {
+		t.Fatalf("run on B: %v", fin)
+	}
+
+	// An abort sent to A reaches the run on B: the slow model never answers.
+	b.cmd.Process.Signal(syscall.SIGTERM) // only the slow worker executes from here
+	<-b.done
+	e.startWorker(t, "--provider", "slow")
+	run = startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"s3","runId":"r4","messages":[{"id":"u1","role":"user","content":"take your time"}]}`))
+	run.until(t, "RUN_STARTED")
+	resp := post(t, a.base+"/v1/runs/r4/abort", `{}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("abort on A: %d", resp.StatusCode)
+	}
+	fin = run.until(t, "RUN_FINISHED")
+	if oc := fin["outcome"].(map[string]any); oc["type"] != "cancelled" {
+		t.Fatalf("aborted run ended %v", fin)
+	}
+}
+
+// A worker SIGKILLed mid-run: River hands the job to another worker, which continues
+// the stored session; the tool call whose result was stored is not executed again, and
+// the client streaming from the accepting node sees one run that completes.
+func TestE2E_WorkerKilledMidRunCompletesElsewhere(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "fetched")
+	}))
+	defer srv.Close()
+	args, _ := json.Marshal(map[string]string{"url": srv.URL})
+	fixture, _ := json.Marshal(map[string]any{"turns": []any{
+		map[string]any{"tool_calls": []any{map[string]string{"id": "g1", "name": "http_get", "arguments": string(args)}}},
+		map[string]any{"expect": map[string]string{"last_role": "tool"}, "text": "never", "delay_ms": 60000},
+	}})
+	e := clusterEnv(t, "", [2]string{"scripted", string(fixture)},
+		[2]string{"rescuer", `{"turns": [{"expect": {"last_role": "tool"}, "text": "Done after the rescue: {{result g1}}."}]}`})
+	a := e.serve(t, "--workers", "0")
+	b := e.serve(t, "--workers", "1")
+
+	run := startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"k1","runId":"rk","messages":[{"id":"u1","role":"user","content":"fetch it"}]}`))
+	run.until(t, "TOOL_CALL_RESULT") // stored on B, streamed by A
+	b.cmd.Process.Signal(syscall.SIGKILL)
+	<-b.done
+	// Another worker, with a provider whose answer is the run's next one.
+	e.startWorker(t, "--provider", "rescuer", "--rescue-after", "2s")
+	fin := run.until(t, "RUN_FINISHED")
+	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "Done after the rescue: fetched." {
+		t.Fatalf("run after the rescue: %v\nevents %v", fin, types(run.all))
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once", n)
+	}
+	if got := strings.Count(strings.Join(types(run.all), " "), "RUN_STARTED"); got != 1 {
+		t.Fatalf("the client saw %d RUN_STARTED: %v", got, types(run.all))
+	}
+}
+
+// startWorker starts `agenthost worker ARGS...` and waits until it works.
+func (e *agentEnv) startWorker(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), append([]string{"-c", e.manifest, "worker"}, args...)...)
+	cmd.Dir = e.dir
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "worker executing") {
+				ready <- true
+			}
+			t.Log("worker: " + sc.Text())
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the worker exited")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not start")
+	}
+}

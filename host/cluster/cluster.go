@@ -1,0 +1,224 @@
+// Package cluster runs agent runs as durable jobs on River (github.com/riverqueue/river),
+// in the PostgreSQL database that holds the sessions, so that any node accepts a run,
+// any worker node executes it, and a run whose worker dies is picked up by another.
+//
+// A run is one River job (kind agenthost_run) carrying its loop.RunInput. A worker
+// executes it with the host's agent; the loop stores every entry as it goes, so a job
+// retried after its worker died (River rescues a job that has been running too long)
+// continues the session under a new run id with no new input, and the loop's own rule
+// (L14) executes only the tool calls whose results were not stored. Cancellation is
+// River's: an abort cancels the job, and River cancels its context on whichever node
+// runs it.
+//
+// It must not hold a run's state itself (the store does), nor queue work anywhere but
+// River.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Runner runs the loop; host.(*Host).Runner() is one.
+type Runner interface {
+	RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error)
+}
+
+// RunArgs is a run job's payload.
+type RunArgs struct {
+	Input loop.RunInput `json:"input"`
+}
+
+// Kind implements river.JobArgs.
+func (RunArgs) Kind() string { return "agenthost_run" }
+
+// Options configure a Cluster.
+type Options struct {
+	// URL is the PostgreSQL database of the sessions (the [store] url).
+	URL string
+	// Runner executes runs; required when Workers > 0.
+	Runner Runner
+	// Store is the session store (to tell a first attempt from a retry).
+	Store loop.SessionStore
+	// Workers is how many runs this node executes at once; 0 only enqueues.
+	Workers int
+	// RescueAfter is how long a job may run on one worker; default 10 minutes. River's
+	// rescuer hands a job running longer to another worker (its worker is presumed
+	// dead), and the worker itself stops the run then (River's job timeout: a job
+	// without one is never rescued), so a longer run continues in a new attempt from
+	// its stored session. A live run is never run twice: a retry that finds the
+	// session's lease held waits (JobSnooze).
+	RescueAfter time.Duration
+	Log         *slog.Logger
+}
+
+// Cluster enqueues runs and, with workers, executes them.
+type Cluster struct {
+	pool   *pgxpool.Pool
+	client *river.Client[pgx.Tx]
+	opts   Options
+}
+
+// New connects, migrates River's tables (River's own migrations) and, with workers,
+// starts working.
+func New(ctx context.Context, opts Options) (*Cluster, error) {
+	pool, err := pgxpool.New(ctx, opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	c := &Cluster{pool: pool, opts: opts}
+	if err := c.start(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	driver := riverpgxv5.New(c.pool)
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	cfg := &river.Config{Logger: c.opts.Log}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.opts.Workers > 0 {
+		if c.opts.Runner == nil || c.opts.Store == nil {
+			return errors.New("workers need a runner and a store")
+		}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &runWorker{c: c})
+		cfg.Workers = workers
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.opts.Workers}}
+		cfg.RescueStuckJobsAfter = c.opts.RescueAfter
+		if cfg.RescueStuckJobsAfter <= 0 {
+			cfg.RescueStuckJobsAfter = 10 * time.Minute
+		}
+		cfg.JobTimeout = cfg.RescueStuckJobsAfter
+		cfg.FetchPollInterval = 200 * time.Millisecond
+	}
+	client, err := river.NewClient(driver, cfg)
+	if err != nil {
+		return err
+	}
+	c.client = client
+	if c.opts.Workers > 0 {
+		return client.Start(ctx)
+	}
+	return nil
+}
+
+// Close stops working (runs in progress are cancelled: River retries them) and
+// disconnects.
+func (c *Cluster) Close(ctx context.Context) error {
+	var err error
+	if c.opts.Workers > 0 {
+		err = c.client.StopAndCancel(ctx)
+	}
+	c.pool.Close()
+	return err
+}
+
+// Submit enqueues a run.
+func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
+	if _, err := c.client.Insert(ctx, RunArgs{Input: in}, &river.InsertOpts{MaxAttempts: 5}); err != nil {
+		return fmt.Errorf("enqueue run %q: %w", in.RunID, err)
+	}
+	return nil
+}
+
+// Done reports whether the run's latest job has finished for good (completed,
+// cancelled or discarded): a stream of its events can end.
+func (c *Cluster) Done(ctx context.Context, runID string) (bool, error) {
+	var state string
+	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_run' AND args->'input'->>'RunID' = $1
+		ORDER BY id DESC LIMIT 1`, runID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	switch rivertype.JobState(state) {
+	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+		return true, nil
+	}
+	return false, nil
+}
+
+// Abort cancels the unfinished job of a run, wherever it runs. It reports whether
+// there was one.
+func (c *Cluster) Abort(ctx context.Context, runID string) (bool, error) {
+	var id int64
+	err := c.pool.QueryRow(ctx, `SELECT id FROM river_job WHERE kind = 'agenthost_run' AND args->'input'->>'RunID' = $1
+		AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled') ORDER BY id DESC LIMIT 1`, runID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = c.client.JobCancel(ctx, id)
+	return err == nil, err
+}
+
+// runWorker executes run jobs.
+type runWorker struct {
+	river.WorkerDefaults[RunArgs]
+	c *Cluster
+}
+
+// Work runs the job's input, or, when an earlier attempt already started it (its worker
+// died), continues its session under the run id RUNID~N with no new input.
+func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	in := job.Args.Input
+	// JSON turns a nil RawMessage into "null": back to nil, as the caller gave it.
+	for _, raw := range []*json.RawMessage{&in.OutputSchema, &in.State} {
+		if string(*raw) == "null" {
+			*raw = nil
+		}
+	}
+	runs, err := w.c.opts.Store.Runs(ctx, in.SessionID)
+	if err != nil {
+		return err
+	}
+	attempts := 0
+	for _, r := range runs {
+		if r.ID == in.RunID || strings.HasPrefix(r.ID, in.RunID+"~") {
+			attempts++
+		}
+	}
+	if attempts > 0 {
+		in.RunID = fmt.Sprintf("%s~%d", job.Args.Input.RunID, attempts+1)
+		in.Messages = nil
+	}
+	_, err = w.c.opts.Runner.RunWith(ctx, in, nil)
+	switch {
+	case errors.Is(err, loop.ErrSessionBusy):
+		return river.JobSnooze(time.Second) // a live run holds the session: wait, not a failure
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+		return river.JobCancel(fmt.Errorf("run %s aborted", in.RunID)) // an abort: never retried
+	case ctx.Err() != nil:
+		return fmt.Errorf("run %s stopped: %w", in.RunID, context.Cause(ctx)) // shutdown: River retries it
+	}
+	return nil // the run's end (even a failure) is in the store: the job is done
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Dispatcher hands runs to workers that may be on other nodes (host/cluster, on River).
+// With one, POST /v1/runs enqueues the run and streams its events as they are stored,
+// whichever node executes it; aborts go through it too.
+type Dispatcher interface {
+	// Submit enqueues a run.
+	Submit(ctx context.Context, in loop.RunInput) error
+	// Done reports whether the run's job finished for good (it will not be retried).
+	Done(ctx context.Context, runID string) (bool, error)
+	// Abort cancels a run's unfinished job wherever it runs; false when there is none.
+	Abort(ctx context.Context, runID string) (bool, error)
+}
+
+// pollEvery is how often a dispatched run's stream reads the store for new events.
+const pollEvery = 40 * time.Millisecond
+
+// ofRun reports whether a stored event belongs to the run (or to a retry of it,
+// RUNID~N, after its worker died).
+func ofRun(e *loop.Event, runID string) bool {
+	return e.RunID == runID || strings.HasPrefix(e.RunID, runID+"~")
+}
+
+// streamStored streams a dispatched run's events from the store, after seq `after`,
+// until the run ends for good: a run_finished that is not an abort, or an abort once the
+// job is done (an abort written for a dead worker's attempt is followed by the retry's
+// events instead). Each SSE frame carries the event's seq as its id, so a client can
+// resume with Last-Event-ID. A client that goes away stops the stream, not the run.
+func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, session, runID string, after int64, started bool) {
+	var pending *loop.Event // an abort, until the job says whether a retry follows
+	for {
+		entries, err := s.opts.Store.Load(ctx, session)
+		if err != nil {
+			if ctx.Err() == nil {
+				stream.send(RunError{base: base{Type: aguiRunError}, Message: "read the session: " + err.Error(), Code: "store"})
+			}
+			return
+		}
+		for _, en := range entries {
+			e := en.Event
+			if en.Kind != loop.EntryEvent || e == nil || en.Seq <= after || !ofRun(e, runID) {
+				continue
+			}
+			after = en.Seq
+			switch {
+			case e.Type == loop.EventRunStarted && started:
+				pending = nil // a retry: the abort before it was a dead attempt's
+				continue
+			case e.Type == loop.EventRunStarted:
+				started = true
+			case e.Type == loop.EventRunFinished:
+				if d, ok := e.Data.(loop.RunFinishedData); ok && d.Status == loop.StatusAborted {
+					pending = e
+					continue
+				}
+				s.sendStored(stream, tr, en.Seq, *e)
+				return
+			}
+			s.sendStored(stream, tr, en.Seq, *e)
+		}
+		if pending != nil {
+			if done, err := s.opts.Dispatch.Done(ctx, runID); err == nil && done {
+				s.sendStored(stream, tr, pending.Seq, *pending)
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+func (s *Server) sendStored(stream *sse, tr *Translator, seq int64, e loop.Event) {
+	stream.id = strconv.FormatInt(seq, 10)
+	for _, ev := range tr.Translate(e) {
+		stream.send(ev)
+	}
+}
+
+// dispatchRun is POST /v1/runs with a Dispatcher: enqueue, then stream from the store.
+func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgentInput, in loop.RunInput) {
+	ctx := r.Context()
+	entries, err := s.opts.Store.Load(ctx, in.SessionID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err))
+		return
+	}
+	var after int64
+	if n := len(entries); n > 0 {
+		after = entries[n-1].Seq
+	}
+	if err := s.opts.Dispatch.Submit(ctx, in); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	tr := NewTranslator(in.SessionID, in.RunID)
+	if len(entries) > 0 {
+		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
+	}
+	stream := newSSE(w)
+	s.streamStored(ctx, stream, tr, in.SessionID, in.RunID, after, false)
+}
+
+// handleRunStream is GET /v1/sessions/{id}/runs/{run}/stream: a dispatched run's
+// events as AG-UI, from the start or after the Last-Event-ID the client sends, until
+// the run ends. How a client that lost its connection picks the stream up again.
+func (s *Server) handleRunStream(w http.ResponseWriter, r *http.Request) {
+	session, run := r.PathValue("id"), r.PathValue("run")
+	var after int64
+	if h := r.Header.Get("Last-Event-ID"); h != "" {
+		n, err := strconv.ParseInt(h, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("Last-Event-ID %q is not an event seq", h))
+			return
+		}
+		after = n
+	}
+	if s.opts.Dispatch == nil {
+		writeError(w, http.StatusNotFound, "this server runs no dispatched runs (serve --workers)")
+		return
+	}
+	entries, ok := s.load(w, r, session)
+	if !ok {
+		return
+	}
+	started := false
+	for _, en := range entries {
+		if en.Event != nil && ofRun(en.Event, run) && en.Seq <= after && en.Event.Type == loop.EventRunStarted {
+			started = true
+		}
+	}
+	s.streamStored(r.Context(), newSSE(w), NewTranslator(session, run), session, run, after, started)
+}
