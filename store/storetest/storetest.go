@@ -55,7 +55,7 @@ func appendLoad(t *testing.T, s loop.SessionStore) {
 	ctx := context.Background()
 	in := []loop.Entry{
 		{Seq: 1, RunID: "r1", Time: t0, Kind: loop.EntryMessage, Message: &loop.Message{Role: loop.RoleAssistant,
-			Content: []loop.Part{loop.TextPart("ünïcode ✓"), {Type: loop.PartImage, URL: "data:image/png;base64,AAAA", MimeType: "image/png"}},
+			Content:   []loop.Part{loop.TextPart("ünïcode ✓"), {Type: loop.PartImage, URL: "data:image/png;base64,AAAA", MimeType: "image/png"}},
 			ToolCalls: []loop.ToolCall{{ID: "c1", Name: "calc", Arguments: `{"expression":"1+1"}`}}, Reasoning: "because", ReasoningState: `{"sig":"x"}`}},
 		{Seq: 2, RunID: "r1", Time: t0.Add(time.Millisecond), Kind: loop.EntryCompaction, Compaction: &loop.Compaction{Replace: 1,
 			Summary: []loop.Message{loop.UserMessage("summary")}}},
