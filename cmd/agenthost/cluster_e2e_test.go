@@ -51,10 +51,15 @@ func startSSE(t *testing.T, resp *http.Response) *sseRun {
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		id := ""
 		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				id = v
+			}
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 				var ev map[string]any
 				if json.Unmarshal([]byte(data), &ev) == nil {
+					ev["_id"] = id // the stored event's seq, for Last-Event-ID
 					r.events <- ev
 				}
 			}
@@ -124,6 +129,25 @@ func TestE2E_TwoNodesStreamApproveAndAbort(t *testing.T) {
 	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "It is 42." {
 		t.Fatalf("resumed run: %v", fin)
 	}
+	// A client that lost the stream after the tool result picks it up on B with
+	// Last-Event-ID: the rest of the run, the result not again.
+	var lastID string
+	for _, ev := range run.all {
+		if ev["type"] == "TOOL_CALL_RESULT" {
+			lastID = ev["_id"].(string)
+		}
+	}
+	req, _ := http.NewRequest("GET", b.base+"/v1/sessions/s1/runs/r2/stream", nil)
+	req.Header.Set("Last-Event-ID", lastID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 || lastID == "" {
+		t.Fatalf("resume the stream after %q: %v %v", lastID, resp, err)
+	}
+	again := startSSE(t, resp)
+	again.until(t, "RUN_FINISHED")
+	if got := strings.Join(types(again.all), " "); strings.Contains(got, "TOOL_CALL_RESULT") || !strings.Contains(got, "TEXT_MESSAGE_CONTENT") {
+		t.Fatalf("resumed stream after %s: %s", lastID, got)
+	}
 	run = startSSE(t, post(t, b.base+"/v1/runs", `{"threadId":"s2","runId":"r3","messages":[{"id":"u1","role":"user","content":"6*7 again"}]}`))
 	if fin = run.until(t, "RUN_FINISHED"); fin["outcome"].(map[string]any)["type"] != "interrupt" {
 		t.Fatalf("run on B: %v", fin)
@@ -135,7 +159,7 @@ func TestE2E_TwoNodesStreamApproveAndAbort(t *testing.T) {
 	e.startWorker(t, "--provider", "slow")
 	run = startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"s3","runId":"r4","messages":[{"id":"u1","role":"user","content":"take your time"}]}`))
 	run.until(t, "RUN_STARTED")
-	resp := post(t, a.base+"/v1/runs/r4/abort", `{}`)
+	resp = post(t, a.base+"/v1/runs/r4/abort", `{}`)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {

@@ -90,11 +90,7 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 
 func (c *Cluster) start(ctx context.Context) error {
 	driver := riverpgxv5.New(c.pool)
-	m, err := rivermigrate.New(driver, nil)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+	if err := c.migrate(ctx, driver); err != nil {
 		return fmt.Errorf("river migrations: %w", err)
 	}
 	cfg := &river.Config{Logger: c.opts.Log}
@@ -125,6 +121,27 @@ func (c *Cluster) start(ctx context.Context) error {
 		return client.Start(ctx)
 	}
 	return nil
+}
+
+// migrate applies River's migrations, one node at a time (nodes that start together
+// would race on CREATE TABLE).
+func (c *Cluster) migrate(ctx context.Context, driver *riverpgxv5.Driver) error {
+	conn, err := c.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	const lock = 0x72697665722d6167 // "river-ag"
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(lock)); err != nil {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(lock))
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
 }
 
 // Close stops working (runs in progress are cancelled: River retries them) and
