@@ -1,11 +1,3 @@
-// Package postgres is a loop.SessionStore in PostgreSQL (pgx): the same contract as the
-// SQLite store — append-only, gapless sessions, runs keyed by session, plugin KV, run
-// leases — for several agenthost processes that share one database.
-//
-// It must not hold a transaction across a model or tool call: every method is one short
-// transaction. Appends and leases on a session are ordered by a transaction-scoped
-// advisory lock on the session, so two processes appending to one session, or taking
-// its lease, never interleave.
 package postgres
 
 import (
