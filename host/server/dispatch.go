@@ -23,8 +23,19 @@ type Dispatcher interface {
 	Abort(ctx context.Context, runID string) (bool, error)
 }
 
-// pollEvery is how often a dispatched run's stream reads the store for new events.
-const pollEvery = 40 * time.Millisecond
+// pollEvery is how often a dispatched run's stream reads the store for new events;
+// with a store that can wake it (SessionWatcher), it reads when woken, and every
+// watchedPoll in case a wake-up was missed.
+const (
+	pollEvery   = 40 * time.Millisecond
+	watchedPoll = time.Second
+)
+
+// SessionWatcher is an optional store extension (store/postgres has it, on LISTEN/NOTIFY):
+// a channel that receives when entries are appended to a session by any process.
+type SessionWatcher interface {
+	Watch(ctx context.Context, session string) (<-chan struct{}, func())
+}
 
 // ofRun reports whether a stored event belongs to the run (or to a retry of it,
 // RUNID~N, after its worker died).
@@ -39,6 +50,13 @@ func ofRun(e *loop.Event, runID string) bool {
 // resume with Last-Event-ID. A client that goes away stops the stream, not the run.
 func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, session, runID string, after int64, started bool) {
 	var pending *loop.Event // an abort, until the job says whether a retry follows
+	var wake <-chan struct{}
+	every := pollEvery
+	if w, ok := s.opts.Store.(SessionWatcher); ok {
+		ch, stop := w.Watch(ctx, session)
+		defer stop()
+		wake, every = ch, watchedPoll
+	}
 	for {
 		entries, err := s.opts.Store.Load(ctx, session)
 		if err != nil {
@@ -75,10 +93,14 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 				return
 			}
 		}
+		if pending != nil && every > pollEvery*5 {
+			every = pollEvery * 5 // the job's end is not announced on the session: ask again soon
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(pollEvery):
+		case <-wake:
+		case <-time.After(every):
 		}
 	}
 }

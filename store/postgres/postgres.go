@@ -15,7 +15,8 @@ import (
 
 // Store is the PostgreSQL session store. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	watch watchers // watch.go
 }
 
 var (
@@ -47,6 +48,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // Close closes the connections. It is safe on a nil *Store.
 func (s *Store) Close() error {
 	if s != nil && s.pool != nil {
+		s.watch.mu.Lock()
+		if s.watch.cancel != nil {
+			s.watch.cancel()
+		}
+		s.watch.mu.Unlock()
 		s.pool.Close()
 	}
 	return nil
@@ -83,7 +89,11 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 			}
 			rows[i] = []any{session, e.Seq, e.RunID, e.Time.UTC(), string(e.Kind), body}
 		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows))
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+		// Delivered at commit, to every process listening (Watch).
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, session)
 		return err
 	})
 	if err != nil {

@@ -129,3 +129,29 @@ func TestCorruptEntryIsAClearError(t *testing.T) {
 		t.Fatalf("corrupt entry: %v", err)
 	}
 }
+
+// An append by another process wakes the watchers of that session (LISTEN/NOTIFY), and
+// only them.
+func TestWatchWakesOnAnotherProcesssAppend(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	a, b := open(t, url), open(t, url)
+	ctx := context.Background()
+	mine, stop := a.Watch(ctx, "watched")
+	defer stop()
+	other, stopOther := a.Watch(ctx, "elsewhere")
+	defer stopOther()
+	entry := loop.Entry{Seq: 1, RunID: "r", Time: time.Now(), Kind: loop.EntryMessage, Message: &loop.Message{Role: loop.RoleUser}}
+	if err := b.Append(ctx, "watched", entry); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-mine:
+	case <-time.After(30 * time.Second): // a hang guard
+		t.Fatal("the watcher was not woken by the other process's append")
+	}
+	select {
+	case <-other:
+		t.Fatal("a watcher of another session was woken")
+	default:
+	}
+}
