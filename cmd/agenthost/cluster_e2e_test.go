@@ -239,3 +239,37 @@ func (e *agentEnv) startWorker(t *testing.T, args ...string) {
 		t.Fatal("the worker did not start")
 	}
 }
+
+// Two runs on one session, sent to two nodes at once: both complete, one after the
+// other (the session's lease; the second job waits), never overlapping.
+func TestE2E_OneRunAtATimePerSessionAcrossNodes(t *testing.T) {
+	e := clusterEnv(t, "", [2]string{"scripted", `{"per_session": true, "turns": [
+	  {"text": "first", "delay_ms": 1500}, {"text": "second", "delay_ms": 1500}]}`})
+	a := e.serve(t, "--workers", "2")
+	b := e.serve(t, "--workers", "2")
+	one := startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"shared","runId":"p1","messages":[{"id":"u1","role":"user","content":"one"}]}`))
+	two := startSSE(t, post(t, b.base+"/v1/runs", `{"threadId":"shared","runId":"p2","messages":[{"id":"u2","role":"user","content":"two"}]}`))
+	for _, r := range []*sseRun{one, two} {
+		if fin := r.until(t, "RUN_FINISHED"); fin["result"].(map[string]any)["status"] != "completed" {
+			t.Fatalf("run ended %v", fin)
+		}
+	}
+	resp, err := http.Get(a.base + "/v1/sessions/shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var detail struct {
+		Runs []struct {
+			ID             string
+			Started, Ended time.Time
+		} `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&detail); err != nil || len(detail.Runs) != 2 {
+		t.Fatalf("runs %+v %v", detail.Runs, err)
+	}
+	x, y := detail.Runs[0], detail.Runs[1]
+	if y.Started.Before(x.Ended) {
+		t.Fatalf("the runs overlapped: %s %s–%s, %s %s–%s", x.ID, x.Started, x.Ended, y.ID, y.Started, y.Ended)
+	}
+}

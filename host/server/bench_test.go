@@ -3,9 +3,11 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/cluster"
+	"github.com/agenthost/agenthost/store/pgtest"
 )
 
 // The load test: BenchmarkServeConcurrentRuns serves a real host (scripted provider
@@ -49,28 +55,68 @@ var benchWant = strings.Join([]string{
 }, "\n")
 
 func BenchmarkServeConcurrentRuns(b *testing.B) {
-	b.Run("store=sqlite", func(b *testing.B) { benchServe(b, false) })
-	b.Run("store=memory", func(b *testing.B) { benchServe(b, true) })
+	b.Run("store=sqlite", func(b *testing.B) {
+		_, ts := serveHost(b, writeManifest(b, b.TempDir(), benchFixture, "", false), "bench-token")
+		benchServe(b, []string{ts.URL})
+	})
+	b.Run("store=memory", func(b *testing.B) {
+		_, ts := serveHost(b, writeManifest(b, b.TempDir(), benchFixture, "", true), "bench-token")
+		benchServe(b, []string{ts.URL})
+	})
+	// Two nodes on one PostgreSQL: runs are River jobs, sent to the nodes in turn,
+	// executed by either, each streamed by the node it was sent to (host/cluster).
+	b.Run("store=postgres,nodes=2", func(b *testing.B) {
+		manifest := writeManifest(b, b.TempDir(), benchFixture, "", true)
+		url := pgtest.Start(b).NewDatabase(b) + "&pool_max_conns=16"
+		raw, _ := os.ReadFile(manifest)
+		os.WriteFile(manifest, []byte(strings.Replace(string(raw), `kind = "memory"`, fmt.Sprintf("kind = \"postgres\"\nurl = %q", url), 1)), 0o644)
+		benchServe(b, []string{clusterNode(b, manifest, url), clusterNode(b, manifest, url)})
+	})
 }
 
-func benchServe(b *testing.B, memory bool) {
-	manifest := writeManifest(b, b.TempDir(), benchFixture, "", memory)
-	_, ts := serveHost(b, manifest, "bench-token")
+// clusterNode serves the manifest as `serve --workers 500` does and returns its URL.
+func clusterNode(b *testing.B, manifest, url string) string {
+	h, err := host.Open(context.Background(), host.Options{Manifest: manifest, Approver: InterruptApprover{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl, err := cluster.New(context.Background(), cluster.Options{URL: url, Runner: h.Runner(), Store: h.Store, Workers: 500})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Options{Agent: h.Runner(), Store: h.Store, Token: "bench-token", Dispatch: cl})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Drain(ctx)
+		ts.Close()
+		_ = cl.Close(ctx)
+		_ = h.Close()
+	})
+	return ts.URL
+}
+
+func benchServe(b *testing.B, nodes []string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchRuns, MaxConnsPerHost: 0}}
 
-	var latencies []time.Duration
+	var latencies, firsts []time.Duration
 	var total time.Duration
 	for i := range b.N {
 		start := time.Now()
 		lat := make([]time.Duration, benchRuns)
+		first := make([]time.Duration, benchRuns)
 		errs := make(chan error, benchRuns)
 		var wg sync.WaitGroup
 		for r := range benchRuns {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d, err := benchRun(client, ts.URL, fmt.Sprintf("b%d-s%d", i, r), fmt.Sprintf("b%d-r%d", i, r))
-				lat[r] = d
+				d, f, err := benchRun(client, nodes[r%len(nodes)], fmt.Sprintf("b%d-s%d", i, r), fmt.Sprintf("b%d-r%d", i, r))
+				lat[r], first[r] = d, f
 				if err != nil {
 					errs <- err
 				}
@@ -89,8 +135,10 @@ func benchServe(b *testing.B, memory bool) {
 			b.Fatalf("%d of %d runs failed", n, benchRuns)
 		}
 		latencies = append(latencies, lat...)
+		firsts = append(firsts, first...)
 	}
 	slices.Sort(latencies)
+	slices.Sort(firsts)
 	overhead := func(q float64) float64 {
 		d := latencies[int(q*float64(len(latencies)-1))] - 2*benchTurnDelay
 		return float64(d.Microseconds()) / 1000
@@ -98,24 +146,28 @@ func benchServe(b *testing.B, memory bool) {
 	b.ReportMetric(float64(benchRuns*b.N)/total.Seconds(), "runs/s")
 	b.ReportMetric(overhead(0.50), "p50-overhead-ms")
 	b.ReportMetric(overhead(0.99), "p99-overhead-ms")
+	b.ReportMetric(float64(firsts[int(0.99*float64(len(firsts)-1))].Microseconds())/1000, "p99-first-event-ms")
 	b.ReportMetric(float64(peakRSS("self"))/1024, "peak-RSS-MB")
 	if pid := providerPID(); pid != "" {
 		b.ReportMetric(float64(peakRSS(pid))/1024, "provider-peak-RSS-MB")
 	}
 }
 
-// benchRun runs one scripted run and checks its stream.
-func benchRun(client *http.Client, base, thread, run string) (time.Duration, error) {
+// benchRun runs one scripted run and checks its stream; it returns the run's wall time
+// and the time to its first event.
+func benchRun(client *http.Client, base, thread, run string) (time.Duration, time.Duration, error) {
 	start := time.Now()
+	var first time.Duration
 	req, _ := http.NewRequest("POST", base+"/v1/runs", strings.NewReader(runBody(thread, run, "compute")))
 	req.Header.Set("Authorization", "Bearer bench-token")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", run, err)
+		return 0, 0, fmt.Errorf("%s: %w", run, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return 0, fmt.Errorf("%s: status %d", run, resp.StatusCode)
+		return 0, 0, fmt.Errorf("%s: status %d", run, resp.StatusCode)
 	}
 	var evs []map[string]any
 	sc := bufio.NewScanner(resp.Body)
@@ -125,18 +177,21 @@ func benchRun(client *http.Client, base, thread, run string) (time.Duration, err
 		if !ok {
 			continue
 		}
+		if first == 0 {
+			first = time.Since(start)
+		}
 		var m map[string]any
 		if err := json.Unmarshal(data, &m); err != nil {
-			return 0, fmt.Errorf("%s: bad event %s", run, data)
+			return 0, 0, fmt.Errorf("%s: bad event %s", run, data)
 		}
 		evs = append(evs, m)
 	}
 	d := time.Since(start)
 	if err := sc.Err(); err != nil {
-		return d, fmt.Errorf("%s: %w", run, err)
+		return d, first, fmt.Errorf("%s: %w", run, err)
 	}
 	if got := strings.Join(brief(evs), "\n"); got != benchWant {
-		return d, fmt.Errorf("%s: events:\n%s", run, got)
+		return d, first, fmt.Errorf("%s: events:\n%s", run, got)
 	}
 	for _, ev := range evs {
 		for _, k := range []string{"threadId", "runId", "messageId", "parentMessageId"} {
@@ -146,11 +201,11 @@ func benchRun(client *http.Client, base, thread, run string) (time.Duration, err
 			}
 			if (k == "threadId" && v != thread) || (k == "runId" && v != run) ||
 				(strings.HasSuffix(k, "essageId") && !strings.HasPrefix(v, run+":")) {
-				return d, fmt.Errorf("%s: event %v belongs to another stream", run, ev)
+				return d, first, fmt.Errorf("%s: event %v belongs to another stream", run, ev)
 			}
 		}
 	}
-	return d, nil
+	return d, first, nil
 }
 
 // peakRSS reads VmHWM (kB) of /proc/PID/status.

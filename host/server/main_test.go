@@ -1,0 +1,14 @@
+package server
+
+import (
+	"os"
+	"testing"
+
+	"github.com/agenthost/agenthost/store/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop() // the PostgreSQL server of the two-node benchmark, if it ran
+	os.Exit(code)
+}
