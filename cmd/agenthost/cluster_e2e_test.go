@@ -273,3 +273,27 @@ func TestE2E_OneRunAtATimePerSessionAcrossNodes(t *testing.T) {
 		t.Fatalf("the runs overlapped: %s %s–%s, %s %s–%s", x.ID, x.Started, x.Ended, y.ID, y.Started, y.Ended)
 	}
 }
+
+// A run id the session has used is refused (409) before a job is queued, on any node; a
+// queued run its worker refuses before it starts (an unknown agent) ends the stream with a
+// RUN_ERROR instead of leaving the client waiting.
+func TestE2E_ClusterRefusesReusedRunIDAndEndsUnstartedRun(t *testing.T) {
+	e := clusterEnv(t, "", [2]string{"scripted", `{"turns": [{"text": "done"}]}`})
+	a := e.serve(t, "--workers", "0")
+	b := e.serve(t, "--workers", "2")
+	first := startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"t","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}`))
+	if fin := first.until(t, "RUN_FINISHED"); fin["result"].(map[string]any)["status"] != "completed" {
+		t.Fatalf("run ended %v", fin)
+	}
+	resp := post(t, b.base+"/v1/runs", `{"threadId":"t","runId":"r1","messages":[{"id":"u2","role":"user","content":"again"}]}`)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `{"error":"run \"r1\" not started: the session already has a run with that id"}`; resp.StatusCode != 409 || strings.TrimSpace(string(body)) != want {
+		t.Fatalf("reused run id: %d %s, want 409 %s", resp.StatusCode, body, want)
+	}
+	bad := startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"t2","runId":"r9","messages":[{"id":"u3","role":"user","content":"hi"}],"forwardedProps":{"agent":"nobody"}}`))
+	ev := bad.until(t, "RUN_ERROR")
+	if ev["code"] != "not_started" || !strings.Contains(ev["message"].(string), `run "r9" did not start`) {
+		t.Fatalf("unstarted run: %v", ev)
+	}
+}

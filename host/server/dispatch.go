@@ -50,6 +50,7 @@ func ofRun(e *loop.Event, runID string) bool {
 // resume with Last-Event-ID. A client that goes away stops the stream, not the run.
 func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, session, runID string, after int64, started bool) {
 	var pending *loop.Event // an abort, until the job says whether a retry follows
+	finalPass := false
 	var wake <-chan struct{}
 	every := pollEvery
 	if w, ok := s.opts.Store.(SessionWatcher); ok {
@@ -65,12 +66,13 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 			}
 			return
 		}
+		progressed := false
 		for _, en := range entries {
 			e := en.Event
 			if en.Kind != loop.EntryEvent || e == nil || en.Seq <= after || !ofRun(e, runID) {
 				continue
 			}
-			after = en.Seq
+			after, progressed = en.Seq, true
 			switch {
 			case e.Type == loop.EventRunStarted && started:
 				pending = nil // a retry: the abort before it was a dead attempt's
@@ -87,10 +89,21 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 			}
 			s.sendStored(stream, tr, en.Seq, *e)
 		}
-		if pending != nil {
-			if done, err := s.opts.Dispatch.Done(ctx, runID); err == nil && done {
+		if finalPass {
+			// The job had ended before this read, so everything it stored has been read.
+			switch {
+			case pending != nil:
 				s.sendStored(stream, tr, pending.Seq, *pending)
-				return
+			case !started:
+				// Refused before it began (an unknown agent, say): say so, not wait.
+				stream.send(RunError{base: base{Type: aguiRunError}, Message: fmt.Sprintf("run %q did not start: its job ended without a run_started", runID), Code: "not_started"})
+			}
+			return // (a run that finished was returned from above)
+		}
+		if !progressed { // only a quiet stream asks whether its job has ended
+			if done, err := s.opts.Dispatch.Done(ctx, runID); err == nil && done {
+				finalPass = true
+				continue // read once more: what it stored before it ended
 			}
 		}
 		if pending != nil && every > pollEvery*5 {
@@ -123,6 +136,17 @@ func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgent
 	var after int64
 	if n := len(entries); n > 0 {
 		after = entries[n-1].Seq
+	}
+	runs, err := s.opts.Store.Runs(ctx, in.SessionID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("runs of session %q: %v", in.SessionID, err))
+		return
+	}
+	for _, r := range runs {
+		if ofRun(&loop.Event{RunID: r.ID}, in.RunID) {
+			writeError(w, http.StatusConflict, fmt.Sprintf("run %q not started: the session already has a run with that id", in.RunID))
+			return
+		}
 	}
 	if err := s.opts.Dispatch.Submit(ctx, in); err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
