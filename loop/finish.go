@@ -186,20 +186,34 @@ func (r *run) failOrAbort(err error) RunResult {
 }
 
 func (r *run) end(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {
-	// The run record and the queued events are written before run_finished is emitted, so
-	// that a failure to write them is what run_finished (live and stored) reports.
+	// The run record, the queued entries, the end's status and run_finished are one
+	// write; run_finished is delivered once it is stored, so that a failure to write is
+	// what run_finished (live and stored) reports.
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
 		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.usage}
-	if serr := r.cfg.Store.SaveRun(r.sctx, rec); serr != nil && err == nil {
-		err = fmt.Errorf("store run %q: %w", r.in.RunID, serr)
-		status, reason = StatusFailed, ReasonError
-		rec.Status, rec.Reason = status, reason
-		r.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+	r.saveRun(rec)
+	live := r.state
+	serr := r.endWrite(func() { r.finished(status, reason, rec) })
+	if serr == nil {
+		return r.result(status, reason, final, output, err)
 	}
-	if serr := r.store(); serr != nil && err == nil {
-		err, status, reason = serr, StatusFailed, ReasonError
-		r.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+	r.state = live // the held status change was taken back with run_finished
+	if err == nil {
+		err = serr
 	}
+	status, reason = StatusFailed, ReasonError
+	rec.Status, rec.Reason = status, reason
+	r.emit(EventError, ErrorData{Kind: "error", Message: serr.Error()})
+	r.finished(status, reason, rec)
+	// The store failed once: the record and the entries are tried apart, so that
+	// whatever can still be written (run_finished saying why) is.
+	_ = r.cfg.Store.SaveRun(r.sctx, rec)
+	_ = r.flush()
+	return r.result(status, reason, final, output, err)
+}
+
+// finished moves the state machine to the run's end and emits run_finished.
+func (r *run) finished(status Status, reason Reason, rec RunRecord) {
 	switch status {
 	case StatusFailed:
 		r.on(onFail)
@@ -214,9 +228,9 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: RunMetrics{
 			ModelCalls: r.callIndex, ToolCalls: r.toolCalls, ToolErrors: r.toolErrors, Steps: r.toolRounds + r.planSteps, Replans: r.replans,
 			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.started).Milliseconds()}})
-	if serr := r.store(); serr != nil && err == nil {
-		err, status, reason = serr, StatusFailed, ReasonError
-	}
+}
+
+func (r *run) result(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
 		Final: final, Output: output, Err: err, Usage: r.usage, StopReason: r.lastStop, PendingCalls: r.clientPending}
 }

@@ -247,7 +247,9 @@ func (s *failingStore) Append(ctx context.Context, id string, es ...Entry) error
 }
 
 func TestStoreWriteFailureFailsTheRun(t *testing.T) {
-	store := &failingStore{MemoryStore: NewMemoryStore(), left: 2} // system prompt, user message
+	// One append succeeds: the step before the model call (system prompt, user message,
+	// their events, L21). The next, the answer with the run's end, fails.
+	store := &failingStore{MemoryStore: NewMemoryStore(), left: 1}
 	m := script(turn{text: "lost"})
 	a := newAgent(t, Config{SystemPrompt: "sys", Model: m, Store: store})
 	res, err := a.Run(context.Background(), userIn("s", "q"))

@@ -7,8 +7,15 @@ import (
 )
 
 // journal is a run's record keeper: it numbers and delivers events, queues the ones
-// the session keeps, and appends them with the run's entries to the store. It knows
+// the session keeps and the run's entries, and writes them to the store. It knows
 // nothing about the loop's decisions; the run owns one and calls it.
+//
+// Writes are grouped by step (rule L21): what a run produces between two calls to the
+// outside world is queued, and flushed in one append just before the next model call,
+// tool call or approval, and at the end of the run. A store write is what makes a run's
+// progress survive a crash; the outside calls are what a crash could repeat, so that is
+// where progress must be durable. One append per step instead of one per entry is most
+// of what a persisted run costs (BENCHMARKS.md).
 type journal struct {
 	sessions SessionStore
 	ctx      context.Context // for store writes: not cancelled, so an abort still stores its end
@@ -25,9 +32,21 @@ type journal struct {
 	ended   bool
 	notices int // plugin reports so far (notify.go)
 
-	evSeq   int64   // last event seq of the session (L17)
-	seq     int64   // last stored entry seq of the session
-	pending []Event // events not yet stored (flushed with the next append)
+	evSeq   int64         // last event seq of the session (L17)
+	seq     int64         // last stored entry seq of the session
+	pending []Event       // events not yet stored (flushed with the next append)
+	queued  []queuedEntry // entries not yet stored
+	run     *RunRecord    // a run record to save with the next append
+	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
+	holding bool          // events are queued but not delivered until the end's write (endWrite)
+	held    []Event
+}
+
+// queuedEntry is an entry waiting for the next flush, stored after the first after
+// pending events.
+type queuedEntry struct {
+	after int
+	e     Entry
 }
 
 // emit sends an event and queues it for the store. Deltas are not stored: their content
@@ -45,7 +64,10 @@ func (j *journal) emitLocked(t EventType, data any) {
 	j.evSeq++
 	e := Event{Seq: j.evSeq, Time: j.clock.Now(), SessionID: j.session, RunID: j.runID,
 		Agent: j.agent, Type: t, Data: data, TraceID: j.traceID}
-	if j.emitFn != nil {
+	switch {
+	case j.holding:
+		j.held = append(j.held, e)
+	case j.emitFn != nil:
 		j.emitFn(e)
 	}
 	if t != EventModelDelta {
@@ -53,31 +75,149 @@ func (j *journal) emitLocked(t EventType, data any) {
 	}
 }
 
-// store appends the queued events and extra entries, numbering them. The events are
-// copied once per batch, so the queue's array is reused.
-func (j *journal) store(extra ...Entry) error {
+// queue adds an entry for the next flush and returns the seq it will be stored at: the
+// events queued before it come first.
+func (j *journal) queue(e Entry) int64 {
 	j.mu.Lock()
-	n := len(j.pending) + len(extra)
-	if n == 0 {
-		j.mu.Unlock()
-		return nil
+	defer j.mu.Unlock()
+	j.queued = append(j.queued, queuedEntry{after: len(j.pending), e: e})
+	return j.seq + int64(len(j.pending)+len(j.queued))
+}
+
+// saveRun queues the run's record: it is saved with the next flush.
+func (j *journal) saveRun(rec RunRecord) {
+	j.mu.Lock()
+	j.run = &rec
+	j.mu.Unlock()
+}
+
+// store queues extra entries and flushes.
+func (j *journal) store(extra ...Entry) error {
+	for _, e := range extra {
+		j.queue(e)
 	}
-	batch := make([]Entry, 0, n)
-	if len(j.pending) > 0 {
-		evs := append([]Event(nil), j.pending...)
-		for i := range evs {
-			batch = append(batch, Entry{RunID: j.runID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]})
+	return j.flush()
+}
+
+// flush writes the queued events, entries and run record in one append, numbering them.
+// On failure nothing of it is stored (the session stays a prefix of what happened) and
+// the batch is kept, to be written first by the next flush.
+func (j *journal) flush() error {
+	j.mu.Lock()
+	batch, run := j.takeLocked()
+	j.mu.Unlock()
+	err := j.write(batch, run)
+	if err != nil {
+		j.mu.Lock()
+		j.failed = batch
+		j.mu.Unlock()
+	}
+	return err
+}
+
+// endWrite is the run's last write: the events end emits (its status, run_finished)
+// are stored with the rest, in one write, and delivered only once it succeeded, so that
+// what run_finished says is what the store holds. On failure they are taken back
+// (their seqs too) and the caller reports the failure with new ones.
+func (j *journal) endWrite(emit func()) error {
+	j.mu.Lock()
+	j.holding = true
+	j.mu.Unlock()
+	emit()
+	err := j.flush()
+	j.mu.Lock()
+	held := j.held
+	j.holding, j.held = false, nil
+	if err != nil {
+		n := len(held)
+		j.failed = j.failed[:len(j.failed)-n] // the held events are the batch's last entries
+		j.seq -= int64(n)
+		j.evSeq -= int64(n)
+		j.ended = false
+		held = nil
+	}
+	for _, e := range held {
+		if j.emitFn != nil {
+			j.emitFn(e)
 		}
-		j.pending = j.pending[:0]
 	}
 	j.mu.Unlock()
-	batch = append(batch, extra...)
-	for i := range batch {
+	return err
+}
+
+// takeLocked empties the queue into a numbered batch.
+func (j *journal) takeLocked() ([]Entry, *RunRecord) {
+	run := j.run
+	j.run = nil
+	n := len(j.pending)
+	if n == 0 && len(j.queued) == 0 {
+		batch := j.failed
+		j.failed = nil
+		return batch, run
+	}
+	batch := make([]Entry, len(j.failed), len(j.failed)+n+len(j.queued))
+	copy(batch, j.failed)
+	j.failed = nil
+	old := len(batch)
+	var evs []Event
+	if n > 0 {
+		evs = append([]Event(nil), j.pending...) // one copy per batch; the queue's array is reused
+	}
+	q := 0
+	for i := range evs {
+		for ; q < len(j.queued) && j.queued[q].after <= i; q++ {
+			batch = append(batch, j.queued[q].e)
+		}
+		batch = append(batch, Entry{RunID: j.runID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]})
+	}
+	for ; q < len(j.queued); q++ {
+		batch = append(batch, j.queued[q].e)
+	}
+	clear(j.queued)
+	j.queued = j.queued[:0]
+	j.pending = j.pending[:0]
+	for i := old; i < len(batch); i++ {
 		j.seq++
 		batch[i].Seq = j.seq
 	}
+	return batch, run
+}
+
+func (j *journal) write(batch []Entry, run *RunRecord) error {
+	if len(batch) == 0 && run == nil {
+		return nil
+	}
+	if run != nil {
+		return j.clock.Append(j.ctx, runStore{j.sessions, *run}, j.session, batch...)
+	}
 	if err := j.clock.Append(j.ctx, j.sessions, j.session, batch...); err != nil {
 		return fmt.Errorf("store session %q: %w", j.session, err)
+	}
+	return nil
+}
+
+// runStore hands a run record to the store with an append: in the same transaction
+// when the store is a RunAppender, else saved just before it.
+type runStore struct {
+	SessionStore
+	rec RunRecord
+}
+
+func (s runStore) Append(ctx context.Context, session string, entries ...Entry) error {
+	if ra, ok := s.SessionStore.(RunAppender); ok {
+		if err := ra.AppendRun(ctx, s.rec, entries...); err != nil {
+			return fmt.Errorf("store session %q: %w", session, err)
+		}
+		return nil
+	}
+	if err := s.SessionStore.SaveRun(ctx, s.rec); err != nil {
+		return fmt.Errorf("store run %q: %w", s.rec.ID, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := s.SessionStore.Append(ctx, session, entries...); err != nil {
+		return fmt.Errorf("store session %q: %w", session, err)
 	}
 	return nil
 }

@@ -64,6 +64,9 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			ctx, cancel = context.WithTimeout(r.ctx, r.summaryTimeout())
 			defer cancel()
 		}
+		if err := r.flush(); err != nil { // the step so far is stored before the call (L21)
+			return response{}, err
+		}
 		resp, err := r.retrying(ctx, req)
 		var me *ModelError
 		if errors.As(err, &me) && me.Kind == KindContextOverflow && compactions < r.cfg.MaxOverflowRetries {

@@ -102,9 +102,7 @@ func (r *run) execute() (res RunResult) {
 	r.evSeq = lastEventSeq(entries)
 	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
 	r.on(onPrepare)
-	if err := r.cfg.Store.SaveRun(r.sctx, RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}); err != nil {
-		return r.fail(fmt.Errorf("store run %q: %w", r.in.RunID, err))
-	}
+	r.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
 	if lerr != nil {
 		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
 	}
@@ -322,14 +320,12 @@ func (r *run) ctxErr() error {
 	return nil
 }
 
-// appendMessage stores queued events and the message in one append, then adds it to the
-// history. A store failure fails the run (the session stays a prefix of what happened).
+// appendMessage queues the message for the store, after the events queued before it,
+// and adds it to the history. It is written with the step's other entries at the next
+// flush (L21); a failure to write it fails the run there.
 func (r *run) appendMessage(m Message) error {
-	e := Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m}
-	if err := r.store(e); err != nil {
-		return err
-	}
-	r.add(&m, r.seq)
+	seq := r.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m})
+	r.add(&m, seq)
 	return nil
 }
 

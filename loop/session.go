@@ -53,6 +53,14 @@ type SessionStore interface {
 	KVSet(ctx context.Context, plugin, key string, value []byte) error
 }
 
+// RunAppender is an optional SessionStore extension: a store that saves a run record
+// (as SaveRun does) and appends entries to the run's session in one transaction. A run
+// then writes its start and its end with its steps' appends instead of on their own.
+// Without it the loop calls SaveRun, then Append.
+type RunAppender interface {
+	AppendRun(ctx context.Context, run RunRecord, entries ...Entry) error
+}
+
 // MemoryStore is a SessionStore in memory, safe for concurrent use.
 type MemoryStore struct {
 	mu       sync.Mutex

@@ -88,6 +88,11 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 			return nil, err
 		}
 		prepared[i] = pc
+		if pc.tool != nil {
+			if err := r.flush(); err != nil { // the call is stored before it runs (L21)
+				return nil, err
+			}
+		}
 		switch {
 		case pc.tool == nil: // already has its error result
 		case parallel:
@@ -215,6 +220,9 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 	}
 	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
 	r.on(onAskHuman)
+	if err := r.flush(); err != nil { // the request is stored before the wait (L21)
+		return false, "", err
+	}
 	a, err := r.cfg.Approver.Approve(r.ctx, c)
 	if errors.Is(err, ErrApprovalPending) {
 		return false, "", err // the run ends here, still awaiting_human

@@ -8,6 +8,14 @@
 // keyed by (session, run id); runs, session leases and per-plugin key/value pairs live in
 // the same file.
 //
+// Writes (sqlitewrite.go): every write of the process goes through one connection with
+// its statements prepared once, and is group-committed: writes that arrive while a
+// commit is in progress share the next transaction, each in a savepoint (one that fails
+// fails alone), and each caller returns once the transaction holding its write is
+// committed. A lone write is committed by its own caller. AppendRun (loop.RunAppender)
+// saves a run record and appends in one transaction; with the loop writing once per
+// step (rule L21) a one-step run costs six commits (lease, three steps, end, lease) instead of ten.
+//
 // Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
 // applies the missing ones in order, each in its own write transaction that re-reads the
 // version, so a crash or a second process never half-migrates; a file from a newer

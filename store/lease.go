@@ -15,34 +15,32 @@ import (
 
 // AcquireLease implements loop.Leaser.
 func (s *SQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
-	}
-	defer tx.Rollback()
 	var held loop.Lease
-	var hb string
-	err = tx.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, l.SessionID).
-		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
-	default:
-		held.Heartbeat = parseTime(hb)
-		if !held.Same(l) && alive(held) {
-			return held, loop.ErrSessionBusy
+	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		held = loop.Lease{}
+		var hb string
+		err := tx.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, l.SessionID).
+			Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			held.Heartbeat = parseTime(hb)
+			if !held.Same(l) && alive(held) {
+				return loop.ErrSessionBusy
+			}
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO leases (session, run_id, pid, host, instance, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session, run_id, pid, host, instance, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session) DO UPDATE SET run_id = excluded.run_id, pid = excluded.pid, host = excluded.host,
 		instance = excluded.instance, heartbeat = excluded.heartbeat`,
-		l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat)); err != nil {
-		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
+			l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat))
+		return err
+	})
+	if errors.Is(err, loop.ErrSessionBusy) {
+		return held, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err != nil {
 		return loop.Lease{}, fmt.Errorf("lease session %q: %w", l.SessionID, err)
 	}
 	return held, nil
@@ -60,14 +58,18 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l loop.Lease) error {
 }
 
 func (s *SQLite) leaseExec(ctx context.Context, l loop.Lease, what, query string, args ...any) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	res, err := s.db.ExecContext(ctx, query, append(args, l.SessionID, l.RunID, l.Instance, l.PID)...)
+	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, append(args, l.SessionID, l.RunID, l.Instance, l.PID)...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return loop.ErrLeaseLost
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("%s lease of session %q: %w", what, l.SessionID, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("%s lease of session %q: %w", what, l.SessionID, loop.ErrLeaseLost)
 	}
 	return nil
 }

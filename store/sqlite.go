@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -18,20 +17,21 @@ import (
 
 // SQLite is a loop.SessionStore in one SQLite file. It is safe for concurrent use.
 //
-// Writes from this process take turns on a mutex before they reach SQLite: SQLite admits
-// one writer at a time and makes the others wait in its busy handler, which sleeps in
-// growing steps (up to 100 ms) before it tries again. A Go mutex hands over at once;
-// busy_timeout is left for writers in other processes.
+// Every write of this process goes through one connection and is group-committed
+// (sqlitewrite.go): concurrent appends share a transaction, and each caller returns
+// once the transaction holding its write is committed. busy_timeout is left for writers
+// in other processes.
 type SQLite struct {
 	db   *sql.DB
 	path string
-	wmu  sync.Mutex // serialises this process's write transactions
+	w    *writer
 }
 
 var (
 	_ loop.SessionStore  = (*SQLite)(nil)
 	_ loop.Leaser        = (*SQLite)(nil)
 	_ loop.SessionLister = (*SQLite)(nil)
+	_ loop.RunAppender   = (*SQLite)(nil)
 )
 
 // OpenSQLite opens (creating if needed) the store at path, and its directory, and
@@ -78,7 +78,12 @@ func openSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, err
 	}
-	return &SQLite{db: db, path: path}, nil
+	w, err := newWriter(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &SQLite{db: db, path: path, w: w}, nil
 }
 
 // Path is the database file.
@@ -89,7 +94,11 @@ func (s *SQLite) Close() error {
 	if s == nil || s.db == nil {
 		return nil
 	}
-	return s.db.Close()
+	werr := s.w.close()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return werr
 }
 
 // Append stores entries in one transaction. The first entry's Seq must follow the last
@@ -98,36 +107,30 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 	if len(entries) == 0 {
 		return nil
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	es, err := encodeEntries(entries)
+	if err == nil {
+		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.w.appendTx(ctx, tx, session, es) })
+	}
 	if err != nil {
-		return fmt.Errorf("append to session %q: %w", session, err)
+		return appendError(session, err)
 	}
-	defer tx.Rollback()
-	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = ?`, session).Scan(&last); err != nil {
-		return fmt.Errorf("append to session %q: %w", session, err)
+	return nil
+}
+
+// AppendRun implements loop.RunAppender: the run record and the entries of its session
+// in one transaction.
+func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
+	es, err := encodeEntries(entries)
+	if err == nil {
+		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
+				return fmt.Errorf("save run %q: %w", r.ID, err)
+			}
+			return s.w.appendTx(ctx, tx, r.SessionID, es)
+		})
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return fmt.Errorf("append to session %q: %w", session, err)
-	}
-	defer stmt.Close()
-	for i, e := range entries {
-		if want := last + int64(i) + 1; e.Seq != want {
-			return fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.Seq, want)
-		}
-		body, err := json.Marshal(e)
-		if err != nil {
-			return fmt.Errorf("append to session %q: entry %d: %w", session, e.Seq, err)
-		}
-		if _, err := stmt.ExecContext(ctx, session, e.Seq, e.RunID, e.Time.UTC().Format(time.RFC3339Nano), string(e.Kind), body); err != nil {
-			return fmt.Errorf("append to session %q: entry %d: %w", session, e.Seq, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("append to session %q: %w", session, err)
+		return appendError(r.SessionID, err)
 	}
 	return nil
 }
@@ -160,13 +163,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
-	usage, _ := json.Marshal(r.Usage)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
-		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
-	if err != nil {
+	if err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.w.saveRunTx(ctx, tx, r) }); err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
 	}
 	return nil
@@ -227,24 +224,22 @@ func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
 // DeleteSession removes a session's entries and runs in one transaction; a session whose
 // run holds a lease (running now, in this process or another) is refused.
 func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("delete session %q: %w", session, err)
-	}
-	defer tx.Rollback()
-	var held int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM leases WHERE session = ?`, session).Scan(&held); err != nil {
-		return fmt.Errorf("delete session %q: %w", session, err)
-	}
-	if held > 0 {
-		return fmt.Errorf("delete session %q: %w", session, loop.ErrSessionBusy)
-	}
-	for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`} {
-		if _, err := tx.ExecContext(ctx, q, session); err != nil {
-			return fmt.Errorf("delete session %q: %w", session, err)
+	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var held int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM leases WHERE session = ?`, session).Scan(&held); err != nil {
+			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		if held > 0 {
+			return loop.ErrSessionBusy
+		}
+		for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`} {
+			if _, err := tx.ExecContext(ctx, q, session); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("delete session %q: %w", session, err)
 	}
 	return nil
@@ -268,10 +263,11 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 	if value == nil {
 		value = []byte{}
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
+	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("kv set %s/%s: %w", plugin, key, err)
 	}
@@ -280,9 +276,11 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 
 // KVDelete removes a plugin's value.
 func (s *SQLite) KVDelete(ctx context.Context, plugin, key string) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM kv WHERE plugin = ? AND key = ?`, plugin, key); err != nil {
+	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE plugin = ? AND key = ?`, plugin, key)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("kv delete %s/%s: %w", plugin, key, err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/loop"
@@ -22,6 +23,7 @@ type Store struct {
 var (
 	_ loop.SessionStore   = (*Store)(nil)
 	_ loop.Leaser         = (*Store)(nil)
+	_ loop.RunAppender    = (*Store)(nil)
 	_ loop.SessionLister  = (*Store)(nil)
 	_ loop.SessionDeleter = (*Store)(nil)
 )
@@ -70,36 +72,56 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 	if len(entries) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := lockSession(ctx, tx, session); err != nil {
-			return err
-		}
-		var last int64
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = $1`, session).Scan(&last); err != nil {
-			return err
-		}
-		rows := make([][]any, len(entries))
-		for i, e := range entries {
-			if want := last + int64(i) + 1; e.Seq != want {
-				return fmt.Errorf("append seq %d, want %d (another run writing?)", e.Seq, want)
-			}
-			body, err := json.Marshal(e)
-			if err != nil {
-				return fmt.Errorf("entry %d: %w", e.Seq, err)
-			}
-			rows[i] = []any{session, e.Seq, e.RunID, e.Time.UTC(), string(e.Kind), body}
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows)); err != nil {
-			return err
-		}
-		// Delivered at commit, to every process listening (Watch).
-		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, session)
-		return err
-	})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return appendTx(ctx, tx, session, entries) })
 	if err != nil {
 		return fmt.Errorf("append to session %q: %w", session, err)
 	}
 	return nil
+}
+
+// AppendRun implements loop.RunAppender: the run record and the entries of its session
+// in one transaction.
+func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := saveRun(ctx, tx, r); err != nil {
+			return fmt.Errorf("save run %q: %w", r.ID, err)
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		return appendTx(ctx, tx, r.SessionID, entries)
+	})
+	if err != nil {
+		return fmt.Errorf("append to session %q: %w", r.SessionID, err)
+	}
+	return nil
+}
+
+func appendTx(ctx context.Context, tx pgx.Tx, session string, entries []loop.Entry) error {
+	if err := lockSession(ctx, tx, session); err != nil {
+		return err
+	}
+	var last int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = $1`, session).Scan(&last); err != nil {
+		return err
+	}
+	rows := make([][]any, len(entries))
+	for i, e := range entries {
+		if want := last + int64(i) + 1; e.Seq != want {
+			return fmt.Errorf("append seq %d, want %d (another run writing?)", e.Seq, want)
+		}
+		body, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", e.Seq, err)
+		}
+		rows[i] = []any{session, e.Seq, e.RunID, e.Time.UTC(), string(e.Kind), body}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows)); err != nil {
+		return err
+	}
+	// Delivered at commit, to every process listening (Watch).
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, session)
+	return err
 }
 
 // Load returns every entry of a session in order.
@@ -133,14 +155,23 @@ func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) 
 
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *Store) SaveRun(ctx context.Context, r loop.RunRecord) error {
-	usage, _ := json.Marshal(r.Usage)
-	_, err := s.pool.Exec(ctx, `INSERT INTO runs (session, id, status, reason, started, ended, usage) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
-		r.SessionID, r.ID, string(r.Status), string(r.Reason), nullTime(r.Started), nullTime(r.Ended), usage)
-	if err != nil {
+	if err := saveRun(ctx, s.pool, r); err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
 	}
 	return nil
+}
+
+// execer is a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func saveRun(ctx context.Context, db execer, r loop.RunRecord) error {
+	usage, _ := json.Marshal(r.Usage)
+	_, err := db.Exec(ctx, `INSERT INTO runs (session, id, status, reason, started, ended, usage) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`,
+		r.SessionID, r.ID, string(r.Status), string(r.Reason), nullTime(r.Started), nullTime(r.Ended), usage)
+	return err
 }
 
 // Runs lists a session's runs in the order they started.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"ConcurrentAppendsOnOneSessionHaveOneWinner", raceOneSession},
 		{"ConcurrentAppendsOnManySessionsAllSucceed", manySessions},
 		{"LoopRunsAndContinuesOnTheStore", loopRuns},
+		{"AppendRunWritesRecordAndEntriesOrNeither", appendRun},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
@@ -320,5 +322,33 @@ func loopRuns(t *testing.T, s loop.SessionStore) {
 	rs, err := s.Runs(ctx, "conv")
 	if err != nil || len(rs) != 2 || rs[0].Status != loop.StatusCompleted || rs[1].Status != loop.StatusCompleted {
 		t.Fatalf("runs %+v %v", rs, err)
+	}
+}
+
+// appendRun: a RunAppender saves the run record and appends in one transaction, so a
+// refused append keeps the record out too. (A store that is no RunAppender passes.)
+func appendRun(t *testing.T, s loop.SessionStore) {
+	ra, ok := s.(loop.RunAppender)
+	if !ok {
+		return
+	}
+	ctx := context.Background()
+	rec := loop.RunRecord{ID: "r1", SessionID: "s", Started: t0, Status: loop.StatusCompleted, Reason: loop.ReasonEndTurn}
+	if err := ra.AppendRun(ctx, rec, entries("s", "r1", 1, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.AppendRun(ctx, loop.RunRecord{ID: "r0", SessionID: "s", Started: t0}); err != nil {
+		t.Fatalf("a record alone: %v", err)
+	}
+	rec.ID = "r2"
+	if err := ra.AppendRun(ctx, rec, entries("s", "r2", 5, 1)...); err == nil || !strings.Contains(err.Error(), "append seq 5, want 3") {
+		t.Fatalf("a gap: got %v", err)
+	}
+	got, err := s.Runs(ctx, "s")
+	if err != nil || len(got) != 2 || got[0].ID != "r0" || got[1].ID != "r1" || got[1].Status != loop.StatusCompleted {
+		t.Fatalf("runs %+v %v: the refused append's record was kept", got, err)
+	}
+	if es, _ := s.Load(ctx, "s"); len(es) != 2 {
+		t.Fatalf("%d entries", len(es))
 	}
 }

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// holdWriter makes the store's next write wait until the returned func is called, so
+// that the writes queued meanwhile form one group.
+func holdWriter(t *testing.T, s *SQLite) (release func()) {
+	t.Helper()
+	started, gate := make(chan struct{}), make(chan struct{})
+	go s.w.write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		close(started)
+		<-gate
+		return nil
+	})
+	<-started
+	return func() { close(gate) }
+}
+
+// queued waits until n writes wait in the queue.
+func queued(s *SQLite, n int) {
+	for {
+		s.w.q.mu.Lock()
+		k := len(s.w.q.ops)
+		s.w.q.mu.Unlock()
+		if k >= n {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// Appends that arrive while a commit is in progress share the next transaction: fifty
+// of them cost one commit, and each caller gets its own result once it is durable.
+func TestGroupCommitWritesConcurrentAppendsInOneTransaction(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	release := holdWriter(t, s)
+	before := s.w.commits.Load()
+	var wg sync.WaitGroup
+	errs := make([]error, 50)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.Append(ctx, fmt.Sprint("s", i), msgEntry(1, "x")) })
+	}
+	queued(s, 50)
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if got := s.w.commits.Load() - before; got != 2 { // the held write's, then the group's
+		t.Fatalf("%d commits, want 2", got)
+	}
+	for i := range errs {
+		if es, err := s.Load(ctx, fmt.Sprint("s", i)); err != nil || len(es) != 1 {
+			t.Fatalf("session s%d: %d entries, %v", i, len(es), err)
+		}
+	}
+}
+
+// A write that fails in a group fails alone: its savepoint is rolled back, the others
+// are committed.
+func TestGroupCommitFailsAFailingWriteAlone(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if err := s.Append(ctx, "a", msgEntry(1, "first")); err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriter(t, s)
+	var wg sync.WaitGroup
+	var good1, bad, good2 error
+	wg.Go(func() { good1 = s.Append(ctx, "b", msgEntry(1, "b1"), msgEntry(2, "b2")) })
+	queued(s, 1)
+	wg.Go(func() { bad = s.Append(ctx, "a", msgEntry(2, "ok"), msgEntry(4, "gap")) })
+	queued(s, 2)
+	wg.Go(func() { good2 = s.Append(ctx, "c", msgEntry(1, "c1")) })
+	queued(s, 3)
+	release()
+	wg.Wait()
+	if good1 != nil || good2 != nil {
+		t.Fatalf("good appends: %v, %v", good1, good2)
+	}
+	if bad == nil || bad.Error() != `session "a": append seq 4, want 3 (another run writing?)` {
+		t.Fatalf("bad append: %v", bad)
+	}
+	for session, want := range map[string]int{"a": 1, "b": 2, "c": 1} {
+		if es, _ := s.Load(ctx, session); len(es) != want {
+			t.Fatalf("session %s: %d entries, want %d", session, len(es), want)
+		}
+	}
+}
+
+// A caller whose context ends while its write waits in the queue gets the context's
+// error, and its write is not made.
+func TestGroupCommitSkipsAWriteWhoseCallerLeft(t *testing.T) {
+	s := open(t)
+	release := holdWriter(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Append(ctx, "gone", msgEntry(1, "x")) }()
+	queued(s, 1)
+	cancel()
+	release()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("got %v", err)
+	}
+	if es, _ := s.Load(context.Background(), "gone"); len(es) != 0 {
+		t.Fatalf("%d entries written for a caller that left", len(es))
+	}
+}
+
+// AppendRun is one transaction (its all-or-nothing is in the conformance suite).
+func TestAppendRunIsOneCommit(t *testing.T) {
+	s := open(t)
+	before := s.w.commits.Load()
+	rec := loop.RunRecord{ID: "r1", SessionID: "a", Status: loop.StatusCompleted}
+	if err := s.AppendRun(context.Background(), rec, msgEntry(1, "x"), msgEntry(2, "y")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.w.commits.Load() - before; got != 1 {
+		t.Fatalf("%d commits", got)
+	}
+}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Group commit. SQLite admits one writer at a time, and a commit costs about the same
+// whether it carries one append or fifty (it writes each changed page to the WAL once).
+// So this process's writes queue up, and whoever finds no write in progress leads: it
+// takes everything queued, runs each in a savepoint of one transaction on the store's
+// write connection, commits, and wakes the writers it carried, each with its own
+// result, after the commit made their writes durable. If more queued meanwhile, the
+// first of them leads next. A lone write is committed by its own caller, with no
+// goroutine hand-off; under load a thousand runs share a few commits.
+
+// maxGroup bounds the writes one transaction carries, so a leader's turn is bounded.
+const maxGroup = 128
+
+// writeFn is one write: statements on tx, which it shares with others of its group.
+type writeFn func(ctx context.Context, tx *sql.Tx) error
+
+type writeOp struct {
+	ctx  context.Context
+	do   writeFn
+	err  error
+	lead bool          // woken to lead, not because its write is done
+	wake chan struct{} // closed once: written (or failed), or asked to lead
+}
+
+type writeQueue struct {
+	mu   sync.Mutex
+	ops  []*writeOp
+	busy bool // a leader is committing
+}
+
+// writer is the connection every write of this process goes through, with its
+// statements prepared once.
+type writer struct {
+	conn      *sql.Conn
+	maxSeq    *sql.Stmt
+	insert    *sql.Stmt
+	upsertRun *sql.Stmt
+	q         writeQueue
+	commits   atomic.Int64 // transactions committed, for tests and diagnostics
+}
+
+func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{conn: conn}
+	// The connection may cache the schema as it was before another opener migrated it,
+	// and a statement is compiled against the cached schema. Running a statement on a
+	// table notices the change and reloads it.
+	var v int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE 0`).Scan(&v); err != nil {
+		w.close()
+		return nil, err
+	}
+	for _, p := range []struct {
+		st    **sql.Stmt
+		query string
+	}{
+		{&w.maxSeq, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = ?`},
+		{&w.insert, `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&w.upsertRun, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`},
+	} {
+		if *p.st, err = conn.PrepareContext(ctx, p.query); err != nil {
+			w.close()
+			return nil, fmt.Errorf("prepare %q: %w", p.query, err)
+		}
+	}
+	return w, nil
+}
+
+func (w *writer) close() error {
+	for _, st := range []*sql.Stmt{w.maxSeq, w.insert, w.upsertRun} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	return w.conn.Close()
+}
+
+// write runs do in a transaction of this process's next group commit and returns its
+// result once that transaction is committed (or has failed).
+func (w *writer) write(ctx context.Context, do writeFn) error {
+	op := &writeOp{ctx: ctx, do: do, wake: make(chan struct{})}
+	w.q.mu.Lock()
+	w.q.ops = append(w.q.ops, op)
+	if w.q.busy {
+		w.q.mu.Unlock()
+		<-op.wake
+		if !op.lead {
+			return op.err
+		}
+	} else {
+		w.q.busy = true
+		w.q.mu.Unlock()
+	}
+	// Leading: commit what is queued (op first among it), then hand the lead on.
+	w.q.mu.Lock()
+	n := min(len(w.q.ops), maxGroup)
+	group := append([]*writeOp(nil), w.q.ops[:n]...)
+	w.q.ops = append(w.q.ops[:0], w.q.ops[n:]...)
+	w.q.mu.Unlock()
+	w.commit(group, op)
+	w.q.mu.Lock()
+	if len(w.q.ops) > 0 {
+		next := w.q.ops[0]
+		next.lead = true
+		close(next.wake)
+	} else {
+		w.q.busy = false
+	}
+	w.q.mu.Unlock()
+	return op.err
+}
+
+// commit runs a group in one transaction, each write in a savepoint of its own when
+// there are several, so that one failing write fails alone.
+func (w *writer) commit(group []*writeOp, self *writeOp) {
+	defer func() {
+		for _, op := range group {
+			if op != self {
+				close(op.wake)
+			}
+		}
+	}()
+	failAll := func(err error) {
+		for _, op := range group {
+			if op.err == nil {
+				op.err = err
+			}
+		}
+	}
+	ctx := context.WithoutCancel(self.ctx) // the group's transaction outlives any one caller
+	tx, err := w.conn.BeginTx(ctx, nil)
+	if err != nil {
+		failAll(err)
+		return
+	}
+	ok := 0
+	for _, op := range group {
+		if op.err = op.ctx.Err(); op.err != nil {
+			continue
+		}
+		if len(group) == 1 {
+			op.err = op.do(op.ctx, tx)
+		} else {
+			op.err = savepoint(op.ctx, tx, op.do)
+		}
+		if op.err == nil {
+			ok++
+		}
+	}
+	if ok == 0 {
+		tx.Rollback()
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		failAll(err)
+		return
+	}
+	w.commits.Add(1)
+}
+
+func savepoint(ctx context.Context, tx *sql.Tx, do writeFn) error {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT w`); err != nil {
+		return err
+	}
+	if err := do(ctx, tx); err != nil {
+		if _, rerr := tx.ExecContext(context.WithoutCancel(ctx), `ROLLBACK TO w`); rerr != nil {
+			return fmt.Errorf("%w (and undoing it: %v)", err, rerr)
+		}
+		tx.ExecContext(context.WithoutCancel(ctx), `RELEASE w`)
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `RELEASE w`)
+	return err
+}
+
+// encoded is an entry ready to insert: encoded before the write queues, so the group's
+// transaction spends its time writing.
+type encoded struct {
+	seq               int64
+	runID, time, kind string
+	body              []byte
+}
+
+func encodeEntries(entries []loop.Entry) ([]encoded, error) {
+	out := make([]encoded, len(entries))
+	for i, e := range entries {
+		body, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
+		}
+		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body}
+	}
+	return out, nil
+}
+
+// appendTx inserts encoded entries after the session's last one; the batch must follow
+// it without a gap.
+func (w *writer) appendTx(ctx context.Context, tx *sql.Tx, session string, es []encoded) error {
+	if len(es) == 0 {
+		return nil
+	}
+	var last int64
+	if err := tx.StmtContext(ctx, w.maxSeq).QueryRowContext(ctx, session).Scan(&last); err != nil {
+		return err
+	}
+	ins := tx.StmtContext(ctx, w.insert)
+	for i, e := range es {
+		if want := last + int64(i) + 1; e.seq != want {
+			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
+		}
+		if _, err := ins.ExecContext(ctx, session, e.seq, e.runID, e.time, e.kind, e.body); err != nil {
+			return fmt.Errorf("entry %d: %w", e.seq, err)
+		}
+	}
+	return nil
+}
+
+func (w *writer) saveRunTx(ctx context.Context, tx *sql.Tx, r loop.RunRecord) error {
+	usage, _ := json.Marshal(r.Usage)
+	_, err := tx.StmtContext(ctx, w.upsertRun).ExecContext(ctx,
+		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
+	return err
+}
+
+// seqError is an append that does not follow the session's last entry: its message
+// names the session already.
+type seqError struct{ error }
+
+func (e *seqError) Unwrap() error { return e.error }
+
+// appendError names the session of a failed append.
+func appendError(session string, err error) error {
+	if _, ok := err.(*seqError); ok {
+		return err
+	}
+	return fmt.Errorf("append to session %q: %w", session, err)
+}
