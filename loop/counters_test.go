@@ -11,7 +11,7 @@ func TestCounters_DuplicatesAreCanonicalAndCapsCountTheOffender(t *testing.T) {
 	if i, r := c.check([]ToolCall{call("3", "g", `{}`), call("4", "f", `{ "a":1,"b":2 }`)}, p); i != 1 || r != ReasonDuplicateCall {
 		t.Fatalf("third equal call: %d %s", i, r)
 	}
-	if c.toolCalls != 4 || c.perTool["f"] != 3 {
+	if c.toolCalls != 4 || len(c.perTool) != 2 || c.perTool[0].name != "f" || c.perTool[0].n != 3 {
 		t.Fatalf("counts %d %v", c.toolCalls, c.perTool)
 	}
 	if i, r := c.check([]ToolCall{call("5", "f", `{"x":1}`), call("6", "f", `{"x":2}`)}, p); i != 1 || r != ReasonToolCallLimit {

@@ -36,10 +36,29 @@ type journal struct {
 	seq     int64         // last stored entry seq of the session
 	pending []Event       // events not yet stored (flushed with the next append)
 	queued  []queuedEntry // entries not yet stored
-	run     *RunRecord    // a run record to save with the next append
+	run     runStore      // the run record to save with the next append, if run.set
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
 	holding bool          // events are queued but not delivered until the end's write (endWrite)
 	held    []Event
+
+	// Slabs that batches are cut from: a run's entries and stored events take a few
+	// allocations, not a few per step. A batch handed to the store is never written
+	// again (stores may keep the entries and the events they point to).
+	entrySlab []Entry
+	eventSlab []Event
+	heldBuf   [4]Event
+	out       runStore // the run record of the write in progress (flush)
+}
+
+// cut returns n zeroed elements of a slab with capacity n, taking a new slab when the
+// current one is short.
+func cut[T any](slab *[]T, n int) []T {
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]T, 0, max(n, 24)) // a one-step run stores about 20 events and 4 entries
+	}
+	l := len(*slab)
+	*slab = (*slab)[:l+n]
+	return (*slab)[l : l+n : l+n]
 }
 
 // queuedEntry is an entry waiting for the next flush, stored after the first after
@@ -87,7 +106,7 @@ func (j *journal) queue(e Entry) int64 {
 // saveRun queues the run's record: it is saved with the next flush.
 func (j *journal) saveRun(rec RunRecord) {
 	j.mu.Lock()
-	j.run = &rec
+	j.run = runStore{SessionStore: j.sessions, rec: rec, set: true}
 	j.mu.Unlock()
 }
 
@@ -106,7 +125,8 @@ func (j *journal) flush() error {
 	j.mu.Lock()
 	batch, run := j.takeLocked()
 	j.mu.Unlock()
-	err := j.write(batch, run)
+	j.out = run // in the journal, so handing it to the store allocates nothing
+	err := j.write(batch, &j.out)
 	if err != nil {
 		j.mu.Lock()
 		j.failed = batch
@@ -121,7 +141,7 @@ func (j *journal) flush() error {
 // (their seqs too) and the caller reports the failure with new ones.
 func (j *journal) endWrite(emit func()) error {
 	j.mu.Lock()
-	j.holding = true
+	j.holding, j.held = true, j.heldBuf[:0]
 	j.mu.Unlock()
 	emit()
 	err := j.flush()
@@ -146,35 +166,38 @@ func (j *journal) endWrite(emit func()) error {
 }
 
 // takeLocked empties the queue into a numbered batch.
-func (j *journal) takeLocked() ([]Entry, *RunRecord) {
+func (j *journal) takeLocked() ([]Entry, runStore) {
 	run := j.run
-	j.run = nil
+	j.run = runStore{}
 	n := len(j.pending)
 	if n == 0 && len(j.queued) == 0 {
 		batch := j.failed
 		j.failed = nil
 		return batch, run
 	}
-	batch := make([]Entry, len(j.failed), len(j.failed)+n+len(j.queued))
-	copy(batch, j.failed)
-	j.failed = nil
-	old := len(batch)
-	var evs []Event
-	if n > 0 {
-		evs = append([]Event(nil), j.pending...) // one copy per batch; the queue's array is reused
+	var batch []Entry
+	if len(j.failed) > 0 {
+		batch = append(append([]Entry(nil), j.failed...), make([]Entry, n+len(j.queued))...)
+	} else {
+		batch = cut(&j.entrySlab, n+len(j.queued))
 	}
-	q := 0
+	old := len(j.failed)
+	j.failed = nil
+	evs := cut(&j.eventSlab, n)
+	copy(evs, j.pending)
+	k, q := old, 0
 	for i := range evs {
 		for ; q < len(j.queued) && j.queued[q].after <= i; q++ {
-			batch = append(batch, j.queued[q].e)
+			batch[k], k = j.queued[q].e, k+1
 		}
-		batch = append(batch, Entry{RunID: j.runID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]})
+		batch[k], k = Entry{RunID: j.runID, Time: evs[i].Time, Kind: EntryEvent, Event: &evs[i]}, k+1
 	}
 	for ; q < len(j.queued); q++ {
-		batch = append(batch, j.queued[q].e)
+		batch[k], k = j.queued[q].e, k+1
 	}
 	clear(j.queued)
 	j.queued = j.queued[:0]
+	clear(j.pending) // the copies are in the batch; drop the queue's references
 	j.pending = j.pending[:0]
 	for i := old; i < len(batch); i++ {
 		j.seq++
@@ -183,12 +206,12 @@ func (j *journal) takeLocked() ([]Entry, *RunRecord) {
 	return batch, run
 }
 
-func (j *journal) write(batch []Entry, run *RunRecord) error {
-	if len(batch) == 0 && run == nil {
+func (j *journal) write(batch []Entry, run *runStore) error {
+	if len(batch) == 0 && !run.set {
 		return nil
 	}
-	if run != nil {
-		return j.clock.Append(j.ctx, runStore{j.sessions, *run}, j.session, batch...)
+	if run.set {
+		return j.clock.Append(j.ctx, run, j.session, batch...)
 	}
 	if err := j.clock.Append(j.ctx, j.sessions, j.session, batch...); err != nil {
 		return fmt.Errorf("store session %q: %w", j.session, err)
@@ -201,9 +224,10 @@ func (j *journal) write(batch []Entry, run *RunRecord) error {
 type runStore struct {
 	SessionStore
 	rec RunRecord
+	set bool
 }
 
-func (s runStore) Append(ctx context.Context, session string, entries ...Entry) error {
+func (s *runStore) Append(ctx context.Context, session string, entries ...Entry) error {
 	if ra, ok := s.SessionStore.(RunAppender); ok {
 		if err := ra.AppendRun(ctx, s.rec, entries...); err != nil {
 			return fmt.Errorf("store session %q: %w", session, err)

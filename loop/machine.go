@@ -55,5 +55,20 @@ func (r *run) on(t trigger) {
 		return
 	}
 	r.state = to
-	r.emit(EventStatus, StatusData{State: to})
+	data, ok := statusData[to]
+	if !ok {
+		data = StatusData{State: to}
+	}
+	r.emit(EventStatus, data)
 }
+
+// statusData holds each state's StatusData already in an interface, so that a status
+// event allocates nothing for its data.
+var statusData = func() map[State]any {
+	m := map[State]any{}
+	for _, s := range []State{StateIdle, StatePreparing, StateModelRunning, StateToolRunning, StateAwaitingHuman,
+		StateCompleted, StateFailed, StateAborted} {
+		m[s] = StatusData{State: s}
+	}
+	return m
+}()

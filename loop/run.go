@@ -39,6 +39,7 @@ type run struct {
 	counters      // tool calls per run, per tool and per argument set (L8)
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
+	deltaBuf      [4]int
 
 	lastStop      StopReason // of the last model answer, for run_finished (L15)
 	truncations   int        // answers cut by max_tokens so far (L15)
@@ -71,6 +72,7 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
+	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
 	r.offerTools(in.AllowedTools, in.ToolOrder)
