@@ -3,9 +3,9 @@ package loop
 // counters counts a run's tool calls for the caps of the decision chain (L8): calls in
 // the run, calls per tool, and calls per tool and canonical arguments (duplicates).
 type counters struct {
-	toolCalls int               // executed or attempted this run
-	perTool   []toolCount       // calls per tool name (a run calls few tools: a slice beats a map)
-	dupes     map[string]int    // calls per name + canonical args, from a tool's second call
+	toolCalls int            // executed or attempted this run
+	perTool   []toolCount    // calls per tool name (a run calls few tools: a slice beats a map)
+	dupes     map[string]int // calls per name + canonical args, from a tool's second call
 }
 
 type toolCount struct {
