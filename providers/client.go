@@ -132,6 +132,7 @@ func (c *Client) launch(ctx context.Context) error {
 		SecureConfig:     secure,
 		AutoMTLS:         true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  grpcDialOptions,
 		StartTimeout:     c.cfg.StartTimeout,
 		Managed:          true,
 		Stderr:           io.MultiWriter(c.cfg.Stderr, tail),

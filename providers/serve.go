@@ -2,6 +2,7 @@ package providers
 
 import (
 	"fmt"
+	"google.golang.org/grpc"
 	"os"
 	"time"
 
@@ -20,7 +21,9 @@ func Serve(impl Provider) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: handshake,
 		Plugins:         plugin.PluginSet{pluginName: &grpcPlugin{Impl: impl}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return plugin.DefaultGRPCServer(append(opts, grpcServerOptions...))
+		},
 	})
 	os.Exit(0)
 }
