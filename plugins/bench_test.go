@@ -7,20 +7,18 @@ import (
 	"github.com/agenthost/agenthost/sandbox"
 )
 
-// BenchmarkExamples measures every example: "cold" is a fresh runtime with no
-// compilation cache, Load (compile + instantiate) and the first call; "warm"
-// is one more call on the loaded plugin. The numbers in
-// examples/README.md come from:
-//
-//	go test -run '^$' -bench BenchmarkExamples -benchtime 1s ./plugins/
-func BenchmarkExamples(b *testing.B) {
+// exampleCase is one example with a call that exercises it.
+type exampleCase struct {
+	example, target, input string
+	tool                   bool
+	cfg                    sandbox.Config
+}
+
+// exampleCases are the fourteen examples of the benchmarks, each with a call.
+func exampleCases() []exampleCase {
 	host := &recordingHost{answer: "summary"}
 	history := `[{"role":"user","content":[{"type":"text","text":"- [ ] a\nhi"}]},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]`
-	for _, c := range []struct {
-		example, target, input string
-		tool                   bool
-		cfg                    sandbox.Config
-	}{
+	return []exampleCase{
 		{"go/calc", "calc", `{"expression":"-(1.5+2)*4/(3-1)"}`, true, sandbox.Config{}},
 		{"go/text", "word_count", `{"text":"one two three four five"}`, true, sandbox.Config{}},
 		{"go/files", "list_dir", `{"path":"/data"}`, true, sandbox.Config{Permissions: sandbox.Permissions{AllowedPaths: map[string]string{"ro:.": "/data"}}}},
@@ -37,7 +35,50 @@ func BenchmarkExamples(b *testing.B) {
 		{"rust/sha256", "sha256", `{"text":"abc"}`, true, sandbox.Config{Tools: []sandbox.ToolDecl{{Name: "sha256", InputSchema: textSchema}}}},
 		{"assemblyscript/slugify", "slugify", `{"text":"Hello, World"}`, true, sandbox.Config{Tools: []sandbox.ToolDecl{{Name: "slugify", InputSchema: textSchema}}}},
 		{"wat/count_vowels", "count_vowels", `{"text":"Hello, World"}`, true, sandbox.Config{Tools: []sandbox.ToolDecl{{Name: "count_vowels", InputSchema: textSchema}}}},
-	} {
+	}
+}
+
+// BenchmarkLoadExamples is the "many plugins" start: one op is a host start's sandbox
+// work for a manifest of the fourteen examples, from a warm compilation cache (a
+// directory an earlier start filled): a new Runtime on it and Load of each example
+// (decode, compile or fetch, instantiate, inspect), no calls.
+//
+//	go test -run '^$' -bench BenchmarkLoadExamples ./plugins/
+func BenchmarkLoadExamples(b *testing.B) {
+	ctx := context.Background()
+	cases := exampleCases()
+	for i := range cases {
+		cases[i].cfg.Name, cases[i].cfg.Path = cases[i].example, examplePath(b, cases[i].example)
+	}
+	dir := b.TempDir()
+	start := func() {
+		r, err := sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close(ctx)
+		for _, c := range cases {
+			p, err := r.Load(ctx, c.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(ctx)
+		}
+	}
+	start() // fills the cache
+	for b.Loop() {
+		start()
+	}
+}
+
+// BenchmarkExamples measures every example: "cold" is a fresh runtime with no
+// compilation cache, Load (compile + instantiate) and the first call; "warm"
+// is one more call on the loaded plugin. The numbers in
+// examples/README.md come from:
+//
+//	go test -run '^$' -bench BenchmarkExamples -benchtime 1s ./plugins/
+func BenchmarkExamples(b *testing.B) {
+	for _, c := range exampleCases() {
 		ctx := context.Background()
 		path := examplePath(b, c.example)
 		call := func(b *testing.B, p *sandbox.Plugin) {

@@ -55,11 +55,12 @@ func run(count int, mdPath, rawPath string) error {
 	fmt.Fprintf(&b, "%s\n## The table (`make bench`)\n\n", beginMarker)
 	fmt.Fprintf(&b, "Measured %s on %s, %s, %d cores (shared with other work), %s. `make bench` took %s.\n",
 		m.date, m.arch, m.cpu, m.cores, m.goVersion, took)
-	fmt.Fprintf(&b, "Load average (1, 5, 15 min) before: %s; after each of the three processes: %s.\n\n",
+	fmt.Fprintf(&b, "Load average (1, 5, 15 min) before: %s; after each of the four processes: %s.\n\n",
 		loadBefore, strings.Join(loads, " / "))
 	fmt.Fprintf(&b, "Figures are medians of %d runs (`-count %d`). Each ratio divides two medians measured in the same\n", count, count)
 	b.WriteString("`go test` process of this invocation; the 1,000-session row runs in a process of its own so that\n")
-	b.WriteString("its peak RSS is its own. How each row is measured, and why it is fair: the section below.\n\n")
+	b.WriteString("its peak RSS is its own. How each row is measured, and why it is fair: the section below.\n")
+	b.WriteString("*Before* is the figure of the previous table (" + beforeRun + "), same machine, another run.\n\n")
 	b.WriteString(markdown(rows))
 	b.WriteString("\nCommands (`make bench` = `go run ./bench/cmd/benchtable -count " + fmt.Sprint(count) + "`, from the repository root):\n\n```\n")
 	b.WriteString(strings.Join(cmds, "\n"))
