@@ -39,14 +39,13 @@ type journal struct {
 	run     runStore      // the run record to save with the next append, if run.set
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
 	holding bool          // events are queued but not delivered until the end's write (endWrite)
-	held    []Event
+	held    int           // how many were held
 
 	// Slabs that batches are cut from: a run's entries and stored events take a few
 	// allocations, not a few per step. A batch handed to the store is never written
 	// again (stores may keep the entries and the events they point to).
 	entrySlab []Entry
 	eventSlab []Event
-	heldBuf   [4]Event
 	out       runStore // the run record of the write in progress (flush)
 }
 
@@ -85,7 +84,7 @@ func (j *journal) emitLocked(t EventType, data any) {
 		Agent: j.agent, Type: t, Data: data, TraceID: j.traceID}
 	switch {
 	case j.holding:
-		j.held = append(j.held, e)
+		j.held++
 	case j.emitFn != nil:
 		j.emitFn(e)
 	}
@@ -141,28 +140,31 @@ func (j *journal) flush() error {
 // (their seqs too) and the caller reports the failure with new ones.
 func (j *journal) endWrite(emit func()) error {
 	j.mu.Lock()
-	j.holding, j.held = true, j.heldBuf[:0]
+	j.holding, j.held = true, 0
 	j.mu.Unlock()
 	emit()
-	err := j.flush()
 	j.mu.Lock()
-	held := j.held
-	j.holding, j.held = false, nil
+	batch, run := j.takeLocked()
+	n := j.held
+	j.holding = false
+	j.mu.Unlock()
+	j.out = run
+	err := j.write(batch, &j.out)
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if err != nil {
-		n := len(held)
-		j.failed = j.failed[:len(j.failed)-n] // the held events are the batch's last entries
+		j.failed = batch[:len(batch)-n] // the held events are the batch's last entries
 		j.seq -= int64(n)
 		j.evSeq -= int64(n)
 		j.ended = false
-		held = nil
+		return err
 	}
-	for _, e := range held {
-		if j.emitFn != nil {
-			j.emitFn(e)
+	if j.emitFn != nil {
+		for _, e := range batch[len(batch)-n:] {
+			j.emitFn(*e.Event)
 		}
 	}
-	j.mu.Unlock()
-	return err
+	return nil
 }
 
 // takeLocked empties the queue into a numbered batch.
@@ -197,7 +199,6 @@ func (j *journal) takeLocked() ([]Entry, runStore) {
 	}
 	clear(j.queued)
 	j.queued = j.queued[:0]
-	clear(j.pending) // the copies are in the batch; drop the queue's references
 	j.pending = j.pending[:0]
 	for i := old; i < len(batch); i++ {
 		j.seq++
