@@ -224,8 +224,9 @@ func (j *journal) write(batch []Entry, run *runStore) error {
 // when the store is a RunAppender, else saved just before it.
 type runStore struct {
 	SessionStore
-	rec RunRecord
-	set bool
+	rec  RunRecord
+	set  bool
+	done bool // written by AppendRun (which releases the lease with a final record)
 }
 
 func (s *runStore) Append(ctx context.Context, session string, entries ...Entry) error {
@@ -233,6 +234,7 @@ func (s *runStore) Append(ctx context.Context, session string, entries ...Entry)
 		if err := ra.AppendRun(ctx, s.rec, entries...); err != nil {
 			return fmt.Errorf("store session %q: %w", session, err)
 		}
+		s.done = true
 		return nil
 	}
 	if err := s.SessionStore.SaveRun(ctx, s.rec); err != nil {

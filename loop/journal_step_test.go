@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // batchStore records what each write carried: entries by kind, and the run record
@@ -60,4 +61,69 @@ func TestL21_OneWritePerStepBeforeEachOutsideCall(t *testing.T) {
 		"tool_result step_complete msg:tool status",                         // before the second model call
 		`run:"completed"`, "msg:assistant assistant_message usage final status run_finished", // the end
 	})
+}
+
+// leaseEndingStore is a RunAppender and Leaser whose final AppendRun releases the
+// run's lease, as the contract says; it counts the releases asked of it directly.
+type leaseEndingStore struct {
+	*MemoryStore
+	mu              sync.Mutex
+	leases          map[string]Lease // by run id
+	directReleases  int
+	releasedWithEnd int
+}
+
+func (s *leaseEndingStore) AcquireLease(ctx context.Context, l Lease, alive func(Lease) bool) (Lease, error) {
+	held, err := s.MemoryStore.AcquireLease(ctx, l, alive)
+	if err == nil {
+		s.mu.Lock()
+		s.leases[l.RunID] = l
+		s.mu.Unlock()
+	}
+	return held, err
+}
+
+func (s *leaseEndingStore) ReleaseLease(ctx context.Context, l Lease) error {
+	s.mu.Lock()
+	s.directReleases++
+	s.mu.Unlock()
+	return s.MemoryStore.ReleaseLease(ctx, l)
+}
+
+func (s *leaseEndingStore) AppendRun(ctx context.Context, r RunRecord, es ...Entry) error {
+	if err := s.MemoryStore.SaveRun(ctx, r); err != nil {
+		return err
+	}
+	if err := s.MemoryStore.Append(ctx, r.SessionID, es...); err != nil {
+		return err
+	}
+	if r.Status != "" {
+		s.mu.Lock()
+		l := s.leases[r.ID]
+		s.releasedWithEnd++
+		s.mu.Unlock()
+		return s.MemoryStore.ReleaseLease(ctx, l)
+	}
+	return nil
+}
+
+// L21: with a store that ends the lease with the run's final record, the run's end is
+// one write: the loop does not release the lease again.
+func TestL21_TheFinalRecordEndsTheLeaseInTheSameWrite(t *testing.T) {
+	st := &leaseEndingStore{MemoryStore: NewMemoryStore(), leases: map[string]Lease{}}
+	a := newAgent(t, Config{Model: script(turn{text: "one"}, turn{text: "two"}), Store: st})
+	for _, run := range []string{"r1", "r2"} {
+		in := userIn("s", "go")
+		in.RunID = run
+		if res, _ := runCollect(t, a, in); res.Status != StatusCompleted {
+			t.Fatalf("run %s: %s %v", run, res.Status, res.Err)
+		}
+	}
+	if st.releasedWithEnd != 2 || st.directReleases != 0 {
+		t.Fatalf("released with the end %d, directly %d; want 2, 0", st.releasedWithEnd, st.directReleases)
+	}
+	other := Lease{SessionID: "s", RunID: "x", PID: 1, Instance: "another", Heartbeat: time.Now()}
+	if _, err := st.MemoryStore.AcquireLease(context.Background(), other, func(Lease) bool { return true }); err != nil {
+		t.Fatalf("the session is still leased: %v", err)
+	}
 }

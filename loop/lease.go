@@ -191,9 +191,10 @@ func (h *heldSession) release() {
 	if h.timer != nil {
 		h.timer.Stop()
 	}
+	lease := h.lease
 	h.mu.Unlock()
-	if h.lease != nil {
-		_ = h.st.(Leaser).ReleaseLease(context.Background(), *h.lease)
+	if lease != nil {
+		_ = h.st.(Leaser).ReleaseLease(context.Background(), *lease)
 	}
 }
 
@@ -213,6 +214,21 @@ func (a *Agent) claim(ctx context.Context, in RunInput, cancel context.CancelCau
 		a.held.Store(in.RunID, h)
 	}
 	return nil
+}
+
+// leaseReleased records that the store released the run's lease with its final record
+// (RunAppender): unclaim then only stops renewing it.
+func (a *Agent) leaseReleased(runID string) {
+	if h, ok := a.held.Load(runID); ok {
+		h := h.(*heldSession)
+		h.mu.Lock()
+		h.stopped = true
+		if h.timer != nil {
+			h.timer.Stop()
+		}
+		h.lease = nil
+		h.mu.Unlock()
+	}
 }
 
 // unclaim releases the session's lease when a run ends.

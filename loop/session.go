@@ -56,7 +56,10 @@ type SessionStore interface {
 // RunAppender is an optional SessionStore extension: a store that saves a run record
 // (as SaveRun does) and appends entries to the run's session in one transaction. A run
 // then writes its start and its end with its steps' appends instead of on their own.
-// Without it the loop calls SaveRun, then Append.
+// Without it the loop calls SaveRun, then Append. A store that is also a Leaser
+// releases, with a final record (Status set), the lease the run holds on its session
+// (the one whose RunID is the record's), in the same transaction: the run's end is then
+// one write, not two.
 type RunAppender interface {
 	AppendRun(ctx context.Context, run RunRecord, entries ...Entry) error
 }

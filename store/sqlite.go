@@ -118,13 +118,18 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 }
 
 // AppendRun implements loop.RunAppender: the run record and the entries of its session
-// in one transaction.
+// in one transaction, and with a final record the run's lease released.
 func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
 	es, err := encodeEntries(entries)
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
+			}
+			if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
+				if _, err := tx.StmtContext(ctx, s.w.dropLease).ExecContext(ctx, r.SessionID, r.ID); err != nil {
+					return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
+				}
 			}
 			return s.w.appendTx(ctx, tx, r.SessionID, es)
 		})

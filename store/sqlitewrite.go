@@ -48,6 +48,7 @@ type writer struct {
 	maxSeq    *sql.Stmt
 	insert    *sql.Stmt
 	upsertRun *sql.Stmt
+	dropLease *sql.Stmt
 	q         writeQueue
 	commits   atomic.Int64 // transactions committed, for tests and diagnostics
 }
@@ -74,6 +75,7 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 		{&w.insert, `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&w.upsertRun, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`},
+		{&w.dropLease, `DELETE FROM leases WHERE session = ? AND run_id = ?`},
 	} {
 		if *p.st, err = conn.PrepareContext(ctx, p.query); err != nil {
 			w.close()
@@ -84,7 +86,7 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 }
 
 func (w *writer) close() error {
-	for _, st := range []*sql.Stmt{w.maxSeq, w.insert, w.upsertRun} {
+	for _, st := range []*sql.Stmt{w.maxSeq, w.insert, w.upsertRun, w.dropLease} {
 		if st != nil {
 			st.Close()
 		}

@@ -80,11 +80,16 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 }
 
 // AppendRun implements loop.RunAppender: the run record and the entries of its session
-// in one transaction.
+// in one transaction, and with a final record the run's lease released.
 func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := saveRun(ctx, tx, r); err != nil {
 			return fmt.Errorf("save run %q: %w", r.ID, err)
+		}
+		if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
+			if _, err := tx.Exec(ctx, `DELETE FROM leases WHERE session = $1 AND run_id = $2`, r.SessionID, r.ID); err != nil {
+				return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
+			}
 		}
 		if len(entries) == 0 {
 			return nil

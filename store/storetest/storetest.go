@@ -31,7 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"ConcurrentAppendsOnOneSessionHaveOneWinner", raceOneSession},
 		{"ConcurrentAppendsOnManySessionsAllSucceed", manySessions},
 		{"LoopRunsAndContinuesOnTheStore", loopRuns},
-		{"AppendRunWritesRecordAndEntriesOrNeither", appendRun},
+		{"AppendRunWritesRecordAndEntriesOrNeitherAndEndsTheLease", appendRun},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
@@ -350,5 +350,29 @@ func appendRun(t *testing.T, s loop.SessionStore) {
 	}
 	if es, _ := s.Load(ctx, "s"); len(es) != 2 {
 		t.Fatalf("%d entries", len(es))
+	}
+
+	// A Leaser's final record releases the run's lease; a start record keeps it.
+	ls, ok := s.(loop.Leaser)
+	if !ok {
+		return
+	}
+	alive := func(loop.Lease) bool { return true }
+	mine, other := lease("l", "r1", 1), lease("l", "r2", 2)
+	if _, err := ls.AcquireLease(ctx, mine, alive); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.AppendRun(ctx, loop.RunRecord{ID: "r1", SessionID: "l", Started: t0}, entries("l", "r1", 1, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AcquireLease(ctx, other, alive); !errors.Is(err, loop.ErrSessionBusy) {
+		t.Fatalf("after the start record: %v, want the lease still held", err)
+	}
+	final := loop.RunRecord{ID: "r1", SessionID: "l", Started: t0, Status: loop.StatusCompleted, Reason: loop.ReasonEndTurn}
+	if err := ra.AppendRun(ctx, final, entries("l", "r1", 2, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AcquireLease(ctx, other, alive); err != nil {
+		t.Fatalf("after the final record: %v, want the lease released", err)
 	}
 }
