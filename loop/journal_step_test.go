@@ -127,3 +127,31 @@ func TestL21_TheFinalRecordEndsTheLeaseInTheSameWrite(t *testing.T) {
 		t.Fatalf("the session is still leased: %v", err)
 	}
 }
+
+// L21: an approval request is shown only once every earlier result is stored, and it
+// is stored itself before the wait: a process killed while a human decides loses no
+// result a client has seen.
+func TestL21_ResultsAreStoredBeforeAnApprovalIsShown(t *testing.T) {
+	st := NewMemoryStore()
+	a := newAgent(t, Config{Model: script(turn{calls: []ToolCall{call("k1", "echo", `{}`), call("k2", "echo", `{}`)}}, turn{text: "done"}),
+		Tools: tools(t, echoTool()), Store: st, Approver: &answerApprover{ok: true}, ToolPolicy: ToolPolicy{RequireApproval: []string{"echo"}}})
+	stored := func() (results []string) {
+		es, _ := st.Load(context.Background(), "s")
+		for _, e := range es {
+			if e.Message != nil && e.Message.Role == RoleTool {
+				results = append(results, e.Message.ToolCallID)
+			}
+		}
+		return results
+	}
+	var seen []string
+	res, err := a.RunWith(context.Background(), userIn("s", "go"), func(e Event) {
+		if e.Type == EventApproval {
+			seen = append(seen, fmt.Sprintf("%s asked, stored %v", e.Data.(ToolCallData).ID, stored()))
+		}
+	})
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatalf("status %s: %v", res.Status, err)
+	}
+	equal(t, "when asked", seen, []string{"k1 asked, stored []", "k2 asked, stored [k1]"})
+}

@@ -218,9 +218,15 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 	if r.cfg.Approver == nil {
 		return false, "approval required and no approver is configured", nil
 	}
+	// Everything before the request is stored before the request is shown (a client
+	// that answers it, or a process killed while it waits, finds the earlier results
+	// stored), and the request is stored before the wait (L21).
+	if err := r.flush(); err != nil {
+		return false, "", err
+	}
 	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
 	r.on(onAskHuman)
-	if err := r.flush(); err != nil { // the request is stored before the wait (L21)
+	if err := r.flush(); err != nil {
 		return false, "", err
 	}
 	a, err := r.cfg.Approver.Approve(r.ctx, c)
