@@ -22,8 +22,9 @@ import (
 //   - provider-subprocess: the scripted provider adapter as a child process (gRPC over
 //     go-plugin's AutoMTLS), playing bench/testdata/step.json, adapted by the host's
 //     loop.Model (host.NewProviderModel): both model calls cross the process boundary.
-//   - sqlite: fake.Model with the SQLite session store (WAL, one transaction per append)
-//     in a temporary directory: every entry and the run record are written.
+//   - sqlite: fake.Model with the SQLite session store (WAL, group commit) in a
+//     temporary directory: every entry and the run record are written, once per step
+//     (rule L21): five commits a run, the lease's included.
 func BenchmarkLoopStep(b *testing.B) {
 	ctx := context.Background()
 	b.Run("in-process", func(b *testing.B) {
