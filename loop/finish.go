@@ -195,7 +195,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	live := r.state
 	serr := r.endWrite(func() { r.finished(status, reason, rec) })
 	if serr == nil {
-		if r.out.done { // AppendRun released the session's lease with the final record
+		if r.run.done { // AppendRun released the session's lease with the final record
 			r.a.leaseReleased(r.in.RunID)
 		}
 		return r.result(status, reason, final, output, err)

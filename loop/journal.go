@@ -36,7 +36,7 @@ type journal struct {
 	seq     int64         // last stored entry seq of the session
 	pending []Event       // events not yet stored (flushed with the next append)
 	queued  []queuedEntry // entries not yet stored
-	run     runStore      // the run record to save with the next append, if run.set
+	run     runStore      // the run record to save with the next append, if run.set (in the journal, so handing it to the store allocates nothing)
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
 	holding bool          // events are queued but not delivered until the end's write (endWrite)
 	held    int           // how many were held
@@ -46,7 +46,6 @@ type journal struct {
 	// again (stores may keep the entries and the events they point to).
 	entrySlab []Entry
 	eventSlab []Event
-	out       runStore // the run record of the write in progress (flush)
 }
 
 // cut returns n zeroed elements of a slab with capacity n, taking a new slab when the
@@ -122,10 +121,9 @@ func (j *journal) store(extra ...Entry) error {
 // the batch is kept, to be written first by the next flush.
 func (j *journal) flush() error {
 	j.mu.Lock()
-	batch, run := j.takeLocked()
+	batch := j.takeLocked()
 	j.mu.Unlock()
-	j.out = run // in the journal, so handing it to the store allocates nothing
-	err := j.write(batch, &j.out)
+	err := j.write(batch)
 	if err != nil {
 		j.mu.Lock()
 		j.failed = batch
@@ -144,12 +142,11 @@ func (j *journal) endWrite(emit func()) error {
 	j.mu.Unlock()
 	emit()
 	j.mu.Lock()
-	batch, run := j.takeLocked()
+	batch := j.takeLocked()
 	n := j.held
 	j.holding = false
 	j.mu.Unlock()
-	j.out = run
-	err := j.write(batch, &j.out)
+	err := j.write(batch)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err != nil {
@@ -168,14 +165,12 @@ func (j *journal) endWrite(emit func()) error {
 }
 
 // takeLocked empties the queue into a numbered batch.
-func (j *journal) takeLocked() ([]Entry, runStore) {
-	run := j.run
-	j.run = runStore{}
+func (j *journal) takeLocked() []Entry {
 	n := len(j.pending)
 	if n == 0 && len(j.queued) == 0 {
 		batch := j.failed
 		j.failed = nil
-		return batch, run
+		return batch
 	}
 	var batch []Entry
 	if len(j.failed) > 0 {
@@ -204,15 +199,18 @@ func (j *journal) takeLocked() ([]Entry, runStore) {
 		j.seq++
 		batch[i].Seq = j.seq
 	}
-	return batch, run
+	return batch
 }
 
-func (j *journal) write(batch []Entry, run *runStore) error {
-	if len(batch) == 0 && !run.set {
+// write appends batch, with the run record when one is queued (only the run's own
+// goroutine writes and queues a record, so j.run needs no lock here).
+func (j *journal) write(batch []Entry) error {
+	if len(batch) == 0 && !j.run.set {
 		return nil
 	}
-	if run.set {
-		return j.clock.Append(j.ctx, run, j.session, batch...)
+	if j.run.set {
+		j.run.set = false
+		return j.clock.Append(j.ctx, &j.run, j.session, batch...)
 	}
 	if err := j.clock.Append(j.ctx, j.sessions, j.session, batch...); err != nil {
 		return fmt.Errorf("store session %q: %w", j.session, err)

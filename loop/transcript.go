@@ -25,14 +25,14 @@ func (r *transcript) add(m *Message, seq int64) {
 // project rebuilds the system prompt and history from stored entries, applying the
 // latest compaction. It returns the seq of the last entry.
 func (r *transcript) project(entries []Entry) int64 {
-	// Room for what is stored and a step or two more, so a run's appends seldom grow them.
+	// Room for what is stored and a step more, so a run's appends seldom grow them.
 	n := 0
 	for _, e := range entries {
 		if e.Kind == EntryMessage {
 			n++
 		}
 	}
-	r.system, r.history, r.historySeqs = nil, make([]Message, 0, n+6), make([]int64, 0, n+6)
+	r.system, r.history, r.historySeqs = nil, make([]Message, 0, n+4), make([]int64, 0, n+4)
 	var last int64
 	for _, e := range entries {
 		last = e.Seq
