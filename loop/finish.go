@@ -27,9 +27,7 @@ func (r *run) finalStep(msg Message, withSchema bool) next {
 			if text == "" {
 				text = defaultContinue
 			}
-			if err := r.appendMessage(UserMessage(text)); err != nil {
-				return failed(err)
-			}
+			r.appendMessage(UserMessage(text))
 			return next{kind: nextRunAgain}
 		}
 	}
@@ -55,9 +53,7 @@ func (r *run) truncated(msg Message) next {
 	more := r.truncations <= r.cfg.MaxTruncationRetries
 	if len(msg.ToolCalls) > 0 {
 		for _, c := range msg.ToolCalls {
-			if err := r.appendMessage(toolMessage(c, ErrorResult(truncMessage))); err != nil {
-				return failed(err)
-			}
+			r.appendMessage(toolMessage(c, ErrorResult(truncMessage)))
 		}
 		if more {
 			return next{kind: nextRunAgain}
@@ -66,9 +62,7 @@ func (r *run) truncated(msg Message) next {
 	}
 	r.partial += msg.Text()
 	if more && (r.cfg.ContinueOnMaxTokens || r.in.ContinueOnMaxTokens) {
-		if err := r.appendMessage(UserMessage(continueMessage)); err != nil {
-			return failed(err)
-		}
+		r.appendMessage(UserMessage(continueMessage))
 		return next{kind: nextRunAgain}
 	}
 	text := r.partial
@@ -94,9 +88,7 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 				return r.failOrAbort(err)
 			}
 			msg = resp.message
-			if err := r.appendMessage(msg); err != nil {
-				return r.fail(err)
-			}
+			r.appendMessage(msg)
 			r.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
 			r.emit(EventUsage, resp.usage)
 		}
@@ -111,9 +103,7 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 				fmt.Errorf("structured output does not match the schema after %d attempts: %w", attempt+1, err))
 		}
 		fix := fmt.Sprintf("Your answer is not valid output: %v. Reply with only a JSON document that matches the schema.", err)
-		if err := r.appendMessage(UserMessage(fix)); err != nil {
-			return r.fail(err)
-		}
+		r.appendMessage(UserMessage(fix))
 		if cerr := r.ctxErr(); cerr != nil {
 			return r.abort(cerr)
 		}
@@ -138,9 +128,7 @@ func (r *run) summarize(reason Reason, text string) RunResult {
 		}
 	}
 	final := Message{Role: RoleAssistant, Content: []Part{TextPart(text)}}
-	if err := r.appendMessage(final); err != nil {
-		return r.fail(err)
-	}
+	r.appendMessage(final)
 	return r.endFinal(StatusIncomplete, reason, final, nil)
 }
 

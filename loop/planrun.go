@@ -86,9 +86,7 @@ func (r *run) planLoop() RunResult {
 				answer = lastOutcome(outcomes)
 			}
 			final := Message{Role: RoleAssistant, Content: []Part{TextPart(answer)}}
-			if err := r.appendMessage(final); err != nil {
-				return r.fail(err)
-			}
+			r.appendMessage(final)
 			return r.complete(ReasonEndTurn, answer, nil)
 		case VerdictPlanFail:
 			err := fmt.Errorf("the evaluator gave up: %s", ev.Reason)

@@ -137,12 +137,8 @@ func (r *run) prepare(entries []Entry) error {
 		// already queued for this run.
 		queued := r.pending
 		r.pending = nil
-		sys := Message{Role: RoleSystem, Content: []Part{TextPart(r.cfg.SystemPrompt)}}
-		err := r.appendMessage(sys)
-		r.pending = append(r.pending, queued...)
-		if err != nil {
-			return err
-		}
+		r.appendMessage(Message{Role: RoleSystem, Content: []Part{TextPart(r.cfg.SystemPrompt)}})
+		r.pending = queued // after the system entry
 	}
 	input := make([]Message, len(r.in.Messages))
 	copy(input, r.in.Messages)
@@ -178,9 +174,7 @@ func (r *run) prepare(entries []Entry) error {
 		return &startError{errors.New("loop: no input messages and nothing pending in the session")}
 	}
 	for _, m := range input {
-		if err := r.appendMessage(m); err != nil {
-			return err
-		}
+		r.appendMessage(m)
 	}
 	return nil
 }
@@ -210,9 +204,7 @@ func (r *run) iterate() RunResult {
 			return r.failOrAbort(err)
 		}
 		msg := resp.message
-		if err := r.appendMessage(msg); err != nil {
-			return r.fail(err)
-		}
+		r.appendMessage(msg)
 		if msg.Reasoning != "" {
 			r.emit(EventReasoning, TextData{Text: msg.Reasoning})
 		}
@@ -225,9 +217,7 @@ func (r *run) iterate() RunResult {
 
 		switch resp.stop {
 		case StopContentFilter: // L15: a filtered answer is not acted on
-			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter); err != nil {
-				return r.fail(err)
-			}
+			r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter)
 			err := errors.New("the provider's content filter stopped the model's answer")
 			r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
 			return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
@@ -259,9 +249,7 @@ func (r *run) toolStep(msg Message) next {
 			if err != nil || d.Verdict != VerdictStop {
 				continue
 			}
-			if err := r.refuseCalls(msg.ToolCalls, 0, ReasonHookStop); err != nil {
-				return failed(err)
-			}
+			r.refuseCalls(msg.ToolCalls, 0, ReasonHookStop)
 			return summary(ReasonHookStop, d.Message)
 		}
 	}
@@ -275,9 +263,7 @@ func (r *run) toolStep(msg Message) next {
 		return failedOrAborted(err)
 	}
 	if stopAt >= 0 {
-		if err := r.refuseCalls(msg.ToolCalls, stopAt, reason); err != nil {
-			return failed(err)
-		}
+		r.refuseCalls(msg.ToolCalls, stopAt, reason)
 		return summary(reason, "")
 	}
 	if len(r.clientPending) > 0 { // L16: the caller runs these
@@ -325,10 +311,9 @@ func (r *run) ctxErr() error {
 // appendMessage queues the message for the store, after the events queued before it,
 // and adds it to the history. It is written with the step's other entries at the next
 // flush (L21); a failure to write it fails the run there.
-func (r *run) appendMessage(m Message) error {
+func (r *run) appendMessage(m Message) {
 	seq := r.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m})
 	r.add(&m, seq)
-	return nil
 }
 
 // lastEventSeq is the seq of the last stored event: a run's events continue from it, so
@@ -369,9 +354,7 @@ func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, 
 		}
 		r.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
 		r.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
-		if err := r.appendMessage(m); err != nil {
-			return nil, nil, err
-		}
+		r.appendMessage(m)
 	}
 	return left, rest, nil
 }

@@ -15,14 +15,11 @@ func (r *run) checkCaps(calls []ToolCall) (int, Reason) { return r.counters.chec
 
 // refuseCalls stores an error result for calls[from:], so the history never holds a call
 // without its result and a resume does not run a call the policy refused.
-func (r *run) refuseCalls(calls []ToolCall, from int, reason Reason) error {
+func (r *run) refuseCalls(calls []ToolCall, from int, reason Reason) {
 	for _, c := range calls[from:] {
 		text := fmt.Sprintf("Error: tool call not executed: the run stopped (%s)", reason)
-		if err := r.appendMessage(toolMessage(c, ErrorResult(text))); err != nil {
-			return err
-		}
+		r.appendMessage(toolMessage(c, ErrorResult(text)))
 	}
-	return nil
 }
 
 // pendingCall is a call that passed every check and waits to run.
@@ -48,8 +45,8 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	}
 	prepared := make([]*pendingCall, len(calls))
 	finished := 0
-	// flush stores results in call order up to n, waiting for calls still running.
-	flush := func(n int) error {
+	// finishUpTo records results in call order up to n, waiting for calls still running.
+	finishUpTo := func(n int) {
 		for ; finished < n; finished++ {
 			pc := prepared[finished]
 			if pc.client {
@@ -58,19 +55,12 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 			if pc.done != nil {
 				<-pc.done
 			}
-			res, err := r.finishCall(pc)
-			results[finished] = res
-			if err != nil {
-				return err
-			}
+			results[finished] = r.finishCall(pc)
 		}
-		return nil
 	}
 	for i, c := range calls {
 		if err := r.ctxErr(); err != nil { // L13: checked before each tool
-			if ferr := flush(i); ferr != nil { // keep what already ran
-				return nil, ferr
-			}
+			finishUpTo(i) // keep what already ran
 			return nil, err
 		}
 		r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
@@ -82,14 +72,13 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 		}
 		pc, err := r.prepareCall(c)
 		if err != nil {
-			if ferr := flush(i); ferr != nil {
-				return nil, ferr
-			}
+			finishUpTo(i)
 			return nil, err
 		}
 		prepared[i] = pc
 		if pc.tool != nil {
 			if err := r.flush(); err != nil { // the call is stored before it runs (L21)
+				finishUpTo(i) // wait for the calls already running
 				return nil, err
 			}
 		}
@@ -106,14 +95,10 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 			r.invoke(pc)
 		}
 		if !parallel {
-			if err := flush(i + 1); err != nil {
-				return nil, err
-			}
+			finishUpTo(i + 1)
 		}
 	}
-	if err := flush(len(calls)); err != nil {
-		return nil, err
-	}
+	finishUpTo(len(calls))
 	return results, nil
 }
 
@@ -286,7 +271,7 @@ func (r *run) invoke(pc *pendingCall) {
 
 // finishCall applies tool_result guardrails, emits the result events and stores the
 // tool message.
-func (r *run) finishCall(pc *pendingCall) (ToolResult, error) {
+func (r *run) finishCall(pc *pendingCall) ToolResult {
 	res := pc.result
 	if pc.tool != nil && !res.IsError {
 		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
@@ -307,7 +292,8 @@ func (r *run) finishCall(pc *pendingCall) (ToolResult, error) {
 	r.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
 		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
 	r.emit(EventStepComplete, StepCompleteData{ID: pc.call.ID, Status: status})
-	return res, r.appendMessage(toolMessage(pc.call, res))
+	r.appendMessage(toolMessage(pc.call, res))
+	return res
 }
 
 func toolMessage(c ToolCall, res ToolResult) Message {
