@@ -91,13 +91,19 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 		WithStdout(stdout).
 		WithStderr(stderr)
 
-	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize}
+	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories}
 	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
 	defer cancel()
 	callCtx := experimental.WithMemoryAllocator(timed, watch)
 	mod, err := p.wasi.runtime.InstantiateModule(callCtx, p.wasi.compiled, mc)
 	if mod != nil {
 		_ = mod.Close(context.WithoutCancel(ctx))
+	}
+	// The command has returned, so nothing runs in its memory any more.
+	// When instantiation failed before returning a module, the memory is left
+	// to the collector: wazero may not have closed it.
+	if mod != nil {
+		watch.recycle()
 	}
 	var exit *sys.ExitError
 	failedExit := errors.As(err, &exit) && exit.ExitCode() != 0 && ctx.Err() == nil && timed.Err() == nil && !watch.exceeded.Load()

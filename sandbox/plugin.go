@@ -33,6 +33,7 @@ type Plugin struct {
 	compiled     *extism.CompiledPlugin
 	moduleConfig wazero.ModuleConfig
 	pool         *pool
+	memories     *memoryPool // linear memories of disposed instances (memory.go)
 
 	// wasi ABI
 	wasi *wasiCommand
@@ -117,6 +118,9 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	if size <= 0 {
 		size = 4
 	}
+	// Room for the memories of as many instances as may exist at once: the
+	// guest's and the Extism kernel's of each.
+	p.memories = newMemoryPool(2 * size)
 	if p.abi == ABIWASI {
 		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
 			_ = p.Close(ctx)
@@ -232,6 +236,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	if p.pool != nil {
 		p.pool.close(ctx)
 	}
+	p.memories.drain()
 	defer func() {
 		for _, r := range p.roots {
 			r.Close()

@@ -124,15 +124,21 @@ func (p *pool) release(ctx context.Context, in *instance, healthy bool) {
 	}
 	p.mu.Unlock()
 	if in != nil {
-		_ = in.ext.Close(context.WithoutCancel(ctx))
+		in.dispose(ctx)
 	}
 	<-p.slots
 }
 
 func closeAll(ctx context.Context, ins []*instance) {
 	for _, in := range ins {
-		_ = in.ext.Close(context.WithoutCancel(ctx))
+		in.dispose(ctx)
 	}
+}
+
+// dispose closes an instance that no call is using and recycles its memory.
+func (in *instance) dispose(ctx context.Context) {
+	_ = in.ext.Close(context.WithoutCancel(ctx))
+	in.watch.recycle()
 }
 
 func (p *pool) close(ctx context.Context) {
@@ -148,7 +154,7 @@ func (p *pool) close(ctx context.Context) {
 // installed: every linear memory it creates (the guest's and the Extism
 // kernel's) is allocated by the watch.
 func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
-	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize}
+	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories}
 	ictx := experimental.WithMemoryAllocator(context.WithoutCancel(ctx), watch)
 	out := newCallOutput()
 	mc := p.moduleConfig.WithStdout(lockedWriter{out, &out.stdout}).WithStderr(lockedWriter{out, &out.stderr})

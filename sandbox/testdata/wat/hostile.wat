@@ -51,4 +51,34 @@
   ;; quit exits the module with the code 3.
   (func (export "quit") (result i32)
     (call $proc_exit (i32.const 3))
+    (i32.const 0))
+
+  ;; stain grows its memory to 1 MiB and fills all of it with 0xAA bytes: what
+  ;; an instance leaves behind in its memory (a secret) when it is disposed of.
+  (func (export "stain") (result i32)
+    (local $i i32)
+    (drop (memory.grow (i32.const 15)))
+    (block $done
+      (loop $fill
+        (br_if $done (i32.ge_u (local.get $i) (i32.const 1048576)))
+        (i64.store (local.get $i) (i64.const -0x5555555555555556))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $fill)))
+    (i32.const 0))
+
+  ;; peek grows its memory to 1 MiB and outputs "0" if every byte of it is
+  ;; zero, as a new instance's memory must be, else "1".
+  (func (export "peek") (result i32)
+    (local $i i32) (local $seen i64) (local $out i64)
+    (drop (memory.grow (i32.const 15)))
+    (block $done
+      (loop $scan
+        (br_if $done (i32.ge_u (local.get $i) (i32.const 1048576)))
+        (local.set $seen (i64.or (local.get $seen) (i64.load (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
+        (br $scan)))
+    (local.set $out (call $alloc (i64.const 1)))
+    (call $store_u8 (local.get $out)
+      (select (i32.const 49) (i32.const 48) (i64.ne (local.get $seen) (i64.const 0))))
+    (call $output_set (local.get $out) (i64.const 1))
     (i32.const 0)))

@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// Recycled memory (memory.go): an instance's linear memory may serve a later
+// instance, of another session or call, only after it is cleared.
+
+// stainThenPeek has one instance fill its memory with a pattern and a later
+// one look for any non-zero byte in its own; it returns what the later saw.
+func stainThenPeek(t *testing.T, p *Plugin, stainCtx, peekCtx context.Context) string {
+	t.Helper()
+	if _, err := p.CallExport(stainCtx, "stain", nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.CallExport(peekCtx, "peek", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func TestMemoryOfADisposedInstanceIsZeroWhenReused(t *testing.T) {
+	for _, tc := range []struct {
+		isolation string
+		pool      int
+		stain     context.Context
+		peek      context.Context
+	}{
+		// every call a fresh instance, disposed of after it
+		{IsolationCall, 2, context.Background(), context.Background()},
+		// one slot: session B's instance makes room by closing A's
+		{IsolationSession, 1, WithSession(context.Background(), "A"), WithSession(context.Background(), "B")},
+	} {
+		t.Run(tc.isolation, func(t *testing.T) {
+			p := load(t, newTestRuntime(t), Config{Name: "hostile", Wasm: fixtures.hostile, PoolSize: tc.pool,
+				Permissions: Permissions{Isolation: tc.isolation}})
+			for i := range 3 {
+				if got := stainThenPeek(t, p, tc.stain, tc.peek); got != "0" {
+					t.Fatalf("round %d: the new instance saw the old one's bytes (peek = %q)", i, got)
+				}
+			}
+			if p.memories.reused.Load() == 0 {
+				t.Fatal("no memory was recycled, so the test proved nothing")
+			}
+		})
+	}
+}
+
+func TestMemoryIsNeverSharedByInstancesAtOnce(t *testing.T) {
+	p := load(t, newTestRuntime(t), Config{Name: "hostile", Wasm: fixtures.hostile, PoolSize: 4,
+		Permissions: Permissions{Isolation: IsolationCall}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				export := "stain"
+				if (g+i)%2 == 0 {
+					export = "peek"
+				}
+				out, err := p.CallExport(context.Background(), export, nil)
+				if err != nil || (export == "peek" && string(out) != "0") {
+					errs <- fmt.Errorf("goroutine %d call %d %s: %q %v", g, i, export, out, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if p.memories.reused.Load() == 0 {
+		t.Fatal("no memory was recycled")
+	}
+}
+
+func TestMemoryPoolKeepsAtMostItsBoundAndNothingAfterDrain(t *testing.T) {
+	mp := newMemoryPool(2)
+	for range 3 {
+		mp.put(make([]byte, 10, 16))
+	}
+	if len(mp.free) != 2 || mp.dropped.Load() != 1 {
+		t.Fatalf("kept %d, dropped %d; want 2 and 1", len(mp.free), mp.dropped.Load())
+	}
+	if b := mp.get(17); b != nil {
+		t.Fatalf("got a buffer of capacity %d for 17 bytes", cap(b))
+	}
+	b := mp.get(12)
+	if len(b) != 12 || cap(b) != 16 {
+		t.Fatalf("len %d cap %d, want 12 and 16", len(b), cap(b))
+	}
+	mp.drain()
+	mp.put(b)
+	if mp.get(1) != nil {
+		t.Fatal("a drained pool handed out a buffer")
+	}
+}
