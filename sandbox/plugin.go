@@ -11,6 +11,8 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/agenthost/agenthost/sandbox/internal/wasmdata"
 )
 
 // Plugin is a loaded plugin: one compiled module and a pool of instances.
@@ -43,6 +45,11 @@ type Plugin struct {
 	closed    atomic.Bool
 	requestID atomic.Int64 // numbers mcp v2 requests
 }
+
+// dataSegmentGap is the longest run of zeros written out to join two data
+// segments (internal/wasmdata): Go leaves gaps of up to 63 bytes, and
+// copying 256 zeros costs wazero less than evaluating one more segment.
+const dataSegmentGap = 256
 
 // Load compiles (or fetches from the cache) and prepares a plugin. For the
 // mcp ABI it also asks the plugin for its tools, so a broken plugin fails
@@ -101,6 +108,10 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 			"build it with -buildmode=c-shared (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared), " +
 			`or set abi = "wasi" if it is a command that reads its arguments on stdin`)
 	}
+	// What is compiled is the module with its data segments merged: the same
+	// initial memory from a few segments instead of a Go program's tens of
+	// thousands, each of which every instantiation would evaluate.
+	wasm, _, _ = wasmdata.Merge(wasm, dataSegmentGap)
 	env := make(map[string]string, len(perms.Env))
 	for _, name := range perms.Env {
 		if v, ok := os.LookupEnv(name); ok {
