@@ -11,6 +11,11 @@
 //     Permissions.Isolation says which calls may share one (its globals and
 //     memory): "pooled" any, "session" (default) only calls of the same
 //     WithSession id, "call" none.
+//   - Keeps instantiation cheap, since "session" and "call" isolation make it
+//     frequent: a disposed instance's linear memories serve the next instance
+//     of the plugin, cleared first (memory.go), and modules are compiled with
+//     their data segments merged where that provably changes nothing
+//     (internal/wasmdata).
 //   - Denies by default. Permissions grant memory, a per-call timeout (always
 //     on), input/output sizes, HTTP hosts (checked on every connection,
 //     redirects included), directories, environment variables, config, the
