@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Recycled memory (memory.go): an instance's linear memory may serve a later
@@ -48,6 +50,28 @@ func TestMemoryOfADisposedInstanceIsZeroWhenReused(t *testing.T) {
 				t.Fatal("no memory was recycled, so the test proved nothing")
 			}
 		})
+	}
+}
+
+// An instance stopped by its deadline mid-call (wazero closes the module
+// while the guest runs) gives its memory back only once the call returned,
+// and the next instance still finds it cleared.
+func TestMemoryOfAnInstanceStoppedByItsDeadlineIsZeroWhenReused(t *testing.T) {
+	p := load(t, newTestRuntime(t), Config{Name: "hostile", Wasm: fixtures.hostile, PoolSize: 1,
+		Permissions: Permissions{Isolation: IsolationCall, Timeout: 200 * time.Millisecond}})
+	for i := range 2 {
+		_, err := p.CallExport(context.Background(), "stain_and_hang", nil)
+		var f *Fault
+		if !errors.As(err, &f) || f.Kind != FaultTimeout {
+			t.Fatalf("round %d: stain_and_hang: %v, want a timeout fault", i, err)
+		}
+		out, err := p.CallExport(context.Background(), "peek", nil)
+		if err != nil || string(out) != "0" {
+			t.Fatalf("round %d: peek after a timed-out instance: %q %v", i, out, err)
+		}
+	}
+	if p.memories.reused.Load() == 0 {
+		t.Fatal("no memory was recycled")
 	}
 }
 

@@ -105,6 +105,13 @@ func TestModulesMergeCannotProveSafeAreLeftAlone(t *testing.T) {
 		}(),
 		"not wasm":  []byte("hello, world"),
 		"far apart": module(false, seg{offset: 0, data: "a"}, seg{offset: 200, data: "b"}),
+		"too many segments": func() []byte {
+			segs := make([]seg, maxSegments+1)
+			for i := range segs {
+				segs[i] = seg{offset: int32(i), data: "x"}
+			}
+			return module(false, segs...)
+		}(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, _, _ := Merge(m, 256)

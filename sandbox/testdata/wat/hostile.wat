@@ -55,7 +55,7 @@
 
   ;; stain grows its memory to 1 MiB and fills all of it with 0xAA bytes: what
   ;; an instance leaves behind in its memory (a secret) when it is disposed of.
-  (func (export "stain") (result i32)
+  (func $stain (export "stain") (result i32)
     (local $i i32)
     (drop (memory.grow (i32.const 15)))
     (block $done
@@ -81,4 +81,11 @@
     (call $store_u8 (local.get $out)
       (select (i32.const 49) (i32.const 48) (i64.ne (local.get $seen) (i64.const 0))))
     (call $output_set (local.get $out) (i64.const 1))
+    (i32.const 0))
+
+  ;; stain_and_hang stains its memory as stain does, then never returns: its
+  ;; instance is stopped by the deadline while the guest is still running.
+  (func (export "stain_and_hang") (result i32)
+    (drop (call $stain))
+    (loop $forever (br $forever))
     (i32.const 0)))
