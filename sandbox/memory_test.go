@@ -75,6 +75,28 @@ func TestMemoryOfAnInstanceStoppedByItsDeadlineIsZeroWhenReused(t *testing.T) {
 	}
 }
 
+// A WASI command is a fresh instance every call: a Go program that takes new
+// memory assumes it is zero and does not clear it.
+func TestMemoryOfAWASICommandIsZeroWhenReused(t *testing.T) {
+	p := load(t, newTestRuntime(t), Config{Name: "cmd", Wasm: fixtures.wasicmd, ABI: ABIWASI, PoolSize: 1})
+	call := func(text string) string {
+		res, err := p.CallTool(context.Background(), "cmd", []byte(fmt.Sprintf(`{"text":%q}`, text)))
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %v", text, res, err)
+		}
+		return res.Text()
+	}
+	for i := range 3 {
+		call("stain")
+		if got := call("peek"); got != "0" {
+			t.Fatalf("round %d: %s non-zero bytes in new memory", i, got)
+		}
+	}
+	if p.memories.reused.Load() == 0 {
+		t.Fatal("no memory was recycled")
+	}
+}
+
 func TestMemoryIsNeverSharedByInstancesAtOnce(t *testing.T) {
 	p := load(t, newTestRuntime(t), Config{Name: "hostile", Wasm: fixtures.hostile, PoolSize: 4,
 		Permissions: Permissions{Isolation: IsolationCall}})

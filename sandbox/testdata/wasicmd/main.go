@@ -36,6 +36,24 @@ func main() {
 			"content": []map[string]string{{"type": "text", "text": "structured"}},
 			"isError": true,
 		})
+	case "stain":
+		// Fill a fresh 4 MiB with 0xAA: what an instance leaves behind.
+		b := make([]byte, 4<<20)
+		for i := range b {
+			b[i] = 0xAA
+		}
+		fmt.Print(len(b))
+	case "peek":
+		// Go does not clear memory it takes from memory.grow (a new memory
+		// is zero), so a recycled one that was not cleared shows here.
+		b := make([]byte, 4<<20)
+		n := 0
+		for _, c := range b {
+			if c != 0 {
+				n++
+			}
+		}
+		fmt.Print(n)
 	case "whoami":
 		fmt.Print(os.Getenv("AGENTHOST_TOOL"), " ", strings.Join(os.Args, " "))
 	case "warn":
