@@ -15,7 +15,7 @@
 //     frequent: a disposed instance's linear memories serve the next instance
 //     of the plugin, cleared first (memory.go), and modules are compiled with
 //     their data segments merged where that provably changes nothing
-//     (internal/wasmdata).
+//     (internal/wasmbin).
 //   - Denies by default. Permissions grant memory, a per-call timeout (always
 //     on), input/output sizes, HTTP hosts (checked on every connection,
 //     redirects included), directories, environment variables, config, the

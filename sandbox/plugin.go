@@ -12,7 +12,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 
-	"github.com/agenthost/agenthost/sandbox/internal/wasmdata"
+	"github.com/agenthost/agenthost/sandbox/internal/wasmbin"
 )
 
 // Plugin is a loaded plugin: one compiled module and a pool of instances.
@@ -47,7 +47,7 @@ type Plugin struct {
 }
 
 // dataSegmentGap is the longest run of zeros written out to join two data
-// segments (internal/wasmdata): Go leaves gaps of up to 63 bytes, and
+// segments (internal/wasmbin): Go leaves gaps of up to 63 bytes, and
 // copying 256 zeros costs wazero less than evaluating one more segment.
 const dataSegmentGap = 256
 
@@ -111,7 +111,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	// What is compiled is the module with its data segments merged: the same
 	// initial memory from a few segments instead of a Go program's tens of
 	// thousands, each of which every instantiation would evaluate.
-	wasm, _, _ = wasmdata.Merge(wasm, dataSegmentGap)
+	wasm, _, _ = wasmbin.MergeData(wasm, dataSegmentGap)
 	env := make(map[string]string, len(perms.Env))
 	for _, name := range perms.Env {
 		if v, ok := os.LookupEnv(name); ok {

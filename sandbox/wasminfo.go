@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+
+	"github.com/agenthost/agenthost/sandbox/internal/wasmbin"
 )
 
 // moduleInfo is what Load needs to know about a module before compiling it:
@@ -30,107 +32,58 @@ func parseModuleInfo(b []byte) (moduleInfo, error) {
 	if len(b) < 8 || string(b[:4]) != "\x00asm" {
 		return info, errors.New("not a WebAssembly binary module")
 	}
-	r := &wasmReader{b: b, pos: 8}
-	for r.pos < len(r.b) {
-		id := r.byte()
-		size := r.u32()
-		end := r.pos + int(size)
-		if r.err != nil || end > len(r.b) {
+	r := &wasmbin.Reader{Buf: b, Pos: 8}
+	for r.Pos < len(r.Buf) {
+		id := r.Byte()
+		size := r.U32()
+		end := r.Pos + int(size)
+		if r.Err != nil || end > len(r.Buf) {
 			return info, errors.New("truncated section")
 		}
 		switch id {
 		case 0: // custom
-			if r.name() == "go:buildid" {
+			if r.Name() == "go:buildid" {
 				info.goBuilt = true
 			}
 		case 2: // imports
-			for n := r.u32(); n > 0 && r.err == nil; n-- {
-				if r.name() == "extism:host/env" {
+			for n := r.U32(); n > 0 && r.Err == nil; n-- {
+				if r.Name() == "extism:host/env" {
 					info.extism = true
 				}
-				r.name()
-				switch kind := r.byte(); kind {
+				r.Name()
+				switch kind := r.Byte(); kind {
 				case 0:
-					r.u32()
+					r.U32()
 				case 1:
-					r.byte()
-					r.limits()
+					r.Byte()
+					r.Limits()
 				case 2:
-					info.minPages = r.limits()
+					info.minPages = r.Limits()
 				case 3:
-					r.byte()
-					r.byte()
+					r.Byte()
+					r.Byte()
 				default:
 					return info, fmt.Errorf("unknown import kind %d", kind)
 				}
 			}
 		case 5: // memories
-			if n := r.u32(); n > 0 {
-				info.minPages = r.limits()
+			if n := r.U32(); n > 0 {
+				info.minPages = r.Limits()
 			}
 		case 7: // exports
-			for n := r.u32(); n > 0 && r.err == nil; n-- {
-				name := r.name()
-				kind := r.byte()
-				r.u32()
+			for n := r.U32(); n > 0 && r.Err == nil; n-- {
+				name := r.Name()
+				kind := r.Byte()
+				r.U32()
 				if kind == 0 {
 					info.exports = append(info.exports, name)
 				}
 			}
 		}
-		if r.err != nil {
-			return info, r.err
+		if r.Err != nil {
+			return info, r.Err
 		}
-		r.pos = end
+		r.Pos = end
 	}
 	return info, nil
-}
-
-type wasmReader struct {
-	b   []byte
-	pos int
-	err error
-}
-
-func (r *wasmReader) byte() byte {
-	if r.pos >= len(r.b) {
-		r.err = errors.New("unexpected end of module")
-		return 0
-	}
-	c := r.b[r.pos]
-	r.pos++
-	return c
-}
-
-func (r *wasmReader) u32() uint32 {
-	var v uint32
-	for shift := 0; shift < 35; shift += 7 {
-		c := r.byte()
-		v |= uint32(c&0x7f) << shift
-		if c&0x80 == 0 {
-			break
-		}
-	}
-	return v
-}
-
-func (r *wasmReader) name() string {
-	n := int(r.u32())
-	if r.err != nil || r.pos+n > len(r.b) {
-		r.err = errors.New("unexpected end of module")
-		return ""
-	}
-	s := string(r.b[r.pos : r.pos+n])
-	r.pos += n
-	return s
-}
-
-// limits reads a limits record and returns its minimum.
-func (r *wasmReader) limits() uint32 {
-	flags := r.byte()
-	min := r.u32()
-	if flags&1 != 0 {
-		r.u32()
-	}
-	return min
 }

@@ -1,12 +1,11 @@
-package wasmdata
+package wasmbin
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 )
 
-// maxSegments bounds the work and memory Merge spends on one module (about 50
+// maxSegments bounds the work and memory MergeData spends on one module (about 50
 // bytes a segment): a Go program of 3.5 MB has 37,436; a module with more is
 // compiled as it is.
 const maxSegments = 1 << 20
@@ -19,30 +18,30 @@ const (
 	opEnd      = 0x0b
 )
 
-// Merge returns module with its active data segments merged wherever the
+// MergeData returns module with its active data segments merged wherever the
 // gap between one segment's end and the next one's start is at most maxGap
 // bytes, and how many segments there were and are. When the module is not
 // one it may rewrite, or nothing would merge, it returns module itself.
-func Merge(module []byte, maxGap int) (out []byte, before, after int) {
+func MergeData(module []byte, maxGap int) (out []byte, before, after int) {
 	if len(module) < 8 || !bytes.Equal(module[:4], []byte("\x00asm")) {
 		return module, 0, 0
 	}
-	r := &reader{b: module, pos: 8}
+	r := &Reader{Buf: module, Pos: 8}
 	dataStart, dataEnd, contentStart := -1, -1, -1
-	for r.pos < len(module) {
-		start := r.pos
-		id := r.byte()
-		size := r.u32()
-		if r.err != nil || uint64(r.pos)+uint64(size) > uint64(len(module)) {
+	for r.Pos < len(module) {
+		start := r.Pos
+		id := r.Byte()
+		size := r.U32()
+		if r.Err != nil || uint64(r.Pos)+uint64(size) > uint64(len(module)) {
 			return module, 0, 0
 		}
 		switch id {
 		case sectionDataCount:
 			return module, 0, 0
 		case sectionData:
-			dataStart, contentStart, dataEnd = start, r.pos, r.pos+int(size)
+			dataStart, contentStart, dataEnd = start, r.Pos, r.Pos+int(size)
 		}
-		r.pos += int(size)
+		r.Pos += int(size)
 	}
 	if dataStart < 0 {
 		return module, 0, 0
@@ -84,32 +83,32 @@ func (s segment) end() uint64 { return uint64(s.offset) + uint64(len(s.data)) }
 // parseSegments reads a data section's content, or says it is not one
 // Merge may rewrite.
 func parseSegments(b []byte) ([]segment, bool) {
-	r := &reader{b: b}
-	n := r.u32()
-	if r.err != nil || uint64(n) > uint64(len(b)) || n > maxSegments { // every segment takes bytes
+	r := &Reader{Buf: b}
+	n := r.U32()
+	if r.Err != nil || uint64(n) > uint64(len(b)) || n > maxSegments { // every segment takes bytes
 		return nil, false
 	}
 	segs := make([]segment, 0, n)
 	for range n {
-		if r.u32() != 0 || r.byte() != opI32Const { // flags 0: active, memory 0
+		if r.U32() != 0 || r.Byte() != opI32Const { // flags 0: active, memory 0
 			return nil, false
 		}
-		offset := uint32(r.s32())
-		if r.byte() != opEnd {
+		offset := uint32(r.S32())
+		if r.Byte() != opEnd {
 			return nil, false
 		}
-		size := r.u32()
-		if r.err != nil || uint64(r.pos)+uint64(size) > uint64(len(b)) {
+		size := r.U32()
+		if r.Err != nil || uint64(r.Pos)+uint64(size) > uint64(len(b)) {
 			return nil, false
 		}
-		s := segment{offset: offset, data: b[r.pos : r.pos+int(size)]}
-		r.pos += int(size)
+		s := segment{offset: offset, data: b[r.Pos : r.Pos+int(size)]}
+		r.Pos += int(size)
 		if s.end() > 1<<32 {
 			return nil, false // past any memory: let instantiation say so
 		}
 		segs = append(segs, s)
 	}
-	if r.err != nil || r.pos != len(b) {
+	if r.Err != nil || r.Pos != len(b) {
 		return nil, false
 	}
 	return segs, true
@@ -118,7 +117,7 @@ func parseSegments(b []byte) ([]segment, bool) {
 // neighbours reports, for each segment but the last, whether the next one
 // in the section is also the next one in memory, with nothing between
 // them; it returns false if any two segments overlap (then a segment's
-// bytes depend on the order they are written in, and Merge keeps out).
+// bytes depend on the order they are written in, and MergeData keeps out).
 // Go writes a few ascending runs, one per kind of data, not one.
 func neighbours(segs []segment) ([]bool, bool) {
 	order := make([]int, len(segs))
@@ -189,62 +188,6 @@ func encodeSegments(segs []segment) []byte {
 		b = append(b, s.data...)
 	}
 	return b
-}
-
-var errEnd = errors.New("unexpected end of module")
-
-// reader decodes the LEB128 integers of the binary format strictly: an
-// encoding too long for its type is an error, so a module Merge cannot read
-// exactly is left alone.
-type reader struct {
-	b   []byte
-	pos int
-	err error
-}
-
-func (r *reader) byte() byte {
-	if r.pos >= len(r.b) {
-		r.err = errEnd
-		return 0
-	}
-	c := r.b[r.pos]
-	r.pos++
-	return c
-}
-
-func (r *reader) u32() uint32 {
-	var v uint64
-	for shift := 0; shift < 35; shift += 7 {
-		c := r.byte()
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			if v > 1<<32-1 {
-				r.err = errors.New("u32 overflow")
-			}
-			return uint32(v)
-		}
-	}
-	r.err = errors.New("u32 too long")
-	return 0
-}
-
-func (r *reader) s32() int32 {
-	var v int64
-	for shift := 0; shift < 35; shift += 7 {
-		c := r.byte()
-		v |= int64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			if shift < 63 && c&0x40 != 0 {
-				v |= -1 << (shift + 7) // sign-extend
-			}
-			if v < -1<<31 || v > 1<<31-1 {
-				r.err = errors.New("s32 overflow")
-			}
-			return int32(v)
-		}
-	}
-	r.err = errors.New("s32 too long")
-	return 0
 }
 
 func appendU32(b []byte, v uint32) []byte {

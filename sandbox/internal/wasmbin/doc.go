@@ -1,5 +1,7 @@
-// Package wasmdata rewrites the data section of a WebAssembly binary module
-// so that instantiating it costs less, without changing what it does.
+// Package wasmbin reads WebAssembly binary modules (Reader: the strict LEB128
+// decoding the sandbox's module inspection and MergeData share) and rewrites
+// one part of them, the data section, so that instantiating a module costs
+// less without changing what it does (MergeData).
 //
 // Go's linker splits a program's initialised data into tens of thousands of
 // active data segments (37,436 for the calc example), leaving out runs of
@@ -9,11 +11,13 @@
 // Merging neighbouring segments, with the few zero bytes between them
 // written out, gives the same initial memory from a few hundred segments.
 //
-// What it must not do: change a module's behaviour. It rewrites only a data
+// What it must not do: change a module's behaviour, or validate modules
+// (the compiler does; a module these readers cannot read is the compiler's
+// to refuse). MergeData rewrites only a data
 // section whose every segment is active, in memory 0, at an i32.const
 // offset, in ascending order without overlap, in a module without a data
 // count section (the one a module needs to name data segments from code,
 // with memory.init or data.drop, whose indices a merge would change).
 // Anything else, including a malformed module, is returned unchanged for
 // the compiler to accept or refuse as it is.
-package wasmdata
+package wasmbin

@@ -1,4 +1,4 @@
-package wasmdata
+package wasmbin
 
 import (
 	"bytes"
@@ -73,7 +73,7 @@ func TestMergedModuleHasTheSameInitialMemory(t *testing.T) {
 		"negative offset": module(false, seg{offset: 0, data: "x"}, seg{offset: 2, data: "y"}, seg{offset: -1, data: "z"}),
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, before, after := Merge(m, 256)
+			out, before, after := MergeData(m, 256)
 			want, werr := memoryAfterInstantiation(t, m)
 			got, gerr := memoryAfterInstantiation(t, out)
 			if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
@@ -82,10 +82,10 @@ func TestMergedModuleHasTheSameInitialMemory(t *testing.T) {
 		})
 	}
 	// and the merges happened where they could
-	if _, before, after := Merge(module(false, seg{offset: 0, data: "ab"}, seg{offset: 5, data: "cd"}, seg{offset: 9, data: "e"}), 256); before != 3 || after != 1 {
+	if _, before, after := MergeData(module(false, seg{offset: 0, data: "ab"}, seg{offset: 5, data: "cd"}, seg{offset: 9, data: "e"}), 256); before != 3 || after != 1 {
 		t.Fatalf("ascending: %d→%d segments, want 3→1", before, after)
 	}
-	out, _, after := Merge(module(false, seg{offset: 20, data: "AAAA"}, seg{offset: 0, data: "BB"},
+	out, _, after := MergeData(module(false, seg{offset: 20, data: "AAAA"}, seg{offset: 0, data: "BB"},
 		seg{offset: 30, data: "CC"}, seg{offset: 2, data: "DD"}, seg{offset: 8, data: "EE"}), 256)
 	if after != 4 { // D and E follow each other in the section and in memory; no other pair does
 		t.Fatalf("a segment in the gap: %d segments after, want 4 (D and E merged)\n%x", after, out)
@@ -114,7 +114,7 @@ func TestModulesMergeCannotProveSafeAreLeftAlone(t *testing.T) {
 		}(),
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, _, _ := Merge(m, 256)
+			out, _, _ := MergeData(m, 256)
 			if &out[0] != &m[0] || len(out) != len(m) {
 				t.Fatalf("rewritten:\n%x\n%x", m, out)
 			}
@@ -151,7 +151,7 @@ func main() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, before, after := Merge(m, 256)
+	out, before, after := MergeData(m, 256)
 	if before < 1000 || after > 100 {
 		t.Fatalf("%d→%d segments; want a Go program's thousands down to a few", before, after)
 	}
@@ -179,14 +179,14 @@ func main() {
 	}
 }
 
-// FuzzMerge: whatever the bytes, Merge returns, and a module it rewrites
+// FuzzMergeData: whatever the bytes, MergeData returns, and a module it rewrites
 // instantiates exactly as the original does.
-func FuzzMerge(f *testing.F) {
+func FuzzMergeData(f *testing.F) {
 	f.Add(module(false, seg{offset: 0, data: "ab"}, seg{offset: 5, data: "cd"}))
 	f.Add(module(false, seg{offset: 20, data: "AAAA"}, seg{offset: 0, data: "BB"}, seg{offset: 30, data: "CC"}))
 	f.Add(module(false, seg{offset: 65530, data: "abcdefgh"}, seg{offset: 65539, data: "z"}))
 	f.Fuzz(func(t *testing.T, m []byte) {
-		out, _, _ := Merge(m, 16)
+		out, _, _ := MergeData(m, 16)
 		if len(out) == len(m) && (len(m) == 0 || &out[0] == &m[0]) {
 			return
 		}
