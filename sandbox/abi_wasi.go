@@ -96,13 +96,11 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	defer cancel()
 	callCtx := experimental.WithMemoryAllocator(timed, watch)
 	mod, err := p.wasi.runtime.InstantiateModule(callCtx, p.wasi.compiled, mc)
+	// The command has returned, so nothing runs in its memory any more and it
+	// can serve the next call. When instantiation failed before returning a
+	// module, the memory is left to the collector: wazero may not have closed it.
 	if mod != nil {
 		_ = mod.Close(context.WithoutCancel(ctx))
-	}
-	// The command has returned, so nothing runs in its memory any more.
-	// When instantiation failed before returning a module, the memory is left
-	// to the collector: wazero may not have closed it.
-	if mod != nil {
 		watch.recycle()
 	}
 	var exit *sys.ExitError

@@ -81,7 +81,7 @@ type segment struct {
 func (s segment) end() uint64 { return uint64(s.offset) + uint64(len(s.data)) }
 
 // parseSegments reads a data section's content, or says it is not one
-// Merge may rewrite.
+// MergeData may rewrite.
 func parseSegments(b []byte) ([]segment, bool) {
 	r := &Reader{Buf: b}
 	n := r.U32()
