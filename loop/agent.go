@@ -142,6 +142,12 @@ type RunInput struct {
 	Agent string
 	// forceReact runs a plan-mode agent as a ReAct loop: a plan step's sub-run.
 	forceReact bool
+	// direct is the one call of a run Agent.CallTool started (direct.go); approver
+	// overrides Config.Approver for it.
+	direct        *ToolCall
+	approver      Approver
+	directTimeout time.Duration
+	directResult  *ToolResult
 	// ClientContext is what the client says about its situation (AG-UI's context):
 	// handed to the context strategies; DefaultContext puts it in the system message.
 	ClientContext []ContextItem

@@ -198,39 +198,20 @@ func (r *run) recordStep(o StepOutcome) {
 	}
 }
 
-// stepTool calls the step's tool directly, with the checks of any call (schema,
-// guardrails, permission, approval).
+// stepTool calls the step's tool through the tool pipeline (L22): the checks of any
+// call, stored before it runs, guardrails on its result, within the step's timeout. A
+// failed store write or an approval left pending ends the step with an error; the run
+// then stops at its next check.
 func (r *run) stepTool(rev int, s PlanStep, timeout time.Duration) (string, bool) {
 	args := string(s.Arguments)
 	if args == "" {
 		args = "{}"
 	}
 	c := ToolCall{ID: fmt.Sprintf("plan%d_%s", rev, s.ID), Name: s.Tool, Arguments: args}
-	r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
-	r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
-	pc, err := r.prepareCall(c)
+	res, err := r.callOne(c, timeout)
 	if err != nil {
 		return "Error: " + err.Error(), false
 	}
-	if pc.tool != nil {
-		saved := r.policy.Timeout
-		if timeout > 0 && (saved <= 0 || timeout < saved) {
-			r.policy.Timeout = timeout
-		}
-		r.invoke(pc)
-		r.policy.Timeout = saved
-	}
-	res := pc.result
-	r.toolCalls++
-	if res.IsError {
-		r.toolErrors++
-	}
-	status := "ok"
-	if res.IsError {
-		status = "error"
-	}
-	r.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: res.Text(), IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
-	r.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: status})
 	return res.Text(), !res.IsError
 }
 

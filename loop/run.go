@@ -108,6 +108,9 @@ func (r *run) execute() (res RunResult) {
 	if lerr != nil {
 		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
 	}
+	if r.in.direct != nil {
+		return r.directCall(entries)
+	}
 	if err := r.prepare(entries); err != nil {
 		return r.failOrAbort(err)
 	}

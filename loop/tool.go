@@ -38,6 +38,15 @@ type toolEntry struct {
 	schema *argsSchema // nil when the tool has no schema
 }
 
+// validate checks arguments against the tool's input schema. Arguments that are not
+// JSON pass: the tool gets them raw and says what it makes of them (L5).
+func (e *toolEntry) validate(args string) error {
+	if e.schema == nil || !json.Valid([]byte(args)) {
+		return nil
+	}
+	return e.schema.validate(args)
+}
+
 // NewToolSet checks names and compiles every input schema, so a bad schema is found when
 // the agent is built, not when the model first calls the tool.
 func NewToolSet(tools ...Tool) (*ToolSet, error) {

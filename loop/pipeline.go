@@ -1,0 +1,257 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// The tool pipeline (rule L22) is the one path every tool call takes, whoever asked
+// for it: a model's answer (runTools), a plan step (stepTool), a direct call from a
+// surface that is not a model (Agent.CallTool: `mcp serve`, `plugins call`). Each
+// surface used to carry its own copy of part of it, and each copy drifted (a plan step
+// skipped the tool_result guardrail; `mcp serve` skipped approvals). The stages, in
+// order:
+//
+//	announce  step_start, tool_call
+//	admit     run deadline → known and offered → argument schema → tool_args
+//	          guardrail → permission plugin → approval policy (asking a human)
+//	store     everything before the call is written (L21)
+//	invoke    under the call's deadline: the policy timeout, a step's timeout, the run's
+//	          max_run_duration, whichever ends first
+//	settle    tool_result guardrail → counters → tool_result, step_complete
+//
+// Caps (L8) are checked over a whole answer before the pipeline by runTools, which must
+// refuse the rest of an answer at once; a single call (callOne) checks them itself.
+// What becomes of a settled result is the surface's business: a model's answer gets a
+// tool message, a plan step an outcome, a direct call its return value.
+
+// pendingCall is one call on its way through the pipeline.
+type pendingCall struct {
+	call    ToolCall
+	tool    Tool // nil when admit refused the call: result holds why
+	args    string
+	result  ToolResult
+	dur     time.Duration
+	timeout time.Duration // a deadline tighter than the policy's (a plan step's), or 0
+	done    chan struct{}
+	client  bool // a client tool's call: the caller runs it (L16)
+}
+
+// announce emits the events that open a call.
+func (r *run) announce(c ToolCall) {
+	r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
+	r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+}
+
+// callOne takes one call through every stage, caps included. It returns an error only
+// when the run must end (a store write failed, the run was cancelled or interrupted
+// while asking a human).
+func (r *run) callOne(c ToolCall, timeout time.Duration) (ToolResult, error) {
+	r.on(onRunTools)
+	r.announce(c)
+	if at, reason := r.checkCaps([]ToolCall{c}); at == 0 {
+		pc := &pendingCall{call: c, result: ErrorResult(fmt.Sprintf("Error: tool call not executed: %s", reason))}
+		return r.settle(pc), nil
+	}
+	pc, err := r.admit(c)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	pc.timeout = timeout
+	if pc.tool != nil {
+		if err := r.flush(); err != nil { // the call is stored before it runs (L21)
+			return ToolResult{}, err
+		}
+		r.invoke(pc)
+	}
+	return r.settle(pc), nil
+}
+
+// admit applies the checks before a call runs: run deadline, unknown tool, argument
+// schema, tool_args guardrails, permission, approval. A call that fails one gets its
+// error result and a nil tool.
+func (r *run) admit(c ToolCall) (*pendingCall, error) {
+	pc := &pendingCall{call: c, args: c.Arguments}
+	reject := func(text string) (*pendingCall, error) {
+		pc.result = ErrorResult(text)
+		return pc, nil
+	}
+	if r.outOfTime() {
+		return reject(fmt.Sprintf("Error: tool call not executed: %v (%s)", errOutOfTime, r.limits.MaxRunDuration))
+	}
+	e := r.cfg.Tools.lookup(c.Name)
+	if e == nil {
+		if t := r.teamTool(c.Name); t != nil {
+			e = &toolEntry{tool: t, spec: t.Spec()}
+		}
+	}
+	if e == nil || !r.isOffered(c.Name) {
+		return reject(fmt.Sprintf("Error: Unknown tool '%s'", c.Name))
+	}
+	if pc.args == "" {
+		pc.args = "{}" // many models send "" for a call without arguments
+	}
+	if err := e.validate(pc.args); err != nil {
+		return reject(fmt.Sprintf("Error: invalid arguments for tool '%s': %v", c.Name, err))
+	}
+	args, err := r.guard(StageToolArgs, pc.args, c.Name)
+	if err != nil {
+		return reject("Error: " + err.Error())
+	}
+	pc.args = args
+	verdict, why := r.permission(c)
+	switch verdict {
+	case PermitDeny:
+		return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
+	case PermitAsk:
+		ok, why, err := r.approve(c)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return reject(fmt.Sprintf("Error: tool call rejected: %s", why))
+		}
+	}
+	pc.tool = e.tool
+	return pc, nil
+}
+
+// permission decides a call (L6): the permission hook first (deny and ask are final),
+// then the approval policy: tools RequireApproval lists ("*" = all) ask, the others get
+// ApprovalDefault (allow unless set).
+func (r *run) permission(c ToolCall) (PermissionVerdict, string) {
+	if r.cfg.Permission != nil {
+		d := r.cfg.Permission(r.ctx, c)
+		switch d.Verdict {
+		case PermitDeny:
+			return PermitDeny, cmpOr(d.Reason, "denied by the permission hook")
+		case PermitAsk:
+			return PermitAsk, ""
+		}
+	}
+	if slices.Contains(r.policy.RequireApproval, c.Name) || slices.Contains(r.policy.RequireApproval, "*") {
+		return PermitAsk, ""
+	}
+	if r.policy.ApprovalDefault == PermitDeny {
+		return PermitDeny, "approval_default is deny"
+	}
+	return cmpOr(r.policy.ApprovalDefault, PermitAllow), ""
+}
+
+// approver is the run's Approver: the one its input names, else the agent's.
+func (r *run) approver() Approver {
+	if r.in.approver != nil {
+		return r.in.approver
+	}
+	return r.cfg.Approver
+}
+
+// approve asks the Approver, moving the run to awaiting_human while it waits (L6). An
+// answer given in RunInput.Approvals is used without asking.
+func (r *run) approve(c ToolCall) (bool, string, error) {
+	if a, ok := r.in.Approvals[c.ID]; ok {
+		return a.Approved, cmpOr(a.Reason, "rejected by the user"), nil
+	}
+	ap := r.approver()
+	if ap == nil {
+		return false, "approval required and no approver is configured", nil
+	}
+	// Everything before the request is stored before the request is shown (a client
+	// that answers it, or a process killed while it waits, finds the earlier results
+	// stored), and the request is stored before the wait (L21).
+	if err := r.flush(); err != nil {
+		return false, "", err
+	}
+	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	r.on(onAskHuman)
+	if err := r.flush(); err != nil {
+		return false, "", err
+	}
+	a, err := ap.Approve(r.ctx, c)
+	if errors.Is(err, ErrApprovalPending) {
+		return false, "", err // the run ends here, still awaiting_human
+	}
+	r.on(onAnswered)
+	if err != nil {
+		if cerr := r.ctxErr(); cerr != nil {
+			return false, "", cerr
+		}
+		return false, fmt.Sprintf("approval failed: %v", err), nil
+	}
+	if !a.Approved {
+		return false, cmpOr(a.Reason, "rejected by the user"), nil
+	}
+	return true, "", nil
+}
+
+func cmpOr[S ~string](s, def S) S {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// invoke calls the tool with the run's context under the call's deadline. A panic or an
+// error becomes an error result. Safe to run on another goroutine.
+func (r *run) invoke(pc *pendingCall) {
+	ctx := r.work
+	limit := r.policy.Timeout
+	if pc.timeout > 0 && (limit <= 0 || pc.timeout < limit) {
+		limit = pc.timeout
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	start := r.cfg.Driver.Now()
+	defer func() {
+		pc.dur = r.cfg.Driver.Now().Sub(start)
+		if p := recover(); p != nil {
+			pc.result = ErrorResult(fmt.Sprintf("Error: tool '%s' panicked: %v", pc.call.Name, p))
+		}
+	}()
+	call := pc.call
+	call.Arguments = pc.args
+	ctx = withCallID(ctx, &pc.call.ID) // beside the run's CallInfo (agent.go)
+	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
+	switch {
+	case err != nil && r.outOfTime():
+		res = ErrorResult(fmt.Sprintf("Error: tool '%s' stopped: %v (%s)", call.Name, errOutOfTime, r.limits.MaxRunDuration))
+	case errors.Is(err, context.DeadlineExceeded) && r.ctx.Err() == nil:
+		res = ErrorResult(fmt.Sprintf("Error: tool '%s' timed out after %s", call.Name, limit))
+	case err != nil:
+		res = ErrorResult(fmt.Sprintf("Error: %v", err))
+	}
+	pc.result = res
+}
+
+// settle applies the tool_result guardrails to a call's result, counts it and emits the
+// events that close it. The result it returns is what the surface keeps.
+func (r *run) settle(pc *pendingCall) ToolResult {
+	res := pc.result
+	if pc.tool != nil && !res.IsError {
+		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
+		if err != nil {
+			res = ErrorResult("Error: " + err.Error())
+		} else if text != res.Text() {
+			res.Content = []Part{TextPart(text)}
+			res.Structured = nil // a redacted result must not leak through its structured twin
+		}
+	}
+	status := "ok"
+	if res.IsError {
+		status = "error"
+	}
+	r.toolCalls++
+	if res.IsError {
+		r.toolErrors++
+	}
+	r.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
+	r.emit(EventStepComplete, StepCompleteData{ID: pc.call.ID, Status: status})
+	return res
+}
