@@ -178,7 +178,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// write; run_finished is delivered once it is stored, so that a failure to write is
 	// what run_finished (live and stored) reports.
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.usage}
+		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.spent()}
 	r.saveRun(rec)
 	live := r.state
 	serr := r.endWrite(func() { r.finished(status, reason, rec) })
@@ -215,7 +215,7 @@ func (r *run) finished(status Status, reason Reason, rec RunRecord) {
 	default:
 		r.on(onComplete)
 	}
-	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: r.usage,
+	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: rec.Usage,
 		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: RunMetrics{
 			ModelCalls: r.callIndex, ToolCalls: r.toolCalls, ToolErrors: r.toolErrors, Steps: r.toolRounds + r.planSteps, Replans: r.replans,
 			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.started).Milliseconds()}})
@@ -223,7 +223,7 @@ func (r *run) finished(status Status, reason Reason, rec RunRecord) {
 
 func (r *run) result(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {
 	return RunResult{SessionID: r.in.SessionID, RunID: r.in.RunID, Status: status, Reason: reason,
-		Final: final, Output: output, Err: err, Usage: r.usage, StopReason: r.lastStop, PendingCalls: r.clientPending}
+		Final: final, Output: output, Err: err, Usage: r.spent(), StopReason: r.lastStop, PendingCalls: r.clientPending}
 }
 
 func errorKind(err error) string {

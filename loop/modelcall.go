@@ -84,16 +84,17 @@ var errBudget = errors.New("the next model call would exceed the run's token or 
 // max_tokens or max_cost_usd (L18): budgets are checked before spending, not only after.
 func (r *run) checkBudget(msgs []Message) error {
 	l := r.limits
-	if l.MaxTokens <= 0 && l.MaxCostUSD <= 0 {
+	own := l.MaxTokens > 0 || l.MaxCostUSD > 0
+	if !own && !r.ledger.limited() {
 		return nil
 	}
 	est := EstimateTokens(msgs)
 	cost := float64(est) * r.cfg.Pricing.PromptPerMTok / 1e6
-	if (l.MaxTokens > 0 && r.usage.TotalTokens+est > l.MaxTokens) ||
-		(l.MaxCostUSD > 0 && r.usage.CostUSD+cost > l.MaxCostUSD) {
+	if own && ((l.MaxTokens > 0 && r.usage.TotalTokens+est > l.MaxTokens) ||
+		(l.MaxCostUSD > 0 && r.usage.CostUSD+cost > l.MaxCostUSD)) {
 		return errBudget
 	}
-	return nil
+	return r.ledger.Admit(est) // the top-level run's budgets, on everything it spent
 }
 
 // defaultSummaryTimeout bounds the summary call of a run without max_run_duration.
@@ -116,7 +117,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := r.streamOnce(ctx, req)
 		if err == nil {
-			r.usage = r.usage.Add(resp.usage)
+			r.charge(resp.usage)
 			return resp, nil
 		}
 		if cerr := r.ctxErr(); cerr != nil {
@@ -215,12 +216,14 @@ func (r *run) emitDelta(callIndex int, d Delta, text string, ref ToolCallRef) {
 	r.emit(EventModelDelta, ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text, ToolCall: ref})
 }
 
-func (r *run) price(u Usage) Usage {
+func (r *run) price(u Usage) Usage { return priced(u, r.cfg.Pricing) }
+
+// priced fills in a usage's total and, when the provider reported none, its cost.
+func priced(u Usage, p Pricing) Usage {
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	if u.CostUSD == 0 {
-		p := r.cfg.Pricing
 		u.CostUSD = (float64(u.PromptTokens)*p.PromptPerMTok + float64(u.CompletionTokens)*p.CompletionPerMTok) / 1e6
 	}
 	return u

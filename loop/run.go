@@ -32,7 +32,9 @@ type run struct {
 
 	transcript // the session's conversation as the model sees it
 
-	usage         Usage
+	usage         Usage   // this run's own model calls
+	ledger        *Ledger // the top-level run's spend (ledger.go)
+	nested        bool    // ledger is a caller's
 	iteration     int
 	toolRounds    int
 	callIndex     int
@@ -69,6 +71,7 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 		started: cfg.Driver.Now(),
 	}
 	ctx = context.WithValue(ctx, noticeKey{}, &r.journal) // plugins' reports (notify.go)
+	ctx = r.joinLedger(ctx)
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
@@ -298,7 +301,7 @@ func (r *run) limitHit() Reason {
 	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
-		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD:
+		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD, r.ledger.exhausted():
 		return ReasonBudgetExceeded
 	}
 	return ""

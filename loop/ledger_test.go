@@ -1,0 +1,87 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// An ask_NAME sub-run spends from its caller's budget: its tokens show in the caller's
+// usage, and the caller, past its max_tokens because of them, ends budget_exceeded
+// instead of making another call.
+func TestL18_AskSubRunSpendsFromTheCallersBudget(t *testing.T) {
+	big := &Usage{PromptTokens: 900, CompletionTokens: 100}
+	leadM := script(turn{calls: []ToolCall{call("a1", "ask_expert", `{"question":"what is it?"}`)}}, turn{text: "never asked"})
+	expertM := script(turn{text: "it is 42", usage: big})
+	as := teamOf(t,
+		Config{Name: "lead", Model: leadM, Limits: Limits{MaxTokens: 500}},
+		Config{Name: "expert", Model: expertM, AsTool: true},
+	)
+	res, _ := runCollect(t, as[0], userIn("s", "ask the expert"))
+	if res.Status != StatusIncomplete || res.Reason != ReasonBudgetExceeded {
+		t.Fatalf("result %s/%s %v", res.Status, res.Reason, res.Err)
+	}
+	// After the ask, only the summary call (L9) is made: tools off.
+	if reqs := leadM.requests(); len(reqs) != 2 || len(reqs[1].Tools) != 0 {
+		t.Fatalf("the lead made %d model calls after its budget was spent by the ask", len(reqs)-1)
+	}
+	if want := 15 + 1000 + 15; res.Usage.TotalTokens != want {
+		t.Fatalf("the lead's usage is %d tokens, want %d (its own two calls and the expert's 1000)", res.Usage.TotalTokens, want)
+	}
+}
+
+// A nested run is refused a model call the top-level budget cannot pay for (L18), even
+// when its own agent has no budget.
+func TestL18_NestedRunIsRefusedWhatTheTopLevelBudgetCannotPay(t *testing.T) {
+	leadM := script(turn{calls: []ToolCall{call("a1", "ask_expert", `{"question":"what is it?"}`)}, usage: &Usage{PromptTokens: 95, CompletionTokens: 0}},
+		turn{text: "summary"})
+	expertM := script(turn{text: "it is 42"})
+	as := teamOf(t,
+		Config{Name: "lead", Model: leadM, Limits: Limits{MaxTokens: 100}},
+		Config{Name: "expert", Model: expertM, AsTool: true},
+	)
+	res, evs := runCollect(t, as[0], userIn("s", "ask the expert"))
+	if len(expertM.requests()) != 0 {
+		t.Fatalf("the expert made a model call past the lead's budget")
+	}
+	results := eventsOf[ToolResultData](evs)
+	if len(results) != 1 || !strings.Contains(results[0].Content, "(budget_exceeded)") {
+		t.Fatalf("the ask's result %+v", results)
+	}
+	if res.Reason != ReasonBudgetExceeded {
+		t.Fatalf("result %s/%s", res.Status, res.Reason)
+	}
+}
+
+// A plugin's model calls (create_message, served by the host through the run's Ledger)
+// are admitted against the run's budget, charged to it and reported in its usage; a
+// loop of them is stopped by max_cost_usd.
+func TestL18_PluginModelCallsAreChargedAndStoppedByMaxCost(t *testing.T) {
+	calls, refused := 0, error(nil)
+	sampler := FuncTool{ToolSpec: ToolSpec{Name: "sampler"}, Fn: func(ctx context.Context, c ToolCall) (ToolResult, error) {
+		l := LedgerFrom(ctx)
+		for range 1000 {
+			if err := l.Admit(100); err != nil {
+				refused = err
+				break
+			}
+			l.Charge(Usage{PromptTokens: 100, CompletionTokens: 100}) // priced by the run
+			calls++
+		}
+		return TextResult("sampled"), nil
+	}}
+	m := script(turn{calls: []ToolCall{call("c1", "sampler", `{}`)}, usage: &Usage{PromptTokens: 1}}, turn{text: "unused"})
+	a := newAgent(t, Config{Model: m, Tools: tools(t, sampler), Limits: Limits{MaxCostUSD: 0.01},
+		Pricing: Pricing{PromptPerMTok: 10, CompletionPerMTok: 40}}) // a call costs 0.005 USD
+	res, _ := runCollect(t, a, userIn("s", "sample"))
+	if !errors.Is(refused, ErrBudgetExceeded) || calls != 2 {
+		t.Fatalf("%d plugin calls made, then %v", calls, refused)
+	}
+	if res.Reason != ReasonBudgetExceeded || len(m.requests()) != 2 { // the run's call, then the summary (L9)
+		t.Fatalf("result %s/%s after %d model calls", res.Status, res.Reason, len(m.requests()))
+	}
+	if want := 401 + 15; res.Usage.TotalTokens != want || res.Usage.CostUSD < 0.01 {
+		t.Fatalf("usage %+v, want %d tokens and the plugin's cost", res.Usage, want)
+	}
+}
