@@ -376,12 +376,30 @@ func (s *services) CreateMessage(ctx context.Context, plugin string, req json.Ra
 	for _, m := range sr.Messages {
 		lr.Messages = append(lr.Messages, loop.Message{Role: loop.Role(m.Role), Content: []loop.Part{loop.TextPart(m.Content.Text)}})
 	}
+	// The calling run's ledger admits the call against its budgets and is charged for it
+	// (loop.Ledger): a plugin spends from the run that called it, never beside it.
+	ledger := loop.LedgerFrom(ctx)
+	if ledger != nil {
+		if err := ledger.Admit(loop.EstimateTokens(lr.Messages)); err != nil {
+			return nil, fmt.Errorf("create_message refused: %w", err)
+		}
+	}
 	st, err := s.model.Stream(ctx, lr)
 	if err != nil {
 		return nil, fmt.Errorf("create_message: %w", err)
 	}
 	defer st.Close()
 	var text []byte
+	var usage *loop.Usage
+	defer func() {
+		if ledger == nil {
+			return
+		}
+		if usage == nil { // a provider that reports nothing is charged the estimate
+			usage = &loop.Usage{PromptTokens: loop.EstimateTokens(lr.Messages), CompletionTokens: len(text)/4 + 1}
+		}
+		ledger.Charge(*usage)
+	}()
 	stop := "endTurn"
 	for {
 		d, err := st.Recv()
@@ -394,6 +412,8 @@ func (s *services) CreateMessage(ctx context.Context, plugin string, req json.Ra
 		switch d.Kind {
 		case loop.DeltaText:
 			text = append(text, d.Text...)
+		case loop.DeltaUsage:
+			usage = d.Usage
 		case loop.DeltaFinish:
 			if d.StopReason == "max_tokens" {
 				stop = "maxTokens"
