@@ -43,7 +43,10 @@ type Options struct {
 type Host struct {
 	Manifest *Manifest
 	Agent    *loop.Agent // nil with NoProvider
-	Store    loop.SessionStore
+	// toolAgent is the entry agent built with noModel when NoProvider: the policy Call
+	// applies without a provider (pipeline.go).
+	toolAgent *loop.Agent
+	Store     loop.SessionStore
 
 	// Warnings are problems that do not stop the host (tool names that collide); the CLI
 	// prints them.
@@ -120,7 +123,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
 	if opts.NoProvider {
-		return h, nil
+		// The agent's policy still applies to the tools called without a model (Call).
+		h.toolAgent, err = h.agentFrom(m.Agent, noModel{}, "", opts.Approver)
+		return h, err
 	}
 	h.opts = opts
 	model, modelName, err := h.chainModel(ctx, m.Agent)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -20,6 +21,8 @@ func newMCPCmd() *cobra.Command {
 	var (
 		addr, tokenFile, provider string
 		agent                     bool
+		idle                      time.Duration
+		maxSessions               int
 		allowHosts, allowOrigins  []string
 	)
 	serve := &cobra.Command{
@@ -31,7 +34,15 @@ default (stdout carries the protocol only; logs go to stderr); with --http ADDR 
 Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "serve"
 (--token-file or AGENTHOST_TOKEN; without a token, loopback only). No provider is started,
 unless --agent also offers the whole agent as one tool, ask_<agent> (its tool calls that
-need approval are refused: an MCP client cannot answer them).`,
+need approval are refused: an MCP client cannot answer them).
+
+Every call takes the agent's tool policy, as a model's call does: guardrails, permission
+plugins, require_approval and approval_default, caps, timeout. A call that needs approval
+asks the client's user through MCP elicitation when the client supports it, and is
+refused otherwise. Each MCP session is a session of the store (mcp-ID) where its calls
+are kept, and plugins with isolation "session" get instances of their own per MCP
+session. Over HTTP, sessions idle for --session-idle are dropped and at most
+--max-sessions are open at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var token string
@@ -68,7 +79,7 @@ need approval are refused: an MCP client cannot answer them).`,
 				}
 				return nil
 			}
-			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions})
 			hs, err := server.New(server.Options{Store: h.Store, Token: token, AllowOrigins: allowOrigins,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}})
 			if err != nil {
@@ -84,6 +95,8 @@ need approval are refused: an MCP client cannot answer them).`,
 	f := serve.Flags()
 	f.BoolVar(&agent, "agent", false, "also offer the whole agent as the tool ask_<agent> (starts the provider)")
 	f.StringVar(&provider, "provider", "", "with --agent: use this [providers.NAME] instead of agent.provider")
+	f.DurationVar(&idle, "session-idle", mcpserver.DefaultIdleTimeout, "with --http: drop an MCP session idle this long (negative: never)")
+	f.IntVar(&maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http: MCP sessions open at once; more get 503 (negative: no cap)")
 	f.StringVar(&addr, "http", "", "serve Streamable HTTP on this address (at /mcp) instead of stdio")
 	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (default: $AGENTHOST_TOKEN)")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")

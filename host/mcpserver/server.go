@@ -5,13 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/sandbox"
 )
 
 // New returns an MCP server offering h's tools under the names a model sees them by, and
@@ -22,7 +22,7 @@ import (
 // are told (notifications/tools/list_changed).
 func New(h *host.Host, version string) (srv *mcp.Server, skipped []string) {
 	srv = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: version}, nil)
-	b := &bridge{h: h, srv: srv, offered: map[string]bool{}}
+	b := &bridge{h: h, srv: srv, offered: map[string]bool{}, sessions: newSessions()}
 	skipped = b.sync()
 	skipped = append(skipped, b.addPromptsAndResources(context.Background())...)
 	return srv, skipped
@@ -30,10 +30,11 @@ func New(h *host.Host, version string) (srv *mcp.Server, skipped []string) {
 
 // bridge keeps the server's tools in step with the host's.
 type bridge struct {
-	h       *host.Host
-	srv     *mcp.Server
-	mu      sync.Mutex
-	offered map[string]bool
+	h        *host.Host
+	srv      *mcp.Server
+	mu       sync.Mutex
+	offered  map[string]bool
+	sessions *sessions
 }
 
 // sync offers the host's tools that are not offered yet and withdraws the gone ones.
@@ -87,6 +88,12 @@ func objectSchema(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
+// handler runs a client's call through the agent's tool pipeline (host.Call): the
+// guardrails, permission plugins, require_approval, approval_default and caps of a
+// model's call, each call stored in the MCP session's own session (mcp-ID), whose id
+// also keys the sandbox's instances (isolation "session"), as `serve` keys them by
+// thread. A call that needs approval asks the client's user through MCP elicitation
+// when the client supports it, and is refused with a clear error when it does not.
 func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 	h := b.h
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -99,13 +106,17 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 		if req.Params.Meta != nil {
 			token = req.Params.Meta["progressToken"]
 		}
-		ctx = host.WithReporter(ctx, func(r any) { forward(ctx, req.Session, token, r) })
-		args := []byte(req.Params.Arguments)
-		res, err := h.CallTool(ctx, t.Plugin, t.Tool, args)
-		if err != nil {
-			// Refused arguments and calls that could not be made are the tool's failure
-			// for the client to read, not a protocol error.
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Error: " + err.Error()}}}, nil
+		session := b.sessions.key(req.Session)
+		unlock := b.sessions.lock(session) // one call at a time per MCP session: it is one session
+		defer unlock()
+		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
+		approver, asking := approverFor(req)
+		opts.Approver = approver
+		res, run := h.Call(ctx, t.Name, req.Params.Arguments, opts)
+		if asking != nil && asking.params != nil && run.Reason == loop.ReasonApprovalRequired {
+			// The user is asked in the protocol's multi round-trip way: the client (or, for
+			// an older client, the SDK on its behalf) elicits and calls again with the answer.
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: asking.params}}, nil
 		}
 		return toMCP(res), nil
 	}
@@ -127,26 +138,25 @@ func forward(ctx context.Context, ss *mcp.ServerSession, token any, r any) {
 	}
 }
 
-func toMCP(res sandbox.CallResult) *mcp.CallToolResult {
+// toMCP is a pipeline result as MCP content: text, images (the loop carries them as
+// data URLs) and the structured twin.
+func toMCP(res loop.ToolResult) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{}}
-	for _, c := range res.Content {
-		switch c.Type {
-		case "image":
-			data, err := base64.StdEncoding.DecodeString(c.Data)
+	for _, p := range res.Content {
+		if p.Type == loop.PartImage {
+			mime, b64, _ := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ";base64,")
+			data, err := base64.StdEncoding.DecodeString(b64)
 			if err != nil {
 				out.Content = append(out.Content, &mcp.TextContent{Text: "(an image that is not base64)"})
 				continue
 			}
-			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: c.MimeType})
-		default:
-			out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
+			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: mime})
+			continue
 		}
+		out.Content = append(out.Content, &mcp.TextContent{Text: p.Text})
 	}
-	if len(res.StructuredContent) > 0 {
-		out.StructuredContent = res.StructuredContent
-	}
-	if len(res.Meta) > 0 {
-		out.Meta = mcp.Meta(res.Meta)
+	if len(res.Structured) > 0 {
+		out.StructuredContent = res.Structured
 	}
 	return out
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agenthost/agenthost/sandbox"
+	"github.com/agenthost/agenthost/loop"
 )
 
 // A plugin's describe output is not trusted: MCP needs an object schema, and the SDK
@@ -47,7 +47,7 @@ func TestGuardedTurnsAnSDKPanicIntoAnError(t *testing.T) {
 }
 
 func TestResultWithABadImageStaysAResult(t *testing.T) {
-	res := toMCP(sandbox.CallResult{Content: []sandbox.Content{{Type: "image", Data: "%%%", MimeType: "image/png"}, {Type: "text", Text: "ok"}}})
+	res := toMCP(loop.ToolResult{Content: []loop.Part{{Type: loop.PartImage, URL: "data:image/png;base64,%%%"}, loop.TextPart("ok")}})
 	if len(res.Content) != 2 || res.Content[0].(*mcp.TextContent).Text != "(an image that is not base64)" {
 		t.Fatalf("%+v", res.Content)
 	}
