@@ -249,4 +249,3 @@ func TestMCPServeHTTPCapsAndExpiresSessions(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
