@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenthost/agenthost/host/mcpclient"
@@ -45,7 +46,7 @@ type Host struct {
 	Agent    *loop.Agent // nil with NoProvider
 	// toolAgent is the entry agent built with noModel when NoProvider: the policy Call
 	// applies without a provider (pipeline.go).
-	toolAgent *loop.Agent
+	toolAgent atomic.Pointer[loop.Agent]
 	Store     loop.SessionStore
 
 	// Warnings are problems that do not stop the host (tool names that collide); the CLI
@@ -124,8 +125,8 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
 	if opts.NoProvider {
 		// The agent's policy still applies to the tools called without a model (Call).
-		h.toolAgent, err = h.agentFrom(m.Agent, noModel{}, "", opts.Approver)
-		return h, err
+		h.opts = opts
+		return h, h.buildToolAgent()
 	}
 	h.opts = opts
 	model, modelName, err := h.chainModel(ctx, m.Agent)

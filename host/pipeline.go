@@ -45,7 +45,17 @@ func (h *Host) pipelineAgent() *loop.Agent {
 	if a := h.live.cur.Load(); a != nil {
 		return a
 	}
-	return h.toolAgent
+	return h.toolAgent.Load()
+}
+
+// buildToolAgent (re)builds the tool-only agent from the current tools: after a plugin
+// changed its tool list, `mcp serve` offers and calls the new ones.
+func (h *Host) buildToolAgent() error {
+	a, err := h.agentFrom(h.Manifest.Agent, noModel{}, "", h.opts.Approver)
+	if err == nil {
+		h.toolAgent.Store(a)
+	}
+	return err
 }
 
 // errNoModel is what the tool-only agent's model answers: nothing on that path calls

@@ -99,7 +99,10 @@ func (s *services) takeDirty() map[string]bool {
 // RefreshTools reads again the tool lists of the plugins that said theirs changed, and
 // renames the tools as the model sees them. It reports whether any list was read again.
 // A run's agent keeps the tools it was built with; `mcp serve` offers the new list to
-// its clients (notifications/tools/list_changed).
+// its clients (notifications/tools/list_changed), and without a provider its tool-only
+// agent is built again so that the new tools can be called. ctx names the session whose
+// instances are asked (sandbox.WithSession): with isolation "session" the list is that
+// session's.
 func (h *Host) RefreshTools(ctx context.Context) (bool, error) {
 	dirty := h.services.takeDirty()
 	if len(dirty) == 0 {
@@ -116,5 +119,8 @@ func (h *Host) RefreshTools(ctx context.Context) (bool, error) {
 	h.toolsMu.Lock()
 	h.tools, h.Warnings = tools, warnings
 	h.toolsMu.Unlock()
+	if h.toolAgent.Load() != nil {
+		return true, h.buildToolAgent()
+	}
 	return true, nil
 }

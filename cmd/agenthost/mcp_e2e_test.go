@@ -225,8 +225,10 @@ func TestE2E_MCPServeCorpusPromptsResourcesAndListChanged(t *testing.T) {
 	if !strings.Contains(before, "add_tool") || strings.Contains(before, "tool_1") {
 		t.Fatalf("tools before: %s", before)
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{}}); err != nil {
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
+	} else if res.IsError {
+		t.Fatalf("add_tool: %+v", res.Content[0])
 	}
 	select {
 	case <-changed:
@@ -235,5 +237,9 @@ func TestE2E_MCPServeCorpusPromptsResourcesAndListChanged(t *testing.T) {
 	}
 	if after := names(); !strings.Contains(after, "tool_1") {
 		t.Fatalf("tools after: %s", after)
+	}
+	// The new tool is called through the same pipeline as the others.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_1", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("tool_1: %v %+v", err, res)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
 )
 
 // New returns an MCP server offering h's tools under the names a model sees them by, and
@@ -97,8 +98,10 @@ func objectSchema(raw json.RawMessage) (map[string]any, error) {
 func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 	h := b.h
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		session := b.sessions.key(req.Session)
 		defer func() {
-			if changed, _ := h.RefreshTools(ctx); changed {
+			// The instance that said its list changed is the session's (isolation "session").
+			if changed, _ := h.RefreshTools(sandbox.WithSession(ctx, session)); changed {
 				b.sync()
 			}
 		}()
@@ -106,7 +109,6 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 		if req.Params.Meta != nil {
 			token = req.Params.Meta["progressToken"]
 		}
-		session := b.sessions.key(req.Session)
 		unlock := b.sessions.lock(session) // one call at a time per MCP session: it is one session
 		defer unlock()
 		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
