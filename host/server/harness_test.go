@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/cluster"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/loop/looptest"
+	"github.com/agenthost/agenthost/store/postgres"
 )
 
 // turn is one answer of the in-process model.
@@ -78,10 +80,21 @@ type envOptions struct {
 	bodyTimeout     time.Duration
 	context         []loop.ContextStrategy
 	wrap            func(http.Handler) http.Handler // serves the server through this handler
+	// cluster is a PostgreSQL URL: the env is a cluster node there (its own store
+	// connection, runs as River jobs, two workers), as `serve --workers 2` is.
+	cluster string
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	t.Helper()
+	if o.cluster != "" && o.store == nil {
+		st, err := postgres.Open(context.Background(), o.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		o.store = st
+	}
 	if o.store == nil {
 		o.store = loop.NewMemoryStore()
 	}
@@ -95,8 +108,17 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var dispatch Dispatcher
+	if o.cluster != "" {
+		cl, err := cluster.New(context.Background(), cluster.Options{URL: o.cluster, Runner: agent, Store: o.store, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Close(context.Background()) }) // after the server's drain, below
+		dispatch = cl
+	}
 	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody,
-		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout})
+		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout, Dispatch: dispatch})
 	if err != nil {
 		t.Fatal(err)
 	}
