@@ -129,13 +129,9 @@ func (s *Server) sendStored(stream *sse, tr *Translator, seq int64, e loop.Event
 }
 
 // dispatchRun is POST /v1/runs with a Dispatcher: enqueue, then stream from the store.
-func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgentInput, in loop.RunInput) {
+// entries is the session as stored before the run.
+func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgentInput, in loop.RunInput, entries []loop.Entry) {
 	ctx := r.Context()
-	entries, err := s.opts.Store.Load(ctx, in.SessionID)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err))
-		return
-	}
 	var after int64
 	if n := len(entries); n > 0 {
 		after = entries[n-1].Seq

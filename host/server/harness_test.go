@@ -24,6 +24,7 @@ import (
 type turn struct {
 	reasoning, text string
 	calls           []loop.ToolCall
+	err             error // the model call fails with it
 }
 
 // newTurnModel answers each session's model calls with the turns in order (per session,
@@ -31,7 +32,7 @@ type turn struct {
 func newTurnModel(turns ...turn) *looptest.Model {
 	lt := make([]looptest.Turn, len(turns))
 	for i, t := range turns {
-		lt[i] = looptest.Turn{Reasoning: t.reasoning, Text: t.text, Chunk: 6, Calls: t.calls}
+		lt[i] = looptest.Turn{Reasoning: t.reasoning, Text: t.text, Chunk: 6, Calls: t.calls, Err: t.err}
 	}
 	return looptest.NewSessionModel(lt...)
 }
@@ -67,6 +68,7 @@ type testEnv struct {
 	ts    *httptest.Server
 	store loop.SessionStore
 	token string
+	model *looptest.Model // records what the model received
 }
 
 type envOptions struct {
@@ -102,7 +104,8 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: newTurnModel(turns...), ModelName: "fake",
+	model := newTurnModel(turns...)
+	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: model, ModelName: "fake",
 		Tools: tools, Store: o.store, Approver: InterruptApprover{},
 		ToolPolicy: loop.ToolPolicy{RequireApproval: o.requireApproval}, Context: o.context})
 	if err != nil {
@@ -135,7 +138,7 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 		}
 		ts.Close()
 	})
-	return &testEnv{srv: srv, ts: ts, store: o.store, token: o.token}
+	return &testEnv{srv: srv, ts: ts, store: o.store, token: o.token, model: model}
 }
 
 // request sends a request with the env's token (if any) and returns status and body.
