@@ -160,6 +160,7 @@ func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgent
 		return
 	}
 	tr := NewTranslator(in.SessionID, in.RunID)
+	tr.Supplied = suppliedResults(in)
 	if len(entries) > 0 {
 		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
 	}

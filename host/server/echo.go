@@ -119,3 +119,17 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// suppliedResults are the call ids of the tool results in the run's input.
+func suppliedResults(in loop.RunInput) map[string]bool {
+	var out map[string]bool
+	for _, m := range in.Messages {
+		if m.Role == loop.RoleTool {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[m.ToolCallID] = true
+		}
+	}
+	return out
+}

@@ -57,6 +57,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := newSSE(w)
 	tr := NewTranslator(in.SessionID, in.RunID)
+	tr.Supplied = suppliedResults(in)
 	// A run that continues a thread starts with the thread's conversation as stored
 	// (MESSAGES_SNAPSHOT), so a client that lost or never had it is in step.
 	if len(entries) > 0 {
