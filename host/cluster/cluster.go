@@ -24,9 +24,14 @@ type Runner interface {
 	RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error)
 }
 
-// RunArgs is a run job's payload.
+// RunArgs is a run job's payload. Session and Run repeat the input's ids as the job's
+// unique key: River inserts a job only if no job of the same (session, run id) exists,
+// so the decision that a run id is new is one INSERT in PostgreSQL, not a read on each
+// node followed by an enqueue (two nodes would both read "new" and both enqueue).
 type RunArgs struct {
-	Input loop.RunInput `json:"input"`
+	Session string        `json:"session" river:"unique"`
+	Run     string        `json:"run" river:"unique"`
+	Input   loop.RunInput `json:"input"`
 }
 
 // Kind implements river.JobArgs.
@@ -141,10 +146,22 @@ func (c *Cluster) Close(ctx context.Context) error {
 	return err
 }
 
-// Submit enqueues a run.
+// Submit enqueues a run, unless a job for the same (session, run id) exists in any
+// state: then it enqueues nothing and returns an error wrapping loop.ErrRunExists. Of
+// two nodes submitting one run at once, exactly one succeeds (River's unique index on
+// the job's key decides). A job is kept until River's cleaner removes it (a day after
+// it ended); by then the run it started is in the store's runs, which the caller
+// checks too.
 func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
-	if _, err := c.client.Insert(ctx, RunArgs{Input: in}, &river.InsertOpts{MaxAttempts: 5}); err != nil {
+	res, err := c.client.Insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: in}, &river.InsertOpts{
+		MaxAttempts: 5,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
+	})
+	if err != nil {
 		return fmt.Errorf("enqueue run %q: %w", in.RunID, err)
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return fmt.Errorf("run %q on session %q: %w", in.RunID, in.SessionID, loop.ErrRunExists)
 	}
 	return nil
 }

@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"testing"
 
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store/pgtest"
 )
 
@@ -41,5 +43,39 @@ func TestNodesStartingTogetherMigrateOnce(t *testing.T) {
 	}
 	if done, err := nodes[1].Done(context.Background(), "no-such-run"); err != nil || !done {
 		t.Fatalf("a run without a job is done: %v %v", done, err)
+	}
+}
+
+// Run ids are unique per session (ARCHITECTURE.md): Submit queues a (session, run id)
+// once, whichever node submits it, and refuses it again with loop.ErrRunExists, also
+// once the job has ended; the same run id on another session is a different run.
+func TestRunIDsUniquePerSession_SubmitQueuesEachOnce(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	ctx := context.Background()
+	a, err := New(ctx, Options{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	b, err := New(ctx, Options{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	in := loop.RunInput{SessionID: "s1", RunID: "r1"}
+	if err := a.Submit(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Submit(ctx, in); !errors.Is(err, loop.ErrRunExists) {
+		t.Fatalf("the same run on another node: %v, want ErrRunExists", err)
+	}
+	if ok, err := a.Abort(ctx, "r1"); !ok || err != nil {
+		t.Fatalf("abort: %v %v", ok, err)
+	}
+	if err := a.Submit(ctx, in); !errors.Is(err, loop.ErrRunExists) {
+		t.Fatalf("the same run after its job ended: %v, want ErrRunExists", err)
+	}
+	if err := b.Submit(ctx, loop.RunInput{SessionID: "s2", RunID: "r1"}); err != nil {
+		t.Fatalf("r1 on another session: %v", err)
 	}
 }

@@ -108,3 +108,65 @@ func TestOfficialAGUIClient(t *testing.T) {
 		"assistant: Not computed.",
 	})
 }
+
+// The model's second call must carry five messages (system, user, the assistant's two
+// calls, one result each): a sixth, the client's echo of c1's result, fails the call.
+const aguiResumeFixture = `{"per_session": true, "turns": [
+  {"expect": {"last_role": "user", "contains": "6*7"}, "text": "Computing, then asking.",
+   "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}, {"id": "c2", "name": "confirm", "arguments": "{}"}]},
+  {"expect": {"last_role": "tool", "messages": 5}, "text": "6*7 = {{result c1}}, as you confirmed."}
+]}`
+
+// L16 with the official client (testdata/agui-client/resume.mjs): one answer calls calc
+// (run by the server, streamed as TOOL_CALL_RESULT, which HttpAgent keeps as a tool
+// message) and the client's confirm tool. Resuming, HttpAgent sends its whole
+// conversation, the echo of calc's result beside its answer to confirm; the server
+// recognises the echo, so the model receives each result once and the session stores
+// each once.
+func TestL16_OfficialAGUIClientResumeSendsNoDuplicateToolResult(t *testing.T) {
+	clientDir, _ := filepath.Abs("testdata/agui-client")
+	if _, err := os.Stat(filepath.Join(clientDir, "node_modules/@ag-ui/client")); err != nil {
+		t.Fatalf("@ag-ui/client is not installed: run `make deps` (npm ci in %s): %v", clientDir, err)
+	}
+	srv, ts := serveHost(t, writeManifest(t, t.TempDir(), aguiResumeFixture, "", false), "tok-123")
+
+	cmd := exec.Command("node", "resume.mjs", ts.URL, "tok-123", "thread-r")
+	cmd.Dir = clientDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node client: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	var out struct {
+		Runs []struct {
+			RunID  string           `json:"runId"`
+			Events []map[string]any `json:"events"`
+			Input  []string         `json:"input"`
+		} `json:"runs"`
+		Messages []string `json:"messages"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Runs) != 2 {
+		t.Fatalf("client output: %v\n%s", err, stdout.String())
+	}
+	first, second := brief(out.Runs[0].Events), brief(out.Runs[1].Events)
+	if !strings.Contains(strings.Join(first, "\n"), `TOOL_CALL_RESULT c1 "42"`) || first[len(first)-1] != "RUN_FINISHED <nil> interrupted/client_tool_call" {
+		t.Fatalf("run-1:\n  %s", strings.Join(first, "\n  "))
+	}
+	// The echo was sent: the client's copy of c1's result, then its answer to c2.
+	if got := strings.Join(out.Runs[1].Input, " "); !strings.HasSuffix(got, "tool:c1 tool:c2") {
+		t.Fatalf("run-2's input was %s; the scenario needs the echo of c1", got)
+	}
+	if second[len(second)-1] != "RUN_FINISHED success completed/end_turn" {
+		t.Fatalf("run-2 (a duplicate result fails the model's expect.messages):\n  %s", strings.Join(second, "\n  "))
+	}
+	if got := toolResults(t, srv.opts.Store, "thread-r"); got != "c1=42 c2=confirmed" {
+		t.Fatalf("stored tool results: %s", got)
+	}
+	equalLines(t, "client messages", out.Messages, []string{
+		"user: What is 6*7? Confirm it with me.",
+		"assistant: Computing, then asking. calls c1:calc,c2:confirm",
+		"tool(c1): 42",
+		"tool(c2): confirmed",
+		"assistant: 6*7 = 42, as you confirmed.",
+	})
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 // With one, POST /v1/runs enqueues the run and streams its events as they are stored,
 // whichever node executes it; aborts go through it too.
 type Dispatcher interface {
-	// Submit enqueues a run.
+	// Submit enqueues a run. A run id its session already used (a job exists for the
+	// same session and run id) is refused with an error wrapping loop.ErrRunExists, as
+	// one atomic decision across nodes.
 	Submit(ctx context.Context, in loop.RunInput) error
 	// Done reports whether the run's job finished for good (it will not be retried).
 	Done(ctx context.Context, runID string) (bool, error)
@@ -126,13 +129,9 @@ func (s *Server) sendStored(stream *sse, tr *Translator, seq int64, e loop.Event
 }
 
 // dispatchRun is POST /v1/runs with a Dispatcher: enqueue, then stream from the store.
-func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgentInput, in loop.RunInput) {
+// entries is the session as stored before the run.
+func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgentInput, in loop.RunInput, entries []loop.Entry) {
 	ctx := r.Context()
-	entries, err := s.opts.Store.Load(ctx, in.SessionID)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err))
-		return
-	}
 	var after int64
 	if n := len(entries); n > 0 {
 		after = entries[n-1].Seq
@@ -142,17 +141,26 @@ func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgent
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("runs of session %q: %v", in.SessionID, err))
 		return
 	}
+	// Two checks, for two ages of a run id: the stored runs hold every run that started,
+	// however old; Submit refuses, atomically, an id whose job exists (the only check
+	// that holds when two nodes accept the same run at the same moment).
+	used := fmt.Sprintf("run %q not started: the session already has a run with that id", in.RunID)
 	for _, r := range runs {
 		if ofRun(&loop.Event{RunID: r.ID}, in.RunID) {
-			writeError(w, http.StatusConflict, fmt.Sprintf("run %q not started: the session already has a run with that id", in.RunID))
+			writeError(w, http.StatusConflict, used)
 			return
 		}
 	}
 	if err := s.opts.Dispatch.Submit(ctx, in); err != nil {
+		if errors.Is(err, loop.ErrRunExists) {
+			writeError(w, http.StatusConflict, used)
+			return
+		}
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	tr := NewTranslator(in.SessionID, in.RunID)
+	tr.Supplied = suppliedResults(in)
 	if len(entries) > 0 {
 		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
 	}

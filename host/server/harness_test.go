@@ -14,14 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/cluster"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/loop/looptest"
+	"github.com/agenthost/agenthost/store/postgres"
 )
 
 // turn is one answer of the in-process model.
 type turn struct {
 	reasoning, text string
 	calls           []loop.ToolCall
+	err             error // the model call fails with it
 }
 
 // newTurnModel answers each session's model calls with the turns in order (per session,
@@ -29,7 +32,7 @@ type turn struct {
 func newTurnModel(turns ...turn) *looptest.Model {
 	lt := make([]looptest.Turn, len(turns))
 	for i, t := range turns {
-		lt[i] = looptest.Turn{Reasoning: t.reasoning, Text: t.text, Chunk: 6, Calls: t.calls}
+		lt[i] = looptest.Turn{Reasoning: t.reasoning, Text: t.text, Chunk: 6, Calls: t.calls, Err: t.err}
 	}
 	return looptest.NewSessionModel(lt...)
 }
@@ -65,6 +68,7 @@ type testEnv struct {
 	ts    *httptest.Server
 	store loop.SessionStore
 	token string
+	model *looptest.Model // records what the model received
 }
 
 type envOptions struct {
@@ -78,10 +82,21 @@ type envOptions struct {
 	bodyTimeout     time.Duration
 	context         []loop.ContextStrategy
 	wrap            func(http.Handler) http.Handler // serves the server through this handler
+	// cluster is a PostgreSQL URL: the env is a cluster node there (its own store
+	// connection, runs as River jobs, two workers), as `serve --workers 2` is.
+	cluster string
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	t.Helper()
+	if o.cluster != "" && o.store == nil {
+		st, err := postgres.Open(context.Background(), o.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		o.store = st
+	}
 	if o.store == nil {
 		o.store = loop.NewMemoryStore()
 	}
@@ -89,14 +104,24 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: newTurnModel(turns...), ModelName: "fake",
+	model := newTurnModel(turns...)
+	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: model, ModelName: "fake",
 		Tools: tools, Store: o.store, Approver: InterruptApprover{},
 		ToolPolicy: loop.ToolPolicy{RequireApproval: o.requireApproval}, Context: o.context})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var dispatch Dispatcher
+	if o.cluster != "" {
+		cl, err := cluster.New(context.Background(), cluster.Options{URL: o.cluster, Runner: agent, Store: o.store, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Close(context.Background()) }) // after the server's drain, below
+		dispatch = cl
+	}
 	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody,
-		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout})
+		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout, Dispatch: dispatch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +138,7 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 		}
 		ts.Close()
 	})
-	return &testEnv{srv: srv, ts: ts, store: o.store, token: o.token}
+	return &testEnv{srv: srv, ts: ts, store: o.store, token: o.token, model: model}
 }
 
 // request sends a request with the env's token (if any) and returns status and body.

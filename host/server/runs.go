@@ -30,8 +30,19 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(in.RunID)
+	// The session as stored before the run: what the client resent is matched against
+	// it (dropEchoes), and a run that continues a thread starts with it.
+	entries, err := s.opts.Store.Load(r.Context(), in.SessionID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err))
+		return
+	}
+	if err := dropEchoes(ai, &in, entries); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid RunAgentInput: "+err.Error())
+		return
+	}
 	if s.opts.Dispatch != nil {
-		s.dispatchRun(w, r, ai, in)
+		s.dispatchRun(w, r, ai, in, entries)
 		return
 	}
 
@@ -46,9 +57,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := newSSE(w)
 	tr := NewTranslator(in.SessionID, in.RunID)
+	tr.Supplied = suppliedResults(in)
 	// A run that continues a thread starts with the thread's conversation as stored
 	// (MESSAGES_SNAPSHOT), so a client that lost or never had it is in step.
-	if entries, err := s.opts.Store.Load(ctx, in.SessionID); err == nil && len(entries) > 0 {
+	if len(entries) > 0 {
 		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
 	}
 	traceID := ""

@@ -43,6 +43,11 @@ import (
 type Translator struct {
 	// Snapshot, when set, is sent as MESSAGES_SNAPSHOT right after RUN_STARTED.
 	Snapshot []Message
+	// Supplied are the ids of the tool calls whose results the client sent with the
+	// run (client tools, L16). Their tool_result is not sent back as TOOL_CALL_RESULT:
+	// an AG-UI client adds a tool message for every TOOL_CALL_RESULT (the official one
+	// does not look at the id), so it would hold its own answer twice.
+	Supplied map[string]bool
 
 	threadID, runID string
 
@@ -135,6 +140,9 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 	case loop.StepCompleteData:
 		out = t.finishStep(out, b, stepName(d.ID))
 	case loop.ToolResultData:
+		if t.Supplied[d.ID] {
+			break
+		}
 		ev := ToolCallResult{base: b(aguiToolCallResult), MessageID: t.runID + ":result:" + d.ID,
 			ToolCallID: d.ID, Content: d.Content, Role: "tool"}
 		ev.Metadata = map[string]any{"durationMs": d.DurationMS, "toolName": d.Name}
