@@ -286,10 +286,17 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 	callCtx := context.WithValue(timed, callStateKey{}, st)
 	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())
 
+	endSleeps := in.clock.serve(callCtx) // a sleeping guest wakes when the call ends
 	rc, out, err := in.ext.CallWithContext(callCtx, export, input)
+	endSleeps()
 	in.out.flush(ctx, p)
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
+	}
+	if err == nil && timed.Err() != nil {
+		// The call's end cut a sleep or request short and the guest went on
+		// to return: what it returned rests on a wait that did not happen.
+		err = context.Cause(timed)
 	}
 	if err != nil {
 		defer p.pool.release(ctx, in, false)

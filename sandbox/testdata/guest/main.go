@@ -295,3 +295,16 @@ func chatty() int32 {
 	}
 	return output([]byte("said it all"))
 }
+
+// nap sleeps for the duration given as input (time.Sleep: WASI poll_oneoff)
+// and answers "woke".
+//
+//go:wasmexport nap
+func nap() int32 {
+	d, err := time.ParseDuration(string(input()))
+	if err != nil {
+		return fail(err.Error())
+	}
+	time.Sleep(d)
+	return output([]byte("woke"))
+}
