@@ -75,7 +75,7 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	}
 
 	stdout := &cappedBuffer{max: p.perms.MaxOutput}
-	stderr := &cappedBuffer{max: 64 << 10}
+	stderr := &cappedBuffer{max: min(64<<10, p.perms.MaxOutput)} // a failed exit's error text: bounded as output is
 	argv := p.wasi.args[tool]
 	if len(argv) == 0 {
 		argv = p.args

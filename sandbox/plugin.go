@@ -262,6 +262,18 @@ func (p *Plugin) Close(ctx context.Context) error {
 	return nil
 }
 
+// clipGuestError bounds a plugin's own error message (error_set) by its
+// max_output: the message is output the plugin chose, and it goes on to the
+// model and the session as a result would.
+func (p *Plugin) clipGuestError(err error) error {
+	msg, limit := err.Error(), p.perms.MaxOutput
+	if int64(len(msg)) <= limit {
+		return err
+	}
+	return fmt.Errorf("%s… (error message of %s cut at max_output %s)",
+		msg[:limit], formatSize(int64(len(msg))), formatSize(limit))
+}
+
 // invoke runs one export on a pooled instance under the plugin's limits.
 func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byte, error) {
 	if p.closed.Load() {
@@ -289,7 +301,7 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 	endSleeps := in.clock.serve(callCtx) // a sleeping guest wakes when the call ends
 	rc, out, err := in.ext.CallWithContext(callCtx, export, input)
 	endSleeps()
-	in.out.flush(ctx, p)
+	in.out.flush(ctx, p, st.droppedNotices())
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
 	}
@@ -303,6 +315,9 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 		// The guest's own error (error_set) comes back as the call's error;
 		// anything else that failed the call is a trap.
 		guestErr := err.Error() == in.ext.GetErrorWithContext(context.WithoutCancel(ctx))
+		if guestErr {
+			err = p.clipGuestError(err)
+		}
 		return nil, p.classify(ctx, timed, st, in.watch, export, err, guestErr)
 	}
 	p.pool.release(ctx, in, true)
