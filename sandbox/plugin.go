@@ -63,16 +63,21 @@ func (r *Runtime) Load(ctx context.Context, cfg Config) (*Plugin, error) {
 }
 
 func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
-	wasm := cfg.Wasm
+	wasm, source := cfg.Wasm, "the module bytes"
 	if len(wasm) == 0 {
 		if cfg.Path == "" {
 			return nil, fmt.Errorf("no wasm bytes and no path")
 		}
-		b, err := os.ReadFile(cfg.Path)
+		b, err := readModule(cfg.Path) // once: what is hashed is what is compiled (module.go)
 		if err != nil {
 			return nil, err
 		}
-		wasm = b
+		wasm, source = b, cfg.Path
+	}
+	if cfg.SHA256 != "" {
+		if err := checkDigest(wasm, cfg.SHA256, source); err != nil {
+			return nil, err
+		}
 	}
 	perms := cfg.Permissions.withDefaults()
 	if err := perms.validate(); err != nil {
