@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/agenthost/agenthost/sandbox"
 )
 
 // Manifest is a decoded agent.toml (README.md; `agenthost init` writes a commented one). Paths in it are already resolved against
@@ -475,7 +477,9 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 		return m.errKey(key+".wasm", "cannot read %s: %v", p.Wasm, errors.Unwrap(err))
 	}
 	if p.SHA256 != "" {
-		if err := checkDigest(p.Wasm, p.SHA256); err != nil {
+		// An early error with the manifest's line. It protects nothing by itself: the
+		// sandbox checks the pin again on the bytes it compiles (sandboxConfig).
+		if err := sandbox.VerifyModule(p.Wasm, p.SHA256); err != nil {
 			return m.errKey(key+".sha256", "%v", err)
 		}
 	}

@@ -2,6 +2,9 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +97,45 @@ func TestNextReloadWaitsForTheFileToSettle(t *testing.T) {
 	}
 	if _, ok := h.Plugin("p"); !ok || len(h.ModelToolNames()["p"]) < 2 {
 		t.Fatalf("tools after reload: %v", h.ModelToolNames())
+	}
+}
+
+// A sha256 pin holds for the bytes compiled, not for the file as the manifest saw it:
+// a module swapped after the manifest's check, at Open or before a Reload, is refused
+// with an error naming the plugin (the sandbox checks the bytes it read).
+func TestPinnedPluginSwappedAfterTheManifestCheckIsRefused(t *testing.T) {
+	probePlugin(t, "", "") // builds probe.wasm
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "p.wasm")
+	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
+	calc, _ := os.ReadFile(calcWasm)
+	sum := sha256.Sum256(calc)
+	plugins := "[[plugins]]\nname = \"p\"\nwasm = " + `"` + wasm + `"` + "\nsha256 = \"" + hex.EncodeToString(sum[:]) + "\"\n"
+
+	// Open: the manifest checked the pin, then the file changed.
+	script := filepath.Join(dir, "script.json")
+	os.WriteFile(script, []byte(`{"turns": []}`), 0o644)
+	manifest := filepath.Join(dir, "agent.toml")
+	os.WriteFile(manifest, []byte(fmt.Sprintf("[agent]\nprovider = \"scripted\"\nmodel = \"m1\"\n[providers.scripted]\ncommand = %q\n"+
+		"options = { script = \"script.json\" }\n[store]\nkind = \"memory\"\n%s", scriptedBin, plugins)), 0o644)
+	m, err := LoadManifest(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, probe.path, wasm, time.Now().Add(-time.Hour))
+	if h, err := Open(context.Background(), Options{Loaded: m, CacheDir: wasmCache}); err == nil {
+		h.Close()
+		t.Fatal("a module swapped after the manifest's check was loaded")
+	} else if !strings.Contains(err.Error(), "plugins[0]") || !strings.Contains(err.Error(), `load plugin "p": digest mismatch for `+wasm) {
+		t.Fatalf("swapped before Open: %v", err)
+	}
+
+	// Reload: the pinned module is running, and a rebuild that does not match is refused.
+	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
+	h := openHost(t, `{"turns": []}`, plugins, Options{})
+	copyFile(t, probe.path, wasm, time.Now())
+	if _, err := h.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "plugins[0]") ||
+		!strings.Contains(err.Error(), `load plugin "p": digest mismatch for `+wasm) {
+		t.Fatalf("reload of a module that does not match its pin: %v", err)
 	}
 }

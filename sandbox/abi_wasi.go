@@ -75,7 +75,7 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	}
 
 	stdout := &cappedBuffer{max: p.perms.MaxOutput}
-	stderr := &cappedBuffer{max: 64 << 10}
+	stderr := &cappedBuffer{max: min(64<<10, p.perms.MaxOutput)} // a failed exit's error text: bounded as output is
 	argv := p.wasi.args[tool]
 	if len(argv) == 0 {
 		argv = p.args
@@ -83,8 +83,11 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	if len(argv) == 0 {
 		argv = []string{p.name}
 	}
+	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
+	defer cancel()
 	mc := p.moduleConfig.
 		WithName("").
+		WithNanosleep(func(ns int64) { sleepOrDone(ns, timed.Done()) }). // a fresh instance: its one call's context
 		WithArgs(argv...).
 		WithEnv("AGENTHOST_TOOL", tool).
 		WithStdin(bytes.NewReader(args)).
@@ -92,8 +95,6 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 		WithStderr(stderr)
 
 	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories}
-	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
-	defer cancel()
 	callCtx := experimental.WithMemoryAllocator(timed, watch)
 	mod, err := p.wasi.runtime.InstantiateModule(callCtx, p.wasi.compiled, mc)
 	// The command has returned, so nothing runs in its memory any more and it
@@ -102,6 +103,11 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	if mod != nil {
 		_ = mod.Close(context.WithoutCancel(ctx))
 		watch.recycle()
+	}
+	if err == nil && timed.Err() != nil {
+		// The call's end cut a sleep short and the command went on to exit:
+		// its answer rests on a wait that did not happen (see invoke).
+		err = context.Cause(timed)
 	}
 	var exit *sys.ExitError
 	failedExit := errors.As(err, &exit) && exit.ExitCode() != 0 && ctx.Err() == nil && timed.Err() == nil && !watch.exceeded.Load()

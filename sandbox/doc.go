@@ -17,7 +17,8 @@
 //     their data segments merged where that provably changes nothing
 //     (internal/wasmbin).
 //   - Denies by default. Permissions grant memory, a per-call timeout (always
-//     on), input/output sizes, HTTP hosts (checked on every connection,
+//     on, and ending waits in host calls too: sleeps, HTTP; blocking.go),
+//     input/output sizes, HTTP hosts (checked on every connection,
 //     redirects included), directories, environment variables, config, the
 //     host model and a per-plugin KV. Guests get real clocks and crypto
 //     randomness.
@@ -36,6 +37,8 @@
 //     code 3", "trapped: unreachable". CallTool turns it into an error
 //     result (the MCP CallToolResult with isError); CallExport returns it as
 //     a *Fault. A plugin never crashes or blocks the host.
+//   - Compiles exactly the bytes a sha256 pin (Config.SHA256) was checked on:
+//     a module file is read once, and only if it is a regular file (module.go).
 //
 // What it must not do: know about the agent loop, the manifest (agent.toml),
 // sessions (beyond an opaque key for instance reuse) or providers; open a

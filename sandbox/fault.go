@@ -55,8 +55,23 @@ type callStateKey struct{}
 type callState struct {
 	guard *netGuard
 
-	mu    sync.Mutex
-	fault error
+	mu      sync.Mutex
+	fault   error
+	notices int // notifications the guest sent, forwarded up to maxCallNotices
+}
+
+// notice counts a notification of the call and says whether it may be forwarded.
+func (s *callState) notice() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notices++
+	return s.notices <= maxCallNotices
+}
+
+func (s *callState) droppedNotices() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(0, s.notices-maxCallNotices)
 }
 
 func (s *callState) setFault(err error) {

@@ -81,9 +81,9 @@ func (f *rootFile) SetAppend(enable bool) experimentalsys.Errno {
 	if err != nil {
 		return experimentalsys.UnwrapOSError(err)
 	}
-	nf, err := f.fs.root.OpenFile(f.name, osFlag(flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_EXCL)), 0)
-	if err != nil {
-		return errnoOf(err)
+	nf, errno := openOrdinary(f.fs.root, f.name, osFlag(flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_EXCL)), 0)
+	if errno != 0 {
+		return errno
 	}
 	fi1, err1 := f.file.Stat()
 	fi2, err2 := nf.Stat()

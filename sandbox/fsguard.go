@@ -95,13 +95,37 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 			return nil, experimentalsys.ELOOP
 		}
 	}
-	f, err := r.root.OpenFile(name, osFlag(flag), perm&fs.ModePerm)
-	if err != nil {
-		return nil, errnoOf(err)
+	f, errno := openOrdinary(r.root, name, osFlag(flag), perm&fs.ModePerm)
+	if errno != 0 {
+		return nil, errno
 	}
 	rf := &rootFile{fs: r, name: name, flag: flag, file: f}
 	rf.seeker.f = rf
 	return rf, 0
+}
+
+// openOrdinary opens a regular file or a directory, and refuses (ENOTSUP)
+// anything else planted in the mount: a FIFO, socket or device would block
+// the guest in open or read inside a host call, where the call's deadline
+// cannot stop it (blocking.go). O_NONBLOCK makes the open itself return at
+// once whatever the name is (on a regular file or directory it changes
+// nothing); only a guest's own path can reach here, and a guest cannot make
+// special files (WASI has no mknod).
+func openOrdinary(root *os.Root, name string, flag int, perm fs.FileMode) (*os.File, experimentalsys.Errno) {
+	f, err := root.OpenFile(name, flag|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, experimentalsys.UnwrapOSError(err)
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		f.Close()
+		return nil, experimentalsys.ENOTSUP
+	}
+	return f, 0
 }
 
 // osFlag converts WASI open flags to os flags. O_NOFOLLOW is handled by

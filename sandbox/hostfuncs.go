@@ -81,6 +81,9 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 		p.notifyFunc("notify_logging_message", "notifications/message"),
 		fn("notify_resource_updated", []extism.ValueType{i64}, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
 		fn("notify_tool_list_changed", nil, nil, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+			if !noticeAllowed(ctx) {
+				return
+			}
 			p.host().Notify(ctx, p.name, "notifications/tools/list_changed", nil)
 		}),
 		fn("notify_prompt_list_changed", nil, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
@@ -96,12 +99,22 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 
 func (p *Plugin) notifyFunc(name, method string) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+		if !noticeAllowed(ctx) {
+			return // counted; not even read
+		}
 		params := p.hostBytes(ctx, cp, name, stack[0])
 		if !json.Valid(params) {
 			p.hostFail(ctx, fmt.Errorf("%s: params are not JSON", name))
 		}
 		p.host().Notify(ctx, p.name, method, params)
 	}, []extism.ValueType{extism.ValueTypeI64}, nil)
+}
+
+// noticeAllowed counts a notification against the call's maxCallNotices
+// (output.go) and says whether to forward it.
+func noticeAllowed(ctx context.Context) bool {
+	st, ok := ctx.Value(callStateKey{}).(*callState)
+	return !ok || st.notice()
 }
 
 func (p *Plugin) requireKV(ctx context.Context, fn string) {

@@ -35,7 +35,7 @@ func loadHostile(t *testing.T, r *Runtime, perms Permissions) *Plugin {
 func loadGuest(t *testing.T, r *Runtime, perms Permissions, host Host) *Plugin {
 	return load(t, r, Config{Name: "guest", Wasm: fixtures.guest, Permissions: perms, Host: host,
 		Tools: tools(map[string]string{"greet": "text", "read_file": "path", "write_file": "", "getenv": "name",
-			"config": "key", "fetch": "url", "kv": "text", "ask": "", "spin": "", "hog": "", "exit": "", "fsop": "", "counter": "", "bad_utf8": "text"})})
+			"config": "key", "fetch": "url", "kv": "text", "ask": "", "spin": "", "hog": "", "exit": "", "fsop": "", "counter": "", "bad_utf8": "text", "nap": "text"})})
 }
 
 // misbehave runs call (the hostile one) while a bystander plugin serves

@@ -19,6 +19,7 @@ import (
 var fixtures struct {
 	guest, hostile []byte
 	wasicmd        []byte
+	csleep         []byte // C WASI command: sleep(argv[1]) (testdata/csleep)
 	guestPath      string
 	extismDir      string
 	wazeroDir      string
@@ -60,7 +61,14 @@ func buildFixtures(dir string) error {
 	if out, err := exec.Command("wat2wasm", "testdata/wat/hostile.wat", "-o", hostile).CombinedOutput(); err != nil {
 		return fmt.Errorf("wat2wasm (run `make deps`): %v\n%s", err, out)
 	}
+	csleep := filepath.Join(dir, "csleep.wasm")
+	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-o", csleep, "testdata/csleep/main.c").CombinedOutput(); err != nil {
+		return fmt.Errorf("clang --target=wasm32-wasi (run `make deps` for clang and wasi-libc): %v\n%s", err, out)
+	}
 	var err error
+	if fixtures.csleep, err = os.ReadFile(csleep); err != nil {
+		return err
+	}
 	if fixtures.guest, err = os.ReadFile(fixtures.guestPath); err != nil {
 		return err
 	}

@@ -16,9 +16,17 @@ import (
 // output of a call that trapped is often the only clue why. Extism log lines keep their
 // level (info and above: see init); stdout and stderr are level debug, with logger "stdout" or "stderr". The wasi
 // ABI's stdout is the call's result, so only its stderr is sent.
+//
+// All of it comes from code the host does not trust, so the sandbox bounds it before it
+// is forwarded, as the run bounds what it keeps (loop/notify.go: 8 KiB a message, 1,000
+// a run): a log line is cut at 8 KiB, a call keeps 100 Extism log lines and forwards
+// 1,000 notifications (notify_progress, notify_logging_message, notify_tool_list_changed);
+// the rest are counted and one warning says how many were dropped.
 const (
-	maxCallOutput = 16 << 10 // per stream and call; the rest is counted, not kept
-	maxCallLogs   = 100      // Extism log lines kept per call
+	maxCallOutput  = 16 << 10 // per stream and call; the rest is counted, not kept
+	maxCallLogs    = 100      // Extism log lines kept per call
+	maxLogMessage  = 8 << 10  // per Extism log line; the rest is counted, not kept
+	maxCallNotices = 1000     // notifications forwarded per call
 )
 
 func init() {
@@ -66,7 +74,16 @@ func (o *callOutput) log(level extism.LogLevel, text string) {
 		o.droppedLogs++
 		return
 	}
-	o.logs = append(o.logs, logLine{level: mcpLevel(level), text: text})
+	o.logs = append(o.logs, logLine{level: mcpLevel(level), text: clipMessage(text)})
+}
+
+// clipMessage cuts a log line at maxLogMessage, saying how much was cut. A rune cut in
+// two becomes U+FFFD when the line is encoded for the host.
+func clipMessage(s string) string {
+	if len(s) <= maxLogMessage {
+		return s
+	}
+	return s[:maxLogMessage] + fmt.Sprintf("… (%s more)", formatSize(int64(len(s)-maxLogMessage)))
 }
 
 func mcpLevel(l extism.LogLevel) string {
@@ -79,8 +96,9 @@ func mcpLevel(l extism.LogLevel) string {
 	return "info"
 }
 
-// flush sends what the call wrote to the host and empties the buffers for the next call.
-func (o *callOutput) flush(ctx context.Context, p *Plugin) {
+// flush sends what the call wrote to the host and empties the buffers for the next call;
+// droppedNotices is how many of the call's notifications went over maxCallNotices.
+func (o *callOutput) flush(ctx context.Context, p *Plugin, droppedNotices int) {
 	o.mu.Lock()
 	logs, dropped := o.logs, o.droppedLogs
 	out, errb := streamText(&o.stdout), streamText(&o.stderr)
@@ -93,6 +111,9 @@ func (o *callOutput) flush(ctx context.Context, p *Plugin) {
 	}
 	if dropped > 0 {
 		p.notifyLog(ctx, "warning", "", fmt.Sprintf("%d more log lines of this call were dropped", dropped))
+	}
+	if droppedNotices > 0 {
+		p.notifyLog(ctx, "warning", "", fmt.Sprintf("%d more notifications of this call were dropped", droppedNotices))
 	}
 	if out != "" {
 		p.notifyLog(ctx, "debug", "stdout", out)

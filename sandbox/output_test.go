@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,56 @@ func TestFileErrorsNameTheAllowedPaths(t *testing.T) {
 	res = callTool(t, bare, "read_file", `{}`)
 	if strings.Contains(res.Text(), "allowed_paths") {
 		t.Fatalf("a non-file error got the note: %q", res.Text())
+	}
+}
+
+// A plugin's own error message is output it chose: a 10 MiB error_set reaches the
+// caller cut at max_output, with what was cut.
+func TestHostileTenMiBErrorIsCutAtMaxOutput(t *testing.T) {
+	p := load(t, newTestRuntime(t), Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("loud_error"),
+		Permissions: Permissions{MaxOutput: 64 << 10}})
+	res := callTool(t, p, "loud_error", fmt.Sprintf(`{"text":"%d"}`, 10<<20))
+	want := `plugin "g": loud_error: ` + strings.Repeat("e", 64<<10) + `… (error message of 10 MiB cut at max_output 64 KiB)`
+	if !res.IsError || res.Text() != want {
+		t.Fatalf("got isError=%v, %d bytes ending %q", res.IsError, len(res.Text()), res.Text()[max(0, len(res.Text())-80):])
+	}
+	_, err := p.CallExport(context.Background(), "loud_error", []byte(fmt.Sprint(10<<20)))
+	if err == nil || err.Error() != want {
+		t.Fatalf("CallExport: %d bytes", len(fmt.Sprint(err)))
+	}
+}
+
+// 100,000 log lines and 5,000 notifications from one call reach the host as at most
+// maxCallLogs lines and maxCallNotices notifications, each line cut at 8 KiB, and a
+// warning for each kind saying how many were dropped.
+func TestHostileLogFloodIsBoundedPerCall(t *testing.T) {
+	h := &testHost{}
+	p := load(t, newTestRuntime(t), Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("log_flood"), Host: h,
+		Permissions: Permissions{Timeout: time.Minute}}) // the guest stores each line byte by byte
+	wantResult(t, callTool(t, p, "log_flood", `{"text":"100000 5000"}`), false, "logged")
+	var lines, notices int
+	var long string
+	for _, n := range h.notified {
+		switch {
+		case strings.Contains(n, `"data":"line `) || strings.Contains(n, `"data":"LLL`):
+			lines++
+			if strings.Contains(n, "LLL") {
+				long = n
+			}
+		case strings.Contains(n, `"data":"notice `):
+			notices++
+		}
+	}
+	if lines != maxCallLogs || notices != maxCallNotices {
+		t.Fatalf("forwarded %d log lines and %d notifications, want %d and %d", lines, notices, maxCallLogs, maxCallNotices)
+	}
+	if !strings.Contains(long, `"data":"`+strings.Repeat("L", maxLogMessage)+`… (92 KiB more)"`) {
+		t.Fatalf("the 100 KiB line was forwarded as %d bytes", len(long))
+	}
+	got := strings.Join(h.notified[len(h.notified)-2:], "\n")
+	for _, w := range []string{"99901 more log lines of this call were dropped", "4000 more notifications of this call were dropped"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("no warning %q in\n%s", w, got)
+		}
 	}
 }

@@ -63,16 +63,21 @@ func (r *Runtime) Load(ctx context.Context, cfg Config) (*Plugin, error) {
 }
 
 func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
-	wasm := cfg.Wasm
+	wasm, source := cfg.Wasm, "the module bytes"
 	if len(wasm) == 0 {
 		if cfg.Path == "" {
 			return nil, fmt.Errorf("no wasm bytes and no path")
 		}
-		b, err := os.ReadFile(cfg.Path)
+		b, err := readModule(cfg.Path) // once: what is hashed is what is compiled (module.go)
 		if err != nil {
 			return nil, err
 		}
-		wasm = b
+		wasm, source = b, cfg.Path
+	}
+	if cfg.SHA256 != "" {
+		if err := checkDigest(wasm, cfg.SHA256, source); err != nil {
+			return nil, err
+		}
 	}
 	perms := cfg.Permissions.withDefaults()
 	if err := perms.validate(); err != nil {
@@ -262,6 +267,18 @@ func (p *Plugin) Close(ctx context.Context) error {
 	return nil
 }
 
+// clipGuestError bounds a plugin's own error message (error_set) by its
+// max_output: the message is output the plugin chose, and it goes on to the
+// model and the session as a result would.
+func (p *Plugin) clipGuestError(err error) error {
+	msg, limit := err.Error(), p.perms.MaxOutput
+	if int64(len(msg)) <= limit {
+		return err
+	}
+	return fmt.Errorf("%s… (error message of %s cut at max_output %s)",
+		msg[:limit], formatSize(int64(len(msg))), formatSize(limit))
+}
+
 // invoke runs one export on a pooled instance under the plugin's limits.
 func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byte, error) {
 	if p.closed.Load() {
@@ -286,16 +303,26 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 	callCtx := context.WithValue(timed, callStateKey{}, st)
 	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())
 
+	endSleeps := in.clock.serve(callCtx) // a sleeping guest wakes when the call ends
 	rc, out, err := in.ext.CallWithContext(callCtx, export, input)
-	in.out.flush(ctx, p)
+	endSleeps()
+	in.out.flush(ctx, p, st.droppedNotices())
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
+	}
+	if err == nil && timed.Err() != nil {
+		// The call's end cut a sleep or request short and the guest went on
+		// to return: what it returned rests on a wait that did not happen.
+		err = context.Cause(timed)
 	}
 	if err != nil {
 		defer p.pool.release(ctx, in, false)
 		// The guest's own error (error_set) comes back as the call's error;
 		// anything else that failed the call is a trap.
 		guestErr := err.Error() == in.ext.GetErrorWithContext(context.WithoutCancel(ctx))
+		if guestErr {
+			err = p.clipGuestError(err)
+		}
 		return nil, p.classify(ctx, timed, st, in.watch, export, err, guestErr)
 	}
 	p.pool.release(ctx, in, true)

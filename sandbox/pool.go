@@ -18,6 +18,7 @@ type instance struct {
 	ext   *extism.Plugin
 	watch *memoryWatch
 	out   *callOutput // what the current call writes and logs (output.go)
+	clock *callClock  // its sleep, which ends with the call it serves (blocking.go)
 	key   string      // the session it serves (isolation "session")
 	used  time.Time   // when it was last released
 }
@@ -157,11 +158,13 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories}
 	ictx := experimental.WithMemoryAllocator(context.WithoutCancel(ctx), watch)
 	out := newCallOutput()
-	mc := p.moduleConfig.WithStdout(lockedWriter{out, &out.stdout}).WithStderr(lockedWriter{out, &out.stderr})
+	clock := &callClock{}
+	mc := p.moduleConfig.WithStdout(lockedWriter{out, &out.stdout}).WithStderr(lockedWriter{out, &out.stderr}).
+		WithNanosleep(clock.nanosleep)
 	ext, err := p.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate plugin %q: %w", p.name, err)
 	}
 	ext.SetLogger(out.log)
-	return &instance{ext: ext, watch: watch, out: out}, nil
+	return &instance{ext: ext, watch: watch, out: out, clock: clock}, nil
 }

@@ -59,12 +59,14 @@ func (r *Runtime) runtimeConfig() wazero.RuntimeConfig {
 
 // moduleConfig gives a guest real clocks and randomness (wazero's defaults
 // are deterministic fakes, fine for tests but wrong for "what time is it"),
-// the granted environment and mounts, and nothing else.
+// the granted environment and mounts, and nothing else. Its sleep is left
+// to each instance (newInstance, callWASI): one that ends with the call the
+// instance serves (callClock, blocking.go), which a shared config cannot
+// know. Left unset, wazero's sleep returns at once, never blocks.
 func moduleConfig(perms Permissions, env map[string]string, fs wazero.FSConfig) wazero.ModuleConfig {
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
 		WithRandSource(rand.Reader)
 	for _, name := range perms.Env {
 		if v, ok := env[name]; ok {

@@ -19,6 +19,10 @@ type Config struct {
 	// Wasm is the module. If empty, Path is read.
 	Wasm []byte
 	Path string
+	// SHA256, when set, is the hex digest the module must have. It is checked
+	// on the bytes Load compiles, read once from Path (a regular file of at
+	// most MaxModuleSize), so no swap of the file can slip other bytes in.
+	SHA256 string
 	// ABI is "mcp", "extism", "wasi" or "" to detect it from the exports:
 	// call+describe or list_tools+call_tool ⇒ mcp; _start without Extism
 	// kernel imports ⇒ wasi; otherwise extism.

@@ -295,3 +295,58 @@ func chatty() int32 {
 	}
 	return output([]byte("said it all"))
 }
+
+// nap sleeps for the duration given as input (time.Sleep: WASI poll_oneoff)
+// and answers "woke".
+//
+//go:wasmexport nap
+func nap() int32 {
+	d, err := time.ParseDuration(string(input()))
+	if err != nil {
+		return fail(err.Error())
+	}
+	time.Sleep(d)
+	return output([]byte("woke"))
+}
+
+//go:wasmimport extism:host/user notify_logging_message
+func notifyLoggingMessage(params uint64)
+
+//go:wasmimport extism:host/env free
+func extismFree(offs uint64)
+
+// notified sends b with notify_logging_message and frees its block (the
+// kernel's allocator slows down with each block left allocated; Extism's log
+// functions free theirs themselves).
+func notified(b []byte) {
+	offs := store(b)
+	notifyLoggingMessage(offs)
+	extismFree(offs)
+}
+
+// loud_error fails with an error message (error_set) of as many bytes as
+// the input says.
+//
+//go:wasmexport loud_error
+func loudError() int32 {
+	var n int
+	fmt.Sscan(string(input()), &n)
+	return fail(strings.Repeat("e", n))
+}
+
+// log_flood logs one 100 KiB line, then "lines notices" (the input) short
+// lines through Extism's log_info and notify_logging_message notifications.
+//
+//go:wasmexport log_flood
+func logFlood() int32 {
+	var n, notices int
+	fmt.Sscan(string(input()), &n, &notices)
+	extismLogInfo(store([]byte(strings.Repeat("L", 100<<10))))
+	for i := 0; i < n; i++ {
+		extismLogInfo(store([]byte(fmt.Sprint("line ", i))))
+	}
+	for i := 0; i < notices; i++ {
+		notified([]byte(fmt.Sprintf(`{"level":"info","data":"notice %d"}`, i)))
+	}
+	return output([]byte("logged"))
+}
