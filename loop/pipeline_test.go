@@ -155,3 +155,25 @@ func TestL22_DirectCallIsStoredAndGuarded(t *testing.T) {
 		t.Fatalf("second call %q", res.Text())
 	}
 }
+
+// A plan step whose call waits for approval interrupts the run (approval_required), and
+// the answer given by call id resumes the plan at that step.
+func TestL22_PlanStepAwaitingApprovalInterruptsAndResumes(t *testing.T) {
+	m := script(
+		turn{text: planJSON(toolStep("1", "6*7"))},
+		turn{text: verdict("done", "ok", "")},
+	)
+	a := newAgent(t, Config{Model: m, Tools: tools(t, calcTool()), Mode: ModePlan, Approver: pendingApprover{},
+		ToolPolicy: ToolPolicy{RequireApproval: []string{"calc"}}})
+	res, evs := runCollect(t, a, userIn("s", "compute"))
+	if res.Status != StatusInterrupted || res.Reason != ReasonApprovalRequired {
+		t.Fatalf("first run %s/%s %v", res.Status, res.Reason, res.Err)
+	}
+	if asks := eventsOf[ToolCallData](evs); len(asks) != 2 || asks[1].ID != "plan1_1" { // tool_call, approval_required
+		t.Fatalf("approval events %+v", asks)
+	}
+	res, _ = runCollect(t, a, RunInput{SessionID: "s", Approvals: map[string]Approval{"plan1_1": {Approved: true}}})
+	if res.Status != StatusCompleted || res.Final.Text() != "42" {
+		t.Fatalf("resumed run %s/%s %v %v", res.Status, res.Reason, res.Final, res.Err)
+	}
+}

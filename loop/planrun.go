@@ -52,6 +52,12 @@ func (r *run) planLoop() RunResult {
 				// session executes the step again.
 				return r.abort(err)
 			}
+			if r.stepErr != nil {
+				// The step's call waits for a human (ErrApprovalPending) or could not be
+				// stored: no outcome either. A later run resumes the plan at this step,
+				// with the answer in RunInput.Approvals under the call's id.
+				return r.failOrAbort(r.stepErr)
+			}
 			r.recordStep(o)
 			outcomes = append(outcomes, o)
 			if o.Status != "error" {
@@ -210,6 +216,7 @@ func (r *run) stepTool(rev int, s PlanStep, timeout time.Duration) (string, bool
 	c := ToolCall{ID: fmt.Sprintf("plan%d_%s", rev, s.ID), Name: s.Tool, Arguments: args}
 	res, err := r.callOne(c, timeout)
 	if err != nil {
+		r.stepErr = err
 		return "Error: " + err.Error(), false
 	}
 	return res.Text(), !res.IsError
@@ -247,7 +254,7 @@ func (r *run) goal() string {
 }
 
 // resumePlan finds a plan an earlier run of the session left unfinished (no
-// evaluation ended it and that run did not complete): its revision, the plan, and the
+// evaluation ended it and that run was aborted or interrupted for an approval): its revision, the plan, and the
 // outcomes already stored. A run with new input starts a new plan.
 func (r *run) resumePlan() (int, *Plan, []StepOutcome) {
 	if len(r.in.Messages) > 0 {
@@ -273,7 +280,7 @@ func (r *run) resumePlan() (int, *Plan, []StepOutcome) {
 				plan = nil
 			}
 		case RunFinishedData:
-			if d.Status != StatusAborted {
+			if d.Status != StatusAborted && d.Status != StatusInterrupted {
 				plan = nil
 			}
 		}

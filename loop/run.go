@@ -59,6 +59,7 @@ type run struct {
 	entries   []Entry // the session as loaded when the run started
 	replans   int     // plan mode (planrun.go)
 	planSteps int
+	stepErr   error // a plan step's call ended the run (planrun.go)
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
