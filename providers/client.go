@@ -167,7 +167,7 @@ func (c *Client) handshake(ctx context.Context, path, run string) (*plugin.Clien
 			SkipHostEnv:      true,
 			AutoMTLS:         true,
 			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-			GRPCDialOptions:  grpcDialOptions,
+			GRPCDialOptions:  grpcDialOptions(),
 			StartTimeout:     c.cfg.StartTimeout,
 			Managed:          true,
 			Stderr:           io.MultiWriter(c.cfg.Stderr, tail),

@@ -6,3 +6,10 @@ func SetAfterVerify(f func(original string)) (restore func()) {
 	afterVerify = f
 	return func() { afterVerify = nil }
 }
+
+// SetMaxMessageSize lowers this process's side of the connection's message limit (the
+// adapter keeps MaxMessageSize) and returns the function that restores it.
+func SetMaxMessageSize(n int) (restore func()) {
+	maxMessageSize = n
+	return func() { maxMessageSize = MaxMessageSize }
+}
