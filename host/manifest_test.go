@@ -235,3 +235,24 @@ func TestManifestPinOfAFIFOIsRefusedNotWaitedOn(t *testing.T) {
 		t.Fatal("LoadManifest blocked on the FIFO")
 	}
 }
+
+// TestManifestMCPServerMaxOutputIsASizeLikePlugins: [[mcp_servers]] max_output is read as
+// plugins' is ("2MiB"), is unset (the 1 MiB default) when left out, and a bad value is a
+// file:line: key error.
+func TestManifestMCPServerMaxOutputIsASizeLikePlugins(t *testing.T) {
+	entry := "\n[[mcp_servers]]\nname = \"remote\"\nurl = \"http://127.0.0.1:1/mcp\"\n"
+	m, err := LoadManifest(writeManifest(t, goodManifest+entry+"max_output = \"2MiB\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.MCPServers[0].MaxOutput; got != 2<<20 {
+		t.Fatalf("max_output = %d, want 2 MiB", got)
+	}
+	if m, err := LoadManifest(writeManifest(t, goodManifest+entry)); err != nil || m.MCPServers[0].MaxOutput != 0 {
+		t.Fatalf("without max_output: %v, %d", err, m.MCPServers[0].MaxOutput)
+	}
+	_, err = LoadManifest(writeManifest(t, goodManifest+entry+"max_output = \"lots\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "mcp_servers.max_output: invalid size \"lots\"") {
+		t.Fatalf("bad max_output: %v", err)
+	}
+}

@@ -30,8 +30,18 @@ type Config struct {
 	Tools     []string          // allow list; empty: all
 	SkipTools []string
 	Timeout   time.Duration // per call; 0: 60s
-	Version   string        // agenthost's, for the MCP handshake
+	// MaxOutput bounds one call's result, in bytes of the text, data and structured
+	// content it carries; 0: DefaultMaxOutput. A larger result is refused as an error
+	// result, as a plugin's output over max_output is.
+	MaxOutput int64
+	Version   string // agenthost's, for the MCP handshake
 }
+
+// DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
+// max_output for plugins (1 MiB), so a tool's result is bounded the same whoever runs it.
+// An MCP server is not sandboxed, but what it returns goes into the session, every later
+// request to the model and the adapter connection.
+const DefaultMaxOutput = 1 << 20
 
 // Tool is one tool a server offers (after the allow and skip lists).
 type Tool struct {
@@ -55,6 +65,9 @@ type Server struct {
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = DefaultMaxOutput
 	}
 	s := &Server{cfg: cfg}
 	if err := s.connect(ctx); err != nil {
@@ -180,7 +193,14 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 	res, err := session.CallTool(cctx, call)
 	switch {
 	case err == nil:
-		return toResult(res), nil
+		out := toResult(res)
+		// The SDK has already read the whole result; refusing it here keeps it out of
+		// the session, not out of this process's memory.
+		if n := resultSize(out); n > s.cfg.MaxOutput {
+			return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %s: output %s exceeds max_output %s",
+				s.cfg.Name, tool, formatSize(n), formatSize(s.cfg.MaxOutput))), nil
+		}
+		return out, nil
 	case ctx.Err() != nil:
 		return loop.ToolResult{}, ctx.Err()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
@@ -220,6 +240,29 @@ func toResult(r *mcp.CallToolResult) loop.ToolResult {
 		}
 	}
 	return out
+}
+
+// resultSize is what a result would add to the session: its text, its images' data URLs
+// and its structured content.
+func resultSize(r loop.ToolResult) int64 {
+	n := int64(len(r.Structured))
+	for _, p := range r.Content {
+		n += int64(len(p.Text) + len(p.URL))
+	}
+	return n
+}
+
+// formatSize writes a byte count as the sandbox does in its max_output error.
+func formatSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Close ends the session (and the command).
