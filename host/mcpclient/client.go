@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +29,7 @@ type Config struct {
 	Env       []string          // names of the host variables the command sees; nothing else
 	Dir       string            // the command's working directory
 	URL       string            // Streamable HTTP endpoint
-	Headers   map[string]string // sent with every HTTP request
+	Headers   map[string]string // sent with every HTTP request to URL's origin, never to another (headerTransport)
 	Tools     []string          // allow list; empty: all
 	SkipTools []string
 	Timeout   time.Duration // per call; 0: 60s
@@ -113,8 +116,12 @@ func (s *Server) connect(ctx context.Context) error {
 		}
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case s.cfg.URL != "":
+		u, err := url.Parse(s.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("mcp server %q: url: %w", s.cfg.Name, err)
+		}
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, origin: origin(u), base: http.DefaultTransport}}}
 	default:
 		return fmt.Errorf("mcp server %q: neither command nor url", s.cfg.Name)
 	}
@@ -130,17 +137,42 @@ func (s *Server) connect(ctx context.Context) error {
 	return nil
 }
 
+// headerTransport adds an entry's headers (typically a bearer token) to the requests
+// that go to the configured server's origin, and to no other. A RoundTripper sees every
+// request the client makes, the hops of a redirect included: one that added the headers
+// to all of them would hand the token to whatever host the server (or anyone able to
+// make it answer 307) redirects to. Go's client drops its own sensitive headers on a
+// redirect to another host, but it cannot know about these.
 type headerTransport struct {
 	headers map[string]string
+	origin  string // scheme://host:port of the configured URL
 	base    http.RoundTripper
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 || origin(r.URL) != t.origin {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// origin is a URL's scheme, host and port, lower case, with the scheme's default port
+// written out, so that https://H and https://h:443 are one origin.
+func origin(u *url.URL) string {
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // Name is the server's manifest name.
