@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func pinnedSetup(t *testing.T) (dir, adapter, fake, pin, tmp string) {
 func startPinnedWithSwap(t *testing.T, command, pin string, swap func()) *providers.Client {
 	t.Helper()
 	t.Cleanup(providers.SetAfterVerify(func(string) { swap() }))
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	c, err := providers.Start(context.Background(), providers.ClientConfig{Name: "pinned", Command: command, SHA256: pin, Stderr: &stderr})
 	if err != nil {
 		t.Fatalf("Start after the swap: %v (the swapped-in file ran?)", err)
@@ -59,6 +60,24 @@ func startPinnedWithSwap(t *testing.T, command, pin string, swap func()) *provid
 		t.Fatal("the swapped-in file ran")
 	}
 	return c
+}
+
+// lockedBuffer collects an adapter's stderr, which go-plugin writes from its own goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // runningExe is the file the adapter process was executed from.
