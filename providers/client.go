@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -151,48 +150,40 @@ func (c *Client) launch(ctx context.Context) error {
 }
 
 // handshake starts the executable run (named path in errors and in its argv[0]) and
-// completes go-plugin's handshake. A fresh copy can still be open for writing in a
-// child another goroutine is forking at that moment (the descriptor is inherited until
-// that child's exec closes it), and exec then fails with ETXTBSY: that is tried again.
+// completes go-plugin's handshake.
 func (c *Client) handshake(ctx context.Context, path, run string) (*plugin.Client, providerpb.ProviderClient, error) {
-	for attempt := 1; ; attempt++ {
-		cmd := exec.Command(run, c.cfg.Args...)
-		cmd.Args[0] = c.cfg.Command
-		cmd.Env = adapterEnv(c.cfg.Env)
-		tail := newStderrTail(stderrTailBytes)
-		proc := plugin.NewClient(&plugin.ClientConfig{
-			HandshakeConfig:  handshake,
-			Plugins:          plugin.PluginSet{pluginName: &grpcPlugin{}},
-			Cmd:              cmd,
-			SkipHostEnv:      true,
-			AutoMTLS:         true,
-			AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-			GRPCDialOptions:  grpcDialOptions(),
-			StartTimeout:     c.cfg.StartTimeout,
-			Managed:          true,
-			Stderr:           io.MultiWriter(c.cfg.Stderr, tail),
-			Logger: hclog.New(&hclog.LoggerOptions{
-				Name:   "provider." + c.cfg.Name,
-				Output: c.cfg.Stderr,
-				Level:  hclog.Warn,
-			}),
-		})
-		rpc, err := connect(ctx, proc)
-		switch {
-		case err == nil:
-			return proc, rpc, nil
-		case ctx.Err() != nil:
-			proc.Kill()
-			return nil, nil, err
-		case errors.Is(err, syscall.ETXTBSY) && attempt < 10:
-			proc.Kill()
-			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
-			continue
-		}
-		err = startFailure(err, path, cmd, proc, tail, c.cfg.StartTimeout)
+	cmd := exec.Command(run, c.cfg.Args...)
+	cmd.Args[0] = c.cfg.Command
+	cmd.Env = adapterEnv(c.cfg.Env)
+	tail := newStderrTail(stderrTailBytes)
+	proc := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  handshake,
+		Plugins:          plugin.PluginSet{pluginName: &grpcPlugin{}},
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		AutoMTLS:         true,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  grpcDialOptions(),
+		StartTimeout:     c.cfg.StartTimeout,
+		Managed:          true,
+		Stderr:           io.MultiWriter(c.cfg.Stderr, tail),
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name:   "provider." + c.cfg.Name,
+			Output: c.cfg.Stderr,
+			Level:  hclog.Warn,
+		}),
+	})
+	rpc, err := connect(ctx, proc)
+	switch {
+	case err == nil:
+		return proc, rpc, nil
+	case ctx.Err() != nil:
 		proc.Kill()
 		return nil, nil, err
 	}
+	err = startFailure(err, path, cmd, proc, tail, c.cfg.StartTimeout)
+	proc.Kill()
+	return nil, nil, err
 }
 
 // connect runs the handshake, giving up early when ctx ends.

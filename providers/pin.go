@@ -94,17 +94,9 @@ func copyVerified(path, pin string) (*pinnedExe, error) {
 // write copies src to the private file, hashing the same bytes, and makes the file
 // executable only when the digest is the pin.
 func (e *pinnedExe) write(src io.Reader, path string, want []byte) error {
-	dst, err := os.OpenFile(e.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("private copy of %s: %w", path, err)
-	}
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(dst, h), src)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("check sha256 of %s: %w", path, err)
+	if err := e.copyFrom(src, h); err != nil {
+		return fmt.Errorf("private copy of %s: %w", path, err)
 	}
 	if got := h.Sum(nil); string(got) != string(want) {
 		return fmt.Errorf("%w for %s: pinned %x, file has %x", ErrChecksumMismatch, path, want, got)
@@ -113,6 +105,25 @@ func (e *pinnedExe) write(src io.Reader, path string, want []byte) error {
 		return fmt.Errorf("private copy of %s: %w", path, err)
 	}
 	return nil
+}
+
+// copyFrom writes the copy, holding syscall.ForkLock for reading while the file is open
+// for writing. A child forked meanwhile by another goroutine (another adapter, an MCP
+// server) would inherit the descriptor until its own exec closes it, and exec of the
+// copy fails with ETXTBSY while any process holds it open for writing; a fork takes
+// ForkLock for writing, so none happens in that window. Other forks wait for the copy.
+func (e *pinnedExe) copyFrom(src io.Reader, h io.Writer) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	dst, err := os.OpenFile(e.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.MultiWriter(dst, h), src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // remove deletes the copy and its directory; a nil copy is nothing to remove.

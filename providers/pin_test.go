@@ -202,4 +202,3 @@ func TestWrongPinLeavesNoCopy(t *testing.T) {
 		t.Fatalf("copies left after a mismatch: %v", left)
 	}
 }
-
