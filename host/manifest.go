@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -551,12 +552,21 @@ func (m *Manifest) resolveCommand(c string) string {
 	return c
 }
 
+// checkDigest compares a pinned file's sha256 with the manifest's. Only a regular file
+// can be pinned: the file is opened without blocking (a FIFO would otherwise wait for a
+// writer, and the manifest would never load) and anything else is refused. The provider
+// client checks its adapter again when it starts it, and runs the bytes it checked.
 func checkDigest(path, want string) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("cannot read %s to check its digest: %v", path, errors.Unwrap(err))
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return fmt.Errorf("cannot read %s to check its digest: %v", path, err)
+	} else if !fi.Mode().IsRegular() {
+		return fmt.Errorf("cannot check the digest of %s: not a regular file (mode %s)", path, fi.Mode().Type())
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return fmt.Errorf("read %s: %v", path, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -207,5 +208,51 @@ func TestManifestApprovalDefaultReachesTheLoopPolicy(t *testing.T) {
 	}
 	if tp := m.Agent.ToolPolicy; tp.ApprovalDefault != "deny" || len(tp.RequireApproval) != 1 || tp.RequireApproval[0] != "*" {
 		t.Fatalf("tool policy %+v", tp)
+	}
+}
+
+// TestManifestPinOfAFIFOIsRefusedNotWaitedOn: a pinned provider command that is a named
+// pipe is a file:line: key error at once; reading it to hash it would wait for a writer
+// and the manifest would never load.
+func TestManifestPinOfAFIFOIsRefusedNotWaitedOn(t *testing.T) {
+	body := strings.Replace(goodManifest, `command = "bin/prov"`, `command = "bin/fifo"`+"\nsha256 = \""+strings.Repeat("0", 64)+"\"", 1)
+	p := writeManifest(t, body)
+	if err := syscall.Mkfifo(filepath.Join(filepath.Dir(p), "bin", "fifo"), 0o700); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := LoadManifest(p); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), ": providers.scripted.sha256: cannot check the digest of ") ||
+			!strings.Contains(err.Error(), "not a regular file (mode p") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(filepath.Join(filepath.Dir(p), "bin", "fifo"), os.O_WRONLY, 0); err == nil {
+			f.Close() // let the blocked reader go
+		}
+		t.Fatal("LoadManifest blocked on the FIFO")
+	}
+}
+
+// TestManifestMCPServerMaxOutputIsASizeLikePlugins: [[mcp_servers]] max_output is read as
+// plugins' is ("2MiB"), is unset (the 1 MiB default) when left out, and a bad value is a
+// file:line: key error.
+func TestManifestMCPServerMaxOutputIsASizeLikePlugins(t *testing.T) {
+	entry := "\n[[mcp_servers]]\nname = \"remote\"\nurl = \"http://127.0.0.1:1/mcp\"\n"
+	m, err := LoadManifest(writeManifest(t, goodManifest+entry+"max_output = \"2MiB\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.MCPServers[0].MaxOutput; got != 2<<20 {
+		t.Fatalf("max_output = %d, want 2 MiB", got)
+	}
+	if m, err := LoadManifest(writeManifest(t, goodManifest+entry)); err != nil || m.MCPServers[0].MaxOutput != 0 {
+		t.Fatalf("without max_output: %v, %d", err, m.MCPServers[0].MaxOutput)
+	}
+	_, err = LoadManifest(writeManifest(t, goodManifest+entry+"max_output = \"lots\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "mcp_servers.max_output: invalid size \"lots\"") {
+		t.Fatalf("bad max_output: %v", err)
 	}
 }

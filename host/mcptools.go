@@ -25,6 +25,7 @@ type MCPServerConfig struct {
 	Tools           []string          `toml:"tools"`   // allow list
 	SkipTools       []string          `toml:"skip_tools"`
 	Timeout         Duration          `toml:"timeout"`          // per call; default 60s
+	MaxOutput       Size              `toml:"max_output"`       // one result's bytes; default 1 MiB, as for plugins
 	RequireApproval []string          `toml:"require_approval"` // its tools ("*": all) that ask first
 }
 
@@ -62,7 +63,8 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 func (h *Host) startMCPServers(ctx context.Context, version string) error {
 	for i, c := range h.Manifest.MCPServers {
 		srv, err := mcpclient.Start(ctx, mcpclient.Config{Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
-			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout), Version: version})
+			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
+			MaxOutput: int64(c.MaxOutput), Version: version})
 		if err != nil {
 			return h.Manifest.errKey(fmt.Sprintf("mcp_servers.%d", i), "%v", err)
 		}

@@ -19,18 +19,41 @@ type argsSchema struct {
 
 var schemaPrinter = message.NewPrinter(language.English)
 
+// schemaBase is the URL a schema is compiled under; references relative to it name
+// other documents, which are never loaded.
+const schemaBase = "mem://schema/"
+
+// errExternalRef is wrapped by the error for a schema that refers outside itself.
+var errExternalRef = errors.New("only references into the same schema (#/$defs/…, #anchor) are resolved")
+
+// noLoader refuses every document a schema refers to. Schemas come from HTTP clients,
+// plugins, MCP servers and the model's tools: the compiler's default loader reads
+// file: URLs, so a schema holding {"$ref": "file:///…"} would read the host's files
+// (and an HTTP loader would make the host a request forwarder). In-document references
+// ($defs, definitions, anchors, $id within the document) and the standard meta-schemas,
+// which the compiler carries, need no loader.
+type noLoader struct{}
+
+func (noLoader) Load(string) (any, error) { return nil, errExternalRef }
+
 func compileSchema(name string, raw []byte) (*argsSchema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("input schema is not JSON: %w", err)
 	}
 	c := jsonschema.NewCompiler()
-	url := "mem://schema/" + name + ".json"
+	c.UseLoader(noLoader{})
+	url := schemaBase + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	s, err := c.Compile(url)
-	if err != nil {
+	var le *jsonschema.LoadURLError
+	switch {
+	case errors.As(err, &le) && errors.Is(le.Err, errExternalRef):
+		// A relative reference is reported as written, not under the made-up base.
+		return nil, fmt.Errorf("input schema refers to %q: %w", strings.TrimPrefix(le.URL, schemaBase), errExternalRef)
+	case err != nil:
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	return &argsSchema{schema: s}, nil

@@ -2,8 +2,6 @@ package providers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +33,8 @@ type ClientConfig struct {
 	// the host environment reaches the adapter.
 	Env []string
 	// SHA256 pins the executable (hex). Empty means no pin. A mismatch refuses
-	// to start; the check is repeated on every restart.
+	// to start; the check is repeated on every restart, and what runs is a private
+	// copy of exactly the bytes that were checked (pin.go).
 	SHA256 string
 	// StartTimeout bounds the handshake; 0 means 30s.
 	StartTimeout time.Duration
@@ -82,8 +81,9 @@ type Client struct {
 	mu     sync.Mutex
 	proc   *plugin.Client
 	rpc    providerpb.ProviderClient
-	gen    int  // incremented on every (re)start, so a stale failure cannot mark a fresh process broken
-	broken bool // the current process failed; restart before the next call
+	exe    *pinnedExe // the running process's verified copy; nil without a pin
+	gen    int        // incremented on every (re)start, so a stale failure cannot mark a fresh process broken
+	broken bool       // the current process failed; restart before the next call
 	closed bool
 }
 
@@ -109,30 +109,61 @@ func Start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 // CleanupClients kills every adapter process started by Start that has not
 // been closed. A host calls it once, on its way out; adapters also exit by
 // themselves when the host dies without calling it.
-func CleanupClients() { plugin.CleanupClients() }
+func CleanupClients() {
+	plugin.CleanupClients()
+	removeAllCopies()
+}
 
 // launch starts a process and configures it; c.mu is held or c is not shared yet.
+// A pinned adapter runs from a private copy of the bytes that were verified (pin.go);
+// the previous process's copy, if any, is removed first (that process is stopped).
 func (c *Client) launch(ctx context.Context) error {
-	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
-	cmd.Env = adapterEnv(c.cfg.Env)
-	var secure *plugin.SecureConfig
+	c.exe.remove()
+	c.exe = nil
+	path := exec.Command(c.cfg.Command).Path // resolved through PATH, as exec would
+	run := path
+	var exe *pinnedExe
 	if c.cfg.SHA256 != "" {
-		want, err := checkDigest(cmd.Path, c.cfg.SHA256)
-		if err != nil {
+		var err error
+		if exe, err = copyVerified(path, c.cfg.SHA256); err != nil {
 			return err
 		}
-		secure = &plugin.SecureConfig{Checksum: want, Hash: sha256.New()}
+		if afterVerify != nil {
+			afterVerify(path)
+		}
+		run = exe.path
 	}
+	proc, rpc, err := c.handshake(ctx, path, run)
+	if err != nil {
+		exe.remove()
+		return err
+	}
+	if _, err := rpc.Configure(ctx, &providerpb.ConfigureRequest{Options: c.cfg.Options}); err != nil {
+		proc.Kill()
+		exe.remove()
+		return fmt.Errorf("configure: %w", err)
+	}
+	c.proc, c.rpc, c.exe = proc, rpc, exe
+	c.gen++
+	c.broken = false
+	return nil
+}
+
+// handshake starts the executable run (named path in errors and in its argv[0]) and
+// completes go-plugin's handshake.
+func (c *Client) handshake(ctx context.Context, path, run string) (*plugin.Client, providerpb.ProviderClient, error) {
+	cmd := exec.Command(run, c.cfg.Args...)
+	cmd.Args[0] = c.cfg.Command
+	cmd.Env = adapterEnv(c.cfg.Env)
 	tail := newStderrTail(stderrTailBytes)
 	proc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginName: &grpcPlugin{}},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
-		SecureConfig:     secure,
 		AutoMTLS:         true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  grpcDialOptions,
+		GRPCDialOptions:  grpcDialOptions(),
 		StartTimeout:     c.cfg.StartTimeout,
 		Managed:          true,
 		Stderr:           io.MultiWriter(c.cfg.Stderr, tail),
@@ -143,23 +174,16 @@ func (c *Client) launch(ctx context.Context) error {
 		}),
 	})
 	rpc, err := connect(ctx, proc)
-	if err != nil {
-		if ctx.Err() != nil {
-			proc.Kill()
-			return err
-		}
-		err = startFailure(err, cmd, proc, tail, c.cfg.StartTimeout)
+	switch {
+	case err == nil:
+		return proc, rpc, nil
+	case ctx.Err() != nil:
 		proc.Kill()
-		return err
+		return nil, nil, err
 	}
-	if _, err := rpc.Configure(ctx, &providerpb.ConfigureRequest{Options: c.cfg.Options}); err != nil {
-		proc.Kill()
-		return fmt.Errorf("configure: %w", err)
-	}
-	c.proc, c.rpc = proc, rpc
-	c.gen++
-	c.broken = false
-	return nil
+	err = startFailure(err, path, cmd, proc, tail, c.cfg.StartTimeout)
+	proc.Kill()
+	return nil, nil, err
 }
 
 // connect runs the handshake, giving up early when ctx ends.
@@ -190,29 +214,6 @@ func connect(ctx context.Context, proc *plugin.Client) (providerpb.ProviderClien
 		<-done
 		return nil, ctx.Err()
 	}
-}
-
-// checkDigest compares the executable's sha256 with the pin. go-plugin checks
-// again before exec; this earlier check exists to say which file and which
-// digests, which go-plugin's error does not.
-func checkDigest(path, pin string) ([]byte, error) {
-	want, err := hex.DecodeString(strings.TrimPrefix(strings.ToLower(pin), "sha256:"))
-	if err != nil || len(want) != sha256.Size {
-		return nil, fmt.Errorf("sha256 pin %q is not 64 hex digits", pin)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("check sha256: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil, fmt.Errorf("check sha256 of %s: %w", path, err)
-	}
-	if got := h.Sum(nil); string(got) != string(want) {
-		return nil, fmt.Errorf("%w for %s: pinned %x, file has %x", ErrChecksumMismatch, path, want, got)
-	}
-	return want, nil
 }
 
 func adapterEnv(spec []string) []string {
@@ -281,12 +282,15 @@ func (c *Client) PID() int {
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	proc := c.proc
+	proc, exe := c.proc, c.exe
+	c.exe = nil
 	c.mu.Unlock()
 	if proc == nil {
 		return nil
 	}
-	return stopProcess(proc, c.cfg.Name)
+	err := stopProcess(proc, c.cfg.Name)
+	exe.remove()
+	return err
 }
 
 // closeGrace is how long a shutdown may take before the process is killed.

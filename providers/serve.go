@@ -22,7 +22,7 @@ func Serve(impl Provider) {
 		HandshakeConfig: handshake,
 		Plugins:         plugin.PluginSet{pluginName: &grpcPlugin{Impl: impl}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return plugin.DefaultGRPCServer(append(opts, grpcServerOptions...))
+			return plugin.DefaultGRPCServer(append(opts, grpcServerOptions()...))
 		},
 	})
 	os.Exit(0)

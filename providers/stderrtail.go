@@ -56,12 +56,13 @@ const (
 )
 
 // startFailure explains a failed start: the handshake error, the adapter's exit
-// status when it exited, and the end of its stderr.
-func startFailure(err error, cmd *exec.Cmd, proc *plugin.Client, tail *stderrTail, timeout time.Duration) error {
+// status when it exited, and the end of its stderr. path names the adapter as
+// configured (a pinned adapter runs from a private copy).
+func startFailure(err error, path string, cmd *exec.Cmd, proc *plugin.Client, tail *stderrTail, timeout time.Duration) error {
 	if strings.Contains(err.Error(), "timeout while waiting for plugin to start") {
 		// go-plugin killed it: its exit status would only say so.
 		proc.Kill()
-		return &startError{msg: fmt.Sprintf("adapter %s did not complete the handshake within %s%s", cmd.Path, timeout, quoteTail(tail)), err: err}
+		return &startError{msg: fmt.Sprintf("adapter %s did not complete the handshake within %s%s", path, timeout, quoteTail(tail)), err: err}
 	}
 	deadline := time.Now().Add(exitWait)
 	for !proc.Exited() && time.Now().Before(deadline) {
@@ -69,9 +70,9 @@ func startFailure(err error, cmd *exec.Cmd, proc *plugin.Client, tail *stderrTai
 	}
 	var b strings.Builder
 	if proc.Exited() && cmd.ProcessState != nil {
-		fmt.Fprintf(&b, "adapter %s %s", cmd.Path, exitDescription(cmd.ProcessState.String()))
+		fmt.Fprintf(&b, "adapter %s %s", path, exitDescription(cmd.ProcessState.String()))
 	} else {
-		fmt.Fprintf(&b, "adapter %s did not complete the handshake", cmd.Path)
+		fmt.Fprintf(&b, "adapter %s did not complete the handshake", path)
 	}
 	b.WriteString(quoteTail(tail))
 	return &startError{msg: b.String(), err: err}

@@ -146,7 +146,7 @@ func (s *eventStream) resetTimer() {
 
 // classify turns a gRPC failure into the caller's cancellation, a timeout (retryable,
 // the process is kept), a request the protocol cannot carry (not retryable: the same
-// request would fail again), or a transport failure of the process (retryable; the
+// request would fail again; a too large one is a context overflow), or a transport failure of the process (retryable; the
 // process is restarted for the next call).
 func (s *eventStream) classify(err error, when string) error {
 	if s.parent.Err() != nil {
@@ -155,6 +155,12 @@ func (s *eventStream) classify(err error, when string) error {
 	var te *errCallTimeout
 	if errors.As(context.Cause(s.ctx), &te) {
 		return &Error{Kind: KindProvider, Message: te.msg, Retryable: true}
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted && s.c.procAlive() {
+		// A message over MaxMessageSize (grpcopts.go): the connection is fine, and the
+		// same request would fail again; a shorter history would not.
+		return &Error{Kind: KindContextOverflow, Message: fmt.Sprintf("provider %q: the request or its answer exceeds the %d MiB the adapter connection carries: %s",
+			s.c.cfg.Name, maxMessageSize>>20, st.Message())}
 	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Internal && s.c.procAlive() {
 		// grpc-go reports a request it cannot encode (or a response it cannot

@@ -12,7 +12,9 @@
 // pays one context lookup and nothing else.
 //
 // Prompts, completions, tool arguments and results are recorded in spans only with
-// CaptureContent: they are the users' data.
+// CaptureContent: they are the users' data. So are the texts of failed tools, hooks and
+// runs (a tool's error result is its output; an error can quote what it failed on):
+// without CaptureContent a failed span's status says only its error.type.
 //
 // This package must not be imported by loop, sandbox, providers or store: it observes
 // them from the host, through the loop's public types.

@@ -83,7 +83,7 @@ func (t *Telemetry) StartRun(ctx context.Context, agent string, in *loop.RunInpu
 		if res.Status == loop.StatusFailed {
 			span.SetAttributes(attrErrorType.String(string(res.Reason)))
 			msg := string(res.Reason)
-			if res.Err != nil {
+			if res.Err != nil && t.capture {
 				msg = res.Err.Error()
 			}
 			span.SetStatus(codes.Error, msg)
@@ -118,11 +118,24 @@ func (t *Telemetry) Span(ctx context.Context, name string, attrs ...attribute.Ke
 	ctx, span := t.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
 	return ctx, func(err error) {
 		if err != nil {
-			span.SetAttributes(attrErrorType.String(errorType(err)))
-			span.SetStatus(codes.Error, err.Error())
+			kind := errorType(err)
+			span.SetAttributes(attrErrorType.String(kind))
+			span.SetStatus(codes.Error, t.errorText(err.Error(), kind))
 		}
 		span.End()
 	}
+}
+
+// errorText is a failed span's status description: the failure's own text only with
+// CaptureContent. A tool's error result is its output, a tool's or a plugin's error can
+// quote what it failed on (a guardrail says what it blocked, a guest's error_set text is
+// anything), and a run's error can be either: without CaptureContent the description is
+// the kind of failure, which error.type records too, and the text stays in the session.
+func (t *Telemetry) errorText(text, kind string) string {
+	if t.capture {
+		return text
+	}
+	return kind
 }
 
 // HookSpan is Span for a plugin hook of the run ctx belongs to; a no-op outside one.
@@ -150,12 +163,13 @@ func ToolSpan(ctx context.Context, tool, plugin, args string) (context.Context, 
 		switch {
 		case err != nil:
 			outcome = "error"
-			span.SetAttributes(attrErrorType.String(errorType(err)))
-			span.SetStatus(codes.Error, err.Error())
+			kind := errorType(err)
+			span.SetAttributes(attrErrorType.String(kind))
+			span.SetStatus(codes.Error, t.errorText(err.Error(), kind))
 		case res.IsError:
 			outcome = "error"
 			span.SetAttributes(attrErrorType.String("tool_error"))
-			span.SetStatus(codes.Error, firstLine(res.Text()))
+			span.SetStatus(codes.Error, t.errorText(firstLine(res.Text()), "tool_error"))
 		}
 		if t.capture {
 			span.SetAttributes(attrToolResult.String(res.Text()))

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,12 +29,22 @@ type Config struct {
 	Env       []string          // names of the host variables the command sees; nothing else
 	Dir       string            // the command's working directory
 	URL       string            // Streamable HTTP endpoint
-	Headers   map[string]string // sent with every HTTP request
+	Headers   map[string]string // sent with every HTTP request to URL's origin, never to another (headerTransport)
 	Tools     []string          // allow list; empty: all
 	SkipTools []string
 	Timeout   time.Duration // per call; 0: 60s
-	Version   string        // agenthost's, for the MCP handshake
+	// MaxOutput bounds one call's result, in bytes of the text, data and structured
+	// content it carries; 0: DefaultMaxOutput. A larger result is refused as an error
+	// result, as a plugin's output over max_output is.
+	MaxOutput int64
+	Version   string // agenthost's, for the MCP handshake
 }
+
+// DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
+// max_output for plugins (1 MiB), so a tool's result is bounded the same whoever runs it.
+// An MCP server is not sandboxed, but what it returns goes into the session, every later
+// request to the model and the adapter connection.
+const DefaultMaxOutput = 1 << 20
 
 // Tool is one tool a server offers (after the allow and skip lists).
 type Tool struct {
@@ -55,6 +68,9 @@ type Server struct {
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = DefaultMaxOutput
 	}
 	s := &Server{cfg: cfg}
 	if err := s.connect(ctx); err != nil {
@@ -100,8 +116,12 @@ func (s *Server) connect(ctx context.Context) error {
 		}
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case s.cfg.URL != "":
+		u, err := url.Parse(s.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("mcp server %q: url: %w", s.cfg.Name, err)
+		}
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, origin: origin(u), base: http.DefaultTransport}}}
 	default:
 		return fmt.Errorf("mcp server %q: neither command nor url", s.cfg.Name)
 	}
@@ -117,17 +137,42 @@ func (s *Server) connect(ctx context.Context) error {
 	return nil
 }
 
+// headerTransport adds an entry's headers (typically a bearer token) to the requests
+// that go to the configured server's origin, and to no other. A RoundTripper sees every
+// request the client makes, the hops of a redirect included: one that added the headers
+// to all of them would hand the token to whatever host the server (or anyone able to
+// make it answer 307) redirects to. Go's client drops its own sensitive headers on a
+// redirect to another host, but it cannot know about these.
 type headerTransport struct {
 	headers map[string]string
+	origin  string // scheme://host:port of the configured URL
 	base    http.RoundTripper
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 || origin(r.URL) != t.origin {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// origin is a URL's scheme, host and port, lower case, with the scheme's default port
+// written out, so that https://H and https://h:443 are one origin.
+func origin(u *url.URL) string {
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // Name is the server's manifest name.
@@ -180,7 +225,14 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 	res, err := session.CallTool(cctx, call)
 	switch {
 	case err == nil:
-		return toResult(res), nil
+		out := toResult(res)
+		// The SDK has already read the whole result; refusing it here keeps it out of
+		// the session, not out of this process's memory.
+		if n := resultSize(out); n > s.cfg.MaxOutput {
+			return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %s: output %s exceeds max_output %s",
+				s.cfg.Name, tool, formatSize(n), formatSize(s.cfg.MaxOutput))), nil
+		}
+		return out, nil
 	case ctx.Err() != nil:
 		return loop.ToolResult{}, ctx.Err()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
@@ -220,6 +272,29 @@ func toResult(r *mcp.CallToolResult) loop.ToolResult {
 		}
 	}
 	return out
+}
+
+// resultSize is what a result would add to the session: its text, its images' data URLs
+// and its structured content.
+func resultSize(r loop.ToolResult) int64 {
+	n := int64(len(r.Structured))
+	for _, p := range r.Content {
+		n += int64(len(p.Text) + len(p.URL))
+	}
+	return n
+}
+
+// formatSize writes a byte count as the sandbox does in its max_output error.
+func formatSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Close ends the session (and the command).
