@@ -47,6 +47,11 @@ type Event struct {
 	Type      EventType `json:"type"`
 	Data      any       `json:"data"`
 	TraceID   string    `json:"trace_id,omitempty"` // RunInput.TraceID
+	// Path is set on an event of a nested run (an ask_NAME sub-run, a plan step's
+	// sub-run) delivered in its caller's stream: the agents from the top-level run's
+	// down to the one that emitted it, "triage/billing". Its seq, session and run are
+	// the nested run's, whose own session stores it; the caller's session does not.
+	Path string `json:"path,omitempty"`
 }
 
 type (

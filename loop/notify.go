@@ -86,6 +86,30 @@ func Notify(ctx context.Context, data any) bool {
 	return false
 }
 
+// forward delivers an event of a nested run in this run's stream, under the journal's
+// lock so it never interleaves with the run's own emits. It takes no seq and is not
+// stored here: the nested run's session has it.
+func (j *journal) forward(e Event) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.ended || j.holding || j.emitFn == nil {
+		return
+	}
+	j.emitFn(e)
+}
+
+// nestedEmit is the emit of a run nested in r: its events reach r's stream with their
+// path, name being the path element of the nested run.
+func (r *run) nestedEmit(name string) func(Event) {
+	return func(e Event) {
+		if e.Path == "" {
+			e.Path = name
+		}
+		e.Path = r.cfg.Name + "/" + e.Path
+		r.journal.forward(e)
+	}
+}
+
 // notice emits a plugin's report under the journal's lock, within the run's bound.
 func (j *journal) notice(t EventType, data any) bool {
 	j.mu.Lock()

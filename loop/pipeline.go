@@ -38,6 +38,10 @@ type pendingCall struct {
 	timeout time.Duration // a deadline tighter than the policy's (a plan step's), or 0
 	done    chan struct{}
 	client  bool // a client tool's call: the caller runs it (L16)
+	// pending: the tool said ErrApprovalPending (a nested run waits for a human, an
+	// ask_NAME's). The call keeps no result; the run ends interrupted, and the run that
+	// answers re-runs the call (L14), which resumes what waited.
+	pending bool
 }
 
 // announce emits the events that open a call.
@@ -66,6 +70,9 @@ func (r *run) callOne(c ToolCall, timeout time.Duration) (ToolResult, error) {
 			return ToolResult{}, err
 		}
 		r.invoke(pc)
+		if pc.pending {
+			return ToolResult{}, ErrApprovalPending
+		}
 	}
 	return r.settle(pc), nil
 }
@@ -219,6 +226,8 @@ func (r *run) invoke(pc *pendingCall) {
 	ctx = withCallID(ctx, &pc.call.ID) // beside the run's CallInfo (agent.go)
 	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
 	switch {
+	case errors.Is(err, ErrApprovalPending):
+		pc.pending = true
 	case err != nil && r.outOfTime():
 		res = ErrorResult(fmt.Sprintf("Error: tool '%s' stopped: %v (%s)", call.Name, errOutOfTime, r.limits.MaxRunDuration))
 	case errors.Is(err, context.DeadlineExceeded) && r.ctx.Err() == nil:

@@ -223,16 +223,26 @@ func (r *run) stepTool(rev int, s PlanStep, timeout time.Duration) (string, bool
 }
 
 // stepRun does a step without a tool as a ReAct sub-run of this agent on a session of
-// its own (SESSION:plan:REV:ID), bounded by the step's timeout.
+// its own (SESSION:plan:REV:ID), bounded by the step's timeout. Its events reach this
+// run's stream with the path AGENT/step:ID; an approval it waits for interrupts the plan,
+// and the answering run resumes the sub-run.
 func (r *run) stepRun(rev int, s PlanStep, timeout time.Duration) (string, bool) {
 	prompt := fmt.Sprintf("Goal: %s\nYour step: %s\nExpected outcome: %s\nDo this step only, then answer with its outcome.",
 		r.goal(), s.Description, s.ExpectedOutcome)
 	in := RunInput{SessionID: fmt.Sprintf("%s:plan:%d:%s", r.in.SessionID, rev, s.ID),
-		RunID: fmt.Sprintf("%s:step:%d:%s", r.in.RunID, rev, s.ID), Messages: []Message{UserMessage(prompt)},
-		TraceID: r.in.TraceID, forceReact: true}
+		RunID: fmt.Sprintf("%s:step:%d:%s", r.in.RunID, rev, s.ID), TraceID: r.in.TraceID, forceReact: true}
+	if len(r.in.Approvals) > 0 && r.a.awaitsApproval(r.ctx, in.SessionID) {
+		in.Approvals = r.in.Approvals // resume the sub-run that waited, as ask_NAME does
+	} else {
+		in.Messages = []Message{UserMessage(prompt)}
+	}
 	in.Limits.MaxRunDuration = timeout
-	res, err := r.a.RunWith(r.work, in, nil)
+	res, err := r.a.RunWith(r.work, in, r.nestedEmit("step:"+s.ID))
 	r.subRuns++
+	if res.Status == StatusInterrupted && res.Reason == ReasonApprovalRequired {
+		r.stepErr = ErrApprovalPending // the plan waits with it (planLoop)
+		return "", false
+	}
 	if res.Final == nil {
 		msg := fmt.Sprintf("Error: the step ended %s/%s", res.Status, res.Reason)
 		if err != nil {

@@ -60,6 +60,9 @@ type run struct {
 	replans   int     // plan mode (planrun.go)
 	planSteps int
 	stepErr   error // a plan step's call ended the run (planrun.go)
+	// nestedPending: a call of this run waits for an approval inside a nested run
+	// (ask_NAME); the run ends interrupted/approval_required after its step.
+	nestedPending bool
 }
 
 func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
@@ -173,6 +176,9 @@ func (r *run) prepare(entries []Entry) error {
 			if _, err := r.runTools(rest); err != nil {
 				return err
 			}
+			if r.nestedPending {
+				return ErrApprovalPending
+			}
 		}
 		if len(r.clientPending) > 0 {
 			return nil // input waits until the calls are answered
@@ -272,6 +278,9 @@ func (r *run) toolStep(msg Message) next {
 	if stopAt >= 0 {
 		r.refuseCalls(msg.ToolCalls, stopAt, reason)
 		return summary(reason, "")
+	}
+	if r.nestedPending { // a nested run waits for a human: so does this one (L6)
+		return next{kind: nextInterrupt, reason: ReasonApprovalRequired}
 	}
 	if len(r.clientPending) > 0 { // L16: the caller runs these
 		return next{kind: nextInterrupt, reason: ReasonClientToolCall}

@@ -145,7 +145,7 @@ func (r *run) teamTool(name string) Tool {
 	if target, ok := strings.CutPrefix(name, askPrefix); ok {
 		if b, ok := t.agents[target]; ok && b.cfg.AsTool && target != r.cfg.Name {
 			return FuncTool{ToolSpec: ToolSpec{Name: name, InputSchema: askSchema}, Fn: func(ctx context.Context, c ToolCall) (ToolResult, error) {
-				return r.ask(ctx, b, c), nil
+				return r.ask(ctx, b, c)
 			}}
 		}
 	}
@@ -203,32 +203,58 @@ func (r *run) handOff() (next, bool) {
 type askDepthKey struct{}
 
 // ask runs b on a session of its own with the call's question and returns its answer.
-func (r *run) ask(ctx context.Context, b *Agent, c ToolCall) ToolResult {
+// b's events reach this run's stream with their path (nestedEmit). A call of b's that
+// waits for approval interrupts this run too (ErrApprovalPending: the ask keeps no
+// result); the run that answers the approval re-runs the ask (L14), which resumes b's
+// session with the answer instead of asking again.
+func (r *run) ask(ctx context.Context, b *Agent, c ToolCall) (ToolResult, error) {
 	var args struct{ Question string }
 	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil || strings.TrimSpace(args.Question) == "" {
-		return ErrorResult("Error: ask_" + b.cfg.Name + " needs a question")
+		return ErrorResult("Error: ask_" + b.cfg.Name + " needs a question"), nil
 	}
 	depth, _ := ctx.Value(askDepthKey{}).(int)
 	if depth+1 > r.maxHandoffs {
-		return ErrorResult(fmt.Sprintf("Error: ask_%s refused: asks nest %d deep at most (max_handoffs)", b.cfg.Name, r.maxHandoffs))
+		return ErrorResult(fmt.Sprintf("Error: ask_%s refused: asks nest %d deep at most (max_handoffs)", b.cfg.Name, r.maxHandoffs)), nil
 	}
-	sub := r.in.SessionID + ":ask:" + c.ID
-	res, err := b.RunWith(context.WithValue(ctx, askDepthKey{}, depth+1), RunInput{
-		SessionID: sub, RunID: r.in.RunID + ":ask:" + c.ID, Messages: []Message{UserMessage(args.Question)}, TraceID: r.in.TraceID}, nil)
+	in := RunInput{SessionID: r.in.SessionID + ":ask:" + c.ID, RunID: r.in.RunID + ":ask:" + c.ID, TraceID: r.in.TraceID}
+	if len(r.in.Approvals) > 0 && b.awaitsApproval(ctx, in.SessionID) {
+		in.Approvals = r.in.Approvals // the answer the interrupted ask waited for
+	} else {
+		in.Messages = []Message{UserMessage(args.Question)}
+	}
+	res, err := b.RunWith(context.WithValue(ctx, askDepthKey{}, depth+1), in, r.nestedEmit(b.cfg.Name))
 	r.team.mu.Lock()
 	r.subRuns++
 	r.team.mu.Unlock()
+	if res.Status == StatusInterrupted && res.Reason == ReasonApprovalRequired {
+		return ToolResult{}, ErrApprovalPending
+	}
 	if err != nil && res.Final == nil {
-		return ErrorResult(fmt.Sprintf("Error: %s did not answer (%s/%s): %v", b.cfg.Name, res.Status, res.Reason, err))
+		return ErrorResult(fmt.Sprintf("Error: %s did not answer (%s/%s): %v", b.cfg.Name, res.Status, res.Reason, err)), nil
 	}
 	if res.Final == nil {
-		return ErrorResult(fmt.Sprintf("Error: %s did not answer (%s/%s)", b.cfg.Name, res.Status, res.Reason))
+		return ErrorResult(fmt.Sprintf("Error: %s did not answer (%s/%s)", b.cfg.Name, res.Status, res.Reason)), nil
 	}
 	text := res.Final.Text()
 	if len(res.Output) > 0 {
 		text = string(res.Output)
 	}
-	return TextResult(text)
+	return TextResult(text), nil
+}
+
+// awaitsApproval reports whether the session's last run ended waiting for an approval.
+func (a *Agent) awaitsApproval(ctx context.Context, session string) bool {
+	entries, err := a.cfg.Store.Load(ctx, session)
+	if err != nil {
+		return false
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i].Event; e != nil && e.Type == EventRunFinished {
+			d, _ := e.Data.(RunFinishedData)
+			return d.Status == StatusInterrupted && d.Reason == ReasonApprovalRequired
+		}
+	}
+	return false
 }
 
 // offerTools sets the tools offered to the acting agent's model: its own (allowed and

@@ -129,7 +129,7 @@ func TestAgentAsToolRunsASubRun(t *testing.T) {
 		Config{Name: "y", MaxHandoffs: 1, AsTool: true, Model: script(turn{calls: []ToolCall{call("q2", "ask_x", `{"question":"?"}`)}}, turn{text: "y done"})},
 	)
 	_, evs = runCollect(t, deep[0], userIn("d", "go"))
-	if rs := eventsOf[ToolResultData](evs); rs[0].Content != "y done" {
+	if rs := eventsOf[ToolResultData](own(evs)); rs[0].Content != "y done" {
 		t.Fatalf("outer ask %+v", rs)
 	}
 	inner := eventsOfSession(t, deep[1], "d:ask:q1")
@@ -198,4 +198,15 @@ func eventsOfSession(t *testing.T, a *Agent, session string) string {
 		}
 	}
 	return b.String()
+}
+
+// own is the events of the run itself, without those of nested runs (Event.Path).
+func own(evs []Event) []Event {
+	var out []Event
+	for _, e := range evs {
+		if e.Path == "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -41,6 +41,10 @@ func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 			if pc.done != nil {
 				<-pc.done
 			}
+			if pc.pending { // waits for a nested approval: no result yet (L14 re-runs it)
+				r.nestedPending = true
+				continue
+			}
 			results[finished] = r.settle(pc)
 			r.appendMessage(toolMessage(pc.call, results[finished]))
 		}
