@@ -33,6 +33,10 @@ import (
 //	run_finished failed         → RUN_ERROR {message: the last error event's, code: reason}
 //	status, usage, context_update, hook, guardrail, error
 //	                            → CUSTOM {name: "agenthost.<type>", value: the event's data}
+//	a nested run's event (path) → its run_started / run_finished: STEP_STARTED /
+//	                              STEP_FINISHED "agent:PATH"; approval_required: an
+//	                              interrupt of this run; deltas: nothing; the rest:
+//	                              CUSTOM agenthost.nested {the whole event}
 //
 // text, reasoning, tool_call, approval_required and final carry nothing the events above
 // do not, and are folded into them. Before RUN_FINISHED or RUN_ERROR every message and
@@ -84,6 +88,9 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 	b := func(typ string) base { return base{Type: typ, Timestamp: e.Time.UnixMilli()} }
 	if e.Time.IsZero() {
 		b = func(typ string) base { return base{Type: typ} }
+	}
+	if e.Path != "" {
+		return t.nested(b, e)
 	}
 	var out []AGUIEvent
 	switch d := e.Data.(type) {
@@ -173,6 +180,32 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 }
 
 func stepName(callID string) string { return "tool:" + callID }
+
+// nested translates an event of a nested run (an ask_NAME or plan step sub-run,
+// Event.Path): its start and end are a step "agent:PATH" inside the call's step; an
+// approval it waits for is an interrupt of this run like its own (the answer, by call
+// id, resumes it); the rest is CUSTOM "agenthost.nested" with the whole event, so a
+// client can show the nested run's work without mistaking it for this run's messages.
+func (t *Translator) nested(b func(string) base, e loop.Event) []AGUIEvent {
+	step := "agent:" + e.Path
+	switch d := e.Data.(type) {
+	case loop.RunStartedData:
+		t.steps = append(t.steps, step)
+		return []AGUIEvent{Step{base: b(aguiStepStarted), StepName: step}}
+	case loop.RunFinishedData:
+		return t.finishStep(nil, b, step)
+	case loop.ToolCallData:
+		if e.Type == loop.EventApproval {
+			t.interrupts = append(t.interrupts, Interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
+				Message:    fmt.Sprintf("Allow %s %s (asked by %s)?", d.Name, string(d.Arguments), e.Path),
+				ToolCallID: d.ID,
+				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments, "path": e.Path}})
+		}
+	case loop.ModelDeltaData:
+		return nil // the nested run's answer arrives whole in its assistant_message
+	}
+	return []AGUIEvent{Custom{base: b(aguiCustom), Name: "agenthost.nested", Value: e}}
+}
 
 func (t *Translator) custom(b func(string) base, e loop.Event) AGUIEvent {
 	return Custom{base: b(aguiCustom), Name: "agenthost." + string(e.Type), Value: e.Data}
