@@ -93,6 +93,10 @@ func (t *transcript) style(code, s string) string {
 }
 
 func (t *transcript) event(e loop.Event) {
+	if e.Path != "" {
+		t.nested(e)
+		return
+	}
 	switch d := e.Data.(type) {
 	case loop.StatusData:
 		if d.State == loop.StateModelRunning {
@@ -145,6 +149,37 @@ func (t *transcript) event(e loop.Event) {
 		t.stop()
 		if d.Status != loop.StatusCompleted {
 			fmt.Fprintln(t.errw, t.style(dim, fmt.Sprintf("run %s (%s)", d.Status, d.Reason)))
+		}
+	}
+}
+
+// nested prints what a nested run (ask_NAME, a plan step's sub-run) does, indented
+// under the call that started it and named by its path: its tool calls, results,
+// approvals and answer. Its status changes, deltas and bookkeeping are left out.
+func (t *transcript) nested(e loop.Event) {
+	who := t.style(dim, "  ["+e.Path+"]")
+	switch d := e.Data.(type) {
+	case loop.ToolCallData:
+		t.stop()
+		if e.Type == loop.EventApproval {
+			fmt.Fprintf(t.out, "%s %s %s %s\n", who, t.style(bold, "approval needed:"), d.Name, d.Arguments)
+			return
+		}
+		fmt.Fprintf(t.out, "%s %s %s %s\n", who, t.style(cyan, "→"), t.style(bold, d.Name), d.Arguments)
+	case loop.ToolResultData:
+		t.stop()
+		mark := t.style(cyan, "←")
+		if d.IsError {
+			mark = t.style(red, "✗")
+		}
+		fmt.Fprintf(t.out, "%s %s %s\n", who, mark, preview(d.Content, 160))
+	case loop.FinalData:
+		t.stop()
+		fmt.Fprintf(t.out, "%s %s\n", who, preview(d.Text, 160))
+	case loop.PluginLogData, loop.ProgressData:
+		if line := report(d, t.logLevel, t.style); line != "" {
+			t.stop()
+			fmt.Fprintln(t.errw, line)
 		}
 	}
 }

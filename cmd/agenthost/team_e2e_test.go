@@ -191,14 +191,22 @@ as_tool = true`, map[string]string{
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var final string
+	var final, nested string
 	for _, ev := range evs {
 		if d, ok := ev.Data.(loop.FinalData); ok {
-			final = d.Text
+			if ev.Path == "" {
+				final = d.Text
+			} else {
+				nested = ev.Path + ": " + d.Text
+			}
 		}
 	}
 	if final != "The expert says 42." {
 		t.Fatalf("final %q", final)
+	}
+	// The expert's run is in the stream, named by its path (--json keeps "path").
+	if nested != "triage/expert: 42" {
+		t.Fatalf("the nested run's final in the stream: %q", nested)
 	}
 	sub := sessionOf(t, evs) + ":ask:q1"
 	show := e.agenthost(t, "sessions", "show", sub)
