@@ -168,58 +168,30 @@ type (
 	}
 )
 
-func newEventData(t EventType) (any, error) {
-	switch t {
-	case EventRunStarted:
-		return &RunStartedData{}, nil
-	case EventStatus:
-		return &StatusData{}, nil
-	case EventModelDelta:
-		return &ModelDeltaData{}, nil
-	case EventReasoning, EventText:
-		return &TextData{}, nil
-	case EventAssistantMessage:
-		return &AssistantMessageData{}, nil
-	case EventStepStart:
-		return &StepStartData{}, nil
-	case EventToolCall, EventApproval:
-		return &ToolCallData{}, nil
-	case EventToolResult:
-		return &ToolResultData{}, nil
-	case EventStepComplete:
-		return &StepCompleteData{}, nil
-	case EventUsage:
-		return &Usage{}, nil
-	case EventContextUpdate:
-		return &ContextUpdateData{}, nil
-	case EventHook:
-		return &HookData{}, nil
-	case EventGuardrail:
-		return &GuardrailData{}, nil
-	case EventError:
-		return &ErrorData{}, nil
-	case EventFinal:
-		return &FinalData{}, nil
-	case EventRunFinished:
-		return &RunFinishedData{}, nil
-	case EventPluginLog:
-		return &PluginLogData{}, nil
-	case EventProgress:
-		return &ProgressData{}, nil
-	case EventCircuit:
-		return &CircuitData{}, nil
-	case EventState:
-		return &StateData{}, nil
-	case EventHandoff:
-		return &HandoffData{}, nil
-	case EventPlan:
-		return &PlanData{}, nil
-	case EventPlanStep:
-		return &PlanStepData{}, nil
-	case EventEvaluation:
-		return &EvaluationData{}, nil
+// eventData decodes each event type's data into its struct, as a value: the same shape
+// the loop emits, so a stored or received event reads like a live one.
+var eventData = map[EventType]func(json.RawMessage) (any, error){
+	EventRunStarted: decodeAs[RunStartedData], EventStatus: decodeAs[StatusData],
+	EventModelDelta: decodeAs[ModelDeltaData], EventReasoning: decodeAs[TextData], EventText: decodeAs[TextData],
+	EventAssistantMessage: decodeAs[AssistantMessageData], EventStepStart: decodeAs[StepStartData],
+	EventToolCall: decodeAs[ToolCallData], EventApproval: decodeAs[ToolCallData],
+	EventToolResult: decodeAs[ToolResultData], EventStepComplete: decodeAs[StepCompleteData],
+	EventUsage: decodeAs[Usage], EventContextUpdate: decodeAs[ContextUpdateData], EventHook: decodeAs[HookData],
+	EventGuardrail: decodeAs[GuardrailData], EventError: decodeAs[ErrorData], EventFinal: decodeAs[FinalData],
+	EventRunFinished: decodeAs[RunFinishedData], EventPluginLog: decodeAs[PluginLogData],
+	EventProgress: decodeAs[ProgressData], EventCircuit: decodeAs[CircuitData], EventState: decodeAs[StateData],
+	EventHandoff: decodeAs[HandoffData], EventPlan: decodeAs[PlanData], EventPlanStep: decodeAs[PlanStepData],
+	EventEvaluation: decodeAs[EvaluationData],
+}
+
+func decodeAs[T any](b json.RawMessage) (any, error) {
+	var v T
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
 	}
-	return nil, fmt.Errorf("unknown event type %q", t)
+	return v, nil
 }
 
 // UnmarshalJSON decodes Data into the struct for the event's type (as a value, the same
@@ -234,69 +206,14 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*e = Event(raw.plain)
-	ptr, err := newEventData(e.Type)
+	decode, ok := eventData[e.Type]
+	if !ok {
+		return fmt.Errorf("unknown event type %q", e.Type)
+	}
+	data, err := decode(raw.Data)
 	if err != nil {
-		return err
+		return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
 	}
-	if len(raw.Data) > 0 {
-		if err := json.Unmarshal(raw.Data, ptr); err != nil {
-			return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
-		}
-	}
-	e.Data = derefData(ptr)
+	e.Data = data
 	return nil
-}
-
-func derefData(p any) any {
-	switch v := p.(type) {
-	case *RunStartedData:
-		return *v
-	case *StatusData:
-		return *v
-	case *ModelDeltaData:
-		return *v
-	case *StateData:
-		return *v
-	case *HandoffData:
-		return *v
-	case *PlanData:
-		return *v
-	case *PlanStepData:
-		return *v
-	case *EvaluationData:
-		return *v
-	case *TextData:
-		return *v
-	case *AssistantMessageData:
-		return *v
-	case *StepStartData:
-		return *v
-	case *ToolCallData:
-		return *v
-	case *ToolResultData:
-		return *v
-	case *StepCompleteData:
-		return *v
-	case *Usage:
-		return *v
-	case *ContextUpdateData:
-		return *v
-	case *HookData:
-		return *v
-	case *GuardrailData:
-		return *v
-	case *ErrorData:
-		return *v
-	case *FinalData:
-		return *v
-	case *RunFinishedData:
-		return *v
-	case *PluginLogData:
-		return *v
-	case *ProgressData:
-		return *v
-	case *CircuitData:
-		return *v
-	}
-	return p
 }
