@@ -192,64 +192,71 @@ func (r *run) prepare(entries []Entry) error {
 	return nil
 }
 
-// iterate is the main loop (L2): cancellation, limits, context, model, decision.
+// iterate is the main loop (L2), and the one place that decides what happens next:
+// each step returns its decision (a next), and iterate performs it. Reading a run
+// starts here.
 func (r *run) iterate() RunResult {
 	for {
-		if err := r.ctxErr(); err != nil {
-			return r.abort(err)
+		n := r.step()
+		if n.handoff { // a transfer the step accepted: the run goes on under the target
+			r.handOff()
 		}
-		// The next step is a model call (the run's or the summary's): entered here, not
-		// after the tools, so a run a done tool ended never reports model_running.
-		r.on(onCallModel)
-		if reason := r.limitHit(); reason != "" {
-			return r.summarize(reason, "")
-		}
-		r.iteration++
-		withSchema := r.output != nil && len(r.offered) == 0
-		resp, err := r.callModel(r.offered, withSchema)
-		if errors.Is(err, errOutOfTime) {
-			return r.summarize(ReasonMaxDuration, "")
-		}
-		if errors.Is(err, errBudget) {
-			return r.summarize(ReasonBudgetExceeded, fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded)) // no call to pay for
-		}
-		if err != nil {
-			return r.failOrAbort(err)
-		}
-		msg := resp.message
-		r.appendMessage(msg)
-		if msg.Reasoning != "" {
-			r.emit(EventReasoning, TextData{Text: msg.Reasoning})
-		}
-		if len(msg.ToolCalls) > 0 && msg.Text() != "" {
-			r.emit(EventText, TextData{Text: msg.Text()})
-		}
-		r.lastStop = resp.stop
-		r.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
-		r.emit(EventUsage, resp.usage)
-
-		switch resp.stop {
-		case StopContentFilter: // L15: a filtered answer is not acted on
-			r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter)
-			err := errors.New("the provider's content filter stopped the model's answer")
-			r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
-			return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
-		case StopMaxTokens:
-			if n := r.truncated(msg); n.kind != nextRunAgain {
-				return r.finish(n)
-			}
-			continue
-		}
-		if len(msg.ToolCalls) > 0 { // L4: calls present ⇒ run them (unless cut short, L15)
-			if n := r.toolStep(msg); n.kind != nextRunAgain {
-				return r.finish(n)
-			}
-			continue
-		}
-		if n := r.finalStep(msg, withSchema); n.kind != nextRunAgain {
+		if n.kind != nextRunAgain {
 			return r.finish(n)
 		}
 	}
+}
+
+// step is one ReAct step: cancellation, limits, the model call, storing the answer,
+// then the decision the answer calls for (L2, L4).
+func (r *run) step() next {
+	if err := r.ctxErr(); err != nil {
+		return aborted(err)
+	}
+	// The next step is a model call (the run's or the summary's): entered here, not
+	// after the tools, so a run a done tool ended never reports model_running.
+	r.on(onCallModel)
+	if reason := r.limitHit(); reason != "" {
+		return summary(reason, "")
+	}
+	r.iteration++
+	withSchema := r.output != nil && len(r.offered) == 0
+	resp, err := r.callModel(r.offered, withSchema)
+	switch {
+	case errors.Is(err, errOutOfTime):
+		return summary(ReasonMaxDuration, "")
+	case errors.Is(err, errBudget):
+		return summary(ReasonBudgetExceeded, fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded)) // no call to pay for
+	case err != nil:
+		return failedOrAborted(err)
+	}
+	msg := resp.message
+	r.answered(resp)
+	switch {
+	case resp.stop == StopContentFilter: // L15: a filtered answer is not acted on
+		r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter)
+		return next{kind: nextFilter}
+	case resp.stop == StopMaxTokens:
+		return r.truncated(msg)
+	case len(msg.ToolCalls) > 0: // L4: calls present ⇒ run them
+		return r.toolStep(msg)
+	}
+	return r.finalStep(msg, withSchema)
+}
+
+// answered stores the model's answer and emits what it says (L2).
+func (r *run) answered(resp response) {
+	msg := resp.message
+	r.appendMessage(msg)
+	if msg.Reasoning != "" {
+		r.emit(EventReasoning, TextData{Text: msg.Reasoning})
+	}
+	if len(msg.ToolCalls) > 0 && msg.Text() != "" {
+		r.emit(EventText, TextData{Text: msg.Text()})
+	}
+	r.lastStop = resp.stop
+	r.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
+	r.emit(EventUsage, resp.usage)
 }
 
 // toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
@@ -285,8 +292,9 @@ func (r *run) toolStep(msg Message) next {
 	if len(r.clientPending) > 0 { // L16: the caller runs these
 		return next{kind: nextInterrupt, reason: ReasonClientToolCall}
 	}
-	if n, end := r.handOff(); end {
-		return n
+	handoff, refused := r.transferState()
+	if refused && !handoff { // a transfer past max_handoffs, and none accepted
+		return summary(ReasonMaxHandoffs, "")
 	}
 	for _, res := range results {
 		if res.Done {
@@ -294,10 +302,10 @@ func (r *run) toolStep(msg Message) next {
 			if text == "" {
 				text = msg.Text()
 			}
-			return next{kind: nextComplete, reason: ReasonDoneTool, text: text, output: res.Structured}
+			return next{kind: nextComplete, reason: ReasonDoneTool, text: text, output: res.Structured, handoff: handoff}
 		}
 	}
-	return next{kind: nextRunAgain}
+	return next{kind: nextRunAgain, handoff: handoff}
 }
 
 // limitHit reports the first limit the run has reached (L9), or "".

@@ -1,10 +1,14 @@
 package loop
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // nextKind is what a step decided the run does next (the way openai-agents' run loop
-// dispatches on next_step): the step functions decide, and iterate, through finish,
-// performs the ending. No step ends a run on its own.
+// dispatches on next_step): the step functions decide, and iterate performs the
+// decision — another step, a hand-off, or, through finish, the ending. No step ends a
+// run on its own.
 type nextKind int
 
 const (
@@ -15,6 +19,7 @@ const (
 	nextInterrupt                  // waiting for a human or a client: reason (L6, L16)
 	nextStructured                 // decode the final answer against the schema (L10)
 	nextFail                       // err, or an abort if the run was cancelled
+	nextFilter                     // the provider's content filter stopped the answer (L15)
 )
 
 // next is a step's decision.
@@ -28,9 +33,12 @@ type next struct {
 	withSchema bool    // nextStructured
 	err        error
 	storeErr   bool // nextFail: fail even if the run was cancelled meanwhile
+	abort      bool // nextFail: the run was cancelled; err is the cause
+	handoff    bool // a transfer was accepted: the run goes on under its target first (team.go)
 }
 
 func failed(err error) next          { return next{kind: nextFail, err: err, storeErr: true} }
+func aborted(cause error) next       { return next{kind: nextFail, err: cause, abort: true} }
 func failedOrAborted(err error) next { return next{kind: nextFail, err: err} }
 func summary(reason Reason, text string) next {
 	return next{kind: nextSummarize, reason: reason, text: text}
@@ -52,7 +60,14 @@ func (r *run) finish(n next) RunResult {
 		return r.end(StatusInterrupted, n.reason, nil, nil, nil)
 	case nextStructured:
 		return r.structured(n.msg, n.withSchema)
+	case nextFilter:
+		err := errors.New("the provider's content filter stopped the model's answer")
+		r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
+		return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
 	default:
+		if n.abort {
+			return r.abort(n.err)
+		}
 		if n.storeErr {
 			return r.fail(n.err)
 		}

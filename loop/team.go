@@ -173,20 +173,23 @@ func (r *run) transfer(target string, c ToolCall) ToolResult {
 	return TextResult("Transferred to " + target + ".")
 }
 
-// handOff applies the transfer the step accepted, if any: the run continues under the
-// target. It reports a next step when the run must end instead.
-func (r *run) handOff() (next, bool) {
+// transferState reports what a step's transfers decided: one was accepted (iterate
+// applies it, handOff), and one was refused for max_handoffs.
+func (r *run) transferState() (accepted, refused bool) {
 	ts := &r.team
 	ts.mu.Lock()
-	to, reason, over := ts.to, ts.reason, ts.overMax
+	defer ts.mu.Unlock()
+	refused, ts.overMax = ts.overMax, false
+	return ts.to != "", refused
+}
+
+// handOff applies the transfer the step accepted: the run continues under the target.
+func (r *run) handOff() {
+	ts := &r.team
+	ts.mu.Lock()
+	to, reason := ts.to, ts.reason
 	ts.to, ts.reason, ts.overMax = "", "", false
 	ts.mu.Unlock()
-	if over && to == "" {
-		return summary(ReasonMaxHandoffs, ""), true
-	}
-	if to == "" {
-		return next{}, false
-	}
 	target := r.a.team.agents[to]
 	r.emit(EventHandoff, HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain) + 1, Reason: reason})
 	ts.chain = append(ts.chain, to)
@@ -197,7 +200,6 @@ func (r *run) handOff() (next, bool) {
 	r.in.SystemPromptOverride = target.cfg.SystemPrompt
 	r.policy = target.cfg.ToolPolicy.merge(r.in.ToolPolicy).withDefaults()
 	r.offerTools(nil, nil)
-	return next{}, false
 }
 
 type askDepthKey struct{}
