@@ -131,4 +131,3 @@ func TestL19_InvalidUTF8InInputIsReplaced(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }

@@ -8,111 +8,141 @@ import (
 
 // planLoop is a plan-mode run (plan.go): plan, execute each step (monitoring its
 // outcome), evaluate, and replan, within the run's limits. A run that continues a
-// session whose plan was cut short (a process killed mid-plan) resumes that plan: steps
-// with a stored outcome are not executed again.
+// session whose plan was cut short (a process killed mid-plan, an approval awaited)
+// resumes that plan: steps with a stored outcome are not executed again. Like iterate,
+// it is one loop over decisions: each revision returns its next, and finish performs
+// the ending.
 func (r *run) planLoop() RunResult {
-	pc := r.cfg.Plan
-	pc.MaxSteps = defaultInt(pc.MaxSteps, 8)
-	pc.MaxReplans = defaultInt(pc.MaxReplans, 2)
-	var planner Planner = modelPlanner{r}
-	if pc.Planner != nil {
-		planner = pc.Planner
-	}
-	var evaluator Evaluator = modelEvaluator{r}
-	if pc.Evaluator != nil {
-		evaluator = pc.Evaluator
-	}
-	goal := r.goal()
-	rev, plan, outcomes := r.resumePlan()
-	if plan == nil {
-		rev = 1
-		p, err := r.makePlan(planner, PlanInput{Goal: goal, Tools: r.offered, Revision: 1})
+	ps := r.newPlanState()
+	ps.rev, ps.plan, ps.outcomes = r.resumePlan()
+	if ps.plan == nil {
+		ps.rev = 1
+		p, err := r.makePlan(ps.planner, PlanInput{Goal: ps.goal, Tools: r.offered, Revision: 1})
 		if err != nil {
 			return r.failOrAbort(err)
 		}
-		plan = &p
+		ps.plan = &p
 	}
-	r.replans = rev - 1
+	r.replans = ps.rev - 1
 	for {
-		var ev Evaluation
-		evaluated := false
-		for _, s := range plan.Steps {
-			if hasOutcome(outcomes, s.ID) {
-				continue
-			}
-			if err := r.ctxErr(); err != nil {
-				return r.abort(err)
-			}
-			if r.planSteps >= pc.MaxSteps {
-				return r.summarize(ReasonMaxSteps, planReport(goal, outcomes, "the run reached max_steps"))
-			}
-			o := r.execStep(rev, s, pc.StepTimeout)
-			if err := r.ctxErr(); err != nil {
-				// Cut short, not failed: no outcome is recorded, so a later run on the
-				// session executes the step again.
-				return r.abort(err)
-			}
-			if r.stepErr != nil {
-				// The step's call waits for a human (ErrApprovalPending) or could not be
-				// stored: no outcome either. A later run resumes the plan at this step,
-				// with the answer in RunInput.Approvals under the call's id.
-				return r.failOrAbort(r.stepErr)
-			}
-			r.recordStep(o)
-			outcomes = append(outcomes, o)
-			if o.Status != "error" {
-				continue
-			}
-			// A failed step is judged at once: go on, replan, give up or call it done.
-			var err error
-			if ev, err = r.evaluate(evaluator, EvalInput{Goal: goal, Revision: rev, Plan: *plan, Outcomes: outcomes}); err != nil {
-				return r.failOrAbort(err)
-			}
-			if ev.Verdict != VerdictPlanContinue {
-				evaluated = true
-				break
-			}
+		if n := r.planRevision(ps); n.kind != nextRunAgain {
+			return r.finish(n)
 		}
-		if !evaluated {
-			var err error
-			if ev, err = r.evaluate(evaluator, EvalInput{Goal: goal, Revision: rev, Plan: *plan, Outcomes: outcomes}); err != nil {
-				return r.failOrAbort(err)
-			}
-		}
-		for _, s := range plan.Steps { // what a verdict leaves undone is skipped
-			if !hasOutcome(outcomes, s.ID) && ev.Verdict != VerdictPlanContinue {
-				r.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "skipped"})
-				outcomes = append(outcomes, StepOutcome{ID: s.ID, Status: "skipped"})
-			}
-		}
-		switch ev.Verdict {
-		case VerdictPlanDone, VerdictPlanContinue:
-			answer := ev.Answer
-			if answer == "" {
-				answer = lastOutcome(outcomes)
-			}
-			final := Message{Role: RoleAssistant, Content: []Part{TextPart(answer)}}
-			r.appendMessage(final)
-			return r.complete(ReasonEndTurn, answer, nil)
-		case VerdictPlanFail:
-			err := fmt.Errorf("the evaluator gave up: %s", ev.Reason)
-			r.emit(EventError, ErrorData{Kind: string(ReasonPlanFailed), Message: err.Error()})
-			return r.end(StatusFailed, ReasonPlanFailed, nil, nil, err)
-		}
-		// replan
-		if r.replans >= pc.MaxReplans {
-			return r.summarize(ReasonMaxReplans, planReport(goal, outcomes, fmt.Sprintf("the evaluator asked for a replan after %d (max_replans): %s", r.replans, ev.Reason)))
-		}
-		r.replans++
-		rev++
-		prev := *plan
-		p, err := r.makePlan(planner, PlanInput{Goal: goal, Tools: r.offered, Revision: rev, Previous: &prev, Outcomes: outcomes, Feedback: ev.Reason})
-		if err != nil {
-			return r.failOrAbort(err)
-		}
-		plan, outcomes = &p, nil
 	}
 }
+
+// planState is a plan-mode run's plan: who plans and judges, and how far it got.
+type planState struct {
+	cfg       PlanConfig
+	planner   Planner
+	evaluator Evaluator
+	goal      string
+	rev       int
+	plan      *Plan
+	outcomes  []StepOutcome
+}
+
+func (r *run) newPlanState() *planState {
+	ps := &planState{cfg: r.cfg.Plan, planner: modelPlanner{r}, evaluator: modelEvaluator{r}, goal: r.goal()}
+	ps.cfg.MaxSteps = defaultInt(ps.cfg.MaxSteps, 8)
+	ps.cfg.MaxReplans = defaultInt(ps.cfg.MaxReplans, 2)
+	if ps.cfg.Planner != nil {
+		ps.planner = ps.cfg.Planner
+	}
+	if ps.cfg.Evaluator != nil {
+		ps.evaluator = ps.cfg.Evaluator
+	}
+	return ps
+}
+
+// planRevision executes what is left of the current plan, judges it, and decides: done,
+// failed, or a new revision (nextRunAgain).
+func (r *run) planRevision(ps *planState) next {
+	ev, n := r.executePlan(ps)
+	if n != nil {
+		return *n
+	}
+	for _, s := range ps.plan.Steps { // what a verdict leaves undone is skipped
+		if !hasOutcome(ps.outcomes, s.ID) && ev.Verdict != VerdictPlanContinue {
+			r.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "skipped"})
+			ps.outcomes = append(ps.outcomes, StepOutcome{ID: s.ID, Status: "skipped"})
+		}
+	}
+	switch ev.Verdict {
+	case VerdictPlanDone, VerdictPlanContinue:
+		answer := cmpOr(ev.Answer, lastOutcome(ps.outcomes))
+		r.appendMessage(Message{Role: RoleAssistant, Content: []Part{TextPart(answer)}})
+		return next{kind: nextComplete, reason: ReasonEndTurn, text: answer}
+	case VerdictPlanFail:
+		return next{kind: nextFailWith, reason: ReasonPlanFailed, err: fmt.Errorf("the evaluator gave up: %s", ev.Reason)}
+	}
+	return r.replan(ps, ev)
+}
+
+// executePlan runs the plan's steps without an outcome, judging a failed one at once,
+// and the whole plan at the end. A non-nil next ends the run.
+func (r *run) executePlan(ps *planState) (Evaluation, *next) {
+	for _, s := range ps.plan.Steps {
+		if hasOutcome(ps.outcomes, s.ID) {
+			continue
+		}
+		if err := r.ctxErr(); err != nil {
+			return Evaluation{}, ptr(aborted(err))
+		}
+		if r.planSteps >= ps.cfg.MaxSteps {
+			return Evaluation{}, ptr(summary(ReasonMaxSteps, planReport(ps.goal, ps.outcomes, "the run reached max_steps")))
+		}
+		o := r.execStep(ps.rev, s, ps.cfg.StepTimeout)
+		if err := r.ctxErr(); err != nil {
+			// Cut short, not failed: no outcome is recorded, so a later run on the
+			// session executes the step again.
+			return Evaluation{}, ptr(aborted(err))
+		}
+		if r.stepErr != nil {
+			// The step's call waits for a human (ErrApprovalPending) or could not be
+			// stored: no outcome either. A later run resumes the plan at this step,
+			// with the answer in RunInput.Approvals under the call's id.
+			return Evaluation{}, ptr(failedOrAborted(r.stepErr))
+		}
+		r.recordStep(o)
+		ps.outcomes = append(ps.outcomes, o)
+		if o.Status != "error" {
+			continue
+		}
+		// A failed step is judged at once: go on, replan, give up or call it done.
+		ev, err := r.evaluate(ps.evaluator, EvalInput{Goal: ps.goal, Revision: ps.rev, Plan: *ps.plan, Outcomes: ps.outcomes})
+		if err != nil {
+			return ev, ptr(failedOrAborted(err))
+		}
+		if ev.Verdict != VerdictPlanContinue {
+			return ev, nil
+		}
+	}
+	ev, err := r.evaluate(ps.evaluator, EvalInput{Goal: ps.goal, Revision: ps.rev, Plan: *ps.plan, Outcomes: ps.outcomes})
+	if err != nil {
+		return ev, ptr(failedOrAborted(err))
+	}
+	return ev, nil
+}
+
+// replan asks for the next revision, within max_replans.
+func (r *run) replan(ps *planState, ev Evaluation) next {
+	if r.replans >= ps.cfg.MaxReplans {
+		return summary(ReasonMaxReplans, planReport(ps.goal, ps.outcomes,
+			fmt.Sprintf("the evaluator asked for a replan after %d (max_replans): %s", r.replans, ev.Reason)))
+	}
+	r.replans++
+	ps.rev++
+	prev := *ps.plan
+	p, err := r.makePlan(ps.planner, PlanInput{Goal: ps.goal, Tools: r.offered, Revision: ps.rev, Previous: &prev, Outcomes: ps.outcomes, Feedback: ev.Reason})
+	if err != nil {
+		return failedOrAborted(err)
+	}
+	ps.plan, ps.outcomes = &p, nil
+	return next{kind: nextRunAgain}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // ReasonMaxSteps ends a plan-mode run that executed PlanConfig.MaxSteps steps.
 const ReasonMaxSteps Reason = "max_steps"

@@ -235,7 +235,7 @@ func (r *run) step() next {
 	switch {
 	case resp.stop == StopContentFilter: // L15: a filtered answer is not acted on
 		r.refuseCalls(msg.ToolCalls, 0, ReasonContentFilter)
-		return next{kind: nextFilter}
+		return next{kind: nextFailWith, reason: ReasonContentFilter, err: errors.New("the provider's content filter stopped the model's answer")}
 	case resp.stop == StopMaxTokens:
 		return r.truncated(msg)
 	case len(msg.ToolCalls) > 0: // L4: calls present ⇒ run them

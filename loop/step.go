@@ -1,9 +1,6 @@
 package loop
 
-import (
-	"encoding/json"
-	"errors"
-)
+import "encoding/json"
 
 // nextKind is what a step decided the run does next (the way openai-agents' run loop
 // dispatches on next_step): the step functions decide, and iterate performs the
@@ -19,7 +16,7 @@ const (
 	nextInterrupt                  // waiting for a human or a client: reason (L6, L16)
 	nextStructured                 // decode the final answer against the schema (L10)
 	nextFail                       // err, or an abort if the run was cancelled
-	nextFilter                     // the provider's content filter stopped the answer (L15)
+	nextFailWith                   // failed for reason (content_filter, plan_failed): err says why
 )
 
 // next is a step's decision.
@@ -60,10 +57,9 @@ func (r *run) finish(n next) RunResult {
 		return r.end(StatusInterrupted, n.reason, nil, nil, nil)
 	case nextStructured:
 		return r.structured(n.msg, n.withSchema)
-	case nextFilter:
-		err := errors.New("the provider's content filter stopped the model's answer")
-		r.emit(EventError, ErrorData{Kind: string(ReasonContentFilter), Message: err.Error()})
-		return r.end(StatusFailed, ReasonContentFilter, nil, nil, err)
+	case nextFailWith:
+		r.emit(EventError, ErrorData{Kind: string(n.reason), Message: n.err.Error()})
+		return r.end(StatusFailed, n.reason, nil, nil, n.err)
 	default:
 		if n.abort {
 			return r.abort(n.err)
