@@ -183,21 +183,8 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		if err != nil {
 			return response{}, err
 		}
-		if !asm.add(d) {
-			continue
-		}
-		if r.quiet || (d.Seq != 0 && d.Seq <= r.deltaSeen[ci]) {
-			continue // not for clients, or seen by them in an earlier attempt
-		}
-		if d.Seq != 0 {
-			r.deltaSeen[ci] = d.Seq
-		}
-		switch {
-		case d.Kind == DeltaText, d.Kind == DeltaReasoning:
-			r.emitDelta(ci, d, d.Text, ToolCallRef{})
-		case d.Kind == DeltaToolCall && d.ToolCall != nil:
-			tc := d.ToolCall
-			r.emitDelta(ci, d, tc.Arguments, ToolCallRef{Index: tc.Index, ID: tc.ID, Name: tc.Name})
+		if asm.add(d) {
+			r.relay(ci, d)
 		}
 	}
 	msg, usage, stop, err := asm.message()
@@ -210,6 +197,24 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 		r.emit(EventModelDelta, ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)})
 	}
 	return response{message: msg, usage: r.price(usage), stop: stop}, nil
+}
+
+// relay emits a delta of call ci to clients, unless the call is quiet or they saw it in
+// an earlier attempt (L14).
+func (r *run) relay(ci int, d Delta) {
+	if r.quiet || (d.Seq != 0 && d.Seq <= r.deltaSeen[ci]) {
+		return
+	}
+	if d.Seq != 0 {
+		r.deltaSeen[ci] = d.Seq
+	}
+	switch {
+	case d.Kind == DeltaText, d.Kind == DeltaReasoning:
+		r.emitDelta(ci, d, d.Text, ToolCallRef{})
+	case d.Kind == DeltaToolCall && d.ToolCall != nil:
+		tc := d.ToolCall
+		r.emitDelta(ci, d, tc.Arguments, ToolCallRef{Index: tc.Index, ID: tc.ID, Name: tc.Name})
+	}
 }
 
 func (r *run) emitDelta(callIndex int, d Delta, text string, ref ToolCallRef) {

@@ -150,38 +150,13 @@ func (r *run) prepare(entries []Entry) error {
 		r.appendMessage(Message{Role: RoleSystem, Content: []Part{TextPart(r.cfg.SystemPrompt)}})
 		r.pending = queued // after the system entry
 	}
-	input := make([]Message, len(r.in.Messages))
-	copy(input, r.in.Messages)
-	for i := range input {
-		if input[i].Role != RoleUser {
-			continue
-		}
-		text, err := r.guard(StageInput, input[i].Text(), "")
-		if err != nil {
-			return err
-		}
-		if text != input[i].Text() {
-			input[i].Content = []Part{TextPart(text)}
-		}
+	input, err := r.guardInput()
+	if err != nil {
+		return err
 	}
-	pendingCalls := r.unresolvedCalls()
-	if len(pendingCalls) > 0 {
-		// L16: a result the caller supplies resolves its call; the host never runs it.
-		rest, others, err := r.resolveSupplied(pendingCalls, input)
-		if err != nil {
-			return err
-		}
-		input = others
-		if len(rest) > 0 {
-			if _, err := r.runTools(rest); err != nil {
-				return err
-			}
-			if r.nestedPending {
-				return ErrApprovalPending
-			}
-		}
-		if len(r.clientPending) > 0 {
-			return nil // input waits until the calls are answered
+	if pendingCalls := r.unresolvedCalls(); len(pendingCalls) > 0 {
+		if input, err = r.resume(pendingCalls, input); err != nil || len(r.clientPending) > 0 {
+			return err // a client call still unanswered: the input waits for it (L16)
 		}
 	} else if len(input) == 0 && (len(r.history) == 0 || r.history[len(r.history)-1].Role == RoleAssistant) {
 		return &startError{errors.New("loop: no input messages and nothing pending in the session")}
@@ -190,6 +165,45 @@ func (r *run) prepare(entries []Entry) error {
 		r.appendMessage(m)
 	}
 	return nil
+}
+
+// guardInput is the run's input messages after the input guardrails; the caller's slice
+// is not modified.
+func (r *run) guardInput() ([]Message, error) {
+	input := make([]Message, len(r.in.Messages))
+	copy(input, r.in.Messages)
+	for i := range input {
+		if input[i].Role != RoleUser {
+			continue
+		}
+		text, err := r.guard(StageInput, input[i].Text(), "")
+		if err != nil {
+			return nil, err
+		}
+		if text != input[i].Text() {
+			input[i].Content = []Part{TextPart(text)}
+		}
+	}
+	return input, nil
+}
+
+// resume settles the calls the session left without results: the ones the input
+// answers (L16: the host never runs a call the caller answered), then the rest, run
+// again (L14). It returns the input left to append.
+func (r *run) resume(pendingCalls []ToolCall, input []Message) ([]Message, error) {
+	rest, others, err := r.resolveSupplied(pendingCalls, input)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		if _, err := r.runTools(rest); err != nil {
+			return nil, err
+		}
+		if r.nestedPending {
+			return nil, ErrApprovalPending
+		}
+	}
+	return others, nil
 }
 
 // iterate is the main loop (L2), and the one place that decides what happens next:

@@ -23,73 +23,90 @@ func (r *run) refuseCalls(calls []ToolCall, from int, reason Reason) {
 // the results as tool messages in the model's call order.
 func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	r.on(onRunTools)
-	results := make([]ToolResult, len(calls))
-	parallel := r.policy.MaxParallel > 1 && len(calls) > 1
-	var sem chan struct{}
-	if parallel {
-		sem = make(chan struct{}, r.policy.MaxParallel)
-	}
-	prepared := make([]*pendingCall, len(calls))
-	finished := 0
-	// finishUpTo records results in call order up to n, waiting for calls still running.
-	finishUpTo := func(n int) {
-		for ; finished < n; finished++ {
-			pc := prepared[finished]
-			if pc.client {
-				continue
-			}
-			if pc.done != nil {
-				<-pc.done
-			}
-			if pc.pending { // waits for a nested approval: no result yet (L14 re-runs it)
-				r.nestedPending = true
-				continue
-			}
-			results[finished] = r.settle(pc)
-			r.appendMessage(toolMessage(pc.call, results[finished]))
-		}
+	b := &batch{r: r, results: make([]ToolResult, len(calls)), prepared: make([]*pendingCall, len(calls))}
+	if r.policy.MaxParallel > 1 && len(calls) > 1 {
+		b.sem = make(chan struct{}, r.policy.MaxParallel)
 	}
 	for i, c := range calls {
 		if err := r.ctxErr(); err != nil { // L13: checked before each tool
-			finishUpTo(i) // keep what already ran
+			b.finishUpTo(i) // keep what already ran
 			return nil, err
 		}
-		r.announce(c)
-		if r.isClient(c.Name) {
-			prepared[i] = &pendingCall{call: c, client: true}
-			r.clientPending = append(r.clientPending, c)
-			continue
-		}
-		pc, err := r.admit(c)
+		pc, err := b.admit(c)
 		if err != nil {
-			finishUpTo(i)
+			b.finishUpTo(i) // wait for the calls already running
 			return nil, err
 		}
-		prepared[i] = pc
-		if pc.tool != nil {
-			if err := r.flush(); err != nil { // the call is stored before it runs (L21)
-				finishUpTo(i) // wait for the calls already running
-				return nil, err
-			}
-		}
-		switch {
-		case pc.tool == nil: // already has its error result
-		case parallel:
-			pc.done = make(chan struct{})
-			sem <- struct{}{}
-			r.cfg.Driver.Go(func() {
-				defer func() { <-sem; close(pc.done) }()
-				r.invoke(pc)
-			})
-		default:
-			r.invoke(pc)
-		}
-		if !parallel {
-			finishUpTo(i + 1)
+		b.prepared[i] = pc
+		b.start(pc)
+		if b.sem == nil {
+			b.finishUpTo(i + 1)
 		}
 	}
-	finishUpTo(len(calls))
-	return results, nil
+	b.finishUpTo(len(calls))
+	return b.results, nil
+}
+
+// batch is one answer's calls on their way through the pipeline.
+type batch struct {
+	r        *run
+	prepared []*pendingCall
+	results  []ToolResult
+	finished int           // results recorded so far, in call order
+	sem      chan struct{} // parallel calls' slots; nil runs them one at a time
+}
+
+// admit announces a call and admits it; a client tool's call waits for the caller
+// (L16); an admitted call is stored before it runs (L21).
+func (b *batch) admit(c ToolCall) (*pendingCall, error) {
+	r := b.r
+	r.announce(c)
+	if r.isClient(c.Name) {
+		r.clientPending = append(r.clientPending, c)
+		return &pendingCall{call: c, client: true}, nil
+	}
+	pc, err := r.admit(c)
+	if err == nil && pc.tool != nil {
+		err = r.flush()
+	}
+	return pc, err
+}
+
+// start invokes an admitted call, on a goroutine of its own when the batch is parallel.
+func (b *batch) start(pc *pendingCall) {
+	switch {
+	case pc.tool == nil: // already has its error result, or the caller runs it
+	case b.sem != nil:
+		pc.done = make(chan struct{})
+		b.sem <- struct{}{}
+		b.r.cfg.Driver.Go(func() {
+			defer func() { <-b.sem; close(pc.done) }()
+			b.r.invoke(pc)
+		})
+	default:
+		b.r.invoke(pc)
+	}
+}
+
+// finishUpTo settles and stores the results in call order up to n, waiting for calls
+// still running.
+func (b *batch) finishUpTo(n int) {
+	r := b.r
+	for ; b.finished < n; b.finished++ {
+		pc := b.prepared[b.finished]
+		if pc.client {
+			continue
+		}
+		if pc.done != nil {
+			<-pc.done
+		}
+		if pc.pending { // waits for a nested approval: no result yet (L14 re-runs it)
+			r.nestedPending = true
+			continue
+		}
+		b.results[b.finished] = r.settle(pc)
+		r.appendMessage(toolMessage(pc.call, b.results[b.finished]))
+	}
 }
 
 func toolMessage(c ToolCall, res ToolResult) Message {
