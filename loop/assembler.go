@@ -45,28 +45,9 @@ func (a *assembler) add(d Delta) bool {
 	case DeltaReasoning:
 		a.reasoning = append(a.reasoning, d.Text...)
 	case DeltaToolCall:
-		tc := d.ToolCall
-		if tc == nil {
-			return true
+		if tc := d.ToolCall; tc != nil {
+			a.addCall(tc)
 		}
-		var c *ToolCall
-		for i := range a.calls {
-			if a.calls[i].index == tc.Index {
-				c = &a.calls[i].call
-				break
-			}
-		}
-		if c == nil {
-			a.calls = append(a.calls, indexedCall{index: tc.Index})
-			c = &a.calls[len(a.calls)-1].call
-		}
-		if tc.ID != "" {
-			c.ID = tc.ID
-		}
-		if tc.Name != "" {
-			c.Name = tc.Name
-		}
-		c.Arguments += tc.Arguments
 	case DeltaUsage:
 		if d.Usage != nil {
 			a.usage = *d.Usage
@@ -102,4 +83,26 @@ func (a *assembler) message() (Message, Usage, StopReason, error) {
 			Message: "model returned an empty response (no text and no tool calls)"}
 	}
 	return msg, a.usage, normaliseStop(a.stop, len(msg.ToolCalls) > 0), nil
+}
+
+// addCall adds a fragment to the call it continues (by index), or starts that call.
+func (a *assembler) addCall(tc *ToolCallDelta) {
+	var c *ToolCall
+	for i := range a.calls {
+		if a.calls[i].index == tc.Index {
+			c = &a.calls[i].call
+			break
+		}
+	}
+	if c == nil {
+		a.calls = append(a.calls, indexedCall{index: tc.Index})
+		c = &a.calls[len(a.calls)-1].call
+	}
+	if tc.ID != "" {
+		c.ID = tc.ID
+	}
+	if tc.Name != "" {
+		c.Name = tc.Name
+	}
+	c.Arguments += tc.Arguments
 }

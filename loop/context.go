@@ -181,17 +181,7 @@ func fitBudget(msgs []Message, budget int) []Message {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		suffix[i] = suffix[i+1] + EstimateTokens(msgs[i:i+1])
 	}
-	fixed := suffix[0] - suffix[head] + 12 // the system prompt and the note
-	cut := -1
-	for i := head + 1; i < len(msgs); i++ {
-		if msgs[i].Role == RoleTool {
-			continue
-		}
-		cut = i
-		if fixed+suffix[i] <= budget {
-			break
-		}
-	}
+	cut := trimPoint(msgs, head, suffix, budget)
 	out := msgs
 	if cut > head {
 		out = make([]Message, 0, head+1+len(msgs)-cut)
@@ -296,4 +286,22 @@ func trimToolOutputs(msgs []Message, limit int) []Message {
 		return msgs
 	}
 	return out
+}
+
+// trimPoint is where fitBudget cuts the history (L20): the first user or assistant
+// message after the system prompt from which the rest fits with the prompt and the
+// note, or the last such message when nothing fits; -1 when there is none.
+func trimPoint(msgs []Message, head int, suffix []int, budget int) int {
+	fixed := suffix[0] - suffix[head] + 12 // the system prompt and the note
+	cut := -1
+	for i := head + 1; i < len(msgs); i++ {
+		if msgs[i].Role == RoleTool {
+			continue
+		}
+		cut = i
+		if fixed+suffix[i] <= budget {
+			break
+		}
+	}
+	return cut
 }

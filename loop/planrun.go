@@ -300,35 +300,38 @@ func (r *run) resumePlan() (int, *Plan, []StepOutcome) {
 	if len(r.in.Messages) > 0 {
 		return 0, nil, nil
 	}
-	var plan *Plan
-	rev := 0
-	var outcomes []StepOutcome
+	var ps planState
 	for _, e := range r.entries {
-		if e.Event == nil {
-			continue
-		}
-		switch d := e.Event.Data.(type) {
-		case PlanData:
-			p := d.Plan
-			plan, rev, outcomes = &p, d.Revision, nil
-		case PlanStepData:
-			if plan != nil && (d.Status == "ok" || d.Status == "error") {
-				outcomes = append(outcomes, StepOutcome{ID: d.ID, Status: d.Status, Outcome: d.Outcome, DurationMS: d.DurationMS})
-			}
-		case EvaluationData:
-			if d.Verdict != VerdictPlanContinue && d.Verdict != VerdictPlanReplan {
-				plan = nil
-			}
-		case RunFinishedData:
-			if d.Status != StatusAborted && d.Status != StatusInterrupted {
-				plan = nil
-			}
+		if e.Event != nil {
+			ps.replay(e.Event.Data)
 		}
 	}
-	if plan == nil {
+	if ps.plan == nil {
 		return 0, nil, nil
 	}
-	return rev, plan, outcomes
+	return ps.rev, ps.plan, ps.outcomes
+}
+
+// replay applies one stored event to the plan being resumed: a plan starts a revision,
+// a step's outcome counts, and a verdict or a run's end that closes the plan drops it.
+func (ps *planState) replay(data any) {
+	switch d := data.(type) {
+	case PlanData:
+		p := d.Plan
+		ps.plan, ps.rev, ps.outcomes = &p, d.Revision, nil
+	case PlanStepData:
+		if ps.plan != nil && (d.Status == "ok" || d.Status == "error") {
+			ps.outcomes = append(ps.outcomes, StepOutcome{ID: d.ID, Status: d.Status, Outcome: d.Outcome, DurationMS: d.DurationMS})
+		}
+	case EvaluationData:
+		if d.Verdict != VerdictPlanContinue && d.Verdict != VerdictPlanReplan {
+			ps.plan = nil
+		}
+	case RunFinishedData:
+		if d.Status != StatusAborted && d.Status != StatusInterrupted {
+			ps.plan = nil
+		}
+	}
 }
 
 func hasOutcome(os []StepOutcome, id string) bool {
