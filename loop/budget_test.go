@@ -130,4 +130,3 @@ func TestL19_InvalidUTF8InInputIsReplaced(t *testing.T) {
 		t.Fatalf("fixed %+v", fixed[1])
 	}
 }
-

@@ -16,23 +16,23 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 	msgs := r.baseMessages()
 	compacted := 0
 	for _, s := range r.cfg.Context {
-		in := ContextInput{History: r.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow,
+		in := ContextInput{History: r.transcript.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow,
 			State: r.in.State, Context: r.in.ClientContext}
 		out, err := safeBuild(r.ctx, s, in)
 		if err != nil {
-			r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})
+			r.journal.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})
 			continue // a broken strategy is skipped, not fatal
 		}
 		if c := out.Compact; c != nil && c.Replace > 0 {
-			if c.Replace > len(r.history) {
-				r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf(
-					"context strategy %q: compaction replaces %d messages, history has %d", s.Name(), c.Replace, len(r.history))})
+			if c.Replace > len(r.transcript.history) {
+				r.journal.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf(
+					"context strategy %q: compaction replaces %d messages, history has %d", s.Name(), c.Replace, len(r.transcript.history))})
 				continue
 			}
-			if err := r.store(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
+			if err := r.journal.store(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryCompaction, Compaction: c}); err != nil {
 				return nil, err
 			}
-			r.applyCompaction(c, r.seq)
+			r.transcript.applyCompaction(c, r.journal.seq)
 			compacted += c.Replace
 		}
 		if out.Messages != nil {
@@ -41,7 +41,7 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 		r.setState(s.Name(), out.State)
 	}
 	if overflow || compacted > 0 {
-		r.emit(EventContextUpdate, ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
+		r.journal.emit(EventContextUpdate, ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
 			Overflow: overflow, Compacted: compacted})
 	}
 	return msgs, nil
@@ -55,26 +55,26 @@ func (r *run) setState(strategy string, state json.RawMessage) {
 		return
 	}
 	if !json.Valid(state) {
-		r.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: state is not JSON", strategy)})
+		r.journal.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: state is not JSON", strategy)})
 		return
 	}
 	if bytes.Equal(bytes.TrimSpace(state), bytes.TrimSpace(r.in.State)) {
 		return
 	}
 	r.in.State = append(json.RawMessage(nil), state...)
-	r.emit(EventState, StateData{State: r.in.State})
+	r.journal.emit(EventState, StateData{State: r.in.State})
 }
 
 // baseMessages is the system prompt (or the run's override) followed by the history.
 func (r *run) baseMessages() []Message {
-	out := make([]Message, 0, len(r.history)+1)
+	out := make([]Message, 0, len(r.transcript.history)+1)
 	switch {
 	case r.in.SystemPromptOverride != "":
 		out = append(out, Message{Role: RoleSystem, Content: []Part{TextPart(r.in.SystemPromptOverride)}})
-	case r.system != nil:
-		out = append(out, *r.system)
+	case r.transcript.system != nil:
+		out = append(out, *r.transcript.system)
 	}
-	return append(out, r.history...)
+	return append(out, r.transcript.history...)
 }
 
 func safeBuild(ctx context.Context, s ContextStrategy, in ContextInput) (out ContextOutput, err error) {

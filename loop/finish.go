@@ -89,15 +89,15 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 			}
 			msg = resp.message
 			r.appendMessage(msg)
-			r.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
-			r.emit(EventUsage, resp.usage)
+			r.journal.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
+			r.journal.emit(EventUsage, resp.usage)
 		}
 		text := msg.Text()
 		err := r.output.validate(text)
 		if err == nil {
 			return r.complete(ReasonStructuredOutput, text, json.RawMessage(text))
 		}
-		r.emit(EventError, ErrorData{Kind: "output_decoding", Message: err.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
+		r.journal.emit(EventError, ErrorData{Kind: "output_decoding", Message: err.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
 		if attempt >= r.cfg.MaxDecodeRetries {
 			return r.end(StatusFailed, ReasonDecodingFailed, nil, nil,
 				fmt.Errorf("structured output does not match the schema after %d attempts: %w", attempt+1, err))
@@ -119,7 +119,7 @@ func (r *run) summarize(reason Reason, text string) RunResult {
 		switch {
 		case err == nil:
 			text = resp.message.Text()
-			r.emit(EventUsage, resp.usage)
+			r.journal.emit(EventUsage, resp.usage)
 		case r.ctxErr() != nil:
 			return r.abort(r.ctxErr())
 		}
@@ -148,13 +148,13 @@ func (r *run) endFinal(status Status, reason Reason, final Message, output json.
 	if text != final.Text() {
 		final.Content = []Part{TextPart(text)}
 	}
-	r.emit(EventFinal, FinalData{Text: text, Output: output})
+	r.journal.emit(EventFinal, FinalData{Text: text, Output: output})
 	return r.end(status, reason, &final, output, nil)
 }
 
 // fail ends the run with an error.
 func (r *run) fail(err error) RunResult {
-	r.emit(EventError, ErrorData{Kind: errorKind(err), Message: err.Error()})
+	r.journal.emit(EventError, ErrorData{Kind: errorKind(err), Message: err.Error()})
 	return r.end(StatusFailed, ReasonError, nil, nil, err)
 }
 
@@ -179,11 +179,11 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// what run_finished (live and stored) reports.
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
 		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.spent()}
-	r.saveRun(rec)
+	r.journal.saveRun(rec)
 	live := r.state
-	serr := r.endWrite(func() { r.finished(status, reason, rec) })
+	serr := r.journal.endWrite(func() { r.finished(status, reason, rec) })
 	if serr == nil {
-		if r.run.done { // AppendRun released the session's lease with the final record
+		if r.journal.run.done { // AppendRun released the session's lease with the final record
 			r.a.leaseReleased(r.in.RunID)
 		}
 		return r.result(status, reason, final, output, err)
@@ -194,12 +194,12 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	}
 	status, reason = StatusFailed, ReasonError
 	rec.Status, rec.Reason = status, reason
-	r.emit(EventError, ErrorData{Kind: "error", Message: serr.Error()})
+	r.journal.emit(EventError, ErrorData{Kind: "error", Message: serr.Error()})
 	r.finished(status, reason, rec)
 	// The store failed once: the record and the entries are tried apart, so that
 	// whatever can still be written (run_finished saying why) is.
 	_ = r.cfg.Store.SaveRun(r.sctx, rec)
-	_ = r.flush()
+	_ = r.journal.flush()
 	return r.result(status, reason, final, output, err)
 }
 
@@ -215,7 +215,7 @@ func (r *run) finished(status Status, reason Reason, rec RunRecord) {
 	default:
 		r.on(onComplete)
 	}
-	r.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: rec.Usage,
+	r.journal.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: rec.Usage,
 		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: RunMetrics{
 			ModelCalls: r.callIndex, ToolCalls: r.toolCalls, ToolErrors: r.toolErrors, Steps: r.toolRounds + r.planSteps, Replans: r.replans,
 			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.started).Milliseconds()}})
@@ -241,24 +241,24 @@ func errorKind(err error) string {
 // onStep asks one termination hook about a step. A failing hook is reported and
 // ignored: a broken plugin must not end runs on its own.
 func (r *run) onStep(h TerminationHook, msg Message) (Decision, error) {
-	info := StepInfo{Iteration: r.iteration, Message: msg, Usage: r.usage, ToolCalls: r.toolCalls, History: r.history}
+	info := StepInfo{Iteration: r.iteration, Message: msg, Usage: r.usage, ToolCalls: r.toolCalls, History: r.transcript.history}
 	d, err := safeDecision(func() (Decision, error) { return h.OnStep(r.ctx, info) })
 	return r.hookOutcome(h, "on_step", d, err)
 }
 
 func (r *run) beforeFinal(h TerminationHook, msg Message) (Decision, error) {
-	info := FinalInfo{Iteration: r.iteration, Text: msg.Text(), Continuations: r.continuations, Usage: r.usage, History: r.history}
+	info := FinalInfo{Iteration: r.iteration, Text: msg.Text(), Continuations: r.continuations, Usage: r.usage, History: r.transcript.history}
 	d, err := safeDecision(func() (Decision, error) { return h.BeforeFinal(r.ctx, info) })
 	return r.hookOutcome(h, "before_final", d, err)
 }
 
 func (r *run) hookOutcome(h TerminationHook, point string, d Decision, err error) (Decision, error) {
 	if err != nil {
-		r.emit(EventError, ErrorData{Kind: "hook", Message: fmt.Sprintf("hook %q %s: %v", h.Name(), point, err)})
+		r.journal.emit(EventError, ErrorData{Kind: "hook", Message: fmt.Sprintf("hook %q %s: %v", h.Name(), point, err)})
 		return Decision{}, err
 	}
 	if d.Verdict != VerdictProceed {
-		r.emit(EventHook, HookData{Name: h.Name(), Point: point, Verdict: d.Verdict, Reason: d.Reason})
+		r.journal.emit(EventHook, HookData{Name: h.Name(), Point: point, Verdict: d.Verdict, Reason: d.Reason})
 	}
 	return d, nil
 }
@@ -283,10 +283,10 @@ func (r *run) guard(stage Stage, content, tool string) (string, error) {
 		}
 		switch res.Action {
 		case GuardBlock:
-			r.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardBlock, Reason: res.Reason})
+			r.journal.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardBlock, Reason: res.Reason})
 			return "", fmt.Errorf("blocked by guardrail %q at %s: %s", g.Name(), stage, res.Reason)
 		case GuardRedact:
-			r.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardRedact, Reason: res.Reason})
+			r.journal.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardRedact, Reason: res.Reason})
 			content = res.Content
 		}
 	}

@@ -59,7 +59,7 @@ func (r *run) on(t trigger) {
 	if !ok {
 		data = StatusData{State: to}
 	}
-	r.emit(EventStatus, data)
+	r.journal.emit(EventStatus, data)
 }
 
 // statusData holds each state's StatusData already in an interface, so that a status

@@ -46,8 +46,8 @@ type pendingCall struct {
 
 // announce emits the events that open a call.
 func (r *run) announce(c ToolCall) {
-	r.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
-	r.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	r.journal.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
+	r.journal.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
 }
 
 // callOne takes one call through every stage, caps included. It returns an error only
@@ -66,7 +66,7 @@ func (r *run) callOne(c ToolCall, timeout time.Duration) (ToolResult, error) {
 	}
 	pc.timeout = timeout
 	if pc.tool != nil {
-		if err := r.flush(); err != nil { // the call is stored before it runs (L21)
+		if err := r.journal.flush(); err != nil { // the call is stored before it runs (L21)
 			return ToolResult{}, err
 		}
 		r.invoke(pc)
@@ -169,12 +169,12 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 	// Everything before the request is stored before the request is shown (a client
 	// that answers it, or a process killed while it waits, finds the earlier results
 	// stored), and the request is stored before the wait (L21).
-	if err := r.flush(); err != nil {
+	if err := r.journal.flush(); err != nil {
 		return false, "", err
 	}
-	r.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	r.journal.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
 	r.on(onAskHuman)
-	if err := r.flush(); err != nil {
+	if err := r.journal.flush(); err != nil {
 		return false, "", err
 	}
 	a, err := ap.Approve(r.ctx, c)
@@ -259,8 +259,8 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	if res.IsError {
 		r.toolErrors++
 	}
-	r.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
+	r.journal.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
 		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
-	r.emit(EventStepComplete, StepCompleteData{ID: pc.call.ID, Status: status})
+	r.journal.emit(EventStepComplete, StepCompleteData{ID: pc.call.ID, Status: status})
 	return res
 }

@@ -64,7 +64,7 @@ func (r *run) planRevision(ps *planState) next {
 	}
 	for _, s := range ps.plan.Steps { // what a verdict leaves undone is skipped
 		if !hasOutcome(ps.outcomes, s.ID) && ev.Verdict != VerdictPlanContinue {
-			r.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "skipped"})
+			r.journal.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "skipped"})
 			ps.outcomes = append(ps.outcomes, StepOutcome{ID: s.ID, Status: "skipped"})
 		}
 	}
@@ -163,8 +163,8 @@ func (r *run) makePlan(p Planner, in PlanInput) (Plan, error) {
 	if plan.Goal == "" {
 		plan.Goal = in.Goal
 	}
-	r.emit(EventPlan, PlanData{Revision: in.Revision, Plan: plan})
-	return plan, r.store()
+	r.journal.emit(EventPlan, PlanData{Revision: in.Revision, Plan: plan})
+	return plan, r.journal.store()
 }
 
 func safePlan(r *run, p Planner, in PlanInput) (out Plan, err error) {
@@ -199,13 +199,13 @@ func (r *run) evaluate(e Evaluator, in EvalInput) (ev Evaluation, err error) {
 		}
 		return ev, fmt.Errorf("evaluator (revision %d): %w", in.Revision, err)
 	}
-	r.emit(EventEvaluation, EvaluationData{Verdict: ev.Verdict, Reason: ev.Reason})
-	return ev, r.store()
+	r.journal.emit(EventEvaluation, EvaluationData{Verdict: ev.Verdict, Reason: ev.Reason})
+	return ev, r.journal.store()
 }
 
 // execStep runs one step (plan_step running) and returns its outcome.
 func (r *run) execStep(rev int, s PlanStep, defTimeout time.Duration) StepOutcome {
-	r.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "running"})
+	r.journal.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "running"})
 	timeout := defTimeout
 	if d, err := time.ParseDuration(s.Timeout); err == nil && d > 0 {
 		timeout = d
@@ -228,9 +228,9 @@ func (r *run) execStep(rev int, s PlanStep, defTimeout time.Duration) StepOutcom
 
 // recordStep reports a step's outcome and stores it before the next step starts.
 func (r *run) recordStep(o StepOutcome) {
-	r.emit(EventPlanStep, PlanStepData{ID: o.ID, Status: o.Status, Outcome: o.Outcome, DurationMS: o.DurationMS})
-	if err := r.store(); err != nil {
-		r.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+	r.journal.emit(EventPlanStep, PlanStepData{ID: o.ID, Status: o.Status, Outcome: o.Outcome, DurationMS: o.DurationMS})
+	if err := r.journal.store(); err != nil {
+		r.journal.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
 	}
 }
 
@@ -285,9 +285,9 @@ func (r *run) stepRun(rev int, s PlanStep, timeout time.Duration) (string, bool)
 
 // goal is the run's task: the last user message of the session.
 func (r *run) goal() string {
-	for i := len(r.history) - 1; i >= 0; i-- {
-		if r.history[i].Role == RoleUser {
-			return r.history[i].Text()
+	for i := len(r.transcript.history) - 1; i >= 0; i-- {
+		if r.transcript.history[i].Role == RoleUser {
+			return r.transcript.history[i].Text()
 		}
 	}
 	return ""

@@ -28,9 +28,9 @@ type run struct {
 
 	state   State
 	started time.Time
-	journal // events, their numbering and the session's entries
+	journal journal // events, their numbering and the session's entries (L17, L21)
 
-	transcript // the session's conversation as the model sees it
+	transcript transcript // the session's conversation as the model sees it
 
 	usage         Usage   // this run's own model calls
 	ledger        *Ledger // the top-level run's spend (ledger.go)
@@ -38,7 +38,7 @@ type run struct {
 	iteration     int
 	toolRounds    int
 	callIndex     int
-	counters      // tool calls per run, per tool and per argument set (L8)
+	counters      counters // tool calls per run, per tool and per argument set (L8)
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
 	deltaBuf      [4]int
@@ -108,10 +108,10 @@ func (r *run) execute() (res RunResult) {
 	}()
 	// Event seq continues the session's numbering (L17): loaded before the first emit.
 	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
-	r.evSeq = lastEventSeq(entries)
-	r.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
+	r.journal.evSeq = lastEventSeq(entries)
+	r.journal.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
 	r.on(onPrepare)
-	r.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
+	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
 	if lerr != nil {
 		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
 	}
@@ -141,24 +141,24 @@ func (r *run) prepare(entries []Entry) error {
 		}
 		r.output = s
 	}
-	r.seq = r.project(entries)
+	r.journal.seq = r.transcript.project(entries)
 	if len(entries) == 0 && r.cfg.SystemPrompt != "" {
 		// L1: the system prompt is the session's first entry, ahead of the events
 		// already queued for this run.
-		queued := r.pending
-		r.pending = nil
+		queued := r.journal.pending
+		r.journal.pending = nil
 		r.appendMessage(Message{Role: RoleSystem, Content: []Part{TextPart(r.cfg.SystemPrompt)}})
-		r.pending = queued // after the system entry
+		r.journal.pending = queued // after the system entry
 	}
 	input, err := r.guardInput()
 	if err != nil {
 		return err
 	}
-	if pendingCalls := r.unresolvedCalls(); len(pendingCalls) > 0 {
+	if pendingCalls := r.transcript.unresolvedCalls(); len(pendingCalls) > 0 {
 		if input, err = r.resume(pendingCalls, input); err != nil || len(r.clientPending) > 0 {
 			return err // a client call still unanswered: the input waits for it (L16)
 		}
-	} else if len(input) == 0 && (len(r.history) == 0 || r.history[len(r.history)-1].Role == RoleAssistant) {
+	} else if len(input) == 0 && (len(r.transcript.history) == 0 || r.transcript.history[len(r.transcript.history)-1].Role == RoleAssistant) {
 		return &startError{errors.New("loop: no input messages and nothing pending in the session")}
 	}
 	for _, m := range input {
@@ -263,14 +263,14 @@ func (r *run) answered(resp response) {
 	msg := resp.message
 	r.appendMessage(msg)
 	if msg.Reasoning != "" {
-		r.emit(EventReasoning, TextData{Text: msg.Reasoning})
+		r.journal.emit(EventReasoning, TextData{Text: msg.Reasoning})
 	}
 	if len(msg.ToolCalls) > 0 && msg.Text() != "" {
-		r.emit(EventText, TextData{Text: msg.Text()})
+		r.journal.emit(EventText, TextData{Text: msg.Text()})
 	}
 	r.lastStop = resp.stop
-	r.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
-	r.emit(EventUsage, resp.usage)
+	r.journal.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
+	r.journal.emit(EventUsage, resp.usage)
 }
 
 // toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
@@ -350,8 +350,8 @@ func (r *run) ctxErr() error {
 // and adds it to the history. It is written with the step's other entries at the next
 // flush (L21); a failure to write it fails the run there.
 func (r *run) appendMessage(m Message) {
-	seq := r.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m})
-	r.add(&m, seq)
+	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m})
+	r.transcript.add(&m, seq)
 }
 
 // lastEventSeq is the seq of the last stored event: a run's events continue from it, so
@@ -390,8 +390,8 @@ func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, 
 		if m.Name == "" {
 			m.Name = c.Name
 		}
-		r.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
-		r.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
+		r.journal.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
+		r.journal.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
 		r.appendMessage(m)
 	}
 	return left, rest, nil

@@ -191,7 +191,7 @@ func (r *run) handOff() {
 	ts.to, ts.reason, ts.overMax = "", "", false
 	ts.mu.Unlock()
 	target := r.a.team.agents[to]
-	r.emit(EventHandoff, HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain) + 1, Reason: reason})
+	r.journal.emit(EventHandoff, HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain) + 1, Reason: reason})
 	ts.chain = append(ts.chain, to)
 	r.cfg = &target.cfg
 	r.journal.mu.Lock()

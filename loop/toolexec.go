@@ -67,7 +67,7 @@ func (b *batch) admit(c ToolCall) (*pendingCall, error) {
 	}
 	pc, err := r.admit(c)
 	if err == nil && pc.tool != nil {
-		err = r.flush()
+		err = r.journal.flush()
 	}
 	return pc, err
 }
