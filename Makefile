@@ -31,7 +31,7 @@ plugins:
 
 test: deps build plugins
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 test-short:
 	$(GO) test -count=1 $(PKGS)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,25 +44,87 @@ func HTTPHandler(srv *mcp.Server, o HTTPOptions) http.Handler {
 	if max < 0 {
 		return h
 	}
+	c := &sessionCap{srv: srv, max: max, ids: map[string]bool{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A POST without a session id opens a session (initialize).
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && open(srv) >= max {
-			w.Header().Set("Retry-After", "60")
-			http.Error(w, "too many MCP sessions are open; try again when one ends", http.StatusServiceUnavailable)
-			return
+		// A POST without a session id may open a session (initialize).
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			if c.full() {
+				w.Header().Set("Retry-After", "60")
+				http.Error(w, "too many MCP sessions are open; try again when one ends", http.StatusServiceUnavailable)
+				return
+			}
+			w = &sessionRecorder{ResponseWriter: w, cap: c}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-// open counts the server's sessions that outlive a request (those with an id): the
-// ephemeral session of a sessionless request ends with it.
-func open(srv *mcp.Server) int {
-	n := 0
-	for ss := range srv.Sessions() {
-		if ss.ID() != "" {
-			n++
+// sessionCap counts the sessions the handler opened: those whose id went out in an
+// Mcp-Session-Id response header, and that the server still holds (an idle one it
+// dropped, or one its client deleted, no longer counts). The sessionless requests of
+// newer clients open none.
+type sessionCap struct {
+	srv *mcp.Server
+	max int
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (c *sessionCap) full() bool {
+	live := map[string]bool{}
+	for ss := range c.srv.Sessions() {
+		live[ss.ID()] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.ids {
+		if !live[id] {
+			delete(c.ids, id)
 		}
 	}
-	return n
+	return len(c.ids) >= c.max
 }
+
+func (c *sessionCap) opened(id string) {
+	c.mu.Lock()
+	c.ids[id] = true
+	c.mu.Unlock()
+}
+
+// sessionRecorder notes the session id a response hands out.
+type sessionRecorder struct {
+	http.ResponseWriter
+	cap  *sessionCap
+	seen bool
+}
+
+func (s *sessionRecorder) WriteHeader(code int) {
+	s.note()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sessionRecorder) Write(b []byte) (int, error) {
+	s.note()
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *sessionRecorder) note() {
+	if s.seen {
+		return
+	}
+	s.seen = true
+	if id := s.Header().Get("Mcp-Session-Id"); id != "" {
+		s.cap.opened(id)
+	}
+}
+
+// Flush keeps streaming responses (SSE) flowing through the recorder.
+func (s *sessionRecorder) Flush() {
+	s.note()
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (s *sessionRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
