@@ -29,12 +29,10 @@ type next struct {
 	msg        Message // nextStructured
 	withSchema bool    // nextStructured
 	err        error
-	storeErr   bool // nextFail: fail even if the run was cancelled meanwhile
 	abort      bool // nextFail: the run was cancelled; err is the cause
 	handoff    bool // a transfer was accepted: the run goes on under its target first (team.go)
 }
 
-func failed(err error) next          { return next{kind: nextFail, err: err, storeErr: true} }
 func aborted(cause error) next       { return next{kind: nextFail, err: cause, abort: true} }
 func failedOrAborted(err error) next { return next{kind: nextFail, err: err} }
 func summary(reason Reason, text string) next {
@@ -63,9 +61,6 @@ func (r *run) finish(n next) RunResult {
 	default:
 		if n.abort {
 			return r.abort(n.err)
-		}
-		if n.storeErr {
-			return r.fail(n.err)
 		}
 		return r.failOrAbort(n.err)
 	}
