@@ -46,6 +46,10 @@ func misbehave(t *testing.T, r *Runtime, limit time.Duration, call func() CallRe
 	stop := make(chan struct{})
 	var served atomic.Int64
 	var wg sync.WaitGroup
+	var stopOnce sync.Once
+	// Stop the bystander before the test ends, however it ends (a Fatalf included):
+	// a report from it after the end would panic the test binary.
+	defer func() { stopOnce.Do(func() { close(stop) }); wg.Wait() }()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -79,7 +83,7 @@ func misbehave(t *testing.T, r *Runtime, limit time.Duration, call func() CallRe
 	var res CallResult
 	within(t, limit, func() { res = call() })
 	waitServed(served.Load() + 1)
-	close(stop)
+	stopOnce.Do(func() { close(stop) })
 	wg.Wait()
 	wantResult(t, res, isError, want)
 }

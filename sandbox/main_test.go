@@ -199,7 +199,10 @@ func within(t testing.TB, limit time.Duration, f func()) {
 	t.Helper()
 	start := time.Now()
 	f()
-	if took := time.Since(start); took > limit+time.Second {
-		t.Fatalf("took %s, more than the %s limit + 1s", took, limit)
+	// The bound proves the call ended because of its limit, not that it ended fast: a
+	// busy machine (make test under load, -race) stretches everything, so the slack is
+	// generous; a call that ignored its limit would run far past it.
+	if slack := limit + 10*time.Second; time.Since(start) > limit+slack {
+		t.Fatalf("took %s, more than the %s limit + %s", time.Since(start), limit, slack)
 	}
 }
