@@ -57,7 +57,7 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolResult, err error) {
 	ctx, end := telemetry.ToolSpan(ctx, t.name, t.plugin.Name(), c.Arguments)
 	defer func() { end(out, err) }()
-	res, err := t.plugin.CallTool(withSession(ctx), t.tool, []byte(c.Arguments))
+	res, err := t.plugin.CallTool(withCallMeta(withSession(ctx), c), t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
 	}
@@ -165,6 +165,24 @@ func withSession(ctx context.Context) context.Context {
 		return sandbox.WithSession(ctx, info.SessionID)
 	}
 	return ctx
+}
+
+// withCallMeta hands an mcp plugin the call's id, session and run as the tools/call
+// _meta ("agenthost/call_id", "agenthost/session_id", "agenthost/run_id"). The id is the
+// one the model gave and the session stores, so it is the same when a resumed run calls
+// the tool again for a call whose result was never stored: a tool with side effects
+// keys them by it and answers a repeat without repeating them (at least once,
+// plugins/sdk/ABI.md).
+func withCallMeta(ctx context.Context, c loop.ToolCall) context.Context {
+	meta := map[string]any{}
+	if c.ID != "" {
+		meta["agenthost/call_id"] = c.ID
+	}
+	if info, ok := loop.CallInfoFrom(ctx); ok {
+		meta["agenthost/session_id"] = info.SessionID
+		meta["agenthost/run_id"] = info.RunID
+	}
+	return sandbox.WithCallMeta(ctx, meta)
 }
 
 // callHook calls a hook export with in as JSON and decodes its answer into out.
