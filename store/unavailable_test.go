@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -88,5 +89,24 @@ func TestASequenceGapIsNotAStorageFailure(t *testing.T) {
 	var u interface{ StoreUnavailable() bool }
 	if err == nil || errors.As(err, &u) {
 		t.Fatalf("got %v: a caller's mistake marked as the storage's", err)
+	}
+}
+
+func TestAFullDatabaseIsAStorageFailure(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	// The write connection may not grow the file: SQLite answers SQLITE_FULL, as it does
+	// on a full disk.
+	var pages int
+	if err := s.w.conn.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Append(ctx, "a", msgEntry(1, strings.Repeat("x", 1<<20)))
+	var u interface{ StoreUnavailable() bool }
+	if err == nil || !errors.As(err, &u) || !strings.Contains(err.Error(), "full") {
+		t.Fatalf("got %v, want a full database marked unavailable", err)
 	}
 }
