@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,13 @@ import (
 // it opens: the chain skips the provider for cooldown. Then it is half open: one call
 // may probe it; success closes it, failure opens it again. Each change is a circuit
 // event of the run whose call caused it.
+//
+// One adapter process failing is one failure, however many calls it ended: with thirty
+// runs streaming, a crash used to count thirty and open the breaker, and every run then
+// waited out the cool-down although the adapter was restarted at the next call. Calls
+// a crash ended carry the process's number (failedProcess); the breaker counts the
+// first and ignores the rest while closed. A half-open probe's failure always counts,
+// or the probe would never end.
 type breaker struct {
 	name      string
 	threshold int
@@ -23,8 +31,14 @@ type breaker struct {
 	state     string // closed | open | half_open
 	failures  int
 	openUntil time.Time
-	probing   bool // a half-open probe is in flight
+	probing   bool     // a half-open probe is in flight
+	counted   []uint64 // the adapter processes whose failure was counted, the latest last
 }
+
+// countedProcesses is how many failed processes a breaker remembers: a call of a crashed
+// process can report its failure late (the client waits up to 3 s for the exit), after
+// the restarted process has failed too, so more than the last one.
+const countedProcesses = 8
 
 func newBreaker(name string, threshold int, cooldown time.Duration) *breaker {
 	if threshold <= 0 {
@@ -91,6 +105,17 @@ func (b *breaker) remaining() time.Duration {
 func (b *breaker) failure(ctx context.Context, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if proc := failedProcess(err); proc != 0 {
+		if b.state != "half_open" && slices.Contains(b.counted, proc) {
+			return // this crash is counted already
+		}
+		if !slices.Contains(b.counted, proc) {
+			b.counted = append(b.counted, proc)
+			if len(b.counted) > countedProcesses {
+				b.counted = b.counted[1:]
+			}
+		}
+	}
 	b.failures++
 	switch {
 	case b.state == "half_open":

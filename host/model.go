@@ -87,7 +87,31 @@ func toModelError(err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	return &loop.ModelError{Kind: loop.ErrorKind(pe.Kind), Message: pe.Message, Retryable: pe.Retryable, RetryAfter: pe.RetryAfter}
+	me := &loop.ModelError{Kind: loop.ErrorKind(pe.Kind), Message: pe.Message, Retryable: pe.Retryable, RetryAfter: pe.RetryAfter}
+	if pe.Process != 0 {
+		return &processFailure{ModelError: me, process: pe.Process}
+	}
+	return me
+}
+
+// processFailure is a model error that the adapter process's failure caused, with the
+// process's number (providers.Error.Process). The loop sees the *loop.ModelError inside
+// (errors.As) and retries it; the breaker sees the number and counts one crash once,
+// however many calls were streaming on the process (breaker.go).
+type processFailure struct {
+	*loop.ModelError
+	process uint64
+}
+
+func (e *processFailure) Unwrap() error { return e.ModelError }
+
+// failedProcess is the number of the adapter process whose failure err is, or 0.
+func failedProcess(err error) uint64 {
+	var pf *processFailure
+	if errors.As(err, &pf) {
+		return pf.process
+	}
+	return 0
 }
 
 func toChatRequest(r loop.Request) *providers.ChatRequest {

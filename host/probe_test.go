@@ -129,3 +129,15 @@ func TestPluginFinalResultEndsTheRun(t *testing.T) {
 		t.Fatalf("got %+v %v", got, err)
 	}
 }
+
+func TestPluginToolReadsTheCallIDAndSessionItServes(t *testing.T) {
+	// Each call gets its own id, the one the model gave and the session stores: what a
+	// tool with side effects keys them by, since a resumed run calls it again with it.
+	h := openHost(t, `{"turns": [
+	  {"tool_calls": [{"id": "call-17", "name": "whoami", "arguments": "{}"}, {"id": "call-18", "name": "whoami", "arguments": "{}"}]},
+	  {"text": "{{result call-17}} / {{result call-18}}"}]}`, probePlugin(t, "", ""), Options{})
+	res, _ := runHost(t, h, "s1", "who")
+	if want := "call-17 s1 / call-18 s1"; res.Final.Text() != want {
+		t.Fatalf("final %q, want %q", res.Final.Text(), want)
+	}
+}

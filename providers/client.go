@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -82,7 +83,7 @@ type Client struct {
 	proc   *plugin.Client
 	rpc    providerpb.ProviderClient
 	exe    *pinnedExe // the running process's verified copy; nil without a pin
-	gen    int        // incremented on every (re)start, so a stale failure cannot mark a fresh process broken
+	gen    uint64     // a new processSerial on every (re)start, so a stale failure cannot mark a fresh process broken
 	broken bool       // the current process failed; restart before the next call
 	closed bool
 }
@@ -114,6 +115,10 @@ func CleanupClients() {
 	removeAllCopies()
 }
 
+// processSerial numbers the adapter processes this host starts, across clients: it
+// is Error.Process, which names one process among all of them.
+var processSerial atomic.Uint64
+
 // launch starts a process and configures it; c.mu is held or c is not shared yet.
 // A pinned adapter runs from a private copy of the bytes that were verified (pin.go);
 // the previous process's copy, if any, is removed first (that process is stopped).
@@ -144,7 +149,7 @@ func (c *Client) launch(ctx context.Context) error {
 		return fmt.Errorf("configure: %w", err)
 	}
 	c.proc, c.rpc, c.exe = proc, rpc, exe
-	c.gen++
+	c.gen = processSerial.Add(1)
 	c.broken = false
 	return nil
 }
@@ -229,7 +234,7 @@ func adapterEnv(spec []string) []string {
 }
 
 // conn returns the live process, restarting it first when the last one failed.
-func (c *Client) conn(ctx context.Context) (providerpb.ProviderClient, int, error) {
+func (c *Client) conn(ctx context.Context) (providerpb.ProviderClient, uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -321,7 +326,7 @@ func stopProcess(proc *plugin.Client, name string) error {
 
 // transportError turns a gRPC failure into the caller's cancellation or a
 // retryable provider error, and schedules a restart of the process.
-func (c *Client) transportError(ctx context.Context, gen int, when string, err error) error {
+func (c *Client) transportError(ctx context.Context, gen uint64, when string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -344,5 +349,6 @@ func (c *Client) transportError(ctx context.Context, gen int, when string, err e
 		Kind:      KindProvider,
 		Message:   fmt.Sprintf("provider %q: adapter process %s %s (%v); it will be restarted for the next call", c.cfg.Name, what, when, err),
 		Retryable: true,
+		Process:   gen,
 	}
 }

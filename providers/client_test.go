@@ -183,6 +183,9 @@ func TestAdapterKilledMidStream(t *testing.T) {
 		!strings.Contains(pe.Message, `provider "scripted": adapter process exited mid-stream`) {
 		t.Fatalf("after kill: %v", err)
 	}
+	if pe.Process == 0 { // what lets a breaker count the crash once (host/breaker.go)
+		t.Fatal("the failure does not name the process that died")
+	}
 	if ctx.Err() != nil {
 		t.Fatal("Recv returned only because the test's deadline passed")
 	}

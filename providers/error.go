@@ -26,6 +26,12 @@ type Error struct {
 	Message    string
 	RetryAfter time.Duration // 0 when the provider gave no hint
 	Retryable  bool
+	// Process is set when the adapter process failed under the call (it died or
+	// its connection dropped): a number for that process, the same in every call
+	// the one failure ended. A crash with thirty calls streaming is one event,
+	// not thirty, and a circuit breaker counting failures must see it so.
+	// Never sent over the wire: it is the host's name for its own process.
+	Process uint64
 }
 
 func (e *Error) Error() string {

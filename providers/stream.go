@@ -66,7 +66,7 @@ func (c *Client) Stream(ctx context.Context, req *ChatRequest) (EventStream, err
 
 type eventStream struct {
 	c      *Client
-	gen    int
+	gen    uint64
 	parent context.Context // the caller's: its end is a cancellation, not a failure
 	ctx    context.Context // the call's: also ended by the watchdog
 	cancel context.CancelCauseFunc

@@ -10,11 +10,12 @@ import (
 // The mcp ABI is the hyper-mcp / mcp.run convention.
 //
 //	v1: describe() → {"tools":[{name, description, inputSchema}]}
-//	    call({"params":{"name","arguments"}}) → CallToolResult
+//	    call({"params":{"name","arguments","_meta"?}}) → CallToolResult
 //	v2: list_tools({"context":…}) → {"tools":[…]}
-//	    call_tool({"request":{"name","arguments"},"context":…}) → CallToolResult
+//	    call_tool({"request":{"name","arguments","_meta"?},"context":{"_meta","id"}}) → CallToolResult
 //
-// The v2 context carries a request id; the sandbox numbers its calls.
+// The v2 context carries a request id; the sandbox numbers its calls. A call's _meta is
+// the caller's (WithCallMeta), absent when it gave none.
 
 type mcpToolList struct {
 	Tools []ToolSpec `json:"tools"`
@@ -127,14 +128,21 @@ func (p *Plugin) callMCP(ctx context.Context, name string, args json.RawMessage)
 	args = mcpArguments(args)
 	var input []byte
 	var export string
+	params := map[string]any{"name": name, "arguments": args}
+	meta := callMetaOf(ctx) // the tools/call _meta (WithCallMeta)
+	if len(meta) > 0 {
+		params["_meta"] = meta
+	} else {
+		meta = map[string]any{}
+	}
 	if p.mcpV1 {
 		export = "call"
-		input, _ = json.Marshal(map[string]any{"params": map[string]any{"name": name, "arguments": args}})
+		input, _ = json.Marshal(map[string]any{"params": params})
 	} else {
 		export = "call_tool"
 		input, _ = json.Marshal(map[string]any{
-			"request": map[string]any{"name": name, "arguments": args},
-			"context": mcpContext{Meta: map[string]any{}, ID: p.requestID.Add(1)},
+			"request": params,
+			"context": mcpContext{Meta: meta, ID: p.requestID.Add(1)},
 		})
 	}
 	out, err := p.invoke(ctx, export, input)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -67,11 +68,15 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 		return CallResult{}, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
 			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(args))), formatSize(p.perms.MaxInput))}
 	}
+	// As in invoke, the timeout starts before the wait for a slot.
+	start := time.Now()
+	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
+	defer cancel()
 	select {
 	case p.wasi.slots <- struct{}{}:
 		defer func() { <-p.wasi.slots }()
-	case <-ctx.Done():
-		return CallResult{}, fmt.Errorf("plugin %q: %w", p.name, context.Cause(ctx))
+	case <-timed.Done():
+		return CallResult{}, p.noInstance(ctx, export, cap(p.wasi.slots), start, context.Cause(timed))
 	}
 
 	stdout := &cappedBuffer{max: p.perms.MaxOutput}
@@ -83,8 +88,6 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	if len(argv) == 0 {
 		argv = []string{p.name}
 	}
-	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
-	defer cancel()
 	mc := p.moduleConfig.
 		WithName("").
 		WithNanosleep(func(ns int64) { sleepOrDone(ns, timed.Done()) }). // a fresh instance: its one call's context

@@ -17,7 +17,8 @@
 //     their data segments merged where that provably changes nothing
 //     (internal/wasmbin).
 //   - Denies by default. Permissions grant memory, a per-call timeout (always
-//     on, and ending waits in host calls too: sleeps, HTTP; blocking.go),
+//     on, and ending waits in host calls too: sleeps, HTTP; blocking.go; it
+//     includes the wait for an instance, after which a call answers "busy"),
 //     input/output sizes, HTTP hosts (checked on every connection,
 //     redirects included), directories, environment variables, config, the
 //     host model and a per-plugin KV. Guests get real clocks and crypto

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -23,6 +24,7 @@ const (
 	FaultOutput  FaultKind = "output"  // the output exceeded Permissions.MaxOutput
 	FaultGuest   FaultKind = "guest"   // the plugin reported an error itself (error_set, or invalid output)
 	FaultHost    FaultKind = "host"    // a host function failed (e.g. the Host's KV store)
+	FaultBusy    FaultKind = "busy"    // every instance was in use until the call's timeout
 )
 
 // Fault is the failure of a plugin call: something the plugin did or hit,
@@ -86,6 +88,25 @@ func (s *callState) hostFault() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fault
+}
+
+// noInstance explains a call that got none of the plugin's size instances
+// (or wasi slots) after waiting since start: err is what ended the wait, ctx
+// the caller's context. A wait that a deadline ended, the plugin's timeout or
+// the caller's, is "busy": the instances are not broken, only taken, and the
+// message says so, so that nobody goes looking for a bug in the plugin. A
+// cancelled caller gets its own cause back.
+func (p *Plugin) noInstance(ctx context.Context, export string, size int, start time.Time, err error) error {
+	waited := p.perms.Timeout
+	switch {
+	case errors.Is(err, errTimedOut) && ctx.Err() == nil:
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		waited = time.Since(start).Round(time.Millisecond)
+	default:
+		return fmt.Errorf("plugin %q: %s: %w", p.name, export, err)
+	}
+	return &Fault{Plugin: p.name, Export: export, Kind: FaultBusy,
+		Err: fmt.Errorf("busy: all %d instances in use for %s", size, waited)}
 }
 
 // classify explains a failed call. parent is the caller's context, timed the

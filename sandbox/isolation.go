@@ -43,3 +43,20 @@ func sessionOf(ctx context.Context) string {
 	id, _ := ctx.Value(sessionKey{}).(string)
 	return id
 }
+
+type callMetaKey struct{}
+
+// WithCallMeta returns a context whose tool calls carry meta to an mcp plugin as the
+// request's _meta (MCP's place for what is about a request rather than in it): in the
+// v1 "params" and the v2 "request" and "context". The host puts the call's id there,
+// so a tool with side effects can recognise a call it has already served (a resumed
+// run calls again a tool whose result was not stored: at least once, plugins/sdk/ABI.md).
+// The sandbox passes it through unread.
+func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
+	return context.WithValue(ctx, callMetaKey{}, meta)
+}
+
+func callMetaOf(ctx context.Context) map[string]any {
+	meta, _ := ctx.Value(callMetaKey{}).(map[string]any)
+	return meta
+}

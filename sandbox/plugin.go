@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -291,14 +292,18 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 		return nil, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
 			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(input))), formatSize(p.perms.MaxInput))}
 	}
-	in, err := p.pool.acquire(ctx, sessionOf(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %s: %w", p.name, export, err)
-	}
+	// The timeout bounds the whole call, the wait for an instance included:
+	// a caller stuck behind spinning calls gets its answer (busy) when its
+	// time is up, not when theirs is.
+	start := time.Now()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timed, cancelTimeout := context.WithTimeoutCause(cctx, p.perms.Timeout, errTimedOut)
 	defer cancelTimeout()
+	in, err := p.pool.acquire(timed, sessionOf(ctx))
+	if err != nil {
+		return nil, p.noInstance(ctx, export, cap(p.pool.slots), start, err)
+	}
 	st := &callState{guard: &netGuard{policy: p.hosts, cancel: cancel}}
 	callCtx := context.WithValue(timed, callStateKey{}, st)
 	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())

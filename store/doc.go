@@ -30,6 +30,12 @@
 // SQLite's write lock; whether a held lease is alive is the loop's rule (loop.Lease.Alive),
 // passed in. Recovery closes only runs whose session lease it could take (loop.RecoverRuns).
 //
+// The file deleted or replaced under the process (unavailable.go): before each commit
+// the path is compared with the file opened (os.SameFile); when they differ every write
+// fails with ErrDatabaseGone, logged once, instead of going to an unlinked inode that
+// the next start never sees. Storage failures (that one, a full disk, an I/O error, a
+// lock held past busy_timeout) are *UnavailableError, which a server answers with 503.
+//
 // Opening a file that is not a database, a directory, an unreadable or a damaged file
 // fails in OpenSQLite with an error naming the file (PRAGMA quick_check finds pages a
 // truncated file lost), so a broken store is reported once, before any run.

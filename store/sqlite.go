@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,9 +23,10 @@ import (
 // once the transaction holding its write is committed. busy_timeout is left for writers
 // in other processes.
 type SQLite struct {
-	db   *sql.DB
-	path string
-	w    *writer
+	db    *sql.DB
+	path  string
+	w     *writer
+	watch *fileWatch // is path still the file we write? (unavailable.go)
 }
 
 var (
@@ -83,7 +85,22 @@ func openSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, err
 	}
-	return &SQLite{db: db, path: path, w: w}, nil
+	watch, err := newFileWatch(path, slog.Default())
+	if err != nil {
+		w.close()
+		db.Close()
+		return nil, err
+	}
+	w.check = watch.check
+	return &SQLite{db: db, path: path, w: w, watch: watch}, nil
+}
+
+// SetLogger sends the store's own reports (the database file deleted or replaced under
+// the process) to l instead of slog.Default().
+func (s *SQLite) SetLogger(l *slog.Logger) {
+	s.watch.mu.Lock()
+	s.watch.log = l
+	s.watch.mu.Unlock()
 }
 
 // Path is the database file.

@@ -51,6 +51,9 @@ type writer struct {
 	dropLease *sql.Stmt
 	q         writeQueue
 	commits   atomic.Int64 // transactions committed, for tests and diagnostics
+	// check, when set, runs before every transaction; its error fails the group
+	// unwritten (the database file gone: unavailable.go).
+	check func() error
 }
 
 func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
@@ -146,10 +149,16 @@ func (w *writer) commit(group []*writeOp, self *writeOp) {
 			}
 		}
 	}
+	if w.check != nil {
+		if err := w.check(); err != nil {
+			failAll(err)
+			return
+		}
+	}
 	ctx := context.WithoutCancel(self.ctx) // the group's transaction outlives any one caller
 	tx, err := w.conn.BeginTx(ctx, nil)
 	if err != nil {
-		failAll(err)
+		failAll(unavailable(err))
 		return
 	}
 	ok := 0
@@ -158,9 +167,9 @@ func (w *writer) commit(group []*writeOp, self *writeOp) {
 			continue
 		}
 		if len(group) == 1 {
-			op.err = op.do(op.ctx, tx)
+			op.err = unavailable(op.do(op.ctx, tx))
 		} else {
-			op.err = savepoint(op.ctx, tx, op.do)
+			op.err = unavailable(savepoint(op.ctx, tx, op.do))
 		}
 		if op.err == nil {
 			ok++
@@ -171,7 +180,7 @@ func (w *writer) commit(group []*writeOp, self *writeOp) {
 		return
 	}
 	if err := tx.Commit(); err != nil {
-		failAll(err)
+		failAll(unavailable(err))
 		return
 	}
 	w.commits.Add(1)

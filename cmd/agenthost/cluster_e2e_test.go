@@ -71,7 +71,7 @@ func startSSE(t *testing.T, resp *http.Response) *sseRun {
 // until reads events until one of type typ (a hang guard bounds the wait).
 func (r *sseRun) until(t *testing.T, typ string) map[string]any {
 	t.Helper()
-	deadline := time.After(120 * time.Second)
+	deadline := time.After(readyBound)
 	for {
 		select {
 		case ev, ok := <-r.events:
@@ -235,7 +235,7 @@ func (e *agentEnv) startWorker(t *testing.T, args ...string) {
 		if !ok {
 			t.Fatal("the worker exited")
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyBound):
 		t.Fatal("the worker did not start")
 	}
 }

@@ -343,7 +343,7 @@ func TestE2E_CrashAndResume(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyBound):
 		cmd.Process.Kill()
 		t.Fatal("first run never asked for the second approval")
 	}

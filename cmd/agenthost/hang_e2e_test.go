@@ -95,7 +95,7 @@ func TestE2E_Hole9_CtrlCExitsWithAStoppedAdapter(t *testing.T) {
 	}
 	// The stopped adapter was killed, not left behind.
 	gone := false
-	for i := 0; i < 200 && !gone; i++ {
+	for deadline := time.Now().Add(readyBound); !gone && time.Now().Before(deadline); {
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(adapter), "stat"))
 		gone = err != nil || strings.Contains(string(b), ") Z ")
 		if !gone {
@@ -151,13 +151,13 @@ func (e *agentEnv) startRun(t *testing.T, atModel func(*exec.Cmd)) *bgRun {
 	return lr
 }
 
-// wait returns the run's exit code; a run still going after 30 s (a hang guard, not a
-// speed assertion) is killed, after onHang, and fails the test.
+// wait returns the run's exit code; a run still going after readyBound (a hang guard,
+// not a speed assertion) is killed, after onHang, and fails the test.
 func (lr *bgRun) wait(t *testing.T, onHang func()) int {
 	t.Helper()
 	select {
 	case <-lr.waited:
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyBound):
 		if onHang != nil {
 			onHang()
 		}

@@ -28,7 +28,7 @@ func mcpManifest(t *testing.T) *agentEnv {
 // exerciseMCP lists and calls tools as any MCP client would, through the official SDK.
 func exerciseMCP(t *testing.T, transport mcp.Transport) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
 	defer cancel()
 	var mu sync.Mutex
 	var logs, progress []string
@@ -93,7 +93,7 @@ func exerciseMCP(t *testing.T, transport mcp.Transport) {
 	if err != nil || text(res) != "said everything" {
 		t.Fatalf("chatty: %v %+v", err, res)
 	}
-	deadline := time.Now().Add(10 * time.Second) // notifications may trail the result
+	deadline := time.Now().Add(readyBound) // notifications may trail the result
 	for {
 		mu.Lock()
 		got := strings.Join(logs, "\n")
@@ -153,7 +153,7 @@ func TestE2E_MCPServeOffersTheAgentAsATool(t *testing.T) {
 	  {"text": "The answer is {{result c1}}."}]}`})
 	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "mcp", "serve", "--agent")
 	cmd.Dir = e.dir
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -181,7 +181,7 @@ func TestE2E_MCPServeCorpusPromptsResourcesAndListChanged(t *testing.T) {
 		filepath.Join(corpus, "rstime_v2.wasm"), filepath.Join(corpus, "tool_list_changed.wasm"))), 0o644)
 	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", manifest, "mcp", "serve")
 	cmd.Dir = dir
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
 	defer cancel()
 	changed := make(chan struct{}, 4)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{

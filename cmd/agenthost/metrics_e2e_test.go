@@ -67,7 +67,7 @@ func TestE2E_MetricsCountTheRunsAndTraceparentIsContinued(t *testing.T) {
 	// The request's own log line is written when its handler returns, which may be just
 	// after the client has read the end of the stream: wait for it (a hang guard).
 	log := s.log()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log, `"span_id":"b7ad6b7169203331"`) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(readyBound); !strings.Contains(log, `"span_id":"b7ad6b7169203331"`) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		log = s.log()
 	}

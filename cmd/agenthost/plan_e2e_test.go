@@ -216,7 +216,7 @@ func TestE2E_PlanResumesAfterSIGKILL(t *testing.T) {
 	var sid string
 	select {
 	case sid = <-session:
-	case <-time.After(60 * time.Second): // a hang guard
+	case <-time.After(readyBound): // a hang guard
 		t.Fatal("the plan never reached step 2")
 	}
 	for hits.Load() == 0 { // step 2's GET is in flight

@@ -40,7 +40,7 @@ func (s *served) wait(t *testing.T) error {
 	select {
 	case <-s.done:
 		return s.err
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyBound):
 		t.Fatalf("serve did not exit:\n%s", s.log())
 		return nil
 	}
@@ -83,7 +83,7 @@ func (e *agentEnv) serveArgs(t *testing.T, args ...string) *served {
 	case s.base = <-addr:
 	case <-s.done:
 		t.Fatalf("serve exited: %v\n%s", s.err, s.log())
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyBound):
 		t.Fatalf("serve did not start:\n%s", s.log())
 	}
 	return s

@@ -54,7 +54,7 @@ func (e *agentEnv) startLiveRun(t *testing.T) *liveRun {
 		if !ok {
 			t.Fatal("the CLI run ended before its tool result")
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyBound):
 		t.Fatal("the CLI run never reached its tool result")
 	}
 	return lr

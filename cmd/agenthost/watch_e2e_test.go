@@ -47,7 +47,7 @@ func TestE2E_ServeWatchSwapsARebuiltPluginWithoutRestarting(t *testing.T) {
 	}
 	pid := s.cmd.Process.Pid
 	put(authorPlugins(t)["chatty"])
-	deadline := time.Now().Add(60 * time.Second) // a bound against a hang, not a speed check
+	deadline := time.Now().Add(readyBound) // a bound against a hang, not a speed check
 	for !strings.Contains(s.log(), "watch: reloaded [p]") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no reload:\n%s", s.log())
@@ -94,7 +94,7 @@ func TestE2E_RunWatchRunsThePromptAgainOnARebuiltPlugin(t *testing.T) {
 	defer cmd.Process.Kill()
 	waitFor := func(what string, buf *syncBuffer) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second) // a bound against a hang
+		deadline := time.Now().Add(readyBound) // a bound against a hang
 		for !strings.Contains(buf.String(), what) {
 			if time.Now().After(deadline) {
 				t.Fatalf("no %q:\nstdout %s\nstderr %s", what, out.String(), errb.String())

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -82,6 +83,7 @@ type envOptions struct {
 	bodyTimeout     time.Duration
 	context         []loop.ContextStrategy
 	wrap            func(http.Handler) http.Handler // serves the server through this handler
+	log             *slog.Logger                    // the server's Options.Log
 	// cluster is a PostgreSQL URL: the env is a cluster node there (its own store
 	// connection, runs as River jobs, two workers), as `serve --workers 2` is.
 	cluster string
@@ -121,7 +123,7 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 		dispatch = cl
 	}
 	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody,
-		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout, Dispatch: dispatch})
+		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout, Dispatch: dispatch, Log: o.log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	// it (dropEchoes), and a run that continues a thread starts with it.
 	entries, err := s.opts.Store.Load(r.Context(), in.SessionID)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err))
+		s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err), err)
 		return
 	}
 	if err := dropEchoes(ai, &in, entries); err != nil {
@@ -77,12 +77,18 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 			slog.Float64("cost_usd", res.Usage.CostUSD), slog.String("trace_id", traceID))
 	}
 	if !stream.started {
-		// The loop refused the run before it began (no event was emitted).
+		// The loop refused the run before it began (no event was emitted): the request's
+		// fault (400), a conflict (409), or the store's (503, writeStoreError).
 		code := http.StatusBadRequest
 		if errors.Is(err, loop.ErrSessionBusy) || errors.Is(err, loop.ErrRunExists) {
 			code = http.StatusConflict
 		}
-		writeError(w, code, fmt.Sprintf("run %q not started: %v", in.RunID, err))
+		s.writeStoreError(w, r, code, fmt.Sprintf("run %q not started: %v", in.RunID, err), err)
+	} else if err != nil && storeUnavailable(err) && s.opts.Log != nil {
+		// The run began and its store failed under it: the client saw RUN_ERROR, and the
+		// operator must hear of it too (a deleted database file used to go unnoticed).
+		s.opts.Log.LogAttrs(r.Context(), slog.LevelError, "session store unavailable", slog.String("session", in.SessionID),
+			slog.String("run", in.RunID), slog.String("error", err.Error()))
 	}
 }
 

@@ -25,7 +25,7 @@ const maxListed = 500
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	ss, err := loop.ListSessions(r.Context(), s.opts.Store)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "list sessions: "+err.Error())
+		s.writeStoreError(w, r, http.StatusInternalServerError, "list sessions: "+err.Error(), err)
 		return
 	}
 	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
@@ -36,7 +36,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		es, err := s.opts.Store.Load(r.Context(), info.ID)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", info.ID, err))
+			s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", info.ID, err), err)
 			return
 		}
 		sum := loop.Summarize(es, 60)
@@ -64,7 +64,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	}
 	runs, err := s.opts.Store.Runs(r.Context(), id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("runs of session %q: %v", id, err))
+		s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("runs of session %q: %v", id, err), err)
 		return
 	}
 	if runs == nil {
@@ -107,7 +107,7 @@ func (s *Server) handlePlugins(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) load(w http.ResponseWriter, r *http.Request, id string) ([]loop.Entry, bool) {
 	entries, err := s.opts.Store.Load(r.Context(), id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", id, err))
+		s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", id, err), err)
 		return nil, false
 	}
 	if len(entries) == 0 {

@@ -19,6 +19,8 @@ func init() {
 			return CallToolResult{}, errors.New("echo: asked to fail")
 		case "panic":
 			panic("boom")
+		case "whoami":
+			return Text(CallID() + " " + SessionID()), nil
 		}
 		return Text(a.Text), nil
 	})
@@ -99,5 +101,29 @@ func TestTokenHelpers(t *testing.T) {
 	}
 	if n, err := ConfigInt("keep", 7); n != 7 || err != nil {
 		t.Fatalf("ConfigInt default = %d, %v", n, err)
+	}
+}
+
+func TestCallIDIsTheServedCallsAndOnlyWhileItIsServed(t *testing.T) {
+	const meta = `{"agenthost/call_id":"call-7","agenthost/session_id":"s1","agenthost/run_id":"r1"}`
+	for _, c := range []struct {
+		handler func([]byte) ([]byte, error)
+		in      string
+	}{
+		{HandleCall, `{"params":{"name":"echo","arguments":{"text":"whoami"},"_meta":` + meta + `}}`},
+		{HandleCallTool, `{"request":{"name":"echo","arguments":{"text":"whoami"},"_meta":` + meta + `},"context":{"_meta":{},"id":1}}`},
+		{HandleCallTool, `{"request":{"name":"echo","arguments":{"text":"whoami"}},"context":{"_meta":` + meta + `,"id":2}}`},
+	} {
+		got, err := c.handler([]byte(c.in))
+		if want := `{"content":[{"type":"text","text":"call-7 s1"}],"isError":false}`; err != nil || string(got) != want {
+			t.Errorf("%s = %s, %v\nwant %s", c.in, got, err, want)
+		}
+		if CallID() != "" || SessionID() != "" {
+			t.Fatalf("after the call: CallID %q, SessionID %q", CallID(), SessionID())
+		}
+	}
+	got, _ := HandleCall([]byte(`{"params":{"name":"echo","arguments":{"text":"whoami"}}}`))
+	if want := `{"content":[{"type":"text","text":" "}],"isError":false}`; string(got) != want {
+		t.Errorf("a call without _meta: %s, want %s", got, want)
 	}
 }

@@ -99,6 +99,37 @@ func HandleListTools(input []byte) ([]byte, error) { return HandleDescribe(input
 type toolRequest struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	Meta      callMeta        `json:"_meta"`
+}
+
+// callMeta is what agenthost puts in a tools/call request's _meta.
+type callMeta struct {
+	CallID    string `json:"agenthost/call_id"`
+	SessionID string `json:"agenthost/session_id"`
+	RunID     string `json:"agenthost/run_id"`
+}
+
+// current is the _meta of the call being served: an instance serves one call at a
+// time, so a package variable is the call's own while its handler runs.
+var current callMeta
+
+// CallID is the id of the tool call being served, as the model gave it and the session
+// stores it; "" outside a tool call or from a host that sends none.
+//
+// Calls are delivered at least once (ABI.md, "At least once"): a run that crashed or was
+// aborted after a tool ran but before its result was stored calls the tool again, with
+// the same id. A tool with side effects (a payment, an email, a row) keys them by
+// CallID and answers a repeat with what it did the first time.
+func CallID() string { return current.CallID }
+
+// SessionID is the session of the tool call being served; "" outside one.
+func SessionID() string { return current.SessionID }
+
+// serving runs fn as the call whose _meta is meta.
+func serving[T any](meta callMeta, fn func() T) T {
+	current = meta
+	defer func() { current = callMeta{} }()
+	return fn()
 }
 
 // HandleCall answers the mcp v1 export call: {"params":{"name","arguments"}}
@@ -110,17 +141,25 @@ func HandleCall(input []byte) ([]byte, error) {
 	if err := json.Unmarshal(input, &in); err != nil {
 		return nil, fmt.Errorf("call: input is not {\"params\":{…}}: %w", err)
 	}
-	return json.Marshal(CallTool(in.Params.Name, in.Params.Arguments))
+	return json.Marshal(serving(in.Params.Meta, func() CallToolResult { return CallTool(in.Params.Name, in.Params.Arguments) }))
 }
 
 // HandleCallTool answers the mcp v2 export call_tool:
-// {"request":{"name","arguments"},"context":…} → CallToolResult.
+// {"request":{"name","arguments","_meta"},"context":{"_meta",…}} → CallToolResult. The
+// request's _meta is MCP's; the context's is read when the request has none.
 func HandleCallTool(input []byte) ([]byte, error) {
 	var in struct {
 		Request toolRequest `json:"request"`
+		Context struct {
+			Meta callMeta `json:"_meta"`
+		} `json:"context"`
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		return nil, fmt.Errorf("call_tool: input is not {\"request\":{…}}: %w", err)
 	}
-	return json.Marshal(CallTool(in.Request.Name, in.Request.Arguments))
+	meta := in.Request.Meta
+	if meta == (callMeta{}) {
+		meta = in.Context.Meta
+	}
+	return json.Marshal(serving(meta, func() CallToolResult { return CallTool(in.Request.Name, in.Request.Arguments) }))
 }

@@ -3,7 +3,8 @@
 // Command probe is the host tests' MCP-ABI tool plugin (built with the Go SDK):
 // counter keeps a global between calls (what isolation decides), echo_args
 // answers the raw arguments it received, finish ends the run with a
-// structured final answer; permit is a permission hook.
+// structured final answer, whoami answers the call id and session it was given
+// (sdk.CallID, sdk.SessionID); permit is a permission hook.
 package main
 
 import (
@@ -30,6 +31,9 @@ func init() {
 	})
 	sdk.AddToolSchema("measure", "Answer structured content only", object, func(json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.CallToolResult{StructuredContent: json.RawMessage(`{"cm":180}`)}, nil
+	})
+	sdk.AddToolSchema("whoami", "Answer this call's id and session", object, func(json.RawMessage) (sdk.CallToolResult, error) {
+		return sdk.Text(sdk.CallID() + " " + sdk.SessionID()), nil
 	})
 	sdk.AddToolSchema("finish", "End the run", object, func(args json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.Final("all done", json.RawMessage(`{"answer":42}`)), nil
