@@ -151,9 +151,10 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 	if lease == nil {
 		return nil, nil // the store keeps no leases: nothing to hold or release
 	}
+	fenced := WithFence(ctx, *lease) // closing them is a write of ours (fence.go)
 	for _, r := range runs {
 		if r.Status == "" {
-			if err := closeDeadRun(ctx, st, r); err != nil {
+			if err := closeDeadRun(fenced, st, r); err != nil {
 				return fail(err)
 			}
 		}
