@@ -21,11 +21,19 @@ var ErrLeaseLost = errors.New("session lease lost")
 
 // Lease heartbeats. A lease whose heartbeat is older than LeaseTTL is dead even when its
 // pid is alive (the process may be stuck, or the pid reused); a live run renews its
-// lease every LeaseRenew.
-const (
+// lease every LeaseRenew. They change only through SetLeaseTTL.
+var (
 	LeaseTTL   = 30 * time.Second
 	LeaseRenew = LeaseTTL / 3
 )
+
+// SetLeaseTTL sets LeaseTTL to d and LeaseRenew to d/3. It is for tests of processes
+// (agenthost reads AGENTHOST_LEASE_TTL): a test that stops a process past its lease
+// should not wait 30 seconds. Call it before any run starts; every process sharing a
+// store should use the same value.
+func SetLeaseTTL(d time.Duration) {
+	LeaseTTL, LeaseRenew, renewEvery = d, d/3, d/3
+}
 
 // Lease says which process owns a session while one of its runs is live. Owner identity
 // is (Instance, RunID): Instance is random per process, so a reused pid is not mistaken
