@@ -212,8 +212,9 @@ var releaseEvery = time.Second
 
 // releaseLease gives a lease back. When the store cannot be reached (an outage, a
 // restarting database) it tries again in the background until it succeeds, the lease is
-// lost or LeaseTTL has passed since last (the lease is dead by then anyway). Without that, a run that ended during an outage keeps its session for the rest
-// of LeaseTTL, and the retry of its job (host/cluster) waits that long to continue it.
+// lost or LeaseTTL has passed since last (the lease is dead by then anyway). Without
+// that, a run that ended during an outage keeps its session for the rest of LeaseTTL,
+// and the retry of its job (host/cluster) waits that long to continue it.
 func releaseLease(ls Leaser, l Lease, last time.Time) {
 	err := ls.ReleaseLease(context.Background(), l)
 	if err == nil || errors.Is(err, ErrLeaseLost) || time.Since(last) > LeaseTTL {
