@@ -21,11 +21,19 @@ var ErrLeaseLost = errors.New("session lease lost")
 
 // Lease heartbeats. A lease whose heartbeat is older than LeaseTTL is dead even when its
 // pid is alive (the process may be stuck, or the pid reused); a live run renews its
-// lease every LeaseRenew.
-const (
+// lease every LeaseRenew. They change only through SetLeaseTTL.
+var (
 	LeaseTTL   = 30 * time.Second
 	LeaseRenew = LeaseTTL / 3
 )
+
+// SetLeaseTTL sets LeaseTTL to d and LeaseRenew to d/3. It is for tests of processes
+// (agenthost reads AGENTHOST_LEASE_TTL): a test that stops a process past its lease
+// should not wait 30 seconds. Call it before any run starts; every process sharing a
+// store should use the same value.
+func SetLeaseTTL(d time.Duration) {
+	LeaseTTL, LeaseRenew, renewEvery = d, d/3, d/3
+}
 
 // Lease says which process owns a session while one of its runs is live. Owner identity
 // is (Instance, RunID): Instance is random per process, so a reused pid is not mistaken
@@ -151,9 +159,10 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 	if lease == nil {
 		return nil, nil // the store keeps no leases: nothing to hold or release
 	}
+	fenced := WithFence(ctx, *lease) // closing them is a write of ours (fence.go)
 	for _, r := range runs {
 		if r.Status == "" {
-			if err := closeDeadRun(ctx, st, r); err != nil {
+			if err := closeDeadRun(fenced, st, r); err != nil {
 				return fail(err)
 			}
 		}
@@ -194,8 +203,24 @@ func (h *heldSession) release() {
 	lease := h.lease
 	h.mu.Unlock()
 	if lease != nil {
-		_ = h.st.(Leaser).ReleaseLease(context.Background(), *lease)
+		releaseLease(h.st.(Leaser), *lease, time.Now())
 	}
+}
+
+// releaseEvery is how often a release that failed is tried again.
+var releaseEvery = time.Second
+
+// releaseLease gives a lease back. When the store cannot be reached (an outage, a
+// restarting database) it tries again in the background until it succeeds, the lease is
+// lost or LeaseTTL has passed since last (the lease is dead by then anyway). Without
+// that, a run that ended during an outage keeps its session for the rest of LeaseTTL,
+// and the retry of its job (host/cluster) waits that long to continue it.
+func releaseLease(ls Leaser, l Lease, last time.Time) {
+	err := ls.ReleaseLease(context.Background(), l)
+	if err == nil || errors.Is(err, ErrLeaseLost) || time.Since(last) > LeaseTTL {
+		return
+	}
+	time.AfterFunc(releaseEvery, func() { releaseLease(ls, l, last) })
 }
 
 // claim is Agent.start's store side (see claimSession). On error it undoes the

@@ -242,7 +242,8 @@ func TestLeaseLostRenewalAndRelease(t *testing.T) {
 }
 
 // A live run renews its heartbeat; when another process takes the session anyway (it
-// judged the lease dead), the run is aborted instead of writing beside it.
+// judged the lease dead), the run is aborted instead of writing beside it, and its end
+// is not stored either (fencing: the session is the new owner's).
 func TestRenewalKeepsTheLeaseAndALostLeaseAbortsTheRun(t *testing.T) {
 	defer func(d time.Duration) { renewEvery = d }(renewEvery)
 	renewEvery = time.Millisecond
@@ -269,11 +270,19 @@ func TestRenewalKeepsTheLeaseAndALostLeaseAbortsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.Status != StatusAborted || !errors.Is(res.Err, ErrLeaseLost) {
-		t.Fatalf("run after losing its lease: %v %v", res.Status, res.Err)
+	if res.Status != StatusFailed || !errors.Is(res.Err, ErrLeaseLost) {
+		t.Fatalf("run after losing its lease: %v %v, want its end refused", res.Status, res.Err)
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	for _, e := range st.sessions["s"] {
+		if e.Kind == EntryEvent && e.Event.Type == EventRunFinished {
+			t.Fatalf("the run stored its end after losing its lease: %+v", e.Event.Data)
+		}
+	}
+	if rs := st.runs["s"]; len(rs) != 1 || rs[0].Status != "" {
+		t.Fatalf("the run saved its record after losing its lease: %+v", rs)
+	}
 	if st.leases["s"].RunID != "thief" {
 		t.Fatal("the aborted run released the thief's lease")
 	}

@@ -75,7 +75,11 @@ func RecoverRuns(ctx context.Context, st SessionStore) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("recover runs: %w", err)
 		}
-		k, err := closeDeadRuns(ctx, st, si.ID)
+		fenced := ctx
+		if lease != nil {
+			fenced = WithFence(ctx, *lease) // a recovery paused past its lease writes nothing (fence.go)
+		}
+		k, err := closeDeadRuns(fenced, st, si.ID)
 		n += k
 		if lease != nil {
 			_ = st.(Leaser).ReleaseLease(ctx, *lease)

@@ -91,9 +91,12 @@ func NewMemoryStore() *MemoryStore {
 	}
 }
 
-func (s *MemoryStore) Append(_ context.Context, id string, entries ...Entry) error {
+func (s *MemoryStore) Append(ctx context.Context, id string, entries ...Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fenceLocked(ctx, id); err != nil {
+		return err
+	}
 	have := s.sessions[id]
 	for i, e := range entries {
 		if want := int64(len(have) + i + 1); e.Seq != want {
@@ -113,9 +116,12 @@ func (s *MemoryStore) Load(_ context.Context, id string) ([]Entry, error) {
 	return append([]Entry(nil), s.sessions[id]...), nil
 }
 
-func (s *MemoryStore) SaveRun(_ context.Context, r RunRecord) error {
+func (s *MemoryStore) SaveRun(ctx context.Context, r RunRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fenceLocked(ctx, r.SessionID); err != nil {
+		return err
+	}
 	runs := s.runs[r.SessionID]
 	for i := range runs {
 		if runs[i].ID == r.ID {
@@ -148,6 +154,16 @@ func (s *MemoryStore) Sessions(context.Context) ([]SessionInfo, error) {
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// fenceLocked refuses a write whose fence (fence.go) is not the session's lease.
+func (s *MemoryStore) fenceLocked(ctx context.Context, session string) error {
+	if f, fenced := FenceOf(ctx, session); fenced {
+		if held, ok := s.leases[session]; !ok || !held.Same(f) {
+			return FenceError(f, held, ok)
+		}
+	}
+	return nil
 }
 
 // AcquireLease implements Leaser.

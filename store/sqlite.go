@@ -140,15 +140,19 @@ func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loo
 	es, err := encodeEntries(entries)
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			// Both writes check the run's fence, so the lease goes last.
 			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
+			}
+			if err := s.w.appendTx(ctx, tx, r.SessionID, es); err != nil {
+				return err
 			}
 			if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
 				if _, err := tx.StmtContext(ctx, s.w.dropLease).ExecContext(ctx, r.SessionID, r.ID); err != nil {
 					return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
 				}
 			}
-			return s.w.appendTx(ctx, tx, r.SessionID, es)
+			return nil
 		})
 	}
 	if err != nil {

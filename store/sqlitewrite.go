@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type writer struct {
 	insert    *sql.Stmt
 	upsertRun *sql.Stmt
 	dropLease *sql.Stmt
+	leaseOf   *sql.Stmt
 	q         writeQueue
 	commits   atomic.Int64 // transactions committed, for tests and diagnostics
 	// check, when set, runs before every transaction; its error fails the group
@@ -79,6 +81,7 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 		{&w.upsertRun, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`},
 		{&w.dropLease, `DELETE FROM leases WHERE session = ? AND run_id = ?`},
+		{&w.leaseOf, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`},
 	} {
 		if *p.st, err = conn.PrepareContext(ctx, p.query); err != nil {
 			w.close()
@@ -89,7 +92,7 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 }
 
 func (w *writer) close() error {
-	for _, st := range []*sql.Stmt{w.maxSeq, w.insert, w.upsertRun, w.dropLease} {
+	for _, st := range []*sql.Stmt{w.maxSeq, w.insert, w.upsertRun, w.dropLease, w.leaseOf} {
 		if st != nil {
 			st.Close()
 		}
@@ -221,11 +224,38 @@ func encodeEntries(entries []loop.Entry) ([]encoded, error) {
 	return out, nil
 }
 
+// fenceTx refuses, in the write's transaction, a write whose fence is not the session's
+// lease (loop/fence.go): a writer paused past its lease cannot write after it wakes.
+func (w *writer) fenceTx(ctx context.Context, tx *sql.Tx, session string) error {
+	f, fenced := loop.FenceOf(ctx, session)
+	if !fenced {
+		return nil
+	}
+	var held loop.Lease
+	var hb string
+	err := tx.StmtContext(ctx, w.leaseOf).QueryRowContext(ctx, session).
+		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loop.FenceError(f, held, false)
+	}
+	if err != nil {
+		return err
+	}
+	held.Heartbeat = parseTime(hb)
+	if !held.Same(f) {
+		return loop.FenceError(f, held, true)
+	}
+	return nil
+}
+
 // appendTx inserts encoded entries after the session's last one; the batch must follow
-// it without a gap.
+// it without a gap. A fenced write (fenceTx) is checked first.
 func (w *writer) appendTx(ctx context.Context, tx *sql.Tx, session string, es []encoded) error {
 	if len(es) == 0 {
 		return nil
+	}
+	if err := w.fenceTx(ctx, tx, session); err != nil {
+		return err
 	}
 	var last int64
 	if err := tx.StmtContext(ctx, w.maxSeq).QueryRowContext(ctx, session).Scan(&last); err != nil {
@@ -244,6 +274,9 @@ func (w *writer) appendTx(ctx context.Context, tx *sql.Tx, session string, es []
 }
 
 func (w *writer) saveRunTx(ctx context.Context, tx *sql.Tx, r loop.RunRecord) error {
+	if err := w.fenceTx(ctx, tx, r.SessionID); err != nil {
+		return err
+	}
 	usage, _ := json.Marshal(r.Usage)
 	_, err := tx.StmtContext(ctx, w.upsertRun).ExecContext(ctx,
 		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))

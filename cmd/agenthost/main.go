@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/spf13/cobra"
 )
@@ -37,7 +39,10 @@ func (e *exitError) Unwrap() error { return e.err }
 func main() {
 	defer providers.CleanupClients()
 	root := newRoot()
-	err := root.Execute()
+	err := leaseTTLFromEnv()
+	if err == nil {
+		err = root.Execute()
+	}
 	code := exitOK
 	var ee *exitError
 	var me *host.ManifestError
@@ -57,6 +62,22 @@ func main() {
 	}
 	providers.CleanupClients()
 	os.Exit(code)
+}
+
+// leaseTTLFromEnv applies AGENTHOST_LEASE_TTL (a Go duration), how long a silent
+// process keeps its sessions' leases (loop.LeaseTTL, 30s). Tests that stop a process
+// past its lease shorten it; every process sharing a store must use the same value.
+func leaseTTLFromEnv() error {
+	v := os.Getenv("AGENTHOST_LEASE_TTL")
+	if v == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return usage(fmt.Errorf("AGENTHOST_LEASE_TTL=%q: want a positive duration such as 30s", v))
+	}
+	loop.SetLeaseTTL(d)
+	return nil
 }
 
 func newRoot() *cobra.Command {

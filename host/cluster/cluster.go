@@ -240,5 +240,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("run %s stopped: %w", in.RunID, context.Cause(ctx)) // shutdown: River retries it
 	}
-	return nil // the run's end (even a failure) is in the store: the job is done
+	// The job is done once the run's end (even a failure) is in the store; a run whose
+	// end could not be stored (the database went away) is retried (outage.go).
+	return w.endStored(ctx, in.SessionID, in.RunID, err)
 }

@@ -34,6 +34,10 @@ const (
 	watchedPoll = time.Second
 )
 
+// storeOutageWait is how long a dispatched run's stream waits for a store that does not
+// answer before it ends with RUN_ERROR (code store_unavailable).
+var storeOutageWait = 2 * time.Minute
+
 // SessionWatcher is an optional store extension (store/postgres has it, on LISTEN/NOTIFY):
 // a channel that receives when entries are appended to a session by any process.
 type SessionWatcher interface {
@@ -61,13 +65,35 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 		defer stop()
 		wake, every = ch, watchedPoll
 	}
+	var outage time.Time // since when the store has not answered
 	for {
 		entries, err := s.opts.Store.Load(ctx, session)
 		if err != nil {
-			if ctx.Err() == nil {
-				stream.send(RunError{base: base{Type: aguiRunError}, Message: "read the session: " + err.Error(), Code: "store"})
+			if ctx.Err() != nil {
+				return
 			}
-			return
+			// The store is down (a restarting database): the run's job waits for it and is
+			// retried (host/cluster), so the stream says so and waits too, up to a bound.
+			if outage.IsZero() {
+				outage = time.Now()
+				stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_unavailable", Value: map[string]string{"message": err.Error()}})
+			}
+			if time.Since(outage) > storeOutageWait {
+				stream.send(RunError{base: base{Type: aguiRunError}, Code: "store_unavailable", Message: fmt.Sprintf(
+					"the session store has not answered for %s (%v); the run continues once it is back: GET /v1/sessions/%s/runs/%s/stream with Last-Event-ID %s picks it up",
+					storeOutageWait, err, session, runID, strconv.FormatInt(after, 10))})
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pollEvery * 5): // probing an unreachable store
+			}
+			continue
+		}
+		if !outage.IsZero() {
+			outage = time.Time{}
+			stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_available", Value: map[string]string{}})
 		}
 		progressed := false
 		for _, en := range entries {

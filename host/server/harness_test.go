@@ -87,6 +87,8 @@ type envOptions struct {
 	// cluster is a PostgreSQL URL: the env is a cluster node there (its own store
 	// connection, runs as River jobs, two workers), as `serve --workers 2` is.
 	cluster string
+	// wrapModel, when set, wraps the scripted model the agent calls.
+	wrapModel func(loop.Model) loop.Model
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
@@ -107,7 +109,11 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 		t.Fatal(err)
 	}
 	model := newTurnModel(turns...)
-	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: model, ModelName: "fake",
+	var m loop.Model = model
+	if o.wrapModel != nil {
+		m = o.wrapModel(model)
+	}
+	agent, err := loop.New(loop.Config{Name: "test", SystemPrompt: "You add.", Model: m, ModelName: "fake",
 		Tools: tools, Store: o.store, Approver: InterruptApprover{},
 		ToolPolicy: loop.ToolPolicy{RequireApproval: o.requireApproval}, Context: o.context})
 	if err != nil {

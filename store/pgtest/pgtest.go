@@ -99,26 +99,58 @@ func start() (*Server, error) {
 	}
 	s.port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(s.port), "-h", "127.0.0.1",
-		"-k", dir, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
+	if err := s.launch(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch starts the postgres process on s's data and port and returns once it accepts
+// connections.
+func (s *Server) launch() error {
+	// fsync=off: what a killed server wrote is still in the OS's cache (tests never cut
+	// the power). synchronous_commit stays on: with it off, a commit is acknowledged
+	// before its WAL is written, and Crash loses the last ones (runs seemed to lose
+	// their stored steps).
+	s.cmd = exec.Command(filepath.Join(BinDir(), "postgres"), "-D", filepath.Join(s.dir, "data"), "-p", strconv.Itoa(s.port), "-h", "127.0.0.1",
+		"-k", s.dir, "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.uid, Setpgid: true}
 	var logs bytes.Buffer
 	s.cmd.Stdout, s.cmd.Stderr = &logs, &logs
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return fmt.Errorf("postgres: %w", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := pgx.Connect(context.Background(), s.url("postgres"))
 		if err == nil {
 			c.Close(context.Background())
-			return s, nil
+			return nil
 		}
 		if time.Now().After(deadline) {
 			s.cmd.Process.Kill()
-			return nil, fmt.Errorf("postgres did not accept connections: %v\n%s", err, logs.String())
+			return fmt.Errorf("postgres did not accept connections: %v\n%s", err, logs.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // polling for readiness, bounded by the deadline
+	}
+}
+
+// Crash stops the server as a crash would: `pg_ctl stop -m immediate` (no checkpoint,
+// every connection cut, crash recovery at the next start). It returns the function that
+// starts it again, on the same port and data, once it accepts connections. Tests of a
+// store outage use it; the server is the process's shared one, so a test that crashes it
+// must restart it before it ends.
+func (s *Server) Crash(t testing.TB) (restart func()) {
+	t.Helper()
+	if out, err := s.run(filepath.Join(BinDir(), "pg_ctl"), "stop", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w"); err != nil {
+		t.Fatalf("pgtest: pg_ctl stop -m immediate: %v\n%s", err, out)
+	}
+	s.cmd.Wait()
+	return func() {
+		t.Helper()
+		if err := s.launch(); err != nil {
+			t.Fatalf("pgtest: restart: %v", err)
+		}
 	}
 }
 

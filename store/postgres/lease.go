@@ -14,6 +14,28 @@ import (
 // replaces the row under the session's advisory lock, so two processes taking one
 // session are ordered.
 
+// fenceTx refuses, under the session's advisory lock (so no lease change interleaves), a
+// write whose fence is not the session's lease (loop/fence.go).
+func fenceTx(ctx context.Context, tx pgx.Tx, session string) error {
+	f, fenced := loop.FenceOf(ctx, session)
+	if !fenced {
+		return nil
+	}
+	var held loop.Lease
+	err := tx.QueryRow(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = $1`, session).
+		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &held.Heartbeat)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return loop.FenceError(f, held, false)
+	}
+	if err != nil {
+		return err
+	}
+	if !held.Same(f) {
+		return loop.FenceError(f, held, true)
+	}
+	return nil
+}
+
 // AcquireLease implements loop.Leaser.
 func (s *Store) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
 	var held loop.Lease

@@ -83,18 +83,26 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 // in one transaction, and with a final record the run's lease released.
 func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lockSession(ctx, tx, r.SessionID); err != nil {
+			return err
+		}
+		if err := fenceTx(ctx, tx, r.SessionID); err != nil {
+			return err
+		}
 		if err := saveRun(ctx, tx, r); err != nil {
 			return fmt.Errorf("save run %q: %w", r.ID, err)
+		}
+		if len(entries) > 0 {
+			if err := appendTx(ctx, tx, r.SessionID, entries); err != nil {
+				return err
+			}
 		}
 		if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
 			if _, err := tx.Exec(ctx, `DELETE FROM leases WHERE session = $1 AND run_id = $2`, r.SessionID, r.ID); err != nil {
 				return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
 			}
 		}
-		if len(entries) == 0 {
-			return nil
-		}
-		return appendTx(ctx, tx, r.SessionID, entries)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("append to session %q: %w", r.SessionID, err)
@@ -104,6 +112,9 @@ func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop
 
 func appendTx(ctx context.Context, tx pgx.Tx, session string, entries []loop.Entry) error {
 	if err := lockSession(ctx, tx, session); err != nil {
+		return err
+	}
+	if err := fenceTx(ctx, tx, session); err != nil {
 		return err
 	}
 	var last int64
@@ -160,7 +171,21 @@ func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) 
 
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *Store) SaveRun(ctx context.Context, r loop.RunRecord) error {
-	if err := saveRun(ctx, s.pool, r); err != nil {
+	var err error
+	if _, fenced := loop.FenceOf(ctx, r.SessionID); fenced {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := lockSession(ctx, tx, r.SessionID); err != nil {
+				return err
+			}
+			if err := fenceTx(ctx, tx, r.SessionID); err != nil {
+				return err
+			}
+			return saveRun(ctx, tx, r)
+		})
+	} else {
+		err = saveRun(ctx, s.pool, r)
+	}
+	if err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
 	}
 	return nil

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"ConcurrentAppendsOnManySessionsAllSucceed", manySessions},
 		{"LoopRunsAndContinuesOnTheStore", loopRuns},
 		{"AppendRunWritesRecordAndEntriesOrNeitherAndEndsTheLease", appendRun},
+		{"AWriterWhoseLeaseWasTakenOverIsFenced", fencing},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
