@@ -40,6 +40,10 @@ The prompt is the words given, or stdin with "-" (or when stdin is not a termina
 no words are given). --session continues a stored session; an id that is not stored is
 an error unless --new says to start it.
 
+Tool calls that need approval are asked on the terminal (--approve ask, reading stdin);
+with no terminal, --approve all allows them and --approve none refuses them. A question
+that finds stdin at its end stops the run with exit 2 and keeps the session.
+
 Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 130 interrupted (Ctrl-C aborts the run and keeps the session).`,
 		Args: cobra.ArbitraryArgs,
