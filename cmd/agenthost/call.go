@@ -36,10 +36,14 @@ or writes to stdout and stderr is printed to stderr.
 
 A .wasm given by path gets no permission but those of the flags (the manifest is not
 read): --allow-path HOST[:GUEST] (prefix ro: for read-only), --allow-host, --env NAME,
---config KEY=VALUE, --timeout, --memory, --kv. An extism- or wasi-ABI module's tool is
+--set KEY=VALUE, --timeout, --memory, --kv. An extism- or wasi-ABI module's tool is
 its export (or its command) named TOOL.
 
 Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage error.`,
+		Example: `  agenthost plugins call calc calc '{"expression":"6*7"}'
+  echo '{"expression":"6*7"}' | agenthost plugins call calc calc -
+  agenthost plugins call ./fetch.wasm fetch '{"url":"https://example.com"}' --allow-host example.com --timeout 10s
+  agenthost plugins call ./greet.wasm greet --abi extism --set greeting=hi --allow-path ro:./data:/data`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			minLevel, err := parseLogLevel(f.logLevel)

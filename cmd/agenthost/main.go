@@ -61,12 +61,19 @@ func main() {
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "agenthost",
-		Short:         "Run LLM agents whose tools and hooks are sandboxed WebAssembly plugins",
+		Use:   "agenthost",
+		Short: "Run LLM agents whose tools and hooks are sandboxed WebAssembly plugins",
+		Example: `  agenthost init                               # a commented starter agent.toml
+  agenthost run --provider scripted "hello"    # offline, no API key
+  agenthost plugins list
+  agenthost -c ~/agents/helper.toml serve`,
+		// --version prints what "agenthost version" prints.
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
+	root.SetVersionTemplate("agenthost {{.Version}}\n")
 	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd())
 	return root
 }
@@ -84,7 +91,9 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Example: `  agenthost version
+  agenthost --version`,
+		Args: cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "agenthost %s\n", versionString())
 		},

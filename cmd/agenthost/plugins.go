@@ -15,6 +15,8 @@ func newPluginsCmd() *cobra.Command {
 	cmd.AddCommand(
 		&cobra.Command{
 			Use: "list", Short: "List plugins and their tools", Args: cobra.NoArgs,
+			Example: `  agenthost plugins list
+  agenthost -c other/agent.toml plugins list`,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				return withPlugins(cmd, func(h *host.Host) error {
 					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
@@ -37,6 +39,8 @@ func newPluginsCmd() *cobra.Command {
 		},
 		&cobra.Command{
 			Use: "inspect NAME", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
+			Example: `  agenthost plugins inspect calc
+  agenthost plugins inspect calc | jq '.tools[].name'`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return withPlugins(cmd, func(h *host.Host) error {
 					for i, srv := range h.MCPServers() {
@@ -70,6 +74,8 @@ func newPluginsCmd() *cobra.Command {
 		newNewCmd(),
 		&cobra.Command{
 			Use: "verify", Short: "Load every plugin (checking sha256 pins) and report", Args: cobra.NoArgs,
+			Example: `  agenthost plugins verify
+  agenthost -c deploy/agent.toml plugins verify && echo every plugin loads`,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				return withPlugins(cmd, func(h *host.Host) error {
 					for i, p := range h.Plugins() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,10 +21,12 @@ func jsonLines(w io.Writer) func(loop.Event) {
 
 // transcript renders events for a person: reasoning dimmed, tool calls with their
 // arguments, a result preview and the duration, a spinner while the model works, and
-// the final answer. Colours and the spinner only on a terminal.
+// the final answer. Colours and the spinner only on a terminal, and no colours when
+// NO_COLOR is set to anything (https://no-color.org): the spinner stays, it is not colour.
 type transcript struct {
 	out, errw io.Writer
-	tty       bool
+	tty       bool // the spinner runs
+	color     bool // styles are written
 	logLevel  int // plugin_log below this rank is not shown (parseLogLevel)
 
 	mu     sync.Mutex
@@ -32,7 +35,7 @@ type transcript struct {
 }
 
 func newTranscript(out, errw io.Writer, tty bool, logLevel int) *transcript {
-	return &transcript{out: out, errw: errw, tty: tty, logLevel: logLevel}
+	return &transcript{out: out, errw: errw, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", logLevel: logLevel}
 }
 
 // parseLogLevel reads --log-level: a plugin_log level (docs/loop.md#events), shown with
@@ -86,7 +89,7 @@ const (
 )
 
 func (t *transcript) style(code, s string) string {
-	if !t.tty {
+	if !t.color {
 		return s
 	}
 	return code + s + reset

@@ -46,6 +46,11 @@ that finds stdin at its end stops the run with exit 2 and keeps the session.
 
 Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 130 interrupted (Ctrl-C aborts the run and keeps the session).`,
+		Example: `  agenthost run "What is 17*23 + 19*29?"
+  agenthost run --provider scripted --json "hello" | jq -r .type
+  git diff | agenthost run --system "Review this diff." -
+  agenthost run --session ses_0123abcd "and the sum of both?"
+  agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")

@@ -16,6 +16,8 @@ func newSessionsCmd() *cobra.Command {
 	var jsonOut bool
 	show := &cobra.Command{
 		Use: "show ID", Short: "Show a session's conversation (or its stored events with --json)", Args: cobra.ExactArgs(1),
+		Example: `  agenthost sessions show ses_0123abcd
+  agenthost sessions show ses_0123abcd --json | jq -c 'select(.type == "tool_result")'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				entries, err := h.Store.Load(cmd.Context(), args[0])
@@ -65,6 +67,7 @@ func newSessionsCmd() *cobra.Command {
 	show.Flags().BoolVar(&jsonOut, "json", false, "print the stored events as JSON Lines")
 	cmd.AddCommand(&cobra.Command{
 		Use: "list", Short: "List sessions, most recent first", Args: cobra.NoArgs,
+		Example: `  agenthost sessions list`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				ss, err := h.Sessions(cmd.Context())
@@ -86,6 +89,7 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}, show, &cobra.Command{
 		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
+		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				d, ok := h.Store.(loop.SessionDeleter)
