@@ -7,36 +7,86 @@ import (
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
 	"github.com/spf13/cobra"
 )
 
 func newPluginsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "plugins", Short: "List, inspect, call and verify the manifest's Wasm plugins"}
-	cmd.AddCommand(
-		&cobra.Command{
-			Use: "list", Short: "List plugins and their tools", Args: cobra.NoArgs,
-			Example: `  agenthost plugins list
-  agenthost -c other/agent.toml plugins list`,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withPlugins(cmd, func(h *host.Host) error {
-					w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
-					modelNames := h.ModelToolNames()
-					for i, p := range h.Plugins() {
-						names := modelNames[p.Name()]
-						if h.Manifest.Plugins[i].Kind != "tool" {
-							names = nil // hooks and strategies offer the model nothing
-						}
-						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
+	var listJSON, verifyJSON bool
+	list := &cobra.Command{
+		Use: "list", Short: "List plugins and their tools", Args: cobra.NoArgs,
+		Example: `  agenthost plugins list
+  agenthost -c other/agent.toml plugins list --json | jq -r '.[].name'`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withPlugins(cmd, func(h *host.Host) error {
+				if listJSON { // the objects the web console lists (host.PluginInfo)
+					return printJSON(cmd, h.PluginInfo())
+				}
+				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
+				modelNames := h.ModelToolNames()
+				for i, p := range h.Plugins() {
+					names := modelNames[p.Name()]
+					if h.Manifest.Plugins[i].Kind != "tool" {
+						names = nil // hooks and strategies offer the model nothing
 					}
-					for _, srv := range h.MCPServers() {
-						fmt.Fprintf(w, "%s\tmcp server (NOT SANDBOXED)\t%s\t%s\n", srv.Name(), map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
-							joinOr(modelNames[srv.Name()], "-"))
-					}
-					return w.Flush()
-				})
-			},
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
+				}
+				for _, srv := range h.MCPServers() {
+					fmt.Fprintf(w, "%s\tmcp server (NOT SANDBOXED)\t%s\t%s\n", srv.Name(), map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
+						joinOr(modelNames[srv.Name()], "-"))
+				}
+				return w.Flush()
+			})
 		},
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print a JSON array: name, kind, abi, sandboxed, tools (as the model sees them), permissions")
+	verify := &cobra.Command{
+		Use: "verify", Short: "Load every plugin (checking sha256 pins and tool input schemas) and report", Args: cobra.NoArgs,
+		Long: `Load every plugin of the manifest as a run would: a sha256 pin that does not match, a
+module that does not load or a tool plugin that offers no tools stops verify with the
+error a run would get. Then compile each tool's input_schema as a run does before its
+first call: a plugin with a schema that does not compile is reported (FAIL, or "ok":
+false with --json) and verify exits 1.`,
+		Example: `  agenthost plugins verify
+  agenthost -c deploy/agent.toml plugins verify --json | jq -e 'all(.ok)'`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withPlugins(cmd, func(h *host.Host) error {
+				report := verifyPlugins(h)
+				if verifyJSON {
+					if err := printJSON(cmd, report); err != nil {
+						return err
+					}
+				}
+				bad := 0
+				for _, r := range report {
+					if !r.OK {
+						bad++
+					}
+					if verifyJSON {
+						continue
+					}
+					pin := "not pinned"
+					if r.Pinned {
+						pin = "sha256 ok"
+					}
+					if r.OK {
+						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d tools, %s)\n", r.Name, r.ABI, r.Tools, pin)
+					} else {
+						fmt.Fprintf(cmd.OutOrStdout(), "FAIL %s (%s, %d tools, %s): %s\n", r.Name, r.ABI, r.Tools, pin, r.Error)
+					}
+				}
+				if bad > 0 {
+					return failed(fmt.Errorf("%d of %d plugins failed verification", bad, len(report)))
+				}
+				return nil
+			})
+		},
+	}
+	verify.Flags().BoolVar(&verifyJSON, "json", false, "print a JSON array: name, abi, tools (count), pinned, ok, error")
+	cmd.AddCommand(
+		list,
 		&cobra.Command{
 			Use: "inspect NAME", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
 			Example: `  agenthost plugins inspect calc
@@ -72,25 +122,39 @@ func newPluginsCmd() *cobra.Command {
 		},
 		newCallCmd(),
 		newNewCmd(),
-		&cobra.Command{
-			Use: "verify", Short: "Load every plugin (checking sha256 pins) and report", Args: cobra.NoArgs,
-			Example: `  agenthost plugins verify
-  agenthost -c deploy/agent.toml plugins verify && echo every plugin loads`,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withPlugins(cmd, func(h *host.Host) error {
-					for i, p := range h.Plugins() {
-						pin := "not pinned"
-						if h.Manifest.Plugins[i].SHA256 != "" {
-							pin = "sha256 ok"
-						}
-						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d tools, %s)\n", p.Name(), p.ABI(), len(p.Tools()), pin)
-					}
-					return nil
-				})
-			},
-		},
+		verify,
 	)
 	return cmd
+}
+
+// pluginCheck is one plugin in `plugins verify` (and one object of its --json array).
+type pluginCheck struct {
+	Name   string `json:"name"`
+	ABI    string `json:"abi"`
+	Tools  int    `json:"tools"`
+	Pinned bool   `json:"pinned"` // a sha256 pin, which loading checked
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+}
+
+// verifyPlugins checks what loading does not: each tool's input schema compiles. A run
+// compiles them with loop.NewToolSet before its first call, so a broken schema would
+// otherwise pass verify and then fail every run; compiling them here with the same
+// function gives the same verdict and the same message.
+func verifyPlugins(h *host.Host) []pluginCheck {
+	out := []pluginCheck{}
+	for i, p := range h.Plugins() {
+		c := pluginCheck{Name: p.Name(), ABI: string(p.ABI()), Tools: len(p.Tools()), Pinned: h.Manifest.Plugins[i].SHA256 != "", OK: true}
+		for _, spec := range p.Tools() {
+			t := loop.FuncTool{ToolSpec: loop.ToolSpec{Name: spec.Name, InputSchema: spec.InputSchema}}
+			if _, err := loop.NewToolSet(t); err != nil {
+				c.OK, c.Error = false, err.Error()
+				break
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // withPlugins opens the manifest's plugins and store, without starting a provider.

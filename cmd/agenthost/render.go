@@ -27,7 +27,7 @@ type transcript struct {
 	out, errw io.Writer
 	tty       bool // the spinner runs
 	color     bool // styles are written
-	logLevel  int // plugin_log below this rank is not shown (parseLogLevel)
+	logLevel  int  // plugin_log below this rank is not shown (parseLogLevel)
 
 	mu     sync.Mutex
 	spin   chan struct{} // closed to stop the spinner
