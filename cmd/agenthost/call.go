@@ -96,6 +96,9 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 				return err
 			}
 			defer h.Close()
+			if err := hasTool(h, target, tool); err != nil {
+				return usage(err)
+			}
 			res, err := h.CallTool(cmd.Context(), target, tool, in)
 			var invalid *host.InvalidArgumentsError
 			if errors.As(err, &invalid) {
@@ -131,6 +134,44 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// hasTool says what is wrong when TARGET TOOL names no tool: a typo on the command line
+// is a usage error (exit 2), not a failed call, and the message lists what there is.
+func hasTool(h *host.Host, target, tool string) error {
+	if p, ok := h.Plugin(target); ok {
+		var names []string
+		for _, s := range p.Tools() {
+			if s.Name == tool {
+				return nil
+			}
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("plugin %q has no tool %q (its tools: %s)", target, tool, joinOr(names, "none"))
+	}
+	for _, srv := range h.MCPServers() {
+		if srv.Name() != target {
+			continue
+		}
+		var names []string
+		for _, t := range h.ToolList() {
+			if t.Plugin == target {
+				if t.Tool == tool {
+					return nil
+				}
+				names = append(names, t.Tool)
+			}
+		}
+		return fmt.Errorf("mcp server %q has no tool %q (its tools: %s)", target, tool, joinOr(names, "none"))
+	}
+	var names []string
+	for _, p := range h.Plugins() {
+		names = append(names, p.Name())
+	}
+	for _, srv := range h.MCPServers() {
+		names = append(names, srv.Name())
+	}
+	return fmt.Errorf("no plugin %q in %s (plugins: %s)", target, h.Manifest.Path, joinOr(names, "none"))
 }
 
 // isWasmPath tells a .wasm given by path from a plugin name of the manifest.

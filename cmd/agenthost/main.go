@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 
@@ -55,6 +56,9 @@ func main() {
 		code = exitUsage // cobra's own errors are usage errors
 		fmt.Fprintln(os.Stderr, "agenthost:", err)
 	}
+	if hint := missingManifestHint(root, err); hint != "" {
+		fmt.Fprintln(os.Stderr, "agenthost:", hint)
+	}
 	providers.CleanupClients()
 	os.Exit(code)
 }
@@ -76,6 +80,23 @@ func newRoot() *cobra.Command {
 	root.SetVersionTemplate("agenthost {{.Version}}\n")
 	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd())
 	return root
+}
+
+// missingManifestHint is the next step when err is the manifest not being there: the
+// first thing a newcomer runs in an empty directory fails that way.
+func missingManifestHint(root *cobra.Command, err error) string {
+	var pe *fs.PathError
+	if err == nil || !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	f := root.PersistentFlags().Lookup("config")
+	if pe.Path != f.Value.String() {
+		return ""
+	}
+	if pe.Path == f.DefValue {
+		return "no agent.toml here: \"agenthost init\" writes a starter one (or -c names another manifest)"
+	}
+	return fmt.Sprintf("%s does not exist: \"agenthost -c %s init\" writes a starter manifest there", pe.Path, pe.Path)
 }
 
 func manifestPath(cmd *cobra.Command) string {
