@@ -65,34 +65,15 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 					fmt.Fprintln(cmd.ErrOrStderr(), line)
 				}
 			}
-			opts := host.Options{Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}
 			target, tool := args[0], args[1]
-			bare := isWasmPath(target)
-			if bare {
-				if opts.Loaded, err = bareManifest(target, tool, f, false); err != nil {
-					return usage(err)
+			var h *host.Host
+			if isWasmPath(target) {
+				if h, target, err = openBare(cmd, target, tool, f, onReport); err != nil {
+					return err
 				}
-				target = opts.Loaded.Plugins[0].Name
 			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config")) {
 				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
-			}
-			h, err := host.Open(cmd.Context(), opts)
-			if err != nil && bare && errors.Is(err, host.ErrNoTools) {
-				// An extism or wasi module names no tools itself: TOOL is its export.
-				// If that fails too, the first error (with its hints) is the useful one.
-				first := err
-				if opts.Loaded, err = bareManifest(args[0], tool, f, true); err != nil {
-					return usage(err)
-				}
-				if h, err = host.Open(cmd.Context(), opts); err != nil {
-					err = first
-				}
-			}
-			var me *host.ManifestError
-			if err != nil && bare && errors.As(err, &me) {
-				return usage(fmt.Errorf("%s: %s", args[0], me.Msg)) // the manifest is ours, not the user's
-			}
-			if err != nil {
+			} else if h, err = host.Open(cmd.Context(), host.Options{Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}); err != nil {
 				return err
 			}
 			defer h.Close()
@@ -134,6 +115,49 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// openBare opens a host whose one plugin is the .wasm at path, with f's permissions, and
+// returns it with the plugin's name. tool is the tool to be called ("" for none): an
+// extism or wasi module names no tools itself, so it is declared as the export of that
+// name. Compiled modules are cached in the user's cache directory, shared by every
+// .wasm called by path: next to a manifest there is none, and a cache in the current
+// directory would be litter (14 MB for the calc example).
+func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(any)) (*host.Host, string, error) {
+	loaded, err := bareManifest(path, tool, f, false)
+	if err != nil {
+		return nil, "", usage(err)
+	}
+	opts := host.Options{Loaded: loaded, NoProvider: true, OnReport: onReport, CacheDir: userCacheDir()}
+	h, err := host.Open(cmd.Context(), opts)
+	if err != nil && tool != "" && errors.Is(err, host.ErrNoTools) {
+		// If declaring TOOL fails too, the first error (with its hints) is the useful one.
+		first := err
+		if opts.Loaded, err = bareManifest(path, tool, f, true); err != nil {
+			return nil, "", usage(err)
+		}
+		if h, err = host.Open(cmd.Context(), opts); err != nil {
+			err = first
+		}
+	}
+	var me *host.ManifestError
+	if errors.As(err, &me) {
+		return nil, "", usage(fmt.Errorf("%s: %s", path, me.Msg)) // the manifest is ours, not the user's
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return h, loaded.Plugins[0].Name, nil
+}
+
+// userCacheDir is where modules given by path are cached: $XDG_CACHE_HOME/agenthost
+// (~/.cache/agenthost; ~/Library/Caches/agenthost on macOS), or a directory under the
+// system's temporary one when there is no home.
+func userCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "agenthost")
+	}
+	return filepath.Join(os.TempDir(), "agenthost-cache")
 }
 
 // hasTool says what is wrong when TARGET TOOL names no tool: a typo on the command line

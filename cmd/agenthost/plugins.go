@@ -88,36 +88,23 @@ false with --json) and verify exits 1.`,
 	cmd.AddCommand(
 		list,
 		&cobra.Command{
-			Use: "inspect NAME", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
+			Use: "inspect NAME|FILE.wasm", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
+			Long: `Show a plugin of the manifest, or the .wasm file given by path, as JSON: its kind, ABI,
+tools with their input schemas, the names the model sees, its exports and permissions.
+A .wasm given by path is loaded with no permission, as "plugins call" loads it (the
+manifest is not read).`,
 			Example: `  agenthost plugins inspect calc
-  agenthost plugins inspect calc | jq '.tools[].name'`,
+  agenthost plugins inspect ./build/my_tool.wasm | jq '.tools[].name'`,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return withPlugins(cmd, func(h *host.Host) error {
-					for i, srv := range h.MCPServers() {
-						if srv.Name() == args[0] {
-							c := h.Manifest.MCPServers[i]
-							return printJSON(cmd, map[string]any{"name": srv.Name(), "kind": "mcp_server", "sandboxed": false,
-								"note":    "an MCP server runs outside the Wasm sandbox, with the user's rights",
-								"command": c.Command, "url": c.URL, "env": c.Env, "tools": srv.Tools(),
-								"model_tool_names": h.ModelToolNames()[srv.Name()], "require_approval": c.RequireApproval})
-						}
+				if isWasmPath(args[0]) {
+					h, name, err := openBare(cmd, args[0], "", callFlags{}, nil)
+					if err != nil {
+						return err
 					}
-					p, ok := h.Plugin(args[0])
-					if !ok {
-						return usage(fmt.Errorf("no plugin %q in %s", args[0], h.Manifest.Path))
-					}
-					var cfg host.PluginConfig
-					for _, c := range h.Manifest.Plugins {
-						if c.Name == p.Name() {
-							cfg = c
-						}
-					}
-					// Permissions print as manifest keys, sizes and durations as one would write them.
-					out := map[string]any{"name": p.Name(), "kind": cfg.Kind, "abi": p.ABI(), "wasm": cfg.Wasm,
-						"tools": p.Tools(), "model_tool_names": h.ModelToolNames()[p.Name()], "exports": p.Exports(),
-						"permissions": cfg.Permissions}
-					return printJSON(cmd, out)
-				})
+					defer h.Close()
+					return inspect(cmd, h, name)
+				}
+				return withPlugins(cmd, func(h *host.Host) error { return inspect(cmd, h, args[0]) })
 			},
 		},
 		newCallCmd(),
@@ -155,6 +142,33 @@ func verifyPlugins(h *host.Host) []pluginCheck {
 		out = append(out, c)
 	}
 	return out
+}
+
+// inspect prints one plugin or MCP server of h as JSON.
+func inspect(cmd *cobra.Command, h *host.Host, name string) error {
+	for i, srv := range h.MCPServers() {
+		if srv.Name() == name {
+			c := h.Manifest.MCPServers[i]
+			return printJSON(cmd, map[string]any{"name": srv.Name(), "kind": "mcp_server", "sandboxed": false,
+				"note":    "an MCP server runs outside the Wasm sandbox, with the user's rights",
+				"command": c.Command, "url": c.URL, "env": c.Env, "tools": srv.Tools(),
+				"model_tool_names": h.ModelToolNames()[srv.Name()], "require_approval": c.RequireApproval})
+		}
+	}
+	p, ok := h.Plugin(name)
+	if !ok {
+		return usage(fmt.Errorf("no plugin %q in %s", name, h.Manifest.Path))
+	}
+	var cfg host.PluginConfig
+	for _, c := range h.Manifest.Plugins {
+		if c.Name == p.Name() {
+			cfg = c
+		}
+	}
+	// Permissions print as manifest keys, sizes and durations as one would write them.
+	return printJSON(cmd, map[string]any{"name": p.Name(), "kind": cfg.Kind, "abi": p.ABI(), "wasm": cfg.Wasm,
+		"tools": p.Tools(), "model_tool_names": h.ModelToolNames()[p.Name()], "exports": p.Exports(),
+		"permissions": cfg.Permissions})
 }
 
 // withPlugins opens the manifest's plugins and store, without starting a provider.

@@ -115,16 +115,16 @@ func (t *transcript) event(e loop.Event) {
 	case loop.ToolCallData:
 		t.stop()
 		if e.Type == loop.EventApproval {
-			fmt.Fprintf(t.out, "%s %s %s\n", t.style(bold, "approval needed:"), d.Name, d.Arguments)
+			fmt.Fprintf(t.out, "%s %s %s%s\n", t.style(bold, "approval needed:"), d.Name, t.callID(d.ID), d.Arguments)
 			return
 		}
-		fmt.Fprintf(t.out, "%s %s %s\n", t.style(cyan, "→"), t.style(bold, d.Name), d.Arguments)
+		fmt.Fprintf(t.out, "%s %s %s%s\n", t.style(cyan, "→"), t.style(bold, d.Name), t.callID(d.ID), d.Arguments)
 	case loop.ToolResultData:
 		mark := t.style(cyan, "←")
 		if d.IsError {
 			mark = t.style(red, "✗")
 		}
-		fmt.Fprintf(t.out, "%s %s %s\n", mark, preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
+		fmt.Fprintf(t.out, "%s %s %s%s %s\n", mark, d.Name, t.callID(d.ID), preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
 	case loop.ErrorData:
 		t.stop()
 		retry := ""
@@ -150,6 +150,16 @@ func (t *transcript) event(e loop.Event) {
 			fmt.Fprintln(t.errw, t.style(dim, fmt.Sprintf("run %s (%s)", d.Status, d.Reason)))
 		}
 	}
+}
+
+// callID shows which call a → starts and a ← answers, as `sessions show` names them
+// ("[c1] "): with calls in parallel, or one tool called twice, results come in an order
+// that alone does not say.
+func (t *transcript) callID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return t.style(dim, "["+id+"]") + " "
 }
 
 func (t *transcript) startSpinner(label string) {
