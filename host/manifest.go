@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -328,7 +329,12 @@ func (m *Manifest) decodeError(data []byte, err error) error {
 	line, key, msg := 0, "(syntax)", err.Error()
 	switch {
 	case errors.As(err, &pe):
+		// The byte offset, not the decoder's line count, which is one ahead when the
+		// error is at a line's end (an unclosed [[table] header).
 		line, msg = pe.Position.Line, pe.Message
+		if s := pe.Position.Start; s > 0 && s <= len(data) {
+			line = 1 + bytes.Count(data[:s], []byte("\n"))
+		}
 		if pe.LastKey != "" {
 			key = pe.LastKey
 		}

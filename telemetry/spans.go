@@ -212,9 +212,12 @@ func (m *tracedModel) Stream(ctx context.Context, req loop.Request) (loop.Stream
 	st.mu.Lock()
 	cs := st.chats[ci]
 	if cs == nil {
-		_, span := t.tracer.Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attrOperation.String("chat"), attrProvider.String(m.provider),
-				attrRequestModel.String(model), attrMaxTokens.Int(req.MaxTokens), attrCallIndex.Int(ci)))
+		attrs := []attribute.KeyValue{attrOperation.String("chat"), attrProvider.String(m.provider),
+			attrRequestModel.String(model), attrCallIndex.Int(ci)}
+		if req.MaxTokens > 0 { // 0 is "no limit set", which is no max_tokens, not a limit of 0
+			attrs = append(attrs, attrMaxTokens.Int(req.MaxTokens))
+		}
+		_, span := t.tracer.Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 		if t.capture {
 			b, _ := json.Marshal(req.Messages)
 			span.SetAttributes(attrInput.String(string(b)))

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	promexp "go.opentelemetry.io/otel/exporters/prometheus"
@@ -30,6 +32,9 @@ type Options struct {
 	// Endpoint is the OTLP endpoint (http://host:4318 for http/protobuf, host:4317 for
 	// grpc). Empty: the OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 	// variables decide, and with neither set tracing is off.
+	//
+	// An http/protobuf Endpoint is a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is: spans go
+	// to its path /v1/traces (a URL that already ends in /v1/traces is used as it is).
 	Endpoint string
 	// Protocol is "http/protobuf" (the default) or "grpc"; empty reads
 	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, then OTEL_EXPORTER_OTLP_PROTOCOL.
@@ -40,6 +45,9 @@ type Options struct {
 	Metrics bool
 	// ServiceName is the resource's service.name; OTEL_SERVICE_NAME wins; default agenthost.
 	ServiceName string
+	// Warnings gets the one line that says spans could not be exported (default
+	// os.Stderr); later failures are not reported.
+	Warnings io.Writer
 }
 
 // Telemetry is a process's tracer and meters.
@@ -70,7 +78,10 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	if name == "" {
 		name = "agenthost"
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(name)))
+	// Schemaless: resource.Default() carries the SDK's own semconv schema URL, and merging
+	// a resource of another schema version fails, which used to leave service.name at
+	// unknown_service.
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(name)))
 	if err != nil {
 		res = resource.Default()
 	}
@@ -84,7 +95,15 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
-		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		w := &warnOnce{w: opts.Warnings, where: exportTarget(opts)}
+		if w.w == nil {
+			w.w = os.Stderr
+		}
+		// The SDK hands export errors to the global handler, which logs one raw line per
+		// failed batch; the exporter's errors stop at warnOnce, and what else the SDK
+		// reports (a full queue) goes to it too.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(w.warn))
+		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(&quietExporter{SpanExporter: exp, warn: w.warn}), sdktrace.WithResource(res))
 		t.tracer = t.tp.Tracer("github.com/agenthost/agenthost")
 	}
 	var meter metric.Meter = metricnoop.NewMeterProvider().Meter("agenthost")
@@ -113,7 +132,7 @@ func newExporter(ctx context.Context, opts Options) (sdktrace.SpanExporter, erro
 	case "", "http/protobuf":
 		var o []otlptracehttp.Option
 		if opts.Endpoint != "" {
-			o = append(o, otlptracehttp.WithEndpointURL(opts.Endpoint))
+			o = append(o, otlptracehttp.WithEndpointURL(tracesURL(opts.Endpoint)))
 		}
 		return otlptracehttp.New(ctx, o...)
 	case "grpc":

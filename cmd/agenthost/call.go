@@ -36,10 +36,14 @@ or writes to stdout and stderr is printed to stderr.
 
 A .wasm given by path gets no permission but those of the flags (the manifest is not
 read): --allow-path HOST[:GUEST] (prefix ro: for read-only), --allow-host, --env NAME,
---config KEY=VALUE, --timeout, --memory, --kv. An extism- or wasi-ABI module's tool is
+--set KEY=VALUE, --timeout, --memory, --kv. An extism- or wasi-ABI module's tool is
 its export (or its command) named TOOL.
 
 Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage error.`,
+		Example: `  agenthost plugins call calc calc '{"expression":"6*7"}'
+  echo '{"expression":"6*7"}' | agenthost plugins call calc calc -
+  agenthost plugins call ./fetch.wasm fetch '{"url":"https://example.com"}' --allow-host example.com --timeout 10s
+  agenthost plugins call ./greet.wasm greet --abi extism --set greeting=hi --allow-path ro:./data:/data`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			minLevel, err := parseLogLevel(f.logLevel)
@@ -61,37 +65,21 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 					fmt.Fprintln(cmd.ErrOrStderr(), line)
 				}
 			}
-			opts := host.Options{Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}
 			target, tool := args[0], args[1]
-			bare := isWasmPath(target)
-			if bare {
-				if opts.Loaded, err = bareManifest(target, tool, f, false); err != nil {
-					return usage(err)
+			var h *host.Host
+			if isWasmPath(target) {
+				if h, target, err = openBare(cmd, target, tool, f, onReport); err != nil {
+					return err
 				}
-				target = opts.Loaded.Plugins[0].Name
 			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config")) {
 				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
-			}
-			h, err := host.Open(cmd.Context(), opts)
-			if err != nil && bare && errors.Is(err, host.ErrNoTools) {
-				// An extism or wasi module names no tools itself: TOOL is its export.
-				// If that fails too, the first error (with its hints) is the useful one.
-				first := err
-				if opts.Loaded, err = bareManifest(args[0], tool, f, true); err != nil {
-					return usage(err)
-				}
-				if h, err = host.Open(cmd.Context(), opts); err != nil {
-					err = first
-				}
-			}
-			var me *host.ManifestError
-			if err != nil && bare && errors.As(err, &me) {
-				return usage(fmt.Errorf("%s: %s", args[0], me.Msg)) // the manifest is ours, not the user's
-			}
-			if err != nil {
+			} else if h, err = host.Open(cmd.Context(), host.Options{Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}); err != nil {
 				return err
 			}
 			defer h.Close()
+			if err := hasTool(h, target, tool); err != nil {
+				return usage(err)
+			}
 			res, err := h.CallTool(cmd.Context(), target, tool, in)
 			var invalid *host.InvalidArgumentsError
 			if errors.As(err, &invalid) {
@@ -127,6 +115,87 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// openBare opens a host whose one plugin is the .wasm at path, with f's permissions, and
+// returns it with the plugin's name. tool is the tool to be called ("" for none): an
+// extism or wasi module names no tools itself, so it is declared as the export of that
+// name. Compiled modules are cached in the user's cache directory, shared by every
+// .wasm called by path: next to a manifest there is none, and a cache in the current
+// directory would be litter (14 MB for the calc example).
+func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(any)) (*host.Host, string, error) {
+	loaded, err := bareManifest(path, tool, f, false)
+	if err != nil {
+		return nil, "", usage(err)
+	}
+	opts := host.Options{Loaded: loaded, NoProvider: true, OnReport: onReport, CacheDir: userCacheDir()}
+	h, err := host.Open(cmd.Context(), opts)
+	if err != nil && tool != "" && errors.Is(err, host.ErrNoTools) {
+		// If declaring TOOL fails too, the first error (with its hints) is the useful one.
+		first := err
+		if opts.Loaded, err = bareManifest(path, tool, f, true); err != nil {
+			return nil, "", usage(err)
+		}
+		if h, err = host.Open(cmd.Context(), opts); err != nil {
+			err = first
+		}
+	}
+	var me *host.ManifestError
+	if errors.As(err, &me) {
+		return nil, "", usage(fmt.Errorf("%s: %s", path, me.Msg)) // the manifest is ours, not the user's
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return h, loaded.Plugins[0].Name, nil
+}
+
+// userCacheDir is where modules given by path are cached: $XDG_CACHE_HOME/agenthost
+// (~/.cache/agenthost; ~/Library/Caches/agenthost on macOS), or a directory under the
+// system's temporary one when there is no home.
+func userCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "agenthost")
+	}
+	return filepath.Join(os.TempDir(), "agenthost-cache")
+}
+
+// hasTool says what is wrong when TARGET TOOL names no tool: a typo on the command line
+// is a usage error (exit 2), not a failed call, and the message lists what there is.
+func hasTool(h *host.Host, target, tool string) error {
+	if p, ok := h.Plugin(target); ok {
+		var names []string
+		for _, s := range p.Tools() {
+			if s.Name == tool {
+				return nil
+			}
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("plugin %q has no tool %q (its tools: %s)", target, tool, joinOr(names, "none"))
+	}
+	for _, srv := range h.MCPServers() {
+		if srv.Name() != target {
+			continue
+		}
+		var names []string
+		for _, t := range h.ToolList() {
+			if t.Plugin == target {
+				if t.Tool == tool {
+					return nil
+				}
+				names = append(names, t.Tool)
+			}
+		}
+		return fmt.Errorf("mcp server %q has no tool %q (its tools: %s)", target, tool, joinOr(names, "none"))
+	}
+	var names []string
+	for _, p := range h.Plugins() {
+		names = append(names, p.Name())
+	}
+	for _, srv := range h.MCPServers() {
+		names = append(names, srv.Name())
+	}
+	return fmt.Errorf("no plugin %q in %s (plugins: %s)", target, h.Manifest.Path, joinOr(names, "none"))
 }
 
 // isWasmPath tells a .wasm given by path from a plugin name of the manifest.

@@ -406,8 +406,8 @@ func TestE2E_TranscriptShowsToolsAndFinal(t *testing.T) {
 	}
 	equalStrings(t, "transcript", lines, []string{
 		"∴ two products", "Computing.",
-		`→ calc {"expression":"17*23"}`, "← 391", `→ calc {"expression":"19*29"}`, "← 551",
-		`→ calc {"expression":"391+551"}`, "← 942",
+		`→ calc [c1] {"expression":"17*23"}`, "← calc [c1] 391", `→ calc [c2] {"expression":"19*29"}`, "← calc [c2] 551",
+		`→ calc [c3] {"expression":"391+551"}`, "← calc [c3] 942",
 		"391 + 551 = 942"})
 	if !strings.Contains(r.stderr, "! rate_limit: slow down (retry after 30ms), retrying") {
 		t.Fatalf("stderr %q", r.stderr)

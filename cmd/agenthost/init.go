@@ -84,6 +84,8 @@ func newInitCmd() *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use: "init", Short: "Write a commented starter agent.toml", Args: cobra.NoArgs,
+		Example: `  agenthost init && agenthost run --provider scripted hello
+  agenthost -c ~/agents/helper.toml init --force`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := manifestPath(cmd)
 			if _, err := os.Stat(path); err == nil && !force {

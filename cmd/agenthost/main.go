@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"time"
@@ -60,6 +61,9 @@ func main() {
 		code = exitUsage // cobra's own errors are usage errors
 		fmt.Fprintln(os.Stderr, "agenthost:", err)
 	}
+	if hint := missingManifestHint(root, err); hint != "" {
+		fmt.Fprintln(os.Stderr, "agenthost:", hint)
+	}
 	providers.CleanupClients()
 	os.Exit(code)
 }
@@ -82,14 +86,38 @@ func leaseTTLFromEnv() error {
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "agenthost",
-		Short:         "Run LLM agents whose tools and hooks are sandboxed WebAssembly plugins",
+		Use:   "agenthost",
+		Short: "Run LLM agents whose tools and hooks are sandboxed WebAssembly plugins",
+		Example: `  agenthost init                               # a commented starter agent.toml
+  agenthost run --provider scripted "hello"    # offline, no API key
+  agenthost plugins list
+  agenthost -c ~/agents/helper.toml serve`,
+		// --version prints what "agenthost version" prints.
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
+	root.SetVersionTemplate("agenthost {{.Version}}\n")
 	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd())
 	return root
+}
+
+// missingManifestHint is the next step when err is the manifest not being there: the
+// first thing a newcomer runs in an empty directory fails that way.
+func missingManifestHint(root *cobra.Command, err error) string {
+	var pe *fs.PathError
+	if err == nil || !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	f := root.PersistentFlags().Lookup("config")
+	if pe.Path != f.Value.String() {
+		return ""
+	}
+	if pe.Path == f.DefValue {
+		return "no agent.toml here: \"agenthost init\" writes a starter one (or -c names another manifest)"
+	}
+	return fmt.Sprintf("%s does not exist: \"agenthost -c %s init\" writes a starter manifest there", pe.Path, pe.Path)
 }
 
 func manifestPath(cmd *cobra.Command) string {
@@ -105,7 +133,9 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Example: `  agenthost version
+  agenthost --version`,
+		Args: cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "agenthost %s\n", versionString())
 		},

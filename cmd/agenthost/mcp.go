@@ -43,6 +43,9 @@ refused otherwise. Each MCP session is a session of the store (mcp-ID) where its
 are kept, and plugins with isolation "session" get instances of their own per MCP
 session. Over HTTP, sessions idle for --session-idle are dropped and at most
 --max-sessions are open at once.`,
+		Example: `  agenthost -c /path/to/agent.toml mcp serve       # for Claude Desktop's "command"
+  agenthost mcp serve --http 127.0.0.1:8765 --agent
+  AGENTHOST_TOKEN=secret agenthost mcp serve --http 0.0.0.0:8765 --allow-host tools.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var token string

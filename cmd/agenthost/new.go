@@ -42,6 +42,9 @@ manifest.toml, the [[plugins]] entry that loads it. The plugin answers
 The Go plugin uses the agenthost SDK (mcp ABI: it describes its own tools); a copy of
 the SDK is written under third_party/agenthost so it builds outside this repository.
 The others are WASI commands (wasi ABI): arguments on stdin, the result on stdout.`,
+		Example: `  agenthost plugins new go my_tool && (cd my_tool && ./build.sh)
+  agenthost plugins call ./my_tool/my_tool.wasm my_tool '{}'
+  agenthost plugins new rust word_count --dir plugins/word_count`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lang, name := args[0], args[1]

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,11 +21,13 @@ func jsonLines(w io.Writer) func(loop.Event) {
 
 // transcript renders events for a person: reasoning dimmed, tool calls with their
 // arguments, a result preview and the duration, a spinner while the model works, and
-// the final answer. Colours and the spinner only on a terminal.
+// the final answer. Colours and the spinner only on a terminal, and no colours when
+// NO_COLOR is set to anything (https://no-color.org): the spinner stays, it is not colour.
 type transcript struct {
 	out, errw io.Writer
-	tty       bool
-	logLevel  int // plugin_log below this rank is not shown (parseLogLevel)
+	tty       bool // the spinner runs
+	color     bool // styles are written
+	logLevel  int  // plugin_log below this rank is not shown (parseLogLevel)
 
 	mu     sync.Mutex
 	spin   chan struct{} // closed to stop the spinner
@@ -32,7 +35,7 @@ type transcript struct {
 }
 
 func newTranscript(out, errw io.Writer, tty bool, logLevel int) *transcript {
-	return &transcript{out: out, errw: errw, tty: tty, logLevel: logLevel}
+	return &transcript{out: out, errw: errw, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", logLevel: logLevel}
 }
 
 // parseLogLevel reads --log-level: a plugin_log level (docs/loop.md#events), shown with
@@ -86,7 +89,7 @@ const (
 )
 
 func (t *transcript) style(code, s string) string {
-	if !t.tty {
+	if !t.color {
 		return s
 	}
 	return code + s + reset
@@ -116,16 +119,16 @@ func (t *transcript) event(e loop.Event) {
 	case loop.ToolCallData:
 		t.stop()
 		if e.Type == loop.EventApproval {
-			fmt.Fprintf(t.out, "%s %s %s\n", t.style(bold, "approval needed:"), d.Name, d.Arguments)
+			fmt.Fprintf(t.out, "%s %s %s%s\n", t.style(bold, "approval needed:"), d.Name, t.callID(d.ID), d.Arguments)
 			return
 		}
-		fmt.Fprintf(t.out, "%s %s %s\n", t.style(cyan, "→"), t.style(bold, d.Name), d.Arguments)
+		fmt.Fprintf(t.out, "%s %s %s%s\n", t.style(cyan, "→"), t.style(bold, d.Name), t.callID(d.ID), d.Arguments)
 	case loop.ToolResultData:
 		mark := t.style(cyan, "←")
 		if d.IsError {
 			mark = t.style(red, "✗")
 		}
-		fmt.Fprintf(t.out, "%s %s %s\n", mark, preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
+		fmt.Fprintf(t.out, "%s %s %s%s %s\n", mark, d.Name, t.callID(d.ID), preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
 	case loop.ErrorData:
 		t.stop()
 		retry := ""
@@ -182,6 +185,16 @@ func (t *transcript) nested(e loop.Event) {
 			fmt.Fprintln(t.errw, line)
 		}
 	}
+}
+
+// callID shows which call a → starts and a ← answers, as `sessions show` names them
+// ("[c1] "): with calls in parallel, or one tool called twice, results come in an order
+// that alone does not say.
+func (t *transcript) callID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return t.style(dim, "["+id+"]") + " "
 }
 
 func (t *transcript) startSpinner(label string) {

@@ -40,8 +40,17 @@ The prompt is the words given, or stdin with "-" (or when stdin is not a termina
 no words are given). --session continues a stored session; an id that is not stored is
 an error unless --new says to start it.
 
+Tool calls that need approval are asked on the terminal (--approve ask, reading stdin);
+with no terminal, --approve all allows them and --approve none refuses them. A question
+that finds stdin at its end stops the run with exit 2 and keeps the session.
+
 Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 130 interrupted (Ctrl-C aborts the run and keeps the session).`,
+		Example: `  agenthost run "What is 17*23 + 19*29?"
+  agenthost run --provider scripted --json "hello" | jq -r .type
+  git diff | agenthost run --system "Review this diff." -
+  agenthost run --session ses_0123abcd "and the sum of both?"
+  agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")
@@ -94,7 +103,8 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			for {
 				base.SessionID = session
-				code := runOnce(ctx, cmd, h, prompt, base, jsonOut, minLevel)
+				ask, _ := approver.(*askApprover)
+				code := runOnce(ctx, cmd, h, prompt, base, jsonOut, minLevel, ask)
 				if !watch || ctx.Err() != nil {
 					return code
 				}
@@ -165,31 +175,66 @@ func (a fixedApprover) Approve(context.Context, loop.ToolCall) (loop.Approval, e
 	return loop.Approval{Approved: a.ok, Reason: a.reason}, nil
 }
 
-// askApprover asks on the terminal. With no answer (end of input) it rejects.
+// askApprover asks on the terminal, reading the answer from stdin. An input that ends
+// before an answer (no terminal: stdin closed, /dev/null, a finished pipe) is not a
+// "no": nobody was asked, so rejecting would hand the model a refusal the user never
+// gave and end the run as if all went well. The run is interrupted instead
+// (ErrApprovalPending: the call neither runs nor is rejected, the session is kept) and
+// runOnce turns that into a usage error naming --approve.
 type askApprover struct {
-	mu  sync.Mutex
-	in  *bufio.Reader
-	out io.Writer
+	mu      sync.Mutex
+	in      *bufio.Reader
+	out     io.Writer
+	noInput bool   // an approval found stdin at its end
+	tool    string // the tool of that approval, for the message
 }
 
 func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approval, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.noInput {
+		return loop.Approval{}, loop.ErrApprovalPending
+	}
 	fmt.Fprintf(a.out, "? allow %s %s [y/N] ", c.Name, c.Arguments)
-	answer := make(chan string, 1)
+	type reply struct {
+		line string
+		err  error
+	}
+	answer := make(chan reply, 1)
 	go func() {
-		line, _ := a.in.ReadString('\n')
-		answer <- strings.TrimSpace(strings.ToLower(line))
+		line, err := a.in.ReadString('\n')
+		answer <- reply{strings.TrimSpace(strings.ToLower(line)), err}
 	}()
 	select {
 	case <-ctx.Done():
 		return loop.Approval{}, ctx.Err()
-	case s := <-answer:
-		if s == "y" || s == "yes" {
+	case r := <-answer:
+		if r.line == "" && r.err != nil {
+			fmt.Fprintln(a.out)
+			a.noInput, a.tool = true, c.Name
+			return loop.Approval{}, loop.ErrApprovalPending
+		}
+		if r.line == "y" || r.line == "yes" {
 			return loop.Approval{Approved: true}, nil
 		}
 		return loop.Approval{Reason: "rejected by the user"}, nil
 	}
+}
+
+// unanswered is the usage error of a run that stopped because an approval found no
+// input to read, or nil.
+func (a *askApprover) unanswered(session string) error {
+	if a == nil {
+		a = &askApprover{}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.noInput {
+		return nil
+	}
+	return usage(fmt.Errorf("%s needs approval and there is no one to ask: stdin ended before an answer (no terminal). "+
+		"Use --approve all to allow the calls that need approval, or --approve none to refuse them; "+
+		"session %s is kept and --session continues it", a.tool, session))
 }
 
 // watchInterval is how often --watch looks at the plugin files.
@@ -231,7 +276,7 @@ func runControls(cmd *cobra.Command, schemaFile, toolChoice, system string, tool
 
 // runOnce runs the prompt (or continues the session of in) and maps the result to an
 // exit error.
-func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt string, in loop.RunInput, jsonOut bool, minLevel int) error {
+func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt string, in loop.RunInput, jsonOut bool, minLevel int, ask *askApprover) error {
 	if prompt != "" {
 		in.Messages = []loop.Message{loop.UserMessage(prompt)}
 	}
@@ -247,6 +292,9 @@ func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt strin
 	res, _ := h.Runner().RunWith(ctx, in, render)
 	if !jsonOut {
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", res.SessionID)
+	}
+	if err := ask.unanswered(res.SessionID); err != nil {
+		return err
 	}
 	switch res.Status {
 	case loop.StatusCompleted:

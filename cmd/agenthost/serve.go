@@ -32,7 +32,7 @@ func newServeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
-		Short: "Serve the agent over HTTP: AG-UI events over SSE (see host/server/README.md)",
+		Short: "Serve the agent over HTTP: AG-UI events over SSE, a web console at /, /metrics",
 		Long: `Serve the agent declared in the manifest over HTTP.
 
 POST /v1/runs takes an AG-UI RunAgentInput and streams AG-UI events (SSE); tool calls
@@ -45,6 +45,10 @@ Requests from browsers are checked on every route, with or without a token: the 
 header must be a loopback name, the listen address or an --allow-host name (else 403);
 an Origin other than the server's own is refused (403) unless --allow-origin lists it,
 and only listed origins get CORS answers; POST bodies must be application/json (415).`,
+		Example: `  agenthost serve                              # http://127.0.0.1:8080/ is the web console
+  AGENTHOST_TOKEN=secret agenthost serve --addr 0.0.0.0:8080 --allow-host agents.example.com
+  agenthost serve --watch --log-format json --allow-origin http://localhost:5173
+  agenthost -c cluster.toml serve --workers 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, err := listenFlags(addr, tokenFile, allowOrigins)
@@ -140,6 +144,8 @@ func newWorkerCmd() *cobra.Command {
 (River jobs), N at once, until SIGINT/SIGTERM. A run whose worker dies is retried on
 another worker, continuing its stored session: tool calls with stored results do not run
 again.`,
+		Example: `  agenthost -c cluster.toml worker --workers 4
+  agenthost -c cluster.toml worker --rescue-after 30m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

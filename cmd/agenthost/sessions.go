@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
@@ -16,6 +17,8 @@ func newSessionsCmd() *cobra.Command {
 	var jsonOut bool
 	show := &cobra.Command{
 		Use: "show ID", Short: "Show a session's conversation (or its stored events with --json)", Args: cobra.ExactArgs(1),
+		Example: `  agenthost sessions show ses_0123abcd
+  agenthost sessions show ses_0123abcd --json | jq -c 'select(.type == "tool_result")'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				entries, err := h.Store.Load(cmd.Context(), args[0])
@@ -63,13 +66,28 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}
 	show.Flags().BoolVar(&jsonOut, "json", false, "print the stored events as JSON Lines")
-	cmd.AddCommand(&cobra.Command{
+	var listJSON bool
+	list := &cobra.Command{
 		Use: "list", Short: "List sessions, most recent first", Args: cobra.NoArgs,
+		Example: `  agenthost sessions list
+  agenthost sessions list --json | jq -r '.[] | select(.last_status == "failed") | .id'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				ss, err := h.Sessions(cmd.Context())
 				if err != nil {
 					return failed(err)
+				}
+				if listJSON {
+					out := []sessionRow{}
+					for _, s := range ss {
+						sum, err := summarize(cmd.Context(), h.Store, s.ID)
+						if err != nil {
+							return failed(err)
+						}
+						out = append(out, sessionRow{ID: s.ID, Title: sum.title, LastStatus: sum.status, CostUSD: sum.cost,
+							Runs: s.Runs, Entries: s.Entries, Updated: s.Updated.UTC()})
+					}
+					return printJSON(cmd, out)
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "SESSION\tTITLE\tLAST STATUS\tCOST\tRUNS\tUPDATED")
@@ -78,14 +96,17 @@ func newSessionsCmd() *cobra.Command {
 					if err != nil {
 						return failed(err)
 					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t$%.4f\t%d\t%s\n", s.ID, sum.title, sum.status, sum.cost, s.Runs,
+					fmt.Fprintf(w, "%s\t%s\t%s\t$%.4f\t%d\t%s\n", s.ID, dash(sum.title), dash(sum.status), sum.cost, s.Runs,
 						s.Updated.Local().Format("2006-01-02 15:04:05"))
 				}
 				return w.Flush()
 			})
 		},
-	}, show, &cobra.Command{
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print a JSON array: id, title, last_status, cost_usd, runs, entries, updated")
+	cmd.AddCommand(list, show, &cobra.Command{
 		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
+		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				d, ok := h.Store.(loop.SessionDeleter)
@@ -110,6 +131,18 @@ func newSessionsCmd() *cobra.Command {
 	return cmd
 }
 
+// sessionRow is one session of `sessions list --json`. A session with no run has
+// title and last_status "" (the table shows "-").
+type sessionRow struct {
+	ID         string    `json:"id"`
+	Title      string    `json:"title"`
+	LastStatus string    `json:"last_status"`
+	CostUSD    float64   `json:"cost_usd"`
+	Runs       int64     `json:"runs"`
+	Entries    int64     `json:"entries"`
+	Updated    time.Time `json:"updated"`
+}
+
 // sessionSummary is what `sessions list` shows of a session beside its counts.
 type sessionSummary struct {
 	title, status string
@@ -124,14 +157,15 @@ func summarize(ctx context.Context, st loop.SessionStore, id string) (sessionSum
 		return sessionSummary{}, err
 	}
 	s := loop.Summarize(es, 48)
-	sum := sessionSummary{title: s.Title, status: string(s.LastStatus), cost: s.CostUSD}
-	if sum.title == "" {
-		sum.title = "-"
+	return sessionSummary{title: s.Title, status: string(s.LastStatus), cost: s.CostUSD}, nil
+}
+
+// dash is how the table shows an empty value.
+func dash(s string) string {
+	if s == "" {
+		return "-"
 	}
-	if sum.status == "" {
-		sum.status = "-"
-	}
-	return sum, nil
+	return s
 }
 
 func printMessage(out interface{ Write([]byte) (int, error) }, m loop.Message) {

@@ -26,9 +26,10 @@ import (
 // otlpReceiver is an OTLP/HTTP trace endpoint: it decodes each export (protobuf) and
 // keeps the spans.
 type otlpReceiver struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	spans []*tracepb.Span
+	srv      *httptest.Server
+	mu       sync.Mutex
+	spans    []*tracepb.Span
+	services []string // each export's resource service.name
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
@@ -42,6 +43,11 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 		}
 		r.mu.Lock()
 		for _, rs := range ex.ResourceSpans {
+			for _, a := range rs.GetResource().GetAttributes() {
+				if a.Key == "service.name" {
+					r.services = append(r.services, a.Value.GetStringValue())
+				}
+			}
 			for _, ss := range rs.ScopeSpans {
 				r.spans = append(r.spans, ss.Spans...)
 			}
