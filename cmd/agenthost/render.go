@@ -168,14 +168,14 @@ func (t *transcript) nested(e loop.Event) {
 			fmt.Fprintf(t.out, "%s %s %s %s\n", who, t.style(bold, "approval needed:"), d.Name, d.Arguments)
 			return
 		}
-		fmt.Fprintf(t.out, "%s %s %s %s\n", who, t.style(cyan, "→"), t.style(bold, d.Name), d.Arguments)
+		fmt.Fprintf(t.out, "%s %s %s %s%s\n", who, t.style(cyan, "→"), t.style(bold, d.Name), t.callID(d.ID), d.Arguments)
 	case loop.ToolResultData:
 		t.stop()
 		mark := t.style(cyan, "←")
 		if d.IsError {
 			mark = t.style(red, "✗")
 		}
-		fmt.Fprintf(t.out, "%s %s %s\n", who, mark, preview(d.Content, 160))
+		fmt.Fprintf(t.out, "%s %s %s %s%s\n", who, mark, d.Name, t.callID(d.ID), preview(d.Content, 160))
 	case loop.FinalData:
 		t.stop()
 		fmt.Fprintf(t.out, "%s %s\n", who, preview(d.Text, 160))
