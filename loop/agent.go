@@ -474,7 +474,7 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 	}
 	if _, dup := a.runs[in.RunID]; dup {
 		a.mu.Unlock()
-		return nil, &startError{fmt.Errorf("loop: run %q is already active", in.RunID)}
+		return nil, &startError{fmt.Errorf("loop: run %q is %w", in.RunID, ErrRunActive)}
 	}
 	// Hooks, guardrails and context strategies see which run they serve (CallInfo);
 	// tool calls add their call id (toolexec.go).

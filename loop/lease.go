@@ -15,6 +15,11 @@ import (
 // unique per session, and a record of a finished run is never overwritten.
 var ErrRunExists = errors.New("run id already used on this session")
 
+// ErrRunActive is returned when the run id is live in this Agent on another session: an
+// Agent keeps its live runs by run id. A caller running many sessions' runs (a cluster
+// worker) waits for that run to end rather than dropping this one.
+var ErrRunActive = errors.New("already active")
+
 // ErrLeaseLost is returned by Leaser.RenewLease and ReleaseLease when the lease no longer
 // belongs to its owner (another process judged it dead and took the session).
 var ErrLeaseLost = errors.New("session lease lost")

@@ -167,11 +167,13 @@ func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
 }
 
 // Done reports whether the run's latest job has finished for good (completed,
-// cancelled or discarded): a stream of its events can end.
-func (c *Cluster) Done(ctx context.Context, runID string) (bool, error) {
+// cancelled or discarded): a stream of its events can end. Jobs are looked up by
+// (session, run id), their unique key: run ids are unique only per session, and another
+// session's job with the same run id says nothing about this run.
+func (c *Cluster) Done(ctx context.Context, session, runID string) (bool, error) {
 	var state string
-	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_run' AND args->'input'->>'RunID' = $1
-		ORDER BY id DESC LIMIT 1`, runID).Scan(&state)
+	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_run' AND args->>'session' = $1
+		AND args->>'run' = $2 ORDER BY id DESC LIMIT 1`, session, runID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil
 	}
@@ -185,12 +187,16 @@ func (c *Cluster) Done(ctx context.Context, runID string) (bool, error) {
 	return false, nil
 }
 
-// Abort cancels the unfinished job of a run, wherever it runs. It reports whether
-// there was one.
-func (c *Cluster) Abort(ctx context.Context, runID string) (bool, error) {
+// unfinished are the job states of a run that may still execute.
+const unfinished = `state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`
+
+// Abort cancels the unfinished job of the session's run, wherever it runs. It reports
+// whether there was one. The session is part of the key: an abort for one session's
+// run must not reach another session's run that happens to share its id.
+func (c *Cluster) Abort(ctx context.Context, session, runID string) (bool, error) {
 	var id int64
-	err := c.pool.QueryRow(ctx, `SELECT id FROM river_job WHERE kind = 'agenthost_run' AND args->'input'->>'RunID' = $1
-		AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled') ORDER BY id DESC LIMIT 1`, runID).Scan(&id)
+	err := c.pool.QueryRow(ctx, `SELECT id FROM river_job WHERE kind = 'agenthost_run' AND args->>'session' = $1
+		AND args->>'run' = $2 AND `+unfinished+` ORDER BY id DESC LIMIT 1`, session, runID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -199,6 +205,17 @@ func (c *Cluster) Abort(ctx context.Context, runID string) (bool, error) {
 	}
 	_, err = c.client.JobCancel(ctx, id)
 	return err == nil, err
+}
+
+// Sessions lists the sessions with an unfinished job of the run id: how an abort that
+// names only a run id (the old route) finds its run, and tells when the id is ambiguous.
+func (c *Cluster) Sessions(ctx context.Context, runID string) ([]string, error) {
+	rows, err := c.pool.Query(ctx, `SELECT DISTINCT args->>'session' FROM river_job WHERE kind = 'agenthost_run'
+		AND args->>'run' = $1 AND `+unfinished+` ORDER BY 1`, runID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // runWorker executes run jobs.
@@ -235,6 +252,10 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
 		return river.JobSnooze(time.Second) // a live run holds the session: wait, not a failure
+	case errors.Is(err, loop.ErrRunActive):
+		// Another session's run of the same id is live on this worker's agent, which
+		// keeps live runs by run id: wait for it, as for a busy session, not drop this run.
+		return river.JobSnooze(time.Second)
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
 		return river.JobCancel(fmt.Errorf("run %s aborted", in.RunID)) // an abort: never retried
 	case ctx.Err() != nil:

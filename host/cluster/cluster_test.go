@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -38,10 +39,10 @@ func TestNodesStartingTogetherMigrateOnce(t *testing.T) {
 		}
 		defer nodes[i].Close(context.Background())
 	}
-	if _, err := nodes[0].Abort(context.Background(), "no-such-run"); err != nil {
+	if _, err := nodes[0].Abort(context.Background(), "s1", "no-such-run"); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := nodes[1].Done(context.Background(), "no-such-run"); err != nil || !done {
+	if done, err := nodes[1].Done(context.Background(), "s1", "no-such-run"); err != nil || !done {
 		t.Fatalf("a run without a job is done: %v %v", done, err)
 	}
 }
@@ -69,7 +70,7 @@ func TestRunIDsUniquePerSession_SubmitQueuesEachOnce(t *testing.T) {
 	if err := b.Submit(ctx, in); !errors.Is(err, loop.ErrRunExists) {
 		t.Fatalf("the same run on another node: %v, want ErrRunExists", err)
 	}
-	if ok, err := a.Abort(ctx, "r1"); !ok || err != nil {
+	if ok, err := a.Abort(ctx, "s1", "r1"); !ok || err != nil {
 		t.Fatalf("abort: %v %v", ok, err)
 	}
 	if err := a.Submit(ctx, in); !errors.Is(err, loop.ErrRunExists) {
@@ -77,5 +78,38 @@ func TestRunIDsUniquePerSession_SubmitQueuesEachOnce(t *testing.T) {
 	}
 	if err := b.Submit(ctx, loop.RunInput{SessionID: "s2", RunID: "r1"}); err != nil {
 		t.Fatalf("r1 on another session: %v", err)
+	}
+}
+
+// Run ids are unique only per session, so jobs are keyed by (session, run id): with the
+// same run id queued on two sessions, aborting one session's run cancels that job only,
+// and the other session's run is still to do.
+func TestAbortAndDoneKeyBySessionAndRunID(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Start(t).NewDatabase(t)
+	c, err := New(ctx, Options{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	for _, s := range []string{"s1", "s2"} {
+		if err := c.Submit(ctx, loop.RunInput{SessionID: s, RunID: "r1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := c.Sessions(ctx, "r1"); err != nil || !slices.Equal(got, []string{"s1", "s2"}) {
+		t.Fatalf("sessions of r1: %v %v", got, err)
+	}
+	if ok, err := c.Abort(ctx, "s1", "r1"); !ok || err != nil {
+		t.Fatalf("abort s1/r1: %v %v", ok, err)
+	}
+	if done, err := c.Done(ctx, "s1", "r1"); !done || err != nil {
+		t.Fatalf("s1/r1 done: %v %v, want its job cancelled", done, err)
+	}
+	if done, err := c.Done(ctx, "s2", "r1"); done || err != nil {
+		t.Fatalf("s2/r1 done: %v %v, want its job still queued", done, err)
+	}
+	if got, err := c.Sessions(ctx, "r1"); err != nil || !slices.Equal(got, []string{"s2"}) {
+		t.Fatalf("sessions of r1 after the abort: %v %v", got, err)
 	}
 }

@@ -20,10 +20,15 @@ type Dispatcher interface {
 	// same session and run id) is refused with an error wrapping loop.ErrRunExists, as
 	// one atomic decision across nodes.
 	Submit(ctx context.Context, in loop.RunInput) error
-	// Done reports whether the run's job finished for good (it will not be retried).
-	Done(ctx context.Context, runID string) (bool, error)
-	// Abort cancels a run's unfinished job wherever it runs; false when there is none.
-	Abort(ctx context.Context, runID string) (bool, error)
+	// Done reports whether the session's run's job finished for good (it will not be
+	// retried). Jobs are keyed by (session, run id), as run ids are unique per session.
+	Done(ctx context.Context, session, runID string) (bool, error)
+	// Abort cancels the session's run's unfinished job wherever it runs; false when there
+	// is none. Another session's run with the same id is not touched.
+	Abort(ctx context.Context, session, runID string) (bool, error)
+	// Sessions lists the sessions with an unfinished job of the run id: how the abort
+	// route that names no session finds its run, or finds the id ambiguous.
+	Sessions(ctx context.Context, runID string) ([]string, error)
 }
 
 // pollEvery is how often a dispatched run's stream reads the store for new events;
@@ -130,7 +135,7 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 			return // (a run that finished was returned from above)
 		}
 		if !progressed { // only a quiet stream asks whether its job has ended
-			if done, err := s.opts.Dispatch.Done(ctx, runID); err == nil && done {
+			if done, err := s.opts.Dispatch.Done(ctx, session, runID); err == nil && done {
 				finalPass = true
 				continue // read once more: what it stored before it ended
 			}

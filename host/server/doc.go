@@ -3,7 +3,8 @@
 // abort, session listing, bearer-token auth and a small live page at "/".
 //
 //	POST /v1/runs               AG-UI RunAgentInput → text/event-stream of AG-UI events
-//	POST /v1/runs/{id}/abort    stop a run in progress (the session keeps what it stored)
+//	POST /v1/sessions/{id}/runs/{run}/abort  stop a run in progress (the session keeps what it stored)
+//	POST /v1/runs/{run}/abort   the same, when only one session has that run id in progress (else 409)
 //	GET  /v1/sessions           stored sessions
 //	GET  /v1/sessions/{id}      one session's entries and runs, as JSON
 //	GET  /healthz               liveness, no auth

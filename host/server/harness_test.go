@@ -198,7 +198,7 @@ func sseEvents(t *testing.T, r io.Reader) []map[string]any {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if line == "" {
+		if line == "" || strings.HasPrefix(line, "id: ") { // a dispatched run's frames carry their seq
 			continue
 		}
 		data, ok := strings.CutPrefix(line, "data: ")

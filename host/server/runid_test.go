@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -114,5 +115,105 @@ func TestRunIDsUniquePerSession_OneNodeConcurrentRequestsStartOneRun(t *testing.
 				checkOneRunStarted(t, e.store, session, codes, bodies)
 			}
 		})
+	}
+}
+
+// An abort names its session (POST /v1/sessions/{session}/runs/{run}/abort): one that
+// names another session does not reach the run, even with the same run id, and the
+// session's own route aborts it. Without a Dispatcher the loop keeps one live run per
+// run id in the process, so a second session's run of the id cannot be live beside it.
+func TestRunIDsUniquePerSession_AbortRouteNamesTheSession(t *testing.T) {
+	started := make(chan string, 1)
+	e := newTestEnv(t, envOptions{extraTools: []loop.Tool{blockingTool(started)}}, waitTurns...)
+	resp := startBlockedRun(t, e, started, "s1", "r1")
+	defer resp.Body.Close()
+	code, body := e.request(t, "POST", "/v1/sessions/s2/runs/r1/abort", "")
+	if code != 404 || strings.TrimSpace(body) != `{"error":"no run \"r1\" in progress"}` {
+		t.Fatalf("abort s2/r1 while s1/r1 runs: %d %s", code, body)
+	}
+	code, body = e.request(t, "POST", "/v1/sessions/s1/runs/r1/abort", "")
+	if code != 202 || strings.TrimSpace(body) != `{"aborting":true,"runId":"r1"}` {
+		t.Fatalf("abort s1/r1: %d %s", code, body)
+	}
+	evs := brief(sseEvents(t, resp.Body))
+	if evs[len(evs)-1] != "RUN_FINISHED cancelled aborted/cancelled" {
+		t.Fatalf("s1/r1 ended %v, want aborted", evs)
+	}
+}
+
+// sessionBlockingTool blocks, until its context ends, the calls of one session's runs;
+// other sessions' calls answer "done".
+func sessionBlockingTool(session string, started chan<- string) loop.Tool {
+	return loop.FuncTool{
+		ToolSpec: loop.ToolSpec{Name: "wait", Description: "waits until cancelled"},
+		Fn: func(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+			if ci, _ := loop.CallInfoFrom(ctx); ci.SessionID != session {
+				return loop.TextResult("done"), nil
+			}
+			started <- c.ID
+			<-ctx.Done()
+			return loop.ToolResult{}, context.Cause(ctx)
+		},
+	}
+}
+
+// On a cluster, jobs are keyed by (session, run id): two sessions each with a run r1
+// in progress are two runs. The route that names no session refuses to pick one (409),
+// and aborting s1's run by its session route ends that run aborted while s2's r1
+// completes. Jobs used to be found by run id alone: the abort hit whichever job was
+// newest, s2's, and a node refused s2's r1 with 409 while it streamed s1's.
+func TestRunIDsUniquePerSession_ClusterAbortReachesOnlyItsSession(t *testing.T) {
+	started := make(chan string, 1)
+	url := pgtest.Start(t).NewDatabase(t)
+	e := newTestEnv(t, envOptions{cluster: url, extraTools: []loop.Tool{sessionBlockingTool("s1", started)}}, waitTurns...)
+	resp1 := startBlockedRun(t, e, started, "s1", "r1")
+	defer resp1.Body.Close()
+	// s2's r1 may run beside s1's or, on the same agent (which keeps live runs by run id),
+	// wait for it: its job is unfinished either way.
+	resp2c := make(chan *http.Response, 1)
+	go func() { resp2c <- e.do(t, "POST", "/v1/runs", runBody("s2", "r1", "wait"), e.token) }()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var jobs int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE args->>'session' = 's2'`).Scan(&jobs); err != nil {
+			t.Fatal(err)
+		}
+		if jobs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("s2's r1 was not queued within 30s")
+		}
+		time.Sleep(20 * time.Millisecond) // polling for s2's job, bounded by the deadline
+	}
+	code, body := e.request(t, "POST", "/v1/runs/r1/abort", "")
+	if code != 409 || !strings.Contains(body, "POST /v1/sessions/{session}/runs/r1/abort") {
+		t.Fatalf("abort r1 without a session while s1 and s2 run it: %d %s, want 409", code, body)
+	}
+	if code, body := e.request(t, "POST", "/v1/sessions/s1/runs/r1/abort", ""); code != 202 {
+		t.Fatalf("abort s1/r1: %d %s", code, body)
+	}
+	evs := brief(sseEvents(t, resp1.Body))
+	if evs[len(evs)-1] != "RUN_FINISHED cancelled aborted/cancelled" {
+		t.Fatalf("s1/r1 ended %v, want aborted", evs)
+	}
+	resp2 := waitFor(t, "s2's response", resp2c)
+	defer resp2.Body.Close()
+	if resp2.StatusCode != 200 {
+		t.Fatalf("s2/r1: %d", resp2.StatusCode)
+	}
+	evs = brief(sseEvents(t, resp2.Body))
+	if evs[len(evs)-1] != "RUN_FINISHED success completed/end_turn" {
+		t.Fatalf("s2/r1 ended %v, want completed", evs)
+	}
+	for session, want := range map[string]loop.Status{"s1": loop.StatusAborted, "s2": loop.StatusCompleted} {
+		runs, err := e.store.Runs(context.Background(), session)
+		if err != nil || len(runs) != 1 || runs[0].ID != "r1" || runs[0].Status != want {
+			t.Fatalf("session %s stores runs %+v %v, want r1 %s", session, runs, err, want)
+		}
 	}
 }

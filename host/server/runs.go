@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -29,7 +31,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, msg)
 		return
 	}
-	defer s.release(in.RunID)
+	defer s.release(in)
 	// The session as stored before the run: what the client resent is matched against
 	// it (dropEchoes), and a run that continues a thread starts with it.
 	entries, err := s.opts.Store.Load(r.Context(), in.SessionID)
@@ -92,39 +94,66 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// runKey names a run: run ids are unique per session, not globally.
+type runKey struct{ session, run string }
+
 // claim registers a run, refusing a second run on a session (409), a run id already
-// in use (409) and any run while shutting down (503).
+// in use (409) and any run while shutting down (503). Without a Dispatcher, a run id
+// live on another session is refused too: the loop keeps its live runs by run id, so
+// one process runs one run of an id at a time. With one, the run goes to a job keyed
+// by (session, run id), and another session's run of the same id is another run.
 func (s *Server) claim(in loop.RunInput) (int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
 		return http.StatusServiceUnavailable, "server is shutting down"
 	}
-	if _, dup := s.active[in.RunID]; dup {
-		return http.StatusConflict, fmt.Sprintf("run %q is already in progress", in.RunID)
-	}
-	for run, session := range s.active {
-		if session == in.SessionID {
-			return http.StatusConflict, fmt.Sprintf("session %q already has a run in progress (%s); abort it or wait for it to finish", session, run)
+	for k := range s.active {
+		if k.run == in.RunID && (k.session == in.SessionID || s.opts.Dispatch == nil) {
+			return http.StatusConflict, fmt.Sprintf("run %q is already in progress", in.RunID)
+		}
+		if k.session == in.SessionID {
+			return http.StatusConflict, fmt.Sprintf("session %q already has a run in progress (%s); abort it or wait for it to finish", k.session, k.run)
 		}
 	}
-	s.active[in.RunID] = in.SessionID
+	s.active[runKey{in.SessionID, in.RunID}] = struct{}{}
 	s.wg.Add(1)
 	return 0, ""
 }
 
-func (s *Server) release(runID string) {
+func (s *Server) release(in loop.RunInput) {
 	s.mu.Lock()
-	delete(s.active, runID)
+	delete(s.active, runKey{in.SessionID, in.RunID})
 	s.mu.Unlock()
 	s.wg.Done()
 }
 
-// handleAbort is POST /v1/runs/{id}/abort.
+// handleAbort is POST /v1/sessions/{session}/runs/{run}/abort, and POST
+// /v1/runs/{run}/abort, which names no session: that one aborts the run id's run only
+// when exactly one session has it in progress, and answers 409 asking for the session
+// route when several have, since an abort must never reach another session's run.
 func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	session, id := r.PathValue("session"), r.PathValue("run")
+	if session == "" {
+		sessions, err := s.runSessions(r.Context(), id)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("abort run %q: %v", id, err))
+			return
+		}
+		switch len(sessions) {
+		case 0:
+			writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
+			return
+		case 1:
+			session = sessions[0]
+		default:
+			writeError(w, http.StatusConflict, fmt.Sprintf("run id %q is in progress on sessions %s; abort it with POST /v1/sessions/{session}/runs/%s/abort",
+				id, strings.Join(sessions, ", "), id))
+			return
+		}
+	}
 	if s.opts.Dispatch != nil {
-		ok, err := s.opts.Dispatch.Abort(r.Context(), id)
+		ok, err := s.opts.Dispatch.Abort(r.Context(), session, id)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, fmt.Sprintf("abort run %q: %v", id, err))
 			return
@@ -134,11 +163,38 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.opts.Agent == nil || !s.opts.Agent.Abort(id) {
+	s.mu.Lock()
+	_, live := s.active[runKey{session, id}]
+	s.mu.Unlock()
+	// The loop aborts by run id, which is unique among this process's live runs (claim):
+	// the run it aborts is the one this session has in progress here.
+	if !live || s.opts.Agent == nil || !s.opts.Agent.Abort(id) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
+}
+
+// runSessions lists the sessions that have a run of the id in progress: on this server,
+// and with a Dispatcher, wherever their jobs run.
+func (s *Server) runSessions(ctx context.Context, runID string) ([]string, error) {
+	var out []string
+	if s.opts.Dispatch != nil {
+		ss, err := s.opts.Dispatch.Sessions(ctx, runID)
+		if err != nil {
+			return nil, err
+		}
+		out = ss
+	}
+	s.mu.Lock()
+	for k := range s.active {
+		if k.run == runID {
+			out = append(out, k.session)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // readJSON reads a bounded body and decodes it, answering 413, 408 or 400 itself.

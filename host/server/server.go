@@ -79,8 +79,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	draining bool
-	active   map[string]string // run id → session id, for runs this server streams
-	wg       sync.WaitGroup    // run handlers in progress
+	active   map[runKey]struct{} // the runs this server streams
+	wg       sync.WaitGroup      // run handlers in progress
 }
 
 // New checks the options and builds the handler.
@@ -100,7 +100,7 @@ func New(opts Options) (*Server, error) {
 	if opts.BodyReadTimeout <= 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[string]string{}}
+	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[runKey]struct{}{}}
 	s.token = sha256.Sum256([]byte(opts.Token))
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
@@ -113,7 +113,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
 	s.mux.Handle("POST /v1/runs", s.auth(s.handleRun))
-	s.mux.Handle("POST /v1/runs/{id}/abort", s.auth(s.handleAbort))
+	s.mux.Handle("POST /v1/runs/{run}/abort", s.auth(s.handleAbort))
+	s.mux.Handle("POST /v1/sessions/{session}/runs/{run}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
 	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
