@@ -8,7 +8,7 @@ import (
 )
 
 // withCallMeta hands an mcp plugin the call's id, session and run as the tools/call
-// _meta ("agenthost/call_id", "agenthost/session_id", "agenthost/run_id"). The id is the
+// _meta (and a wasi plugin the same as AGENTHOST_CALL_ID, … in its environment) ("agenthost/call_id", "agenthost/session_id", "agenthost/run_id"). The id is the
 // one the model gave and the session stores, so it is the same when a resumed run calls
 // the tool again for a call whose result was never stored: a tool with side effects
 // keys them by it and answers a repeat without repeating them (at least once,

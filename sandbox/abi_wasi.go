@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 )
 
 // The wasi ABI runs a WASI command (`_start`) once per call: the arguments
-// JSON on stdin, the tool's Args (or Config.Args) as argv, AGENTHOST_TOOL in
-// the environment, the result on stdout (a CallToolResult
+// JSON on stdin, the tool's Args (or Config.Args) as argv, AGENTHOST_TOOL and
+// the call's ids (callEnv) in the environment, the result on stdout (a CallToolResult
 // JSON, or else plain text). A non-zero exit code is an error result with
 // the code and stderr. Every call is a fresh instance of the compiled module
 // (a command runs once), so there is no pool, only a bound on concurrency.
@@ -96,6 +97,9 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 		WithStdin(bytes.NewReader(args)).
 		WithStdout(stdout).
 		WithStderr(stderr)
+	for _, kv := range callEnv(callMetaOf(ctx)) {
+		mc = mc.WithEnv(kv[0], kv[1])
+	}
 
 	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories}
 	callCtx := experimental.WithMemoryAllocator(timed, watch)
@@ -148,4 +152,26 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 		b.Buffer.Write(p[:min(int64(len(p)), room)])
 	}
 	return len(p), nil
+}
+
+// callEnv is the call's _meta (WithCallMeta) as environment variables: a WASI command
+// has no request envelope to carry it, and a tool with side effects needs the call id
+// to recognise a call it already served (tool calls are at least once, plugins/sdk/ABI.md).
+// Each string under "agenthost/" becomes AGENTHOST_ plus its upper-cased rest
+// ("agenthost/call_id" → AGENTHOST_CALL_ID), sorted so every call sees one order. A
+// name that is not [a-z0-9_], a value with a NUL (which an environment cannot hold)
+// and "tool" (AGENTHOST_TOOL is the sandbox's own) are left out.
+func callEnv(meta map[string]any) [][2]string {
+	var env [][2]string
+	for k, v := range meta {
+		name, ok := strings.CutPrefix(k, "agenthost/")
+		s, isString := v.(string)
+		if !ok || !isString || name == "" || name == "tool" || strings.ContainsRune(s, 0) ||
+			strings.IndexFunc(name, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') }) >= 0 {
+			continue
+		}
+		env = append(env, [2]string{"AGENTHOST_" + strings.ToUpper(name), s})
+	}
+	slices.SortFunc(env, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	return env
 }

@@ -51,7 +51,8 @@ type callMetaKey struct{}
 // v1 "params" and the v2 "request" and "context". The host puts the call's id there,
 // so a tool with side effects can recognise a call it has already served (a resumed
 // run calls again a tool whose result was not stored: at least once, plugins/sdk/ABI.md).
-// The sandbox passes it through unread.
+// The sandbox passes it through unread, except that a wasi command, which has no request
+// envelope, gets its "agenthost/" strings as environment variables (callEnv).
 func WithCallMeta(ctx context.Context, meta map[string]any) context.Context {
 	return context.WithValue(ctx, callMetaKey{}, meta)
 }

@@ -55,7 +55,8 @@ type ToolDecl struct {
 	Input string
 	// Args is the argv of this tool's calls (wasi ABI, argv[0] included); it
 	// overrides Config.Args, so one command can serve several tools. Every
-	// call also has AGENTHOST_TOOL set to the tool's name.
+	// call also has AGENTHOST_TOOL set to the tool's name, and the call's ids
+	// (WithCallMeta) as AGENTHOST_CALL_ID, AGENTHOST_SESSION_ID, AGENTHOST_RUN_ID.
 	Args []string
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -31,4 +32,22 @@ func TestWASIToolsHaveTheirOwnArgvAndLearnTheirName(t *testing.T) {
 		Permissions: Permissions{Timeout: 5 * time.Second}})
 	wantResult(t, callTool(t, p, "encode", `{"text":"whoami"}`), false, "encode multi encode --fast")
 	wantResult(t, callTool(t, p, "plain", `{"text":"whoami"}`), false, "plain multi --shared")
+}
+
+// A wasi tool learns its call's id, session and run from its environment (the _meta an
+// mcp plugin gets): a tool with side effects keys them by the call id, which a resumed
+// run repeats for a call whose result was never stored (at least once). A call without
+// ids sees none, and the ids cannot override AGENTHOST_TOOL.
+func TestWASIToolsLearnTheirCallIDsFromTheEnvironment(t *testing.T) {
+	r := newTestRuntime(t)
+	p := load(t, r, Config{Name: "ids", Wasm: fixtures.wasicmd, Tools: []ToolDecl{{Name: "ids"}},
+		Permissions: Permissions{Timeout: 5 * time.Second}})
+	ctx := WithCallMeta(context.Background(), map[string]any{"agenthost/call_id": "call_7",
+		"agenthost/session_id": "s1", "agenthost/run_id": "r1", "agenthost/tool": "other", "progressToken": "p"})
+	res, err := p.CallTool(ctx, "ids", []byte(`{"text":"callenv"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, res, false, "call=call_7 session=s1 run=r1 tool=ids")
+	wantResult(t, callTool(t, p, "ids", `{"text":"callenv"}`), false, "call= session= run= tool=ids")
 }

@@ -54,6 +54,9 @@ func main() {
 			}
 		}
 		fmt.Print(n)
+	case "callenv":
+		fmt.Printf("call=%s session=%s run=%s tool=%s", os.Getenv("AGENTHOST_CALL_ID"), os.Getenv("AGENTHOST_SESSION_ID"),
+			os.Getenv("AGENTHOST_RUN_ID"), os.Getenv("AGENTHOST_TOOL"))
 	case "whoami":
 		fmt.Print(os.Getenv("AGENTHOST_TOOL"), " ", strings.Join(os.Args, " "))
 	case "warn":
