@@ -38,6 +38,9 @@ type Options struct {
 	// outside a run: during `plugins call` or while loading. Inside a run reports are
 	// the run's plugin_log and progress events.
 	OnReport func(report any)
+	// OnCompile is told a plugin's file name before its first compile into the cache
+	// (sandbox.RuntimeOptions.OnCompile): the CLI prints a line, since it takes seconds.
+	OnCompile func(file string)
 }
 
 // Host is a loaded manifest: store, plugins, provider and the agent wired from them.
@@ -108,7 +111,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if cache == "" {
 		cache = filepath.Join(m.Dir, ".agenthost", "cache")
 	}
-	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache}); err != nil {
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: opts.OnCompile}); err != nil {
 		return nil, fmt.Errorf("start wasm runtime: %w", err)
 	}
 	for i := range m.Plugins {

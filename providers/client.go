@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/status"
 
 	"github.com/agenthost/agenthost/providers/proto"
 )
@@ -146,7 +147,9 @@ func (c *Client) launch(ctx context.Context) error {
 	if _, err := rpc.Configure(ctx, &providerpb.ConfigureRequest{Options: c.cfg.Options}); err != nil {
 		proc.Kill()
 		exe.remove()
-		return fmt.Errorf("configure: %w", err)
+		// The adapter's own words, not "rpc error: code = InvalidArgument desc = ...":
+		// they are what the user acts on (a missing key, an unknown option).
+		return fmt.Errorf("configure: %s", status.Convert(err).Message())
 	}
 	c.proc, c.rpc, c.exe = proc, rpc, exe
 	c.gen = processSerial.Add(1)

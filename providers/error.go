@@ -89,3 +89,12 @@ func errorFromProto(p *providerpb.Error) *Error {
 		Retryable:  p.GetRetryable(),
 	}
 }
+
+// MissingKey is what an adapter's Configure returns when it would call a hosted API
+// with no key: every call would fail with 401 (or, offline, a DNS error the host retries),
+// so the run stops before any of them and names the variable to set. The hint points at
+// the scripted provider `agenthost init` writes, the way to try the host with no key.
+func MissingKey(envVar string) error {
+	return fmt.Errorf("%s is not set: export it or use --provider scripted "+
+		"(a server that needs no key: set the base_url option)", envVar)
+}

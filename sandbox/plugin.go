@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptrace"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -138,11 +139,17 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	// Room for the memories of as many instances as may exist at once: the
 	// guest's and the Extism kernel's of each.
 	p.memories = newMemoryPool(2 * size)
+	file := cfg.Name
+	if cfg.Path != "" {
+		file = filepath.Base(cfg.Path)
+	}
+	compiled := r.beforeCompile(wasm, file)
 	if p.abi == ABIWASI {
 		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
 			_ = p.Close(ctx)
 			return nil, err
 		}
+		compiled()
 		return p, nil
 	}
 
@@ -166,6 +173,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		_ = p.Close(ctx)
 		return nil, fmt.Errorf("compile: %w", err)
 	}
+	compiled()
 	p.pool = newPool(size, perms.Isolation, p.newInstance)
 
 	switch p.abi {

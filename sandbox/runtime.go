@@ -3,8 +3,13 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/debug"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -15,18 +20,25 @@ type RuntimeOptions struct {
 	// keeps the cache in memory only (still shared by every plugin loaded
 	// through this Runtime).
 	CacheDir string
+	// OnCompile is called with a plugin's file name (or its name) just before Load
+	// compiles a module CacheDir does not hold yet: seconds of work, once, that a
+	// CLI can announce instead of looking hung. Never called without a CacheDir.
+	OnCompile func(file string)
 }
 
 // Runtime is shared by all plugins of a process: it owns the compilation
 // cache, so loading the same module twice (or after a restart, with a
 // CacheDir) skips compilation.
 type Runtime struct {
-	cache wazero.CompilationCache
+	cache     wazero.CompilationCache
+	marks     string // CacheDir's record of what it holds (compiledMark); "" in memory
+	onCompile func(string)
 }
 
 // NewRuntime creates a Runtime. Close it after every plugin is closed.
 func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	var cache wazero.CompilationCache
+	var marks string
 	if opts.CacheDir != "" {
 		if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
 			return nil, fmt.Errorf("sandbox: compilation cache: %w", err)
@@ -36,10 +48,58 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 			return nil, fmt.Errorf("sandbox: compilation cache %s: %w", opts.CacheDir, err)
 		}
 		cache = c
+		marks = filepath.Join(opts.CacheDir, "agenthost-compiled-"+wazeroVersion()+"-"+goruntime.GOARCH+"-"+goruntime.GOOS)
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	return &Runtime{cache: cache}, nil
+	return &Runtime{cache: cache, marks: marks, onCompile: opts.OnCompile}, nil
+}
+
+// wazero keys its cache files on the module, the CPU and magic of its own, under a
+// directory per wazero version, and exposes neither the keys nor hits and misses. So
+// the Runtime keeps its own record beside them: one empty file per module it compiled
+// into CacheDir (named by the sha256 of the bytes compiled), under a directory named
+// as wazero's is, so a wazero upgrade (which recompiles everything) starts a new one.
+// Removing CacheDir removes both. Only deleting wazero's files alone makes the record
+// wrong, and then only the progress line is missed.
+func wazeroVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/tetratelabs/wazero" {
+				return dep.Version
+			}
+		}
+	}
+	return "dev"
+}
+
+// compiledMark is the record of wasm in CacheDir, or "" with no CacheDir.
+func (r *Runtime) compiledMark(wasm []byte) string {
+	if r.marks == "" {
+		return ""
+	}
+	sum := sha256.Sum256(wasm)
+	return filepath.Join(r.marks, hex.EncodeToString(sum[:]))
+}
+
+// beforeCompile announces the compile of wasm when CacheDir does not hold it; the
+// function returned records it there once the compile succeeded.
+func (r *Runtime) beforeCompile(wasm []byte, file string) (compiled func()) {
+	mark := r.compiledMark(wasm)
+	if mark == "" {
+		return func() {}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		return func() {}
+	}
+	if r.onCompile != nil {
+		r.onCompile(file)
+	}
+	return func() {
+		if os.MkdirAll(r.marks, 0o755) == nil {
+			_ = os.WriteFile(mark, nil, 0o644) // at worst the line shows again next time
+		}
+	}
 }
 
 // Close releases the compilation cache (the files in CacheDir stay).

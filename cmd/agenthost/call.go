@@ -73,7 +73,7 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 				}
 			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config")) {
 				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
-			} else if h, err = host.Open(cmd.Context(), host.Options{Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}); err != nil {
+			} else if h, err = host.Open(cmd.Context(), host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}); err != nil {
 				return err
 			}
 			defer h.Close()
@@ -128,7 +128,7 @@ func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(
 	if err != nil {
 		return nil, "", usage(err)
 	}
-	opts := host.Options{Loaded: loaded, NoProvider: true, OnReport: onReport, CacheDir: userCacheDir()}
+	opts := host.Options{OnCompile: compileNote(cmd), Loaded: loaded, NoProvider: true, OnReport: onReport, CacheDir: userCacheDir()}
 	h, err := host.Open(cmd.Context(), opts)
 	if err != nil && tool != "" && errors.Is(err, host.ErrNoTools) {
 		// If declaring TOOL fails too, the first error (with its hints) is the useful one.

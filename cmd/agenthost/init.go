@@ -45,6 +45,7 @@ env = ["OPENAI_API_KEY", "OPENAI_BASE_URL"]   # the only host variables the adap
 
 [providers.scripted]               # replays a fixture: offline, deterministic (or script = "file.json")
 command = "agenthost-provider-scripted"
+model = "scripted"                 # agent.model is for openai: runs and spans name what answered
 options = { script_json = '{"turns": [{"text": "Hello from the scripted provider. Set OPENAI_API_KEY and run without --provider scripted to talk to a real model."}]}' }
 
 [store]

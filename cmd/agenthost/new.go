@@ -17,7 +17,8 @@ import (
 
 // The templates of `plugins new`: one directory per language, files ending in .tmpl,
 // "__NAME__" replaced by the plugin's name (in file names too), "__DIR__" by its
-// directory and "__VERSION__" by agenthost's version.
+// directory relative to the manifest's (see snippetDir) and "__VERSION__" by agenthost's
+// version.
 //
 //go:embed all:scaffold
 var scaffold embed.FS
@@ -60,7 +61,7 @@ The others are WASI commands (wasi ABI): arguments on stdin, the result on stdou
 			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 && !force {
 				return usage(fmt.Errorf("%s exists and is not empty; use --force to write into it", dir))
 			}
-			files, err := writeScaffold(lang, name, dir)
+			files, err := writeScaffold(lang, name, dir, manifestPath(cmd))
 			if err != nil {
 				return failed(err)
 			}
@@ -88,16 +89,16 @@ func containsString(list []string, s string) bool {
 }
 
 // writeScaffold writes the templates of lang, and for Go the SDK, and returns the files
-// written, relative to dir.
-func writeScaffold(lang, name, dir string) ([]string, error) {
+// written, relative to dir. manifest is the manifest the snippet is meant for.
+func writeScaffold(lang, name, dir, manifest string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(dir)
+	rel, err := snippetDir(dir, manifest)
 	if err != nil {
 		return nil, err
 	}
-	subst := strings.NewReplacer("__NAME__", name, "__DIR__", abs, "__VERSION__", versionString(),
+	subst := strings.NewReplacer("__NAME__", name, "__DIR__", rel, "__VERSION__", versionString(),
 		"__PREFIXLEN__", strconv.Itoa(len(name+" got: ")))
 	root := path.Join("scaffold", lang)
 	entries, err := scaffold.ReadDir(root)
@@ -127,6 +128,30 @@ func writeScaffold(lang, name, dir string) ([]string, error) {
 		files = append(files, "third_party/agenthost/")
 	}
 	return files, nil
+}
+
+// snippetDir is dir as the manifest snippet names it: relative to the directory of the
+// manifest it is pasted into (relative wasm paths resolve from there), so the plugin and
+// the manifest can be committed, cloned or moved together. Build scripts need no path at
+// all: they cd to their own directory.
+func snippetDir(dir, manifest string) (string, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	absManifest, err := filepath.Abs(manifest)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(filepath.Dir(absManifest), absDir)
+	if err != nil { // another volume: nothing relative names it
+		return filepath.ToSlash(absDir), nil
+	}
+	rel = filepath.ToSlash(rel)
+	if !strings.HasPrefix(rel, "../") && rel != ".." {
+		rel = "./" + rel // reads as a path, not a name
+	}
+	return rel, nil
 }
 
 // writeSDK writes the SDK embedded in this binary as a module of its own path.

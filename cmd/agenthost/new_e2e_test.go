@@ -72,3 +72,56 @@ func TestE2E_PluginsNewScaffoldsBuildAndAnswerInEveryLanguage(t *testing.T) {
 	}
 
 }
+
+// The files `plugins new` writes name no absolute path, so a scaffold committed with its
+// manifest or moved elsewhere still loads: the snippet's wasm path is relative to the
+// manifest (-c) that it is meant for, whatever --dir says.
+func TestE2E_PluginsNewWritesNoAbsolutePathsAndMovesWithTheManifest(t *testing.T) {
+	work := t.TempDir()
+	e := &agentEnv{dir: work, manifest: filepath.Join(work, "agent.toml")}
+	for _, lang := range scaffoldLangs {
+		name := "my_" + lang
+		dir := filepath.Join(work, "plugins", name) // absolute on purpose
+		if r := e.agenthost(t, "plugins", "new", lang, name, "--dir", dir); r.code != 0 {
+			t.Fatalf("new %s: exit %d %s", lang, r.code, r.stderr)
+		}
+	}
+	// A manifest in a subdirectory gets a path that climbs out of it.
+	sub := &agentEnv{dir: work, manifest: filepath.Join(work, "conf", "agent.toml")}
+	if r := sub.agenthost(t, "plugins", "new", "wat", "from_sub", "--dir", filepath.Join(work, "from_sub")); r.code != 0 {
+		t.Fatalf("new from_sub: exit %d %s", r.code, r.stderr)
+	}
+	snippet, _ := os.ReadFile(filepath.Join(work, "from_sub", "manifest.toml"))
+	if !strings.Contains(string(snippet), `wasm = "../from_sub/from_sub.wasm"`) {
+		t.Errorf("snippet for a manifest in conf/:\n%s", snippet)
+	}
+	filepath.Walk(work, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), work) {
+			t.Errorf("%s names the absolute directory %s", p, work)
+		}
+		return nil
+	})
+	// Moved to another directory, with the plugin built (calc stands in for my_go), the
+	// snippet pasted as it is still loads the plugin.
+	snippet, err := os.ReadFile(filepath.Join(work, "plugins", "my_go", "manifest.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(calcWasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(work, "plugins", "my_go", "my_go.wasm"), wasm, 0o644)
+	moved := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Rename(work, moved); err != nil {
+		t.Fatal(err)
+	}
+	e = &agentEnv{dir: moved, manifest: filepath.Join(moved, "agent.toml")}
+	os.WriteFile(e.manifest, []byte("[store]\nkind = \"memory\"\n"+string(snippet)), 0o644)
+	if r := e.agenthost(t, "plugins", "list"); r.code != 0 || !strings.Contains(r.stdout, "my_go") {
+		t.Fatalf("moved scaffold: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -81,7 +81,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider, Approver: approver,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider, Approver: approver,
 				Stderr: providerLog(cmd)})
 			if err != nil {
 				return err
@@ -138,6 +138,15 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.BoolVar(&watch, "watch", false, "after the run, wait for a plugin's .wasm to change, reload it and run the prompt again")
 	f.StringVar(&logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
 	return cmd
+}
+
+// compileNote prints one line on stderr before a plugin's first compile into the cache:
+// without it the first command after a build sits silent for seconds (a Go plugin is
+// several MB of Wasm). stderr, so --json output stays events only.
+func compileNote(cmd *cobra.Command) func(file string) {
+	return func(file string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "compiling %s (first run; cached afterwards)\n", file)
+	}
 }
 
 // providerLog sends provider logs to stderr when AGENTHOST_DEBUG is set.

@@ -61,7 +61,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err != nil {
 				return usage(err)
 			}
-			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true})
 			if err != nil {
 				return err
@@ -150,7 +150,7 @@ again.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd)})
 			if err != nil {
 				return err

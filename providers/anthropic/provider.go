@@ -34,7 +34,8 @@ type config struct {
 // manifest's options on top.
 func New() *Provider {
 	p := &Provider{}
-	if err := p.Configure(context.Background(), nil); err != nil {
+	// No key yet is not an error here: Configure, before any call, says so.
+	if err := p.configure(nil, false); err != nil {
 		panic(err) // unreachable: no options, nothing to reject
 	}
 	return p
@@ -44,6 +45,11 @@ var knownOptions = []string{"api_key", "base_url", "cache", "max_tokens", "model
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
+	return p.configure(options, true)
+}
+
+// configure is Configure; requireKey refuses the hosted API with no key.
+func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	for k := range options {
 		if !slices.Contains(knownOptions, k) {
 			return fmt.Errorf("anthropic: unknown option %q (known: %s)", k, strings.Join(knownOptions, ", "))
@@ -70,11 +76,15 @@ func (p *Provider) Configure(_ context.Context, options map[string]string) error
 		return fmt.Errorf("anthropic: thinking_budget %d must be below max_tokens %d", cfg.thinkingBudget, cfg.maxTokens)
 	}
 	opts := []option.RequestOption{option.WithMaxRetries(0)}
-	if v := firstSet(options["base_url"], os.Getenv("ANTHROPIC_BASE_URL")); v != "" {
-		opts = append(opts, option.WithBaseURL(v))
+	baseURL := firstSet(options["base_url"], os.Getenv("ANTHROPIC_BASE_URL"))
+	if baseURL != "" {
+		opts = append(opts, option.WithBaseURL(baseURL))
 	}
-	if v := firstSet(options["api_key"], os.Getenv("ANTHROPIC_API_KEY")); v != "" {
-		opts = append(opts, option.WithAPIKey(v))
+	key := firstSet(options["api_key"], os.Getenv("ANTHROPIC_API_KEY"))
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	} else if requireKey && baseURL == "" { // the hosted API always needs one; a local server may not
+		return providers.MissingKey("ANTHROPIC_API_KEY")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

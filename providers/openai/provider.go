@@ -28,7 +28,8 @@ type Provider struct {
 // applies the manifest's options on top.
 func New() *Provider {
 	p := &Provider{}
-	if err := p.Configure(context.Background(), nil); err != nil {
+	// No key yet is not an error here: Configure, before any call, says so.
+	if err := p.configure(nil, false); err != nil {
 		panic(err) // unreachable: no options, nothing to reject
 	}
 	return p
@@ -38,6 +39,11 @@ var knownOptions = []string{"api_key", "base_url", "max_tokens_field", "model", 
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
+	return p.configure(options, true)
+}
+
+// configure is Configure; requireKey refuses the hosted API with no key.
+func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	for k := range options {
 		if !slices.Contains(knownOptions, k) {
 			return fmt.Errorf("openai: unknown option %q (known: %s)", k, strings.Join(knownOptions, ", "))
@@ -57,11 +63,15 @@ func (p *Provider) Configure(_ context.Context, options map[string]string) error
 		return fmt.Errorf("openai: send_reasoning %q: want reasoning_content or reasoning", options["send_reasoning"])
 	}
 	opts := []option.RequestOption{option.WithMaxRetries(0)}
-	if v := firstSet(options["base_url"], os.Getenv("OPENAI_BASE_URL")); v != "" {
-		opts = append(opts, option.WithBaseURL(v))
+	baseURL := firstSet(options["base_url"], os.Getenv("OPENAI_BASE_URL"))
+	if baseURL != "" {
+		opts = append(opts, option.WithBaseURL(baseURL))
 	}
-	if v := firstSet(options["api_key"], os.Getenv("OPENAI_API_KEY")); v != "" {
-		opts = append(opts, option.WithAPIKey(v))
+	key := firstSet(options["api_key"], os.Getenv("OPENAI_API_KEY"))
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	} else if requireKey && baseURL == "" { // the hosted API always needs one; a local server may not
+		return providers.MissingKey("OPENAI_API_KEY")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
