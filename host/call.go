@@ -106,15 +106,6 @@ func (h *Host) ToolList() []ToolEntry {
 	return out
 }
 
-type reporterKey struct{}
-
-// WithReporter routes what plugins report during calls made with ctx (outside a run) to
-// f instead of Options.OnReport: how `mcp serve` sends a plugin's logs and progress to
-// the MCP client whose call caused them.
-func WithReporter(ctx context.Context, f func(report any)) context.Context {
-	return context.WithValue(ctx, reporterKey{}, f)
-}
-
 func (h *Host) mcpServer(name string) *mcpclient.Server {
 	for _, s := range h.mcpServers {
 		if s.Name() == name {

@@ -68,10 +68,6 @@ func (s *services) Notify(ctx context.Context, plugin, method string, params jso
 	if r == nil || loop.Notify(ctx, r) {
 		return
 	}
-	if f, ok := ctx.Value(reporterKey{}).(func(any)); ok {
-		f(r)
-		return
-	}
 	if s.onReport != nil {
 		s.onReport(r)
 	}
