@@ -262,15 +262,15 @@ func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.E
 	return res, err
 }
 
-// Abort aborts the run on the agent running it.
-func (r *Runner) Abort(runID string) bool {
-	if r.h.live.cur.Load().Abort(runID) {
+// Abort aborts the session's run of that id on the agent running it.
+func (r *Runner) Abort(sessionID, runID string) bool {
+	if r.h.live.cur.Load().Abort(sessionID, runID) {
 		return true
 	}
 	r.h.live.mu.Lock()
 	defer r.h.live.mu.Unlock()
 	for _, old := range r.h.live.retired {
-		if old.agent.Abort(runID) {
+		if old.agent.Abort(sessionID, runID) {
 			return true
 		}
 	}

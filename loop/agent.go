@@ -192,10 +192,14 @@ type Agent struct {
 	team *Team // set by NewTeam
 
 	mu       sync.Mutex
-	runs     map[string]context.CancelCauseFunc // run id → cancel
+	runs     map[runKey]context.CancelCauseFunc // live run → cancel
 	sessions map[string]string                  // session id → run id
-	held     sync.Map                           // run id → *heldSession (lease.go)
+	held     sync.Map                           // runKey → *heldSession (lease.go)
 }
+
+// runKey names a live run. Run ids are unique per session, not globally: two sessions
+// may each have a live run of the same id in one process, and an abort names both.
+type runKey struct{ session, run string }
 
 // New checks the configuration and fills in defaults.
 func New(cfg Config) (*Agent, error) {
@@ -244,7 +248,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Driver == nil {
 		cfg.Driver = GoDriver{}
 	}
-	return &Agent{cfg: cfg, runs: map[string]context.CancelCauseFunc{}, sessions: map[string]string{}}, nil
+	return &Agent{cfg: cfg, runs: map[runKey]context.CancelCauseFunc{}, sessions: map[string]string{}}, nil
 }
 
 // Store returns the agent's session store.
@@ -389,19 +393,17 @@ func (a *Agent) drainAfterCancel(ch chan<- Event, e Event) bool {
 	}
 }
 
-// Abort cancels a run in progress. It reports false when no such run is active. The
-// session keeps everything the run stored.
-func (a *Agent) Abort(runID string) bool {
-	a.mu.Lock()
-	cancel, ok := a.runs[runID]
-	a.mu.Unlock()
-	if ok {
-		cancel(ErrAborted)
+// Abort cancels the session's run of that id if it is in progress. It reports false
+// when no such run is active. The session keeps everything the run stored. The session
+// is part of the name: another session's run of the same id is another run.
+func (a *Agent) Abort(sessionID, runID string) bool {
+	k := runKey{sessionID, runID}
+	if a.abortOwn(k) {
 		return true
 	}
 	if a.team != nil { // a run started through this agent for another (RunInput.Agent)
 		for _, other := range a.team.order {
-			if b := a.team.agents[other]; b != a && b.abortOwn(runID) {
+			if b := a.team.agents[other]; b != a && b.abortOwn(k) {
 				return true
 			}
 		}
@@ -409,9 +411,9 @@ func (a *Agent) Abort(runID string) bool {
 	return false
 }
 
-func (a *Agent) abortOwn(runID string) bool {
+func (a *Agent) abortOwn(k runKey) bool {
 	a.mu.Lock()
-	cancel, ok := a.runs[runID]
+	cancel, ok := a.runs[k]
 	a.mu.Unlock()
 	if ok {
 		cancel(ErrAborted)
@@ -472,15 +474,11 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 		a.mu.Unlock()
 		return nil, &startError{fmt.Errorf("loop: session %q: %w", in.SessionID, ErrSessionBusy)}
 	}
-	if _, dup := a.runs[in.RunID]; dup {
-		a.mu.Unlock()
-		return nil, &startError{fmt.Errorf("loop: run %q is %w", in.RunID, ErrRunActive)}
-	}
 	// Hooks, guardrails and context strategies see which run they serve (CallInfo);
 	// tool calls add their call id (toolexec.go).
 	ctx = WithCallInfo(ctx, CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name})
 	rctx, cancel := context.WithCancelCause(ctx)
-	a.runs[in.RunID] = cancel
+	a.runs[runKey{in.SessionID, in.RunID}] = cancel
 	a.sessions[in.SessionID] = in.RunID
 	a.mu.Unlock()
 	if err := a.claim(rctx, in, cancel); err != nil { // the store's side: lease, run id (lease.go)
@@ -492,9 +490,9 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 func (a *Agent) finish(r *run) {
 	r.stopWork()
 	r.cancel(nil)
-	a.unclaim(r.in.RunID)
+	a.unclaim(runKey{r.in.SessionID, r.in.RunID})
 	a.mu.Lock()
-	delete(a.runs, r.in.RunID)
+	delete(a.runs, runKey{r.in.SessionID, r.in.RunID})
 	delete(a.sessions, r.in.SessionID)
 	a.mu.Unlock()
 }

@@ -23,7 +23,7 @@
 //     may send the model back to work (L12), structured output is decoded and validated
 //     (L10), and the final answer ends the run.
 //
-// A tool result marked Done ends the run at once (L7). Abort(runID) or a cancelled context
+// A tool result marked Done ends the run at once (L7). Abort(session, runID) or a cancelled context
 // stops a run between steps and before each tool; the context reaches the model and every
 // tool (L13). Nothing is lost on abort or crash: every message is stored as it happens,
 // and a run resumed on the session executes only the tool calls that have no stored

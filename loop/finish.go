@@ -184,7 +184,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	serr := r.journal.endWrite(func() { r.finished(status, reason, rec) })
 	if serr == nil {
 		if r.journal.run.done { // AppendRun released the session's lease with the final record
-			r.a.leaseReleased(r.in.RunID)
+			r.a.leaseReleased(runKey{r.in.SessionID, r.in.RunID})
 		}
 		return r.result(status, reason, final, output, err)
 	}

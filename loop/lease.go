@@ -15,11 +15,6 @@ import (
 // unique per session, and a record of a finished run is never overwritten.
 var ErrRunExists = errors.New("run id already used on this session")
 
-// ErrRunActive is returned when the run id is live in this Agent on another session: an
-// Agent keeps its live runs by run id. A caller running many sessions' runs (a cluster
-// worker) waits for that run to end rather than dropping this one.
-var ErrRunActive = errors.New("already active")
-
 // ErrLeaseLost is returned by Leaser.RenewLease and ReleaseLease when the lease no longer
 // belongs to its owner (another process judged it dead and took the session).
 var ErrLeaseLost = errors.New("session lease lost")
@@ -235,21 +230,21 @@ func (a *Agent) claim(ctx context.Context, in RunInput, cancel context.CancelCau
 	if err != nil {
 		cancel(err)
 		a.mu.Lock()
-		delete(a.runs, in.RunID)
+		delete(a.runs, runKey{in.SessionID, in.RunID})
 		delete(a.sessions, in.SessionID)
 		a.mu.Unlock()
 		return err
 	}
 	if h != nil {
-		a.held.Store(in.RunID, h)
+		a.held.Store(runKey{in.SessionID, in.RunID}, h)
 	}
 	return nil
 }
 
 // leaseReleased records that the store released the run's lease with its final record
 // (RunAppender): unclaim then only stops renewing it.
-func (a *Agent) leaseReleased(runID string) {
-	if h, ok := a.held.Load(runID); ok {
+func (a *Agent) leaseReleased(k runKey) {
+	if h, ok := a.held.Load(k); ok {
 		h := h.(*heldSession)
 		h.mu.Lock()
 		h.stopped = true
@@ -262,8 +257,8 @@ func (a *Agent) leaseReleased(runID string) {
 }
 
 // unclaim releases the session's lease when a run ends.
-func (a *Agent) unclaim(runID string) {
-	if h, ok := a.held.LoadAndDelete(runID); ok {
+func (a *Agent) unclaim(k runKey) {
+	if h, ok := a.held.LoadAndDelete(k); ok {
 		h.(*heldSession).release()
 	}
 }

@@ -20,7 +20,7 @@ func TestL13_AbortDuringAToolKeepsTheSession(t *testing.T) {
 		done <- res
 	}()
 	<-started
-	if !a.Abort("r1") {
+	if !a.Abort(in.SessionID, "r1") {
 		t.Fatal("Abort found no run")
 	}
 	res := <-done
@@ -35,7 +35,7 @@ func TestL13_AbortDuringAToolKeepsTheSession(t *testing.T) {
 	// The tool that was running is stored with its result; c2 was never started.
 	equal(t, "history", history(t, a, "s"), []string{"user:go",
 		`assistant: wait({}) calc({"expression":"1"})`, "tool[c1]:Error: context canceled"})
-	if a.Abort("r1") {
+	if a.Abort(in.SessionID, "r1") {
 		t.Fatal("Abort of a finished run reported true")
 	}
 	// The session is not locked by the aborted run, and a resume runs only c2 (L14).

@@ -252,10 +252,6 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
 		return river.JobSnooze(time.Second) // a live run holds the session: wait, not a failure
-	case errors.Is(err, loop.ErrRunActive):
-		// Another session's run of the same id is live on this worker's agent, which
-		// keeps live runs by run id: wait for it, as for a busy session, not drop this run.
-		return river.JobSnooze(time.Second)
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
 		return river.JobCancel(fmt.Errorf("run %s aborted", in.RunID)) // an abort: never retried
 	case ctx.Err() != nil:

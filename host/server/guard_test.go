@@ -226,7 +226,7 @@ type noRunner struct{}
 func (noRunner) RunWith(context.Context, loop.RunInput, func(loop.Event)) (loop.RunResult, error) {
 	return loop.RunResult{}, nil
 }
-func (noRunner) Abort(string) bool { return false }
+func (noRunner) Abort(string, string) bool { return false }
 
 // Hole 2: another site's <script src> or <img> carries no Origin; the browser's
 // Sec-Fetch-Site says where it comes from. A navigation (a link to the page) passes.

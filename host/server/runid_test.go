@@ -118,18 +118,33 @@ func TestRunIDsUniquePerSession_OneNodeConcurrentRequestsStartOneRun(t *testing.
 	}
 }
 
-// An abort names its session (POST /v1/sessions/{session}/runs/{run}/abort): one that
-// names another session does not reach the run, even with the same run id, and the
-// session's own route aborts it. Without a Dispatcher the loop keeps one live run per
-// run id in the process, so a second session's run of the id cannot be live beside it.
-func TestRunIDsUniquePerSession_AbortRouteNamesTheSession(t *testing.T) {
+// Run ids are per session in one process too: while s1's r1 waits in a tool, s2's r1
+// runs beside it and streams to its own end, the route that names no session refuses
+// to pick one (409), an abort naming s2 (whose r1 has ended) does not reach s1's r1,
+// and s1's own route aborts it. The loop used to keep live runs by run id, so s2's r1
+// was refused with 409 until s1's ended.
+func TestRunIDsUniquePerSession_OneProcessRunsOneIDOnTwoSessionsAtOnce(t *testing.T) {
 	started := make(chan string, 1)
-	e := newTestEnv(t, envOptions{extraTools: []loop.Tool{blockingTool(started)}}, waitTurns...)
+	e := newTestEnv(t, envOptions{extraTools: []loop.Tool{sessionBlockingTool("s1", started)}}, waitTurns...)
 	resp := startBlockedRun(t, e, started, "s1", "r1")
 	defer resp.Body.Close()
-	code, body := e.request(t, "POST", "/v1/sessions/s2/runs/r1/abort", "")
+	code, body := e.request(t, "POST", "/v1/runs", runBody("s2", "r1", "wait"))
+	if code != 200 {
+		t.Fatalf("s2/r1 beside s1/r1: %d %s", code, body)
+	}
+	equalLines(t, "s2/r1", brief(sseEvents(t, strings.NewReader(body))), []string{
+		"RUN_STARTED",
+		"TOOL_CALL_START w1 wait", `TOOL_CALL_ARGS "{"`, `TOOL_CALL_ARGS "}"`, "TOOL_CALL_END", "CUSTOM agenthost.usage",
+		"STEP_STARTED tool:w1", `TOOL_CALL_RESULT w1 "done"`, "STEP_FINISHED tool:w1",
+		"TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "contin"`, `TEXT_MESSAGE_CONTENT "ued"`, "TEXT_MESSAGE_END", "CUSTOM agenthost.usage",
+		"RUN_FINISHED success completed/end_turn",
+	})
+	if code, body := e.request(t, "POST", "/v1/runs", runBody("s3", "r1", "wait")); code != 200 {
+		t.Fatalf("s3/r1 beside s1/r1: %d %s", code, body)
+	}
+	code, body = e.request(t, "POST", "/v1/sessions/s2/runs/r1/abort", "")
 	if code != 404 || strings.TrimSpace(body) != `{"error":"no run \"r1\" in progress"}` {
-		t.Fatalf("abort s2/r1 while s1/r1 runs: %d %s", code, body)
+		t.Fatalf("abort s2/r1 (ended) while s1/r1 runs: %d %s", code, body)
 	}
 	code, body = e.request(t, "POST", "/v1/sessions/s1/runs/r1/abort", "")
 	if code != 202 || strings.TrimSpace(body) != `{"aborting":true,"runId":"r1"}` {
@@ -138,6 +153,39 @@ func TestRunIDsUniquePerSession_AbortRouteNamesTheSession(t *testing.T) {
 	evs := brief(sseEvents(t, resp.Body))
 	if evs[len(evs)-1] != "RUN_FINISHED cancelled aborted/cancelled" {
 		t.Fatalf("s1/r1 ended %v, want aborted", evs)
+	}
+	for session, want := range map[string]loop.Status{"s1": loop.StatusAborted, "s2": loop.StatusCompleted, "s3": loop.StatusCompleted} {
+		runs, err := e.store.Runs(context.Background(), session)
+		if err != nil || len(runs) != 1 || runs[0].ID != "r1" || runs[0].Status != want {
+			t.Fatalf("session %s stores runs %+v %v, want r1 %s", session, runs, err, want)
+		}
+	}
+}
+
+// Two sessions each running r1 at the same moment, both streams to their end.
+func TestRunIDsUniquePerSession_ConcurrentRunsOfOneIDOnTwoSessionsBothComplete(t *testing.T) {
+	e := newTestEnv(t, envOptions{}, turn{text: "Each its own."})
+	for i := range 4 {
+		bodies := make([]string, 2)
+		codes := make([]int, 2)
+		var wg sync.WaitGroup
+		for j := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[j], bodies[j] = e.request(t, "POST", "/v1/runs", runBody(fmt.Sprintf("c%d-%d", i, j), "r1", "hi"))
+			}()
+		}
+		wg.Wait()
+		for j := range 2 {
+			if codes[j] != 200 {
+				t.Fatalf("round %d session %d: %d %s", i, j, codes[j], bodies[j])
+			}
+			equalLines(t, "stream", brief(sseEvents(t, strings.NewReader(bodies[j]))), []string{
+				"RUN_STARTED", "TEXT_MESSAGE_START", `TEXT_MESSAGE_CONTENT "Each i"`, `TEXT_MESSAGE_CONTENT "ts own"`,
+				`TEXT_MESSAGE_CONTENT "."`, "TEXT_MESSAGE_END", "CUSTOM agenthost.usage", "RUN_FINISHED success completed/end_turn",
+			})
+		}
 	}
 }
 
@@ -168,8 +216,7 @@ func TestRunIDsUniquePerSession_ClusterAbortReachesOnlyItsSession(t *testing.T) 
 	e := newTestEnv(t, envOptions{cluster: url, extraTools: []loop.Tool{sessionBlockingTool("s1", started)}}, waitTurns...)
 	resp1 := startBlockedRun(t, e, started, "s1", "r1")
 	defer resp1.Body.Close()
-	// s2's r1 may run beside s1's or, on the same agent (which keeps live runs by run id),
-	// wait for it: its job is unfinished either way.
+	// s2's r1 runs beside s1's (run ids are per session on one agent too).
 	resp2c := make(chan *http.Response, 1)
 	go func() { resp2c <- e.do(t, "POST", "/v1/runs", runBody("s2", "r1", "wait"), e.token) }()
 	conn, err := pgx.Connect(context.Background(), url)

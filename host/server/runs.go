@@ -98,10 +98,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 type runKey struct{ session, run string }
 
 // claim registers a run, refusing a second run on a session (409), a run id already
-// in use (409) and any run while shutting down (503). Without a Dispatcher, a run id
-// live on another session is refused too: the loop keeps its live runs by run id, so
-// one process runs one run of an id at a time. With one, the run goes to a job keyed
-// by (session, run id), and another session's run of the same id is another run.
+// in use on it (409) and any run while shutting down (503). Run ids are per session
+// everywhere (the loop, the cluster's jobs, aborts): another session's run of the same
+// id is another run and is not refused.
 func (s *Server) claim(in loop.RunInput) (int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +108,7 @@ func (s *Server) claim(in loop.RunInput) (int, string) {
 		return http.StatusServiceUnavailable, "server is shutting down"
 	}
 	for k := range s.active {
-		if k.run == in.RunID && (k.session == in.SessionID || s.opts.Dispatch == nil) {
+		if k == (runKey{in.SessionID, in.RunID}) {
 			return http.StatusConflict, fmt.Sprintf("run %q is already in progress", in.RunID)
 		}
 		if k.session == in.SessionID {
@@ -166,9 +165,7 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	_, live := s.active[runKey{session, id}]
 	s.mu.Unlock()
-	// The loop aborts by run id, which is unique among this process's live runs (claim):
-	// the run it aborts is the one this session has in progress here.
-	if !live || s.opts.Agent == nil || !s.opts.Agent.Abort(id) {
+	if !live || s.opts.Agent == nil || !s.opts.Agent.Abort(session, id) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
 		return
 	}

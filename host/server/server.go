@@ -19,7 +19,7 @@ import (
 // Runner runs the loop; *loop.Agent is one.
 type Runner interface {
 	RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error)
-	Abort(runID string) bool
+	Abort(sessionID, runID string) bool
 }
 
 // Options configure a Server. Agent and Store are required.

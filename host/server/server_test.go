@@ -143,9 +143,9 @@ func TestSecondRunOnBusySessionIs409(t *testing.T) {
 	if code != 409 || strings.TrimSpace(body) != want {
 		t.Fatalf("second run: %d %s", code, body)
 	}
-	code, body = e.request(t, "POST", "/v1/runs", runBody("s2", "r1", "same run id"))
+	code, body = e.request(t, "POST", "/v1/runs", runBody("s1", "r1", "same run again"))
 	if code != 409 || strings.TrimSpace(body) != `{"error":"run \"r1\" is already in progress"}` {
-		t.Fatalf("same run id: %d %s", code, body)
+		t.Fatalf("same session, same run id: %d %s", code, body)
 	}
 	if code, _ := e.request(t, "POST", "/v1/runs/r1/abort", ""); code != 202 {
 		t.Fatalf("abort: %d", code)
