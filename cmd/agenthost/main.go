@@ -100,6 +100,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
 	root.SetVersionTemplate("agenthost {{.Version}}\n")
 	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd())
+	registerCompletions(root)
 	return root
 }
 
