@@ -109,7 +109,8 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	if p.abi, p.mcpV1, err = detectABI(cfg.ABI, p.exports, info.extism); err != nil {
 		return nil, err
 	}
-	if p.abi != ABIWASI && info.goBuilt && p.exports["_start"] {
+	std := isStdCommand(p.abi, info)
+	if p.abi != ABIWASI && info.goBuilt && p.exports["_start"] && !std {
 		// A Go command module's exports trap until main has run; Extism never runs it.
 		return nil, fmt.Errorf("this Go module is a command (it exports _start), so its exports cannot be called: " +
 			"build it with -buildmode=c-shared (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared), " +
@@ -174,7 +175,11 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	compiled()
-	p.pool = newPool(size, perms.Isolation, p.newInstance)
+	isolation := perms.Isolation
+	if std { // a Go command exits after one call (abi_extism_std.go)
+		isolation = IsolationCall
+	}
+	p.pool = newPool(size, isolation, p.newInstance)
 
 	switch p.abi {
 	case ABIMCP:
@@ -184,7 +189,13 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 			err = p.loadMCPTools(ctx)
 		}
 	case ABIExtism:
-		err = p.declareExtismTools(cfg.Tools)
+		decls := cfg.Tools
+		if std {
+			decls, err = stdCommandDecls(cfg.Name, decls)
+		}
+		if err == nil {
+			err = p.declareExtismTools(decls)
+		}
 	}
 	if err != nil {
 		_ = p.Close(ctx)
