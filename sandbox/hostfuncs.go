@@ -20,6 +20,7 @@ import (
 //	create_message(req i64) -> i64    MCP CreateMessageRequestParam → CreateMessageResult (JSON)
 //	notify_progress(params i64)       MCP ProgressNotificationParam → Host.Notify("notifications/progress")
 //	notify_logging_message(params i64) MCP LoggingMessageNotificationParam → Host.Notify("notifications/message")
+//	call_meta() -> i64                {"call_id","session_id","run_id"} of the current call (hostcallmeta.go)
 //
 // Stubs, so hyper-mcp modules that import them link:
 //
@@ -77,6 +78,7 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 			}
 			stack[0] = p.hostWrite(ctx, cp, "create_message", res)
 		}),
+		p.callMetaFunc(), // call_meta() -> i64 (hostcallmeta.go)
 		p.notifyFunc("notify_progress", "notifications/progress"),
 		p.notifyFunc("notify_logging_message", "notifications/message"),
 		fn("notify_resource_updated", []extism.ValueType{i64}, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),

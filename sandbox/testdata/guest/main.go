@@ -30,6 +30,9 @@ func createMessage(req uint64) uint64
 //go:wasmimport extism:host/user notify_progress
 func notifyProgress(params uint64)
 
+//go:wasmimport extism:host/user call_meta
+func callMeta() uint64
+
 // greet answers "Hello, <input>!": the warm-call benchmark export.
 //
 //go:wasmexport greet
@@ -113,6 +116,14 @@ func kv() int32 {
 func ask() int32 {
 	notifyProgress(store([]byte(`{"progressToken":"t","progress":1}`)))
 	return output(load(createMessage(store(input()))))
+}
+
+// call_ids answers the current call's ids (call_meta), so a tool with side effects can
+// key them by the call id.
+//
+//go:wasmexport call_ids
+func callIDs() int32 {
+	return output(load(callMeta()))
 }
 
 // spin never returns.
