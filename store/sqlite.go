@@ -163,6 +163,9 @@ func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loo
 
 // Load returns every entry of a session in order.
 func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("load session %q: %w", session, err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, body FROM entries WHERE session = ? ORDER BY seq`, session)
 	if err != nil {
 		return nil, fmt.Errorf("load session %q: %w", session, err)
@@ -197,6 +200,9 @@ func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
 
 // Runs lists a session's runs in the order they started.
 func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("runs of session %q: %w", session, err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = ? ORDER BY started, id`, session)
 	if err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
@@ -225,6 +231,9 @@ type SessionInfo = loop.SessionInfo
 // Sessions lists stored sessions (those with entries or runs), most recently updated
 // first.
 func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT s.sid,
 		(SELECT COUNT(*) FROM entries e WHERE e.session = s.sid),
 		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = s.sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = s.sid), '') AS updated,
@@ -273,6 +282,9 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 
 // KVGet reads a plugin's value.
 func (s *SQLite) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
 	var v []byte
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, plugin, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -15,7 +15,8 @@ import (
 // replaced under the process. SQLite keeps writing to the file it opened: deleted, its
 // inode lives on until the process exits; replaced, the path names another file. Either
 // way every write "succeeded" and was lost at the next start (issue 29), so the store
-// compares the path with the file it opened before each commit and refuses instead.
+// compares the path with the file it opened before each commit and each read, and
+// refuses both: a read would serve what the next start will not have.
 var ErrDatabaseGone = errors.New("the session database file was deleted or replaced")
 
 // UnavailableError is a failure of the storage rather than of the request: the file
@@ -63,7 +64,7 @@ func newFileWatch(path string, log *slog.Logger) (*fileWatch, error) {
 
 // check is nil while the path names the opened file, and otherwise an
 // *UnavailableError wrapping ErrDatabaseGone, logged the first time. A stat costs
-// microseconds; a commit costs a WAL write, so every commit checks.
+// microseconds; a commit costs a WAL write and a read a query, so every one checks.
 func (w *fileWatch) check() error {
 	fi, err := os.Stat(w.path)
 	var what string
@@ -81,11 +82,11 @@ func (w *fileWatch) check() error {
 		w.gone = false // put back (renamed back): writes reach the file again
 		return nil
 	}
-	gone := &UnavailableError{fmt.Errorf("%w: %s %s; no write is accepted until agenthost is restarted",
+	gone := &UnavailableError{fmt.Errorf("%w: %s %s; no read or write is accepted until agenthost is restarted",
 		ErrDatabaseGone, w.path, what)}
 	if !w.gone {
 		w.gone = true
-		w.log.Error("session store: refusing writes", "path", w.path, "error", gone.Error())
+		w.log.Error("session store: refusing reads and writes", "path", w.path, "error", gone.Error())
 	}
 	return gone
 }

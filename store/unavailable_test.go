@@ -56,7 +56,7 @@ func TestWritesAfterTheDatabaseFileIsDeletedAreRefusedAndLoggedOnce(t *testing.T
 	_, err := s.AcquireLease(ctx, loop.Lease{SessionID: "b", RunID: "r", PID: 1, Instance: "i"}, func(loop.Lease) bool { return true })
 	wantGone(t, err)
 	wantGone(t, s.KVSet(ctx, "p", "k", []byte("v")))
-	if n := strings.Count(log.String(), "refusing writes"); n != 1 || !strings.Contains(log.String(), path+" no longer exists") {
+	if n := strings.Count(log.String(), "refusing reads and writes"); n != 1 || !strings.Contains(log.String(), path+" no longer exists") {
 		t.Fatalf("logged %d times:\n%s", n, log.String())
 	}
 }
@@ -80,6 +80,44 @@ func TestWritesAfterTheDatabaseFileIsReplacedAreRefused(t *testing.T) {
 	wantGone(t, s.Append(ctx, "a", msgEntry(2, "lost")))
 	if !strings.Contains(log.String(), path+" is another file now") {
 		t.Fatalf("log:\n%s", log.String())
+	}
+}
+
+// Reads are refused too once the file is gone: SQLite still reads the deleted inode,
+// so a session listed or loaded then would be one the next start does not have. Put
+// back (renamed back), the file serves reads and writes again.
+func TestReadsAfterTheDatabaseFileIsDeletedAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sessions.db")
+	s, log := openLogged(t, path)
+	ctx := context.Background()
+	if err := s.Append(ctx, "a", msgEntry(1, "kept")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KVSet(ctx, "p", "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	aside := filepath.Join(dir, "aside.db")
+	if err := os.Rename(path, aside); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Load(ctx, "a")
+	wantGone(t, err)
+	_, err = s.Runs(ctx, "a")
+	wantGone(t, err)
+	_, err = s.Sessions(ctx)
+	wantGone(t, err)
+	_, _, err = s.KVGet(ctx, "p", "k")
+	wantGone(t, err)
+	if n := strings.Count(log.String(), "refusing reads and writes"); n != 1 {
+		t.Fatalf("logged %d times:\n%s", n, log.String())
+	}
+	if err := os.Rename(aside, path); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Load(ctx, "a")
+	if err != nil || len(es) != 1 {
+		t.Fatalf("after the file is back: %v %v", es, err)
 	}
 }
 

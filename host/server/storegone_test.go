@@ -64,7 +64,7 @@ func TestRunAfterTheDatabaseFileIsDeletedIs503WithRetryAfterAndLogged(t *testing
 			t.Fatalf("run on %s after the delete: %d Retry-After %q %s", thread, resp.StatusCode, resp.Header.Get("Retry-After"), body.String())
 		}
 	}
-	for _, want := range []string{"session store: refusing writes", "session store unavailable", path + " no longer exists"} {
+	for _, want := range []string{"session store: refusing reads and writes", "session store unavailable", path + " no longer exists"} {
 		if !strings.Contains(log.String(), want) {
 			t.Fatalf("the log lacks %q:\n%s", want, log.String())
 		}
