@@ -15,8 +15,8 @@ func TestE2E_PluginsNewScaffoldsBuildAndAnswerInEveryLanguage(t *testing.T) {
 	e := &agentEnv{dir: work, manifest: filepath.Join(work, "agent.toml")}
 	var snippets []string
 	want := map[string]string{
-		"go": "Hello, world!", "c": `got: {\"text\":\"world\"}`, "rust": `got: {\"text\":\"world\"}`,
-		"assemblyscript": `got: {\"text\":\"world\"}`, "wat": `got: {\"text\":\"world\"}`,
+		"go": "Hello, world!", "c": "Hello, world!", "rust": "Hello, world!",
+		"assemblyscript": "Hello, world!", "wat": `got: {\"text\":\"world\"}`,
 	}
 	for _, lang := range scaffoldLangs {
 		name := "my_" + lang
@@ -36,6 +36,9 @@ func TestE2E_PluginsNewScaffoldsBuildAndAnswerInEveryLanguage(t *testing.T) {
 		r = e.agenthost(t, "plugins", "call", filepath.Join(dir, name+".wasm"), name, `{"text":"world"}`)
 		if r.code != 0 || !strings.Contains(r.stdout, want[lang]) {
 			t.Fatalf("call %s: exit %d\n%s\n%s", lang, r.code, r.stdout, r.stderr)
+		}
+		if lang != "wat" && lang != "go" {
+			checkScaffoldHelper(t, e, filepath.Join(dir, name+".wasm"), name)
 		}
 		snippet, err := os.ReadFile(filepath.Join(dir, "manifest.toml"))
 		if err != nil {
@@ -123,5 +126,24 @@ func TestE2E_PluginsNewWritesNoAbsolutePathsAndMovesWithTheManifest(t *testing.T
 	os.WriteFile(e.manifest, []byte("[store]\nkind = \"memory\"\n"+string(snippet)), 0o644)
 	if r := e.agenthost(t, "plugins", "list"); r.code != 0 || !strings.Contains(r.stdout, "my_go") {
 		t.Fatalf("moved scaffold: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// checkScaffoldHelper calls a C, Rust or AssemblyScript scaffold, which reads its
+// argument with the helper library written beside it (agenthost.h, agenthost.rs,
+// agenthost.ts), with what a model may send: the argument after a nested value holding
+// a brace in a string, escapes (a \u surrogate pair, a quote), a missing argument, one
+// of another type. The helper decodes the string exactly and says what is wrong.
+func checkScaffoldHelper(t *testing.T, e *agentEnv, wasm, name string) {
+	t.Helper()
+	r := e.agenthost(t, "plugins", "call", wasm, name, `{"a":[1,{"b":"}"}],"text":"w\u00e9\ud83d\ude00 \"q\""}`)
+	if r.code != 0 || !strings.Contains(r.stdout, `"text": "Hello, wé😀 \"q\"!"`) {
+		t.Fatalf("%s with escapes: exit %d\n%s\n%s", name, r.code, r.stdout, r.stderr)
+	}
+	for _, args := range []string{`{}`, `{"text":null}`, `{"text":5}`} {
+		r = e.agenthost(t, "plugins", "call", wasm, name, args)
+		if r.code != 1 || !strings.Contains(r.stdout, `"isError": true`) || !strings.Contains(r.stdout, `argument \"text\"`) {
+			t.Fatalf("%s %s: exit %d, want an error result naming the argument\n%s\n%s", name, args, r.code, r.stdout, r.stderr)
+		}
 	}
 }
