@@ -41,6 +41,20 @@ type Options struct {
 	// OnCompile is told a plugin's file name before its first compile into the cache
 	// (sandbox.RuntimeOptions.OnCompile): the CLI prints a line, since it takes seconds.
 	OnCompile func(file string)
+	// StoreOutage is how long a run waits for an unavailable PostgreSQL store (a
+	// database restarting) before failing, writing again when it answers
+	// (loop.Config.StoreOutage, rule L23). 0: no wait. A SQLite store's failures are the
+	// local disk's (the file deleted, the disk full): waiting does not bring them back,
+	// so its runs fail at once whatever this says.
+	StoreOutage time.Duration
+}
+
+// storeOutage is Options.StoreOutage for the manifest's store (see there).
+func (h *Host) storeOutage() time.Duration {
+	if h.Manifest.Store.Kind != "postgres" {
+		return 0
+	}
+	return h.opts.StoreOutage
 }
 
 // Host is a loaded manifest: store, plugins, provider and the agent wired from them.
@@ -190,6 +204,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
+		StoreOutage: h.storeOutage(),
 		ContextBudget: a.ContextBudget, Approver: approver,
 		MaxContinuations: a.MaxContinuations, MaxDecodeRetries: a.MaxDecodeRetries,
 		Retry: loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts, BaseDelay: time.Duration(a.Retry.BaseDelay),

@@ -370,6 +370,9 @@ func (s *services) CreateMessage(ctx context.Context, plugin string, req json.Ra
 		return nil, fmt.Errorf("create_message: %w", err)
 	}
 	lr := loop.Request{Model: s.name, MaxTokens: sr.MaxTokens, Metadata: loop.RequestMetadata{Extra: map[string]string{"plugin": plugin}}}
+	if info, ok := loop.CallInfoFrom(ctx); ok { // the provider (and its traces) see whose call it is
+		lr.Metadata.SessionID, lr.Metadata.RunID = info.SessionID, info.RunID
+	}
 	if sr.SystemPrompt != "" {
 		lr.Messages = append(lr.Messages, loop.Message{Role: loop.RoleSystem, Content: []loop.Part{loop.TextPart(sr.SystemPrompt)}})
 	}

@@ -33,7 +33,8 @@ func TestReloadSwapsARebuiltPluginBetweenRuns(t *testing.T) {
 	dir := t.TempDir()
 	wasm := filepath.Join(dir, "p.wasm")
 	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
-	h := openHost(t, `{"turns": [
+	// One story over three sessions' runs: one turn sequence for the process.
+	h := openHost(t, `{"per_session": false, "turns": [
 	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
 	  {"text": "calc said {{result c1}}"},
 	  {"tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}, {"id": "c3", "name": "counter", "arguments": "{}"}]},

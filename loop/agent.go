@@ -23,6 +23,11 @@ type Config struct {
 	ModelName  string // passed to the model as Request.Model
 	Tools      *ToolSet
 	Store      SessionStore // default: a new MemoryStore
+	// StoreOutage is how long a run waits for its store when a write fails because the
+	// store is unavailable (the error's StoreUnavailable() is true: a database restarting
+	// or unreachable), writing again when it answers (rule L23, outage.go). 0: no wait,
+	// the run fails with the write's error.
+	StoreOutage time.Duration
 
 	Context       []ContextStrategy // default: []ContextStrategy{DefaultContext{}}
 	ContextBudget int               // tokens, passed to strategies; 0 = none

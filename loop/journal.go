@@ -25,6 +25,7 @@ type journal struct {
 	traceID  string
 	clock    Driver // the clock and the store appends (Driver.Append)
 	emitFn   func(Event)
+	outage   outageWait // Config.StoreOutage (outage.go)
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool
 	// goroutines. ended is set by run_finished: later reports are not the run's.
@@ -128,8 +129,10 @@ func (j *journal) flush() error {
 		j.mu.Lock()
 		j.failed = batch
 		j.mu.Unlock()
+		return err
 	}
-	return err
+	j.reportOutage()
+	return nil
 }
 
 // endWrite is the run's last write: the events end emits (its status, run_finished)
@@ -209,10 +212,12 @@ func (j *journal) write(batch []Entry) error {
 		return nil
 	}
 	if j.run.set {
+		err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, &j.run, j.session, batch...) })
 		j.run.set = false
-		return j.clock.Append(j.ctx, &j.run, j.session, batch...)
+		return err
 	}
-	if err := j.clock.Append(j.ctx, j.sessions, j.session, batch...); err != nil {
+	err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, j.sessions, j.session, batch...) })
+	if err != nil {
 		return fmt.Errorf("store session %q: %w", j.session, err)
 	}
 	return nil

@@ -78,7 +78,8 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	ctx = r.joinLedger(ctx)
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
-		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8)}
+		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8),
+		outage: outageWait{max: cfg.StoreOutage, ctx: ctx}}
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles

@@ -15,7 +15,8 @@ import (
 // skips it, half-opens after the cool-down and closes on a good probe.
 func TestE2E_FallbackChainAndCircuitBreaker(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "primary.json"), []byte(`{"turns": [
+	// One sequence over the runs of several sessions: the breaker's story.
+	os.WriteFile(filepath.Join(dir, "primary.json"), []byte(`{"per_session": false, "turns": [
 	  {"error": {"kind": "overloaded", "message": "HTTP 500: upstream down"}},
 	  {"error": {"kind": "overloaded", "message": "HTTP 500: upstream down"}},
 	  {"text": "primary is back"}]}`), 0o644)

@@ -28,6 +28,7 @@ func newServeCmd() *cobra.Command {
 		watch                     bool
 		logFormat                 string
 		workers                   int
+		storeWait                 time.Duration
 		rescueAfter               time.Duration
 	)
 	cmd := &cobra.Command{
@@ -61,8 +62,11 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err != nil {
 				return usage(err)
 			}
+			if cmd.Flags().Changed("workers") {
+				storeWait = 0 // a run's job is retried by River from what was stored (host/cluster/outage.go)
+			}
 			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
-				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true})
+				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true, StoreOutage: storeWait})
 			if err != nil {
 				return err
 			}
@@ -109,6 +113,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests (with CORS) from this origin, e.g. http://localhost:5173 (repeatable)")
 	f.IntVar(&workers, "workers", 0, "with a postgres store: runs are durable jobs (River); execute N at once on this node (0: only accept and stream)")
+	f.DurationVar(&storeWait, "store-wait", 2*time.Minute, "a run whose store is unavailable (a database restarting) waits this long for it, then fails (0: fails at once; with --workers River retries the run instead)")
 	f.DurationVar(&rescueAfter, "rescue-after", 10*time.Minute, "with --workers: a job running this long is presumed dead and retried on another worker")
 	return cmd
 }

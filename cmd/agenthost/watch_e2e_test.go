@@ -26,7 +26,7 @@ func TestE2E_ServeWatchSwapsARebuiltPluginWithoutRestarting(t *testing.T) {
 		os.Rename(wasm+".tmp", wasm) // as a build tool writes its output
 	}
 	put(calcWasm)
-	script := `{"turns": [
+	script := `{"per_session": false, "turns": [
 	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]}, {"text": "calc: {{result c1}}"},
 	  {"tool_calls": [{"id": "c2", "name": "chatty", "arguments": "{\"steps\":0}"}]}, {"text": "chatty: {{result c2}}"}]}`
 	os.WriteFile(filepath.Join(dir, "s.json"), []byte(script), 0o644)
@@ -76,7 +76,7 @@ func TestE2E_RunWatchRunsThePromptAgainOnARebuiltPlugin(t *testing.T) {
 	wasm := filepath.Join(dir, "p.wasm")
 	b, _ := os.ReadFile(calcWasm)
 	os.WriteFile(wasm, b, 0o644)
-	script := `{"turns": [
+	script := `{"per_session": false, "turns": [
 	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]}, {"text": "calc: {{result c1}}"},
 	  {"tool_calls": [{"id": "c2", "name": "chatty", "arguments": "{\"steps\":0}"}]}, {"text": "chatty: {{result c2}}"}]}`
 	os.WriteFile(filepath.Join(dir, "s.json"), []byte(script), 0o644)

@@ -2,14 +2,11 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/agenthost/agenthost/store/postgres"
 )
 
 // Store outages. A run writes its progress to PostgreSQL at every step (rule L21); when
@@ -47,7 +44,7 @@ func (w *runWorker) endStored(ctx context.Context, session, runID string, runErr
 				}
 				return nil
 			}
-			if runErr != nil && (probeFailed || unreachable(runErr)) {
+			if runErr != nil && (probeFailed || postgres.Unreachable(runErr)) {
 				return w.retry(fmt.Errorf("run %s did not start: the store failed: %w", runID, runErr))
 			}
 			return nil
@@ -76,20 +73,4 @@ func (c *Cluster) log() *slog.Logger {
 func (w *runWorker) retry(err error) error {
 	w.c.log().Warn("cluster: run retried", "err", err)
 	return err
-}
-
-// unreachable reports whether err says the database could not be reached or went away:
-// a failed connection, a network error, or PostgreSQL's connection exception and
-// operator intervention classes (08, 57P: shutting down, starting up).
-func unreachable(err error) bool {
-	var ce *pgconn.ConnectError
-	var ne net.Error
-	var pe *pgconn.PgError
-	switch {
-	case errors.As(err, &ce), errors.As(err, &ne):
-		return true
-	case errors.As(err, &pe):
-		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
-	}
-	return false
 }

@@ -16,11 +16,17 @@ type Fixture struct {
 	// Repeat starts again from the first turn after the last one, instead of
 	// failing; for load tests and benchmarks.
 	Repeat bool `json:"repeat,omitempty"`
-	// PerSession counts turns per session (the request's metadata.session)
-	// instead of across all calls, so concurrent runs on different sessions
-	// each play the fixture from its first turn; for load tests.
-	PerSession bool `json:"per_session,omitempty"`
+	// PerSession counts turns per session (the request's metadata.session), so
+	// concurrent runs on different sessions each play the fixture from its first
+	// turn, as a real model answers each conversation on its own. nil is true:
+	// "per_session": false makes one sequence of every call of the process, for
+	// fixtures that script successive sessions (or a plugin's create_message
+	// calls, which carry no session) as the next turns of one story.
+	PerSession *bool `json:"per_session,omitempty"`
 }
+
+// perSession reports whether turns are counted per session (the default).
+func (f *Fixture) perSession() bool { return f.PerSession == nil || *f.PerSession }
 
 // Turn is the answer to one model call.
 type Turn struct {

@@ -163,7 +163,7 @@ func (m *Model) take(session string) (*Turn, int, error) {
 	if m.fixture == nil {
 		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: "scripted: no fixture loaded (set the script option)"}
 	}
-	if m.fixture.PerSession {
+	if m.fixture.perSession() {
 		if m.perSession == nil {
 			m.perSession = map[string]int{}
 		}

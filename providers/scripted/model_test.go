@@ -163,22 +163,30 @@ func TestRepeat(t *testing.T) {
 	}
 }
 
-func TestPerSessionTurnsAreCountedBySession(t *testing.T) {
-	m := parse(t, `{"per_session":true,"repeat":true,"turns":[{"text":"a"},{"text":"b"}]}`)
+// Turns are counted per session by default, as a real model answers each conversation
+// on its own: concurrent runs on a serve each play the fixture from its first turn.
+// "per_session": false makes one sequence of every call.
+func TestPerSessionTurnsAreCountedBySessionByDefault(t *testing.T) {
 	req := func(s string) *providers.ChatRequest {
 		return &providers.ChatRequest{Metadata: &providers.Metadata{Session: s}}
 	}
-	var all []string
-	for _, s := range []string{"s1", "s2", "s1", "s2", "s1"} {
-		got, err := play(t, m, req(s))
-		if err != nil {
-			t.Fatal(err)
+	for fixture, want := range map[string]string{
+		`{"per_session":true,"repeat":true,"turns":[{"text":"a"},{"text":"b"}]}`:  `s1:1 text "a"|s2:1 text "a"|s1:1 text "b"|s2:1 text "b"|s1:1 text "a"`,
+		`{"repeat":true,"turns":[{"text":"a"},{"text":"b"}]}`:                     `s1:1 text "a"|s2:1 text "a"|s1:1 text "b"|s2:1 text "b"|s1:1 text "a"`,
+		`{"per_session":false,"repeat":true,"turns":[{"text":"a"},{"text":"b"}]}`: `s1:1 text "a"|s2:1 text "b"|s1:1 text "a"|s2:1 text "b"|s1:1 text "a"`,
+	} {
+		m := parse(t, fixture)
+		var all []string
+		for _, s := range []string{"s1", "s2", "s1", "s2", "s1"} {
+			got, err := play(t, m, req(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, s+":"+got[0])
 		}
-		all = append(all, s+":"+got[0])
-	}
-	want := `s1:1 text "a"|s2:1 text "a"|s1:1 text "b"|s2:1 text "b"|s1:1 text "a"`
-	if strings.Join(all, "|") != want {
-		t.Fatalf("got  %q\nwant %q", strings.Join(all, "|"), want)
+		if strings.Join(all, "|") != want {
+			t.Fatalf("%s:\ngot  %q\nwant %q", fixture, strings.Join(all, "|"), want)
+		}
 	}
 }
 

@@ -74,7 +74,7 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return appendTx(ctx, tx, session, entries) })
 	if err != nil {
-		return fmt.Errorf("append to session %q: %w", session, err)
+		return fmt.Errorf("append to session %q: %w", session, unavailable(err))
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("append to session %q: %w", r.SessionID, err)
+		return fmt.Errorf("append to session %q: %w", r.SessionID, unavailable(err))
 	}
 	return nil
 }
