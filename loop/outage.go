@@ -14,8 +14,9 @@ import (
 // again when it answers: the session stays a gapless prefix of what happened, and the
 // run goes on where it was instead of failing with a tool call that has no result.
 // Once written after a wait, the run reports the outage as an error event (kind
-// "store_unavailable", retryable) so its client and its record say what happened. The
-// wait ends with the run's context (an abort, the client gone) or after StoreOutage:
+// "store_unavailable"; not retryable, which marks a model call retried) so its client
+// and its record say what happened. The wait ends with the run's context (an abort, the
+// client gone) or after StoreOutage:
 // then the write's error is the run's, as without a wait.
 
 // storeWaitMax bounds the pause between two probes of an unavailable store.
@@ -70,6 +71,6 @@ func (j *journal) reportOutage() {
 	}
 	waited, cause := j.outage.waited, j.outage.cause
 	j.outage.waited = 0
-	j.emit(EventError, ErrorData{Kind: "store_unavailable", Retryable: true, Message: fmt.Sprintf(
+	j.emit(EventError, ErrorData{Kind: "store_unavailable", Message: fmt.Sprintf(
 		"the session store was unavailable for %s (%v); the run waited and went on", waited.Round(time.Millisecond), cause)})
 }

@@ -47,7 +47,7 @@ func (s *downStore) Append(ctx context.Context, session string, entries ...Entry
 
 // L23: with StoreOutage set, a run whose store becomes unavailable mid-run waits for it
 // and writes the same batch when it answers: the run completes, its tool ran once, the
-// session holds everything in order, and an error event (store_unavailable, retryable)
+// session holds everything in order, and an error event (store_unavailable)
 // says the run waited.
 func TestL23_ARunWaitsForAnUnavailableStoreAndGoesOn(t *testing.T) {
 	st := &downStore{SessionStore: NewMemoryStore()}
@@ -69,7 +69,7 @@ func TestL23_ARunWaitsForAnUnavailableStoreAndGoesOn(t *testing.T) {
 		t.Fatalf("result %+v (err %v), tool calls %d", res, res.Err, calls)
 	}
 	errs := eventsOf[ErrorData](evs)
-	if len(errs) != 1 || errs[0].Kind != "store_unavailable" || !errs[0].Retryable ||
+	if len(errs) != 1 || errs[0].Kind != "store_unavailable" || errs[0].Retryable ||
 		!strings.Contains(errs[0].Message, "the session store was unavailable for") || !strings.Contains(errs[0].Message, "connection refused") {
 		t.Fatalf("error events %+v", errs)
 	}

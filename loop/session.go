@@ -72,6 +72,7 @@ type MemoryStore struct {
 	kv       map[string][]byte
 	leases   map[string]Lease
 	updated  map[string]time.Time
+	feedback []Feedback
 }
 
 var (

@@ -14,6 +14,7 @@ import (
 var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV1Base,
 	migrateV2RunsPerSession,
+	migrateV3Feedback,
 }
 
 // schemaVersion is the version this code writes.
@@ -119,4 +120,20 @@ func migrateOne(ctx context.Context, db *sql.DB) (done bool, err error) {
 		return false, fmt.Errorf("migrate schema %d → %d: %w", v, v+1, err)
 	}
 	return false, nil
+}
+
+// migrateV3Feedback adds feedback on runs (loop.FeedbackStore, feedback.go).
+func migrateV3Feedback(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE feedback (
+	id      INTEGER PRIMARY KEY,
+	session TEXT    NOT NULL,
+	run_id  TEXT    NOT NULL,
+	agent   TEXT    NOT NULL,
+	score   INTEGER NOT NULL,
+	comment TEXT    NOT NULL,
+	time    TEXT    NOT NULL
+);
+CREATE INDEX feedback_by_time ON feedback (time);`)
+	return err
 }

@@ -24,10 +24,11 @@ type instruments struct {
 	modelDuration metric.Float64Histogram
 	toolDuration  metric.Float64Histogram
 	runDuration   metric.Float64Histogram
+	feedback      metric.Int64Counter
 }
 
 func (m *instruments) init(meter metric.Meter) error {
-	var errs [11]error
+	var errs [12]error
 	m.runs, errs[0] = meter.Int64Counter("agenthost.runs", metric.WithDescription("Runs ended, by status and reason."))
 	m.modelCalls, errs[1] = meter.Int64Counter("agenthost.model.calls", metric.WithDescription("Model call attempts, by provider and outcome."))
 	m.tokens, errs[2] = meter.Int64Counter("agenthost.tokens", metric.WithDescription("Tokens, by type (prompt or completion)."))
@@ -40,6 +41,7 @@ func (m *instruments) init(meter metric.Meter) error {
 	m.modelDuration, errs[8] = meter.Float64Histogram("agenthost.model.duration", metric.WithUnit("s"), buckets)
 	m.toolDuration, errs[9] = meter.Float64Histogram("agenthost.tool.duration", metric.WithUnit("s"), buckets)
 	m.runDuration, errs[10] = meter.Float64Histogram("agenthost.run.duration", metric.WithUnit("s"), buckets)
+	m.feedback, errs[11] = meter.Int64Counter("agenthost.feedback", metric.WithDescription("Feedback on runs, by agent and score."))
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agenthost/agenthost/loop"
@@ -107,6 +109,22 @@ func (t *Telemetry) Observe(ctx context.Context, e loop.Event) {
 			t.m.retries.Add(ctx, 1)
 		}
 	}
+}
+
+// Feedback counts feedback on a run (agenthost_feedback_total{agent,score}) and, when
+// tracing, records it as an event on a span of its own linked to nothing: the run's span
+// has ended long before people say what they think of it.
+func (t *Telemetry) Feedback(ctx context.Context, f loop.Feedback) {
+	if t == nil {
+		return
+	}
+	t.m.feedback.Add(ctx, 1, metric.WithAttributes(attribute.String("agent", f.Agent), attribute.String("score", strconv.Itoa(f.Score))))
+	if !t.Tracing() {
+		return
+	}
+	_, end := t.Span(ctx, "agenthost.feedback", attribute.String("gen_ai.conversation.id", f.SessionID),
+		attribute.String("agenthost.run.id", f.RunID), attribute.Int("agenthost.feedback.score", f.Score))
+	end(nil)
 }
 
 // Span starts a span for work that is not a model or tool call (a hook, a guardrail, a

@@ -246,4 +246,5 @@ func registerCompletions(root *cobra.Command) {
 	}
 	find("sessions", "show").ValidArgsFunction = completeAt(0, sessionIDs)
 	find("sessions", "rm").ValidArgsFunction = completeEach(sessionIDs)
+	find("sessions", "feedback").ValidArgsFunction = completeAt(0, sessionIDs)
 }

@@ -7,6 +7,7 @@
 //	POST /v1/runs/{run}/abort   the same, when only one session has that run id in progress (else 409)
 //	GET  /v1/sessions           stored sessions
 //	GET  /v1/sessions/{id}      one session's entries and runs, as JSON
+//	POST /v1/sessions/{id}/runs/{run}/feedback  {score, comment} on a stored run (feedback.go)
 //	GET  /healthz               liveness, no auth
 //	GET  /                      the live page (web/index.html, embedded)
 //

@@ -57,6 +57,9 @@ type Options struct {
 	// the API: how `agenthost mcp serve --http` serves MCP. With Routes, Agent may be nil
 	// (a server without the run API).
 	Routes map[string]http.Handler
+	// OnFeedback, when set, is told of each feedback stored through POST
+	// /v1/sessions/{id}/runs/{run}/feedback (serve counts it in /metrics).
+	OnFeedback func(ctx context.Context, f loop.Feedback)
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -118,6 +121,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
 	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
+	s.mux.Handle("POST /v1/sessions/{id}/runs/{run}/feedback", s.auth(s.handleFeedback))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.handleRunStream))
 	if opts.Metrics != nil {

@@ -47,7 +47,17 @@ CREATE TABLE leases (
 	host      TEXT        NOT NULL,
 	instance  TEXT        NOT NULL,
 	heartbeat TIMESTAMPTZ NOT NULL
-);`}
+);`, `
+CREATE TABLE feedback (
+	id      BIGSERIAL PRIMARY KEY,
+	session TEXT        NOT NULL,
+	run_id  TEXT        NOT NULL,
+	agent   TEXT        NOT NULL,
+	score   INTEGER     NOT NULL,
+	comment TEXT        NOT NULL,
+	time    TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX feedback_by_time ON feedback (time);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"LoopRunsAndContinuesOnTheStore", loopRuns},
 		{"AppendRunWritesRecordAndEntriesOrNeitherAndEndsTheLease", appendRun},
 		{"AWriterWhoseLeaseWasTakenOverIsFenced", fencing},
+		{"FeedbackIsListedByTime", feedbackKept},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
@@ -375,5 +376,41 @@ func appendRun(t *testing.T, s loop.SessionStore) {
 	}
 	if _, err := ls.AcquireLease(ctx, other, alive); err != nil {
 		t.Fatalf("after the final record: %v, want the lease released", err)
+	}
+}
+
+// feedbackKept: feedback on runs is listed from a time on, oldest first, each as given;
+// a store without feedback is not held to it.
+func feedbackKept(t *testing.T, s loop.SessionStore) {
+	fs, ok := s.(loop.FeedbackStore)
+	if !ok {
+		t.Fatal("the store keeps no feedback (loop.FeedbackStore)")
+	}
+	ctx := context.Background()
+	in := []loop.Feedback{
+		{SessionID: "s1", RunID: "r1", Agent: "a", Score: -1, Comment: "wrong ✗", Time: t0},
+		{SessionID: "s1", RunID: "r1", Agent: "a", Score: 1, Time: t0.Add(500 * time.Millisecond)},
+		{SessionID: "s2", RunID: "r1", Agent: "b", Score: 5, Comment: "great", Time: t0.Add(time.Second)},
+	}
+	for _, f := range []int{2, 0, 1} { // stored out of order: listed by time
+		if err := fs.AddFeedback(ctx, in[f]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := fs.Feedback(ctx, t0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("feedback %v %v", got, err)
+	}
+	for i := range in {
+		if !got[i].Time.Equal(in[i].Time) {
+			t.Fatalf("feedback %d time %v, want %v", i, got[i].Time, in[i].Time)
+		}
+		got[i].Time = in[i].Time
+		if got[i] != in[i] {
+			t.Fatalf("feedback %d = %+v, want %+v", i, got[i], in[i])
+		}
+	}
+	if got, err = fs.Feedback(ctx, t0.Add(400*time.Millisecond)); err != nil || len(got) != 2 || got[0].Score != 1 {
+		t.Fatalf("feedback since +400ms: %+v %v", got, err)
 	}
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/insights"
+	"github.com/agenthost/agenthost/loop"
+)
+
+func newInsightsCmd() *cobra.Command {
+	var since string
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "insights [--since 7d] [--json]",
+		Short: "Sum up the stored runs: outcomes, tools, cost, feedback and the commonest failures",
+		Long: `Read every stored session and report, for the runs that started in the window:
+runs by status and reason with their cost, each tool's calls, error rate and durations,
+feedback per agent (sessions feedback, POST /v1/sessions/{id}/runs/{run}/feedback), and
+the commonest failures (status, reason and the last error message) with example runs to
+open with "sessions show". Nothing is written.`,
+		Example: `  agenthost insights
+  agenthost insights --since 24h --json | jq '.tools[] | select(.error_rate > 0.1)'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			window, err := parseSince(since)
+			if err != nil {
+				return usage(err)
+			}
+			return withPlugins(cmd, func(h *host.Host) error {
+				r, err := insights.Compute(cmd.Context(), h.Store, time.Now().Add(-window))
+				if err != nil {
+					return failed(err)
+				}
+				if jsonOut {
+					return printJSON(cmd, r)
+				}
+				printInsights(cmd, r, since)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&since, "since", "7d", "the window: runs started this long ago or later (30m, 24h, 7d)")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// parseSince reads a window: a Go duration, or a whole number of days ("7d").
+func parseSince(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 36500 {
+			return 0, fmt.Errorf("--since %q: want a number of days from 1 to 36500 (7d) or a duration (24h)", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--since %q: want a duration (24h, 30m) or a number of days (7d)", s)
+	}
+	return d, nil
+}
+
+func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%d runs in the last %s\n", r.Runs, since)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if len(r.Outcomes) > 0 {
+		fmt.Fprintln(w, "\nSTATUS\tREASON\tRUNS\tCOST")
+		for _, o := range r.Outcomes {
+			fmt.Fprintf(w, "%s\t%s\t%d\t$%.4f\n", o.Status, o.Reason, o.Runs, o.CostUSD)
+		}
+	}
+	if len(r.Tools) > 0 {
+		fmt.Fprintln(w, "\nTOOL\tCALLS\tERRORS\tERROR RATE\tMEAN\tMAX")
+		for _, t := range r.Tools {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%.0f%%\t%.0f ms\t%d ms\n", t.Name, t.Calls, t.Errors, 100*t.ErrorRate, t.MeanMS, t.MaxMS)
+		}
+	}
+	if len(r.Feedback) > 0 {
+		fmt.Fprintln(w, "\nAGENT\tFEEDBACK\tMEAN SCORE\tUP\tDOWN")
+		for _, f := range r.Feedback {
+			fmt.Fprintf(w, "%s\t%d\t%.2f\t%d\t%d\n", dash(f.Agent), f.Count, f.MeanScore, f.Up, f.Down)
+		}
+	}
+	w.Flush()
+	if len(r.Failures) > 0 {
+		fmt.Fprintln(out, "\nCommonest failures:")
+		for _, f := range r.Failures {
+			var ex []string
+			for _, e := range f.Examples {
+				ex = append(ex, e.Session+"/"+e.Run)
+			}
+			fmt.Fprintf(out, "  %d× %s/%s: %s (e.g. %s)\n", f.Runs, f.Status, f.Reason, dash(f.Message), strings.Join(ex, ", "))
+		}
+	}
+}
+
+// newFeedbackCmd is "sessions feedback ID RUN --score N": the CLI's way to say what a
+// run was worth, as the console's thumbs and the HTTP route do.
+func newFeedbackCmd() *cobra.Command {
+	var score int
+	var comment string
+	cmd := &cobra.Command{
+		Use:   "feedback ID RUN --score N [--comment TEXT]",
+		Short: "Record feedback on a run: -1 or 1 (thumbs), or a rating from 0 to 5",
+		Example: `  agenthost sessions feedback ses_0123abcd run_4567ef01 --score 1
+  agenthost sessions feedback ses_0123abcd run_4567ef01 --score 2 --comment "missed the second question"`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("score") {
+				return usage(fmt.Errorf("--score is required: -1 (thumbs down), 1 (thumbs up) or a rating from 0 to 5"))
+			}
+			f := loop.Feedback{SessionID: args[0], RunID: args[1], Score: score, Comment: comment}
+			if err := f.Check(); err != nil {
+				return usage(err)
+			}
+			return withPlugins(cmd, func(h *host.Host) error {
+				fs, ok := h.Store.(loop.FeedbackStore)
+				if !ok {
+					return failed(fmt.Errorf("the %s store keeps no feedback", h.Manifest.Store.Kind))
+				}
+				entries, err := h.Store.Load(cmd.Context(), f.SessionID)
+				if err != nil {
+					return failed(err)
+				}
+				agent, found := loop.RunAgent(entries, f.RunID)
+				if !found {
+					return usage(fmt.Errorf("session %q has no run %q", f.SessionID, f.RunID))
+				}
+				f.Agent, f.Time = agent, time.Now().UTC()
+				if err := fs.AddFeedback(cmd.Context(), f); err != nil {
+					return failed(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "feedback %d on %s/%s (%s) recorded\n", f.Score, f.SessionID, f.RunID, dash(f.Agent))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVar(&score, "score", 0, "-1 (thumbs down), 1 (thumbs up) or a rating from 0 to 5")
+	cmd.Flags().StringVar(&comment, "comment", "", "what was good or wrong, in words")
+	return cmd
+}

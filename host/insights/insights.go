@@ -1,0 +1,95 @@
+package insights
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Report is what Compute finds. Counts are of runs that started at or after Since.
+type Report struct {
+	Since    time.Time          `json:"since"`
+	Runs     int                `json:"runs"`
+	Outcomes []Outcome          `json:"outcomes"` // by status/reason, most first
+	Tools    []Tool             `json:"tools"`    // by error rate, then calls
+	Feedback []AgentFeedback    `json:"feedback"` // by agent
+	Failures []Failure          `json:"failures"` // the commonest, most first
+	Cost     map[string]float64 `json:"cost_usd_by_status"`
+}
+
+// Outcome counts the runs that ended one way, with their cost.
+type Outcome struct {
+	Status  loop.Status `json:"status"`
+	Reason  loop.Reason `json:"reason"`
+	Runs    int         `json:"runs"`
+	CostUSD float64     `json:"cost_usd"`
+}
+
+// Tool sums one tool's calls.
+type Tool struct {
+	Name      string  `json:"name"`
+	Calls     int     `json:"calls"`
+	Errors    int     `json:"errors"`
+	ErrorRate float64 `json:"error_rate"`
+	MeanMS    float64 `json:"mean_ms"`
+	MaxMS     int64   `json:"max_ms"`
+}
+
+// AgentFeedback sums the feedback on one agent's runs (the latest per person and run is
+// not known: every feedback counts).
+type AgentFeedback struct {
+	Agent     string  `json:"agent"`
+	Count     int     `json:"count"`
+	MeanScore float64 `json:"mean_score"`
+	Up        int     `json:"thumbs_up"`   // score 1
+	Down      int     `json:"thumbs_down"` // score -1
+}
+
+// Failure is a failing outcome and the message its runs failed with.
+type Failure struct {
+	Status   loop.Status `json:"status"`
+	Reason   loop.Reason `json:"reason"`
+	Message  string      `json:"message"`
+	Runs     int         `json:"runs"`
+	Examples []RunRef    `json:"examples"` // up to three
+}
+
+// RunRef names a run.
+type RunRef struct {
+	Session string `json:"session"`
+	Run     string `json:"run"`
+}
+
+// maxExamples bounds a failure's example runs.
+const maxExamples = 3
+
+// Compute reads every session of st and the feedback since since.
+func Compute(ctx context.Context, st loop.SessionStore, since time.Time) (*Report, error) {
+	lister, ok := st.(loop.SessionLister)
+	if !ok {
+		return nil, errors.New("insights: this store cannot list its sessions")
+	}
+	sessions, err := lister.Sessions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("insights: %w", err)
+	}
+	a := newTally(since)
+	for _, s := range sessions {
+		entries, err := st.Load(ctx, s.ID)
+		if err != nil {
+			return nil, fmt.Errorf("insights: %w", err)
+		}
+		a.session(s.ID, entries)
+	}
+	if fs, ok := st.(loop.FeedbackStore); ok {
+		fb, err := fs.Feedback(ctx, since)
+		if err != nil {
+			return nil, fmt.Errorf("insights: %w", err)
+		}
+		a.addFeedback(fb)
+	}
+	return a.report(), nil
+}

@@ -1,0 +1,55 @@
+package insights
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+func ev(seq int64, at time.Time, run, path string, data any, typ loop.EventType) loop.Entry {
+	return loop.Entry{Seq: seq, RunID: run, Time: at, Kind: loop.EntryEvent,
+		Event: &loop.Event{Seq: seq, Time: at, RunID: run, Agent: "a", Path: path, Type: typ, Data: data}}
+}
+
+// A report counts the runs that started in the window only, and a nested run's tools
+// count in its parent's, never as runs of their own; a failure keeps the last error
+// message the run reported.
+func TestReportCountsTheWindowsRunsAndTheirToolsOnce(t *testing.T) {
+	st := loop.NewMemoryStore()
+	now := time.Now()
+	old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+	entries := []loop.Entry{
+		ev(1, old, "r0", "", loop.RunStartedData{}, loop.EventRunStarted),
+		ev(2, old, "r0", "", loop.ToolResultData{Name: "calc", DurationMS: 100}, loop.EventToolResult),
+		ev(3, old, "r0", "", loop.RunFinishedData{Status: loop.StatusCompleted, Reason: loop.ReasonEndTurn}, loop.EventRunFinished),
+		ev(4, recent, "r1", "", loop.RunStartedData{}, loop.EventRunStarted),
+		ev(5, recent, "r1", "", loop.ToolResultData{Name: "calc", DurationMS: 10}, loop.EventToolResult),
+		ev(6, recent, "r1", "", loop.ToolResultData{Name: "calc", IsError: true, DurationMS: 30}, loop.EventToolResult),
+		ev(7, recent, "r1", "ask", loop.RunStartedData{}, loop.EventRunStarted),
+		ev(8, recent, "r1", "ask", loop.RunFinishedData{Status: loop.StatusCompleted}, loop.EventRunFinished),
+		ev(9, recent, "r1", "", loop.ErrorData{Kind: "provider", Message: "first"}, loop.EventError),
+		ev(10, recent, "r1", "", loop.ErrorData{Kind: "provider", Message: "rate limited"}, loop.EventError),
+		ev(11, recent, "r1", "", loop.RunFinishedData{Status: loop.StatusFailed, Reason: loop.ReasonError, Usage: loop.Usage{CostUSD: 0.5}}, loop.EventRunFinished),
+	}
+	if err := st.Append(context.Background(), "s", entries...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(context.Background(), st, now.Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Runs != 1 || len(r.Outcomes) != 1 || r.Outcomes[0].Status != loop.StatusFailed || r.Outcomes[0].CostUSD != 0.5 {
+		t.Fatalf("runs %d outcomes %+v", r.Runs, r.Outcomes)
+	}
+	if len(r.Tools) != 1 || r.Tools[0] != (Tool{Name: "calc", Calls: 2, Errors: 1, ErrorRate: 0.5, MeanMS: 20, MaxMS: 30}) {
+		t.Fatalf("tools %+v", r.Tools)
+	}
+	if len(r.Failures) != 1 || r.Failures[0].Message != "rate limited" || r.Failures[0].Examples[0] != (RunRef{"s", "r1"}) {
+		t.Fatalf("failures %+v", r.Failures)
+	}
+	if r.Cost["failed"] != 0.5 {
+		t.Fatalf("cost %+v", r.Cost)
+	}
+}

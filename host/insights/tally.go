@@ -1,0 +1,147 @@
+package insights
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// tally accumulates what the sessions' events say.
+type tally struct {
+	since    time.Time
+	runs     int
+	outcomes map[[2]string]*Outcome
+	tools    map[string]*toolSum
+	failures map[[3]string]*Failure
+	feedback map[string]*AgentFeedback
+	scores   map[string]int
+	cost     map[string]float64
+}
+
+type toolSum struct {
+	Tool
+	totalMS int64
+}
+
+func newTally(since time.Time) *tally {
+	return &tally{since: since, outcomes: map[[2]string]*Outcome{}, tools: map[string]*toolSum{},
+		failures: map[[3]string]*Failure{}, feedback: map[string]*AgentFeedback{}, scores: map[string]int{}, cost: map[string]float64{}}
+}
+
+// session adds one session's runs that started at or after since.
+func (a *tally) session(id string, entries []loop.Entry) {
+	counted := map[string]bool{} // runs that started in the window
+	lastErr := map[string]string{}
+	for _, e := range entries {
+		if e.Kind != loop.EntryEvent || e.Event == nil || e.Event.Path != "" { // nested runs count in their parent
+			continue
+		}
+		ev := e.Event
+		switch d := ev.Data.(type) {
+		case loop.RunStartedData:
+			if !ev.Time.Before(a.since) {
+				counted[ev.RunID] = true
+			}
+		case loop.ToolResultData:
+			if counted[ev.RunID] {
+				a.tool(d)
+			}
+		case loop.ErrorData:
+			lastErr[ev.RunID] = d.Message
+		case loop.RunFinishedData:
+			if counted[ev.RunID] {
+				a.end(id, ev.RunID, d, lastErr[ev.RunID])
+			}
+		}
+	}
+}
+
+func (a *tally) tool(d loop.ToolResultData) {
+	t := a.tools[d.Name]
+	if t == nil {
+		t = &toolSum{Tool: Tool{Name: d.Name}}
+		a.tools[d.Name] = t
+	}
+	t.Calls++
+	if d.IsError {
+		t.Errors++
+	}
+	t.totalMS += d.DurationMS
+	t.MaxMS = max(t.MaxMS, d.DurationMS)
+}
+
+func (a *tally) end(session, run string, d loop.RunFinishedData, lastErr string) {
+	a.runs++
+	k := [2]string{string(d.Status), string(d.Reason)}
+	o := a.outcomes[k]
+	if o == nil {
+		o = &Outcome{Status: d.Status, Reason: d.Reason}
+		a.outcomes[k] = o
+	}
+	o.Runs++
+	o.CostUSD += d.Usage.CostUSD
+	a.cost[string(d.Status)] += d.Usage.CostUSD
+	if d.Status != loop.StatusFailed && d.Status != loop.StatusIncomplete {
+		return
+	}
+	fk := [3]string{string(d.Status), string(d.Reason), lastErr}
+	f := a.failures[fk]
+	if f == nil {
+		f = &Failure{Status: d.Status, Reason: d.Reason, Message: lastErr}
+		a.failures[fk] = f
+	}
+	f.Runs++
+	if len(f.Examples) < maxExamples {
+		f.Examples = append(f.Examples, RunRef{Session: session, Run: run})
+	}
+}
+
+func (a *tally) addFeedback(fb []loop.Feedback) {
+	for _, f := range fb {
+		s := a.feedback[f.Agent]
+		if s == nil {
+			s = &AgentFeedback{Agent: f.Agent}
+			a.feedback[f.Agent] = s
+		}
+		s.Count++
+		a.scores[f.Agent] += f.Score
+		switch f.Score {
+		case 1:
+			s.Up++
+		case -1:
+			s.Down++
+		}
+	}
+}
+
+func (a *tally) report() *Report {
+	r := &Report{Since: a.since, Runs: a.runs, Cost: a.cost, Outcomes: []Outcome{}, Tools: []Tool{}, Feedback: []AgentFeedback{}, Failures: []Failure{}}
+	for _, o := range a.outcomes {
+		r.Outcomes = append(r.Outcomes, *o)
+	}
+	slices.SortFunc(r.Outcomes, func(x, y Outcome) int {
+		return cmp.Or(cmp.Compare(y.Runs, x.Runs), cmp.Compare(x.Status, y.Status), cmp.Compare(x.Reason, y.Reason))
+	})
+	for _, t := range a.tools {
+		t.ErrorRate = float64(t.Errors) / float64(t.Calls)
+		t.MeanMS = float64(t.totalMS) / float64(t.Calls)
+		r.Tools = append(r.Tools, t.Tool)
+	}
+	slices.SortFunc(r.Tools, func(x, y Tool) int {
+		return cmp.Or(cmp.Compare(y.ErrorRate, x.ErrorRate), cmp.Compare(y.Calls, x.Calls), cmp.Compare(x.Name, y.Name))
+	})
+	for agent, f := range a.feedback {
+		f.MeanScore = float64(a.scores[agent]) / float64(f.Count)
+		r.Feedback = append(r.Feedback, *f)
+	}
+	slices.SortFunc(r.Feedback, func(x, y AgentFeedback) int { return cmp.Compare(x.Agent, y.Agent) })
+	for _, f := range a.failures {
+		r.Failures = append(r.Failures, *f)
+	}
+	slices.SortFunc(r.Failures, func(x, y Failure) int {
+		return cmp.Or(cmp.Compare(y.Runs, x.Runs), cmp.Compare(x.Reason, y.Reason), cmp.Compare(x.Message, y.Message))
+	})
+	return r
+}
