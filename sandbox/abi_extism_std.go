@@ -40,4 +40,3 @@ func stdCommandDecls(plugin string, decls []ToolDecl) ([]ToolDecl, error) {
 	}
 	return out, nil
 }
-
