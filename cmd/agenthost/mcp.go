@@ -24,6 +24,7 @@ func newMCPCmd() *cobra.Command {
 		idle                      time.Duration
 		maxSessions               int
 		allowHosts, allowOrigins  []string
+		tlsFiles                  server.TLSFiles
 	)
 	serve := &cobra.Command{
 		Use:   "serve [--http ADDR]",
@@ -51,7 +52,7 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 			var token string
 			if addr != "" { // checked before anything starts
 				var err error
-				if token, err = listenFlags(addr, tokenFile, allowOrigins); err != nil {
+				if token, err = listenFlags(addr, tokenFile, allowOrigins, tlsFiles); err != nil {
 					return err
 				}
 			}
@@ -84,7 +85,7 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 			}
 			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions})
 			hs, err := server.New(server.Options{Store: h.Store, Token: token, AllowOrigins: allowOrigins,
-				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}})
+				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}, TLS: tlsFiles})
 			if err != nil {
 				return failed(err)
 			}
@@ -104,6 +105,8 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (default: $AGENTHOST_TOKEN)")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests from this origin (repeatable)")
+	f.StringVar(&tlsFiles.Cert, "tls-cert", "", "with --http: serve HTTPS with this certificate chain (PEM; with --tls-key)")
+	f.StringVar(&tlsFiles.Key, "tls-key", "", "with --http: the private key of --tls-cert (PEM)")
 	cmd.AddCommand(serve)
 	return cmd
 }

@@ -29,6 +29,7 @@ func newServeCmd() *cobra.Command {
 		logFormat                 string
 		workers                   int
 		storeWait                 time.Duration
+		tlsFiles                  server.TLSFiles
 		rescueAfter               time.Duration
 	)
 	cmd := &cobra.Command{
@@ -52,7 +53,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
   agenthost -c cluster.toml serve --workers 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token, err := listenFlags(addr, tokenFile, allowOrigins)
+			token, err := listenFlags(addr, tokenFile, allowOrigins, tlsFiles)
 			if err != nil {
 				return err
 			}
@@ -84,7 +85,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
 				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
-				OnFeedback: h.Telemetry().Feedback,
+				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles,
 				Extract: func(ctx context.Context, hd http.Header) context.Context {
 					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
 				}})
@@ -114,6 +115,8 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this name in the Host header (repeatable)")
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests (with CORS) from this origin, e.g. http://localhost:5173 (repeatable)")
 	f.IntVar(&workers, "workers", 0, "with a postgres store: runs are durable jobs (River); execute N at once on this node (0: only accept and stream)")
+	f.StringVar(&tlsFiles.Cert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM; with --tls-key)")
+	f.StringVar(&tlsFiles.Key, "tls-key", "", "the private key of --tls-cert (PEM)")
 	f.DurationVar(&storeWait, "store-wait", 2*time.Minute, "a run whose store is unavailable (a database restarting) waits this long for it, then fails (0: fails at once; with --workers River retries the run instead)")
 	f.DurationVar(&rescueAfter, "rescue-after", 10*time.Minute, "with --workers: a job running this long is presumed dead and retried on another worker")
 	return cmd
@@ -195,7 +198,10 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 
 // listenFlags checks what an HTTP listener is given (serve, mcp serve --http) and returns
 // the bearer token: AGENTHOST_TOKEN or --token-file; without one only loopback binds.
-func listenFlags(addr, tokenFile string, allowOrigins []string) (string, error) {
+func listenFlags(addr, tokenFile string, allowOrigins []string, tlsFiles server.TLSFiles) (string, error) {
+	if err := server.CheckTLS(tlsFiles); err != nil {
+		return "", usage(err)
+	}
 	token, err := server.LoadToken(os.Getenv("AGENTHOST_TOKEN"), tokenFile)
 	if err != nil {
 		return "", usage(err)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -36,14 +37,10 @@ func LoadToken(envValue, tokenFile string) (string, error) {
 
 // CheckAddr refuses to serve without a token on anything but a loopback address.
 func CheckAddr(addr string, hasToken bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if hasToken {
-		return nil
-	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+	if hasToken || isLoopback(addr) {
 		return nil
 	}
 	return fmt.Errorf("refusing to serve on %s without a token: set AGENTHOST_TOKEN or --token-file, or use a loopback address such as 127.0.0.1:8080", addr)
@@ -63,11 +60,23 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, logf func(form
 	if n > 0 {
 		logf("marked %d unfinished run(s) of processes that died as aborted", n)
 	}
+	tlsConfig, err := s.opts.TLS.config()
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logf("serving on http://%s", ln.Addr())
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+		logf("serving on https://%s", ln.Addr())
+	} else {
+		if !isLoopback(addr) {
+			logf("warning: serving plain HTTP on %s: the token and the sessions cross the network in clear (use --tls-cert and --tls-key, or a TLS proxy in front)", addr)
+		}
+		logf("serving on http://%s", ln.Addr())
+	}
 	return s.Serve(ctx, ln)
 }
 

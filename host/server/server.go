@@ -60,6 +60,9 @@ type Options struct {
 	// OnFeedback, when set, is told of each feedback stored through POST
 	// /v1/sessions/{id}/runs/{run}/feedback (serve counts it in /metrics).
 	OnFeedback func(ctx context.Context, f loop.Feedback)
+	// TLS, when set, makes ListenAndServe serve HTTPS with this certificate and key
+	// (tls.go).
+	TLS TLSFiles
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
