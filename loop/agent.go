@@ -282,6 +282,7 @@ func (a *Agent) RunWith(ctx context.Context, in RunInput, emit func(Event)) (Run
 	}
 	res := r.execute()
 	a.finish(r)
+	r.journal.deliverEnd() // after finish: the session is free when run_finished arrives
 	return res, res.Err
 }
 

@@ -41,6 +41,7 @@ type journal struct {
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
 	holding bool          // events are queued but not delivered until the end's write (endWrite)
 	held    int           // how many were held
+	ends    []Event       // the held events once written, for deliverEnd
 
 	// Slabs that batches are cut from: a run's entries and stored events take a few
 	// allocations, not a few per step. A batch handed to the store is never written
@@ -159,12 +160,25 @@ func (j *journal) endWrite(emit func()) error {
 		j.ended = false
 		return err
 	}
-	if j.emitFn != nil {
-		for _, e := range batch[len(batch)-n:] {
-			j.emitFn(*e.Event)
-		}
+	for _, e := range batch[len(batch)-n:] {
+		j.ends = append(j.ends, *e.Event) // delivered by deliverEnd, once the run has let go of its session
 	}
 	return nil
+}
+
+// deliverEnd delivers the events of the run's last write (its final status and
+// run_finished). Agent.RunWith calls it after the run has released its session, so a
+// client that starts the next run on the session as soon as it sees run_finished finds
+// the session free.
+func (j *journal) deliverEnd() {
+	ends := j.ends
+	j.ends = nil
+	if j.emitFn == nil {
+		return
+	}
+	for _, e := range ends {
+		j.emitFn(e)
+	}
 }
 
 // takeLocked empties the queue into a numbered batch.

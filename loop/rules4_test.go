@@ -207,3 +207,21 @@ func TestSessionBusyRejectsASecondConcurrentRun(t *testing.T) {
 		t.Fatal("cancelled run did not end")
 	}
 }
+
+// run_finished is delivered once the run has let go of its session: a caller that
+// starts the session's next run the moment it sees run_finished (here, from inside the
+// emit callback) is not refused as ErrSessionBusy.
+func TestRunFinishedArrivesWhenTheSessionIsFree(t *testing.T) {
+	m := script(turn{text: "first"}, turn{text: "second"})
+	a := newAgent(t, Config{Model: m})
+	var next RunResult
+	var nextErr error
+	_, err := a.RunWith(context.Background(), userIn("s", "one"), func(e Event) {
+		if e.Type == EventRunFinished {
+			next, nextErr = a.RunWith(context.Background(), userIn("s", "two"), nil)
+		}
+	})
+	if err != nil || nextErr != nil || next.Status != StatusCompleted || next.Final.Text() != "second" {
+		t.Fatalf("first %v; next %+v %v", err, next, nextErr)
+	}
+}

@@ -45,6 +45,12 @@ type sseRun struct {
 }
 
 func startSSE(t *testing.T, resp *http.Response) *sseRun {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("the run was not streamed: %d %s", resp.StatusCode, b)
+	}
 	r := &sseRun{events: make(chan map[string]any, 256)}
 	go func() {
 		defer close(r.events)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -54,9 +55,7 @@ func TestE2E_Fencing_RunStoppedPastItsLeaseWritesNothingWhenResumed(t *testing.T
 	if session == "" {
 		t.Fatalf("the run ended before its tool result:\n%s", stderr.String())
 	}
-	if err := zombie.Process.Signal(syscall.SIGSTOP); err != nil { // its model call is open
-		t.Fatal(err)
-	}
+	stopOutsideAWrite(t, zombie.Process, filepath.Join(e.dir, "sessions.db")) // its model call is open
 	rest := make(chan []loop.Event, 1)
 	go func() {
 		var evs []loop.Event
@@ -146,4 +145,44 @@ func (e *agentEnv) run(t *testing.T, env []string, args ...string) result {
 		t.Fatal(err)
 	}
 	return result{out.String(), errb.String(), code}
+}
+
+// stopOutsideAWrite SIGSTOPs p at a moment it holds no SQLite write lock on db. Stopped
+// inside a write (a lease heartbeat is one every third of the lease's life), it would
+// hold the database's one write lock for as long as it is stopped, and every other
+// process, the one the test starts to take over included, would wait for it in vain:
+// SQLite's nature, not what the test is about. So the test checks that the database takes
+// a write once p is stopped, and if not lets p finish its write and stops it again.
+func stopOutsideAWrite(t *testing.T, p *os.Process, db string) {
+	t.Helper()
+	conn, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(200)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	probe := func() error { // takes the write lock, waiting for it up to the busy timeout
+		tx, err := conn.BeginTx(context.Background(), nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		_, err = tx.Exec(`CREATE TABLE IF NOT EXISTS stop_probe (x)`)
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		if err := p.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		err := probe()
+		if err == nil {
+			return
+		}
+		if attempt == 20 {
+			t.Fatalf("the stopped process holds the database's write lock at every try: %v", err)
+		}
+		if err := p.Signal(syscall.SIGCONT); err != nil { // let it finish its write
+			t.Fatal(err)
+		}
+		_ = probe() // returns once its write has let go of the lock
+	}
 }

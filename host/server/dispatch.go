@@ -196,6 +196,7 @@ func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgent
 		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
 	}
 	stream := newSSE(w)
+	stream.beforeEnd = releaseOf(r.Context())
 	s.streamStored(ctx, stream, tr, in.SessionID, in.RunID, after, false)
 }
 

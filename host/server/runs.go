@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -31,7 +32,13 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, msg)
 		return
 	}
-	defer s.release(in)
+	// The claim ends before the run's last frame is sent (sse.beforeEnd), so a client
+	// that starts the next run on the session as soon as it reads RUN_FINISHED is not
+	// refused as overlapping this one; or when the handler returns, if no end was sent.
+	release := sync.OnceFunc(func() { s.release(in) })
+	defer release()
+	ctx := withRelease(r.Context(), release)
+	r = r.WithContext(ctx)
 	// The session as stored before the run: what the client resent is matched against
 	// it (dropEchoes), and a run that continues a thread starts with it.
 	entries, err := s.opts.Store.Load(r.Context(), in.SessionID)
@@ -58,6 +65,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		ctx = s.opts.Extract(ctx, r.Header)
 	}
 	stream := newSSE(w)
+	stream.beforeEnd = release
 	tr := NewTranslator(in.SessionID, in.RunID)
 	tr.Supplied = suppliedResults(in)
 	// A run that continues a thread starts with the thread's conversation as stored
@@ -238,11 +246,16 @@ type sse struct {
 	started bool
 	err     error
 	id      string // the next frames' id (a stored event's seq), when set
+	// beforeEnd, when set, is called before a RUN_FINISHED or RUN_ERROR frame is sent.
+	beforeEnd func()
 }
 
 func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
 
 func (s *sse) send(ev AGUIEvent) {
+	if t := ev.EventType(); s.beforeEnd != nil && (t == aguiRunFinished || t == aguiRunError) {
+		s.beforeEnd()
+	}
 	if s.err != nil {
 		return
 	}
@@ -268,4 +281,17 @@ func (s *sse) send(ev AGUIEvent) {
 		return
 	}
 	s.err = s.rc.Flush()
+}
+
+type releaseKey struct{}
+
+// withRelease carries a run request's claim release to the code that streams it
+// (dispatch.go), which hands it to its sse.
+func withRelease(ctx context.Context, release func()) context.Context {
+	return context.WithValue(ctx, releaseKey{}, release)
+}
+
+func releaseOf(ctx context.Context) func() {
+	f, _ := ctx.Value(releaseKey{}).(func())
+	return f
 }
