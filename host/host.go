@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host/mcpclient"
+	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
@@ -219,6 +220,13 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 	}
 	var strategies []loop.ContextStrategy
 	var permits []*sandbox.Plugin
+	if h.Manifest.Redact != nil { // first, so guardrail plugins see redacted text too
+		r, err := redact.New(*h.Manifest.Redact)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Guardrails = append(cfg.Guardrails, r)
+	}
 	for i, p := range h.plugins {
 		switch h.Manifest.Plugins[i].Kind {
 		case "context":

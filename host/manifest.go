@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -35,6 +36,8 @@ type Manifest struct {
 	Telemetry TelemetryConfig           `toml:"telemetry"`
 	// MCPServers are existing MCP servers whose tools the agent gets (mcptools.go).
 	MCPServers []MCPServerConfig `toml:"mcp_servers"`
+	// Redact is the built-in PII guardrail (host/redact); nil is off.
+	Redact *redact.Config `toml:"redact"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -384,6 +387,12 @@ func (m *Manifest) errKey(path, format string, args ...any) error {
 
 // check validates what the decoder cannot: references, files, digests, names.
 func (m *Manifest) check() error {
+	if m.Redact != nil {
+		if _, err := redact.New(*m.Redact); err != nil {
+			key, msg, _ := strings.Cut(err.Error(), ": ")
+			return m.errKey(key, "%s", msg)
+		}
+	}
 	a := &m.Agent
 	if a.Name == "" {
 		a.Name = "agent"

@@ -1,0 +1,176 @@
+package redact
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Kinds are the built-in detectors, in the order they run (cards and IBANs before
+// phone numbers, whose pattern would take their digits).
+var Kinds = []string{"api_key", "email", "iban", "card", "phone"}
+
+// Pattern is a detector of the manifest's own: text matching Regex becomes "[Name]".
+type Pattern struct {
+	Name  string `toml:"name"`
+	Regex string `toml:"regex"`
+}
+
+// Config is [redact].
+type Config struct {
+	// Stages are where it runs: input, tool_args, tool_result, output (default all).
+	Stages []string `toml:"stages"`
+	// Kinds are the built-in detectors it uses (default all of Kinds).
+	Kinds []string `toml:"kinds"`
+	// Patterns are more detectors.
+	Patterns []Pattern `toml:"patterns"`
+}
+
+type detector struct {
+	kind  string
+	re    *regexp.Regexp
+	valid func(match string) bool // nil: every match
+}
+
+var builtin = map[string]detector{
+	"api_key": {kind: "api_key", re: regexp.MustCompile(`\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})\b`)},
+	"email":   {kind: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
+	"iban":    {kind: "iban", re: regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b`), valid: ibanValid},
+	"card":    {kind: "card", re: regexp.MustCompile(`\b[0-9](?:[ -]?[0-9]){12,18}\b`), valid: luhnValid},
+	// International numbers (+CC …), and North American ones written (555) 123-4567 or
+	// 555-123-4567: a date or a version is neither.
+	"phone": {kind: "phone", re: regexp.MustCompile(`\+[0-9]{1,3}(?:[ .-]?\(?[0-9]{1,4}\)?){2,5}\b|\([0-9]{3}\) ?[0-9]{3}[-. ][0-9]{4}\b|\b[0-9]{3}[-.][0-9]{3}[-.][0-9]{4}\b`)},
+}
+
+// Redactor is the guardrail.
+type Redactor struct {
+	stages    map[loop.Stage]bool
+	detectors []detector
+}
+
+var allStages = []string{string(loop.StageInput), string(loop.StageToolArgs), string(loop.StageToolResult), string(loop.StageOutput)}
+
+// New checks c and builds the guardrail; errors name the key at fault.
+func New(c Config) (*Redactor, error) {
+	r := &Redactor{stages: map[loop.Stage]bool{}}
+	stages := c.Stages
+	if len(stages) == 0 {
+		stages = allStages
+	}
+	for _, s := range stages {
+		if !slices.Contains(allStages, s) {
+			return nil, fmt.Errorf("redact.stages: unknown stage %q (want %s)", s, strings.Join(allStages, ", "))
+		}
+		r.stages[loop.Stage(s)] = true
+	}
+	kinds := c.Kinds
+	if kinds == nil {
+		kinds = Kinds
+	}
+	for _, k := range Kinds { // in detection order, whatever order the manifest gives
+		if slices.Contains(kinds, k) {
+			r.detectors = append(r.detectors, builtin[k])
+		}
+	}
+	for _, k := range kinds {
+		if _, ok := builtin[k]; !ok {
+			return nil, fmt.Errorf("redact.kinds: unknown kind %q (want %s)", k, strings.Join(Kinds, ", "))
+		}
+	}
+	for i, p := range c.Patterns {
+		if p.Name == "" || strings.ContainsAny(p.Name, "[]") {
+			return nil, fmt.Errorf("redact.patterns[%d]: a name is required, without brackets", i)
+		}
+		re, err := regexp.Compile(p.Regex)
+		if err != nil || p.Regex == "" {
+			return nil, fmt.Errorf("redact.patterns[%d] (%s): regex %q: %v", i, p.Name, p.Regex, err)
+		}
+		if re.MatchString("") {
+			return nil, fmt.Errorf("redact.patterns[%d] (%s): regex %q matches empty text", i, p.Name, p.Regex)
+		}
+		r.detectors = append(r.detectors, detector{kind: p.Name, re: re})
+	}
+	return r, nil
+}
+
+// Name is the guardrail's name in events.
+func (r *Redactor) Name() string { return "redact" }
+
+// Check redacts in.Content at the configured stages.
+func (r *Redactor) Check(_ context.Context, in loop.GuardInput) (loop.GuardResult, error) {
+	if !r.stages[in.Stage] {
+		return loop.GuardResult{Action: loop.GuardAllow}, nil
+	}
+	text, counts := r.redactContent(in.Stage, in.Content)
+	if len(counts) == 0 {
+		return loop.GuardResult{Action: loop.GuardAllow}, nil
+	}
+	var parts []string
+	for _, d := range r.detectors {
+		if n := counts[d.kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, d.kind))
+			delete(counts, d.kind)
+		}
+	}
+	return loop.GuardResult{Action: loop.GuardRedact, Content: text, Reason: "redacted " + strings.Join(parts, ", ")}, nil
+}
+
+// Redact replaces what the detectors find and counts it by kind.
+func (r *Redactor) Redact(text string) (string, map[string]int) {
+	counts := map[string]int{}
+	for _, d := range r.detectors {
+		text = d.re.ReplaceAllStringFunc(text, func(m string) string {
+			if d.valid != nil && !d.valid(m) {
+				return m
+			}
+			counts[d.kind]++
+			return "[" + d.kind + "]"
+		})
+	}
+	return text, counts
+}
+
+// luhnValid reports whether the digits of s pass the Luhn check (payment cards).
+func luhnValid(s string) bool {
+	sum, n, double := 0, 0, false
+	for i := len(s) - 1; i >= 0; i-- {
+		c := s[i]
+		if c < '0' || c > '9' {
+			continue
+		}
+		d := int(c - '0')
+		if double {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum, n, double = sum+d, n+1, !double
+	}
+	return n >= 13 && sum%10 == 0
+}
+
+// ibanValid reports whether s (spaces allowed) passes the IBAN mod-97 check.
+func ibanValid(s string) bool {
+	s = strings.ReplaceAll(s, " ", "")
+	if len(s) < 15 || len(s) > 34 {
+		return false
+	}
+	rearranged := s[4:] + s[:4]
+	rem := 0
+	for i := 0; i < len(rearranged); i++ {
+		c := rearranged[i]
+		switch {
+		case c >= '0' && c <= '9':
+			rem = (rem*10 + int(c-'0')) % 97
+		case c >= 'A' && c <= 'Z':
+			rem = (rem*100 + int(c-'A'+10)) % 97
+		default:
+			return false
+		}
+	}
+	return rem == 1
+}
