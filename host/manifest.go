@@ -194,6 +194,9 @@ type StoreConfig struct {
 	Kind string `toml:"kind"` // memory | sqlite (default) | postgres
 	Path string `toml:"path"` // sqlite: the file
 	URL  string `toml:"url"`  // postgres: postgres://…; ${VAR} is expanded ("${DATABASE_URL}")
+	// Retention deletes sessions not updated for this long ("30d"): serve prunes at start
+	// and every hour, and "sessions prune" on demand. 0 keeps everything.
+	Retention Duration `toml:"retention"`
 }
 
 // Where names the store for messages: the SQLite file, the PostgreSQL server and
@@ -654,9 +657,9 @@ type Duration time.Duration
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := parseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("invalid duration %q: want e.g. 2s or 500ms", string(b))
+		return fmt.Errorf("invalid duration %q: want e.g. 2s, 500ms or 30d", string(b))
 	}
 	if v < 0 {
 		return fmt.Errorf("invalid duration %q: negative", string(b))
@@ -689,4 +692,17 @@ func (s *Schema) UnmarshalTOML(v any) error {
 		return fmt.Errorf("input_schema must be a table or a JSON string, not %T", v)
 	}
 	return nil
+}
+
+// parseDuration is time.ParseDuration plus whole days ("30d"), the unit retention
+// periods are written in.
+func parseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 0 || n > 106751 { // time.Duration's range
+			return 0, fmt.Errorf("invalid number of days %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }

@@ -224,5 +224,6 @@ func (s *MemoryStore) DeleteSession(_ context.Context, id string) error {
 	}
 	delete(s.sessions, id)
 	delete(s.runs, id)
+	s.feedback = slices.DeleteFunc(s.feedback, func(f Feedback) bool { return f.SessionID == id })
 	return nil
 }

@@ -98,6 +98,9 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if watch {
 				go h.Watch(ctx, watchInterval, logf)
 			}
+			if keep := time.Duration(h.Manifest.Store.Retention); keep > 0 {
+				go pruneEvery(ctx, h, keep, pruneInterval, logf)
+			}
 			if err := srv.ListenAndServe(ctx, addr, logf); err != nil {
 				return failed(err)
 			}

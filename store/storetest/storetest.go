@@ -230,11 +230,24 @@ func deleteSession(t *testing.T, s loop.SessionStore) {
 	if err := ls.ReleaseLease(ctx, l); err != nil {
 		t.Fatal(err)
 	}
+	fs, _ := s.(loop.FeedbackStore)
+	if fs != nil { // a session's feedback goes with it; another session's stays
+		for _, id := range []string{"s", "other"} {
+			if err := fs.AddFeedback(ctx, loop.Feedback{SessionID: id, RunID: "r", Score: 1, Time: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if err := d.DeleteSession(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
 	if es, _ := s.Load(ctx, "s"); len(es) != 0 {
 		t.Fatalf("%d entries after delete", len(es))
+	}
+	if fs != nil {
+		if fb, err := fs.Feedback(ctx, t0); err != nil || len(fb) != 1 || fb[0].SessionID != "other" {
+			t.Fatalf("feedback after deleting session s: %+v %v", fb, err)
+		}
 	}
 	if err := s.Append(ctx, "s", entries("s", "r", 1, 1)...); err != nil {
 		t.Fatalf("a deleted session starts again at seq 1: %v", err)
