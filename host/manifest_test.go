@@ -140,7 +140,7 @@ func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad size", [2]string{`memory = "32MiB"`, `memory = "32 MBs"`}, 24, "plugins.permissions.memory",
 			`invalid size "32 MBs": unknown unit "MBs" (B, KB, KiB, MB, MiB, GB, GiB)`},
 		{"bad duration", [2]string{`timeout = "2s"`, `timeout = "2 seconds"`}, 25, "plugins.permissions.timeout",
-			`invalid duration "2 seconds": want e.g. 2s or 500ms`},
+			`invalid duration "2 seconds": want e.g. 2s, 500ms or 30d`},
 		{"wrong type", [2]string{"max_iterations = 7", `max_iterations = "seven"`}, 7, "agent.max_iterations", "incompatible types"},
 		{"missing file", [2]string{`name = "calc"` + "\nwasm = \"calc.wasm\"", `name = "calc"` + "\nwasm = \"nope.wasm\""}, 22, "plugins[0].wasm",
 			"cannot read "},
