@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,7 +28,7 @@ open with "sessions show". Nothing is written.`,
   agenthost insights --since 24h --json | jq '.tools[] | select(.error_rate > 0.1)'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			window, err := parseSince(since)
+			window, err := windowFlag("--since", since)
 			if err != nil {
 				return usage(err)
 			}
@@ -51,18 +50,11 @@ open with "sessions show". Nothing is written.`,
 	return cmd
 }
 
-// parseSince reads a window: a Go duration, or a whole number of days ("7d").
-func parseSince(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 || n > 36500 {
-			return 0, fmt.Errorf("--since %q: want a number of days from 1 to 36500 (7d) or a duration (24h)", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--since %q: want a duration (24h, 30m) or a number of days (7d)", s)
+// windowFlag reads a window flag's value: a Go duration, or whole days ("7d").
+func windowFlag(flag, s string) (time.Duration, error) {
+	d, err := insights.ParseWindow(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %w", flag, err)
 	}
 	return d, nil
 }

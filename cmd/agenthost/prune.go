@@ -49,9 +49,9 @@ same at start and every hour when [store] retention is set.`,
 			return withPlugins(cmd, func(h *host.Host) error {
 				keep := time.Duration(h.Manifest.Store.Retention)
 				if olderThan != "" {
-					d, err := parseSince(olderThan)
+					d, err := windowFlag("--older-than", olderThan)
 					if err != nil {
-						return usage(fmt.Errorf("--older-than: %w", err))
+						return usage(err)
 					}
 					keep = d
 				}

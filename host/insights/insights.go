@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -92,4 +94,17 @@ func Compute(ctx context.Context, st loop.SessionStore, since time.Time) (*Repor
 		a.addFeedback(fb)
 	}
 	return a.report(), nil
+}
+
+// ParseWindow reads a report's window as people write it: a positive duration ("24h",
+// "30m") or a whole number of days from 1 to 36500 ("7d").
+func ParseWindow(v string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n > 0 && n <= 36500 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%q: want a duration (24h) or a number of days from 1 to 36500 (7d)", v)
 }

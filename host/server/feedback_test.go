@@ -50,3 +50,27 @@ func TestFeedbackOnAStoredRunIsKeptAndHostileBodiesAreRefused(t *testing.T) {
 		t.Fatalf("stored %+v %v", got, err)
 	}
 }
+
+// GET /v1/insights sums up the stored runs and their feedback, as `agenthost insights`
+// does; a window that is not one is a 400.
+func TestInsightsRouteSumsTheStoredRunsAndFeedback(t *testing.T) {
+	e := newTestEnv(t, envOptions{}, turn{text: "Done."})
+	for _, run := range []string{"r1", "r2"} {
+		if code, body := e.request(t, "POST", "/v1/runs", runBody("s-"+run, run, "hi")); code != 200 {
+			t.Fatalf("run: %d %s", code, body)
+		}
+	}
+	if code, body := e.request(t, "POST", "/v1/sessions/s-r1/runs/r1/feedback", `{"score": 5}`); code != 201 {
+		t.Fatalf("feedback: %d %s", code, body)
+	}
+	code, body := e.request(t, "GET", "/v1/insights?since=1d", "")
+	if code != 200 || !strings.Contains(body, `"runs":2`) || !strings.Contains(body, `"agent":"test","count":1,"mean_score":5`) ||
+		!strings.Contains(body, `{"status":"completed","reason":"end_turn","runs":2,"cost_usd":0}`) {
+		t.Fatalf("insights: %d %s", code, body)
+	}
+	for _, bad := range []string{"0d", "-1h", "week", "99999999d"} {
+		if code, body := e.request(t, "GET", "/v1/insights?since="+bad, ""); code != 400 || !strings.Contains(body, "since") {
+			t.Fatalf("since=%s: %d %s", bad, code, body)
+		}
+	}
+}
