@@ -15,6 +15,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV1Base,
 	migrateV2RunsPerSession,
 	migrateV3Feedback,
+	migrateV4Memory,
 }
 
 // schemaVersion is the version this code writes.
@@ -135,5 +136,37 @@ CREATE TABLE feedback (
 	time    TEXT    NOT NULL
 );
 CREATE INDEX feedback_by_time ON feedback (time);`)
+	return err
+}
+
+// migrateV4Memory adds long-term memory (memory.Store, memory.go): a table and its FTS5
+// index, kept in step by triggers so that no writer can forget the index.
+func migrateV4Memory(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE memories (
+	rowid    INTEGER PRIMARY KEY,
+	id       TEXT NOT NULL UNIQUE,
+	owner    TEXT NOT NULL,
+	agent    TEXT NOT NULL,
+	kind     TEXT NOT NULL,
+	text     TEXT NOT NULL,
+	metadata TEXT NOT NULL,
+	session  TEXT NOT NULL,
+	run_id   TEXT NOT NULL,
+	created  TEXT NOT NULL,
+	updated  TEXT NOT NULL
+);
+CREATE INDEX memories_by_owner ON memories (owner, agent, updated);
+CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+	INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+	INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
+	INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+	INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+END;`)
 	return err
 }

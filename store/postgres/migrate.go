@@ -57,7 +57,22 @@ CREATE TABLE feedback (
 	comment TEXT        NOT NULL,
 	time    TIMESTAMPTZ NOT NULL
 );
-CREATE INDEX feedback_by_time ON feedback (time);`}
+CREATE INDEX feedback_by_time ON feedback (time);`, `
+CREATE TABLE memories (
+	id       TEXT PRIMARY KEY,
+	owner    TEXT        NOT NULL,
+	agent    TEXT        NOT NULL,
+	kind     TEXT        NOT NULL,
+	text     TEXT        NOT NULL,
+	metadata JSONB       NOT NULL,
+	session  TEXT        NOT NULL,
+	run_id   TEXT        NOT NULL,
+	created  TIMESTAMPTZ NOT NULL,
+	updated  TIMESTAMPTZ NOT NULL,
+	tsv      TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+);
+CREATE INDEX memories_by_owner ON memories (owner, agent, updated);
+CREATE INDEX memories_tsv ON memories USING GIN (tsv);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/memory/memorytest"
 	"github.com/agenthost/agenthost/store/pgtest"
 	"github.com/agenthost/agenthost/store/storetest"
 )
@@ -154,4 +156,9 @@ func TestWatchWakesOnAnotherProcesssAppend(t *testing.T) {
 		t.Fatal("a watcher of another session was woken")
 	default:
 	}
+}
+
+func TestPostgresMemoryConforms(t *testing.T) {
+	srv := pgtest.Start(t)
+	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, srv.NewDatabase(t)) })
 }

@@ -1,0 +1,21 @@
+package store_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/memory/memorytest"
+	"github.com/agenthost/agenthost/store"
+)
+
+func TestSQLiteMemoryConforms(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) memory.Store {
+		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agenthost/agenthost/memory"
+	"github.com/jackc/pgx/v5"
+)
+
+var _ memory.Store = (*Store)(nil)
+
+const memoryColumns = `id, owner, agent, kind, text, metadata, session, run_id, created, updated`
+
+// AddMemory stores an entry (memory.Store).
+func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
+	if err := memory.Check(e); err != nil {
+		return err
+	}
+	meta, err := json.Marshal(e.Metadata)
+	if err != nil {
+		return fmt.Errorf("add memory: %w", err)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		e.ID, e.User, e.Agent, string(e.Kind), e.Text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC())
+	if err != nil {
+		return fmt.Errorf("add memory: %w", unavailable(err))
+	}
+	return nil
+}
+
+// SearchMemory ranks the entries q may see by ts_rank over memory.Terms of q.Text
+// (memory.Store); the visibility rule is in the WHERE clause, as in the SQLite store.
+func (s *Store) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	terms := memory.Terms(q.Text)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+memoryColumns+`, ts_rank(tsv, query) AS score
+FROM memories, to_tsquery('simple', $1) query
+WHERE tsv @@ query
+  AND ((owner = $2 AND $2 <> '' AND (agent = '' OR agent = $3)) OR (owner = '' AND agent = $3 AND $3 <> ''))
+  AND ($4 = '' OR kind = $4)
+ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Agent, string(q.Kind), q.Max())
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+	}
+	defer rows.Close()
+	var out []memory.Hit
+	for rows.Next() {
+		var h memory.Hit
+		var score float32
+		if err := scanMemory(rows, &h.Entry, &score); err != nil {
+			return nil, fmt.Errorf("search memory: %w", err)
+		}
+		h.Score = float64(score)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// ListMemory lists the entries f selects, newest first (memory.Store).
+func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry, error) {
+	where, args := memoryWhere(f)
+	q := `SELECT ` + memoryColumns + ` FROM memories WHERE ` + where + ` ORDER BY updated DESC, id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list memory: %w", unavailable(err))
+	}
+	defer rows.Close()
+	var out []memory.Entry
+	for rows.Next() {
+		var e memory.Entry
+		if err := scanMemory(rows, &e); err != nil {
+			return nil, fmt.Errorf("list memory: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// DeleteMemory deletes the entries f selects (memory.Store).
+func (s *Store) DeleteMemory(ctx context.Context, f memory.Filter) (int, error) {
+	if f.Empty() {
+		return 0, memory.ErrEmptyFilter
+	}
+	where, args := memoryWhere(f)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM memories WHERE `+where, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete memory: %w", unavailable(err))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// memoryWhere is memory.Filter.Selects in SQL.
+func memoryWhere(f memory.Filter) (string, []any) {
+	if f.ID != "" {
+		return `id = $1 AND ($2 = '' OR owner = $2)`, []any{f.ID, f.User}
+	}
+	if f.Empty() {
+		return `false`, nil
+	}
+	return `owner = $1 AND ($2 = '' OR agent = $2) AND ($3 = '' OR kind = $3)`, []any{f.User, f.Agent, string(f.Kind)}
+}
+
+func scanMemory(rows pgx.Rows, e *memory.Entry, extra ...any) error {
+	var kind string
+	var meta []byte
+	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &e.Created, &e.Updated}, extra...)...); err != nil {
+		return err
+	}
+	e.Kind, e.Created, e.Updated = memory.Kind(kind), e.Created.UTC(), e.Updated.UTC()
+	if len(meta) > 0 && string(meta) != "null" {
+		if err := json.Unmarshal(meta, &e.Metadata); err != nil {
+			return fmt.Errorf("memory %s: metadata: %w", e.ID, err)
+		}
+	}
+	return nil
+}
