@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
 	"github.com/agenthost/agenthost/store"
@@ -66,6 +68,7 @@ type Host struct {
 	// applies without a provider (pipeline.go).
 	toolAgent atomic.Pointer[loop.Agent]
 	Store     loop.SessionStore
+	memory    memory.Store // [memory] on: the store's memories (memory.go)
 
 	// Warnings are problems that do not stop the host (tool names that collide); the CLI
 	// prints them.
@@ -121,6 +124,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.Store, err = openStore(ctx, m.Store); err != nil {
 		return nil, err
 	}
+	h.openMemory()
 	h.services = &services{store: h.Store, name: m.Agent.Model, onReport: opts.OnReport}
 	cache := opts.CacheDir
 	if cache == "" {
@@ -242,6 +246,9 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 	if len(permits) > 0 {
 		cfg.Permission = wasmPermission(permits)
 	}
+	if mc := h.Manifest.Memory; mc.Enabled && h.memory != nil && mc.Recall >= 0 {
+		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, defaultRecall)}}, strategies...)
+	}
 	if len(strategies) > 0 {
 		// Plugins shape the input; the default strategy still trims old tool outputs and
 		// compacts on overflow after them.
@@ -254,6 +261,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 	if err != nil {
 		return nil, err
 	}
+	own = append(own, h.memoryTools()...)
 	tools, err := loop.NewToolSet(own...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)

@@ -38,6 +38,8 @@ type Manifest struct {
 	MCPServers []MCPServerConfig `toml:"mcp_servers"`
 	// Redact is the built-in PII guardrail (host/redact); nil is off.
 	Redact *redact.Config `toml:"redact"`
+	// Memory is long-term memory (memory.go); off unless enabled.
+	Memory MemoryConfig `toml:"memory"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -390,6 +392,9 @@ func (m *Manifest) errKey(path, format string, args ...any) error {
 
 // check validates what the decoder cannot: references, files, digests, names.
 func (m *Manifest) check() error {
+	if err := m.checkMemory(); err != nil {
+		return err
+	}
 	if m.Redact != nil {
 		if _, err := redact.New(*m.Redact); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")

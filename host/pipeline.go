@@ -21,6 +21,8 @@ type CallOptions struct {
 	Timeout time.Duration
 	// OnEvent receives the call's events (plugin_log and progress included), in order.
 	OnEvent func(loop.Event)
+	// User is who the call is for (loop.RunInput.User); "" is anonymous.
+	User string
 }
 
 // Call takes one call of a tool, named as the model sees it, through the agent's tool
@@ -36,7 +38,7 @@ func (h *Host) Call(ctx context.Context, name string, args []byte, opts CallOpti
 		args = []byte("{}")
 	}
 	return a.CallTool(ctx, loop.CallInput{SessionID: opts.SessionID, Call: loop.ToolCall{Name: name, Arguments: string(args)},
-		Approver: opts.Approver, Timeout: opts.Timeout}, opts.OnEvent)
+		Approver: opts.Approver, Timeout: opts.Timeout, User: opts.User}, opts.OnEvent)
 }
 
 // pipelineAgent is the agent whose policy a direct call takes: the live one, or the

@@ -124,6 +124,11 @@ type RunInput struct {
 	Limits               Limits
 	OutputSchema         json.RawMessage
 	Metadata             map[string]string
+	// User is who the run is for, as the surface that started it knows them (the CLI's
+	// --user, AG-UI's forwardedProps.user, an MCP client's identity); "" is anonymous.
+	// The loop records it (run_started) and gives it to every hook, strategy and tool
+	// through CallInfo: per-user state (memory) keys on it, never on a tool argument.
+	User string
 	// Approvals answers approval requests by tool call id, before the Approver is asked:
 	// how a run interrupted for approval (StatusInterrupted) is resumed.
 	Approvals map[string]Approval
@@ -461,6 +466,9 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 			return nil, &startError{fmt.Errorf("loop: message %d: %w", i, err)}
 		}
 	}
+	if err := CheckUser(in.User); err != nil {
+		return nil, &startError{fmt.Errorf("loop: %w", err)}
+	}
 	for _, ct := range in.ClientTools {
 		if ct.Name == "" {
 			return nil, &startError{errors.New("loop: client tool without a name")}
@@ -482,7 +490,7 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 	}
 	// Hooks, guardrails and context strategies see which run they serve (CallInfo);
 	// tool calls add their call id (toolexec.go).
-	ctx = WithCallInfo(ctx, CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name})
+	ctx = WithCallInfo(ctx, CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name, User: in.User})
 	rctx, cancel := context.WithCancelCause(ctx)
 	a.runs[runKey{in.SessionID, in.RunID}] = cancel
 	a.sessions[in.SessionID] = in.RunID

@@ -1,6 +1,12 @@
 package loop
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
 
 // CallInfo says which run a call belongs to. The loop puts it in the context
 // of the whole run (hooks, guardrails, context strategies and the model see it,
@@ -9,6 +15,8 @@ import "context"
 // wider interface.
 type CallInfo struct {
 	SessionID, RunID, Agent, CallID string
+	// User is the run's user (RunInput.User), "" when anonymous.
+	User string
 }
 
 type callInfoKey struct{}
@@ -33,4 +41,25 @@ func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
 		info.CallID, ok = *id, true
 	}
 	return info, ok
+}
+
+// MaxUserLen bounds a run's user name, in bytes.
+const MaxUserLen = 256
+
+// CheckUser says what is wrong with a run's user name: one the stores key memories by
+// and the CLI prints, so it is valid UTF-8 without control characters, and bounded.
+// "" (anonymous) is valid.
+func CheckUser(u string) error {
+	switch {
+	case len(u) > MaxUserLen:
+		return fmt.Errorf("user name of %d bytes, longer than %d", len(u), MaxUserLen)
+	case !utf8.ValidString(u):
+		return errors.New("user name is not valid UTF-8")
+	}
+	for _, r := range u {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("user name %q has a control character", u)
+		}
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ type CallInput struct {
 	// Timeout bounds the call when it is tighter than the agent's ToolPolicy.Timeout.
 	Timeout time.Duration
 	TraceID string
+	User    string // the caller's user (RunInput.User)
 }
 
 // CallTool takes one call through the tool pipeline (rule L22), exactly as a call in a
@@ -38,7 +39,7 @@ func (a *Agent) CallTool(ctx context.Context, in CallInput, emit func(Event)) (T
 		call.ID = "call_" + newID()
 	}
 	var out ToolResult
-	rin := RunInput{SessionID: in.SessionID, RunID: in.RunID, TraceID: in.TraceID, direct: &call,
+	rin := RunInput{SessionID: in.SessionID, RunID: in.RunID, TraceID: in.TraceID, User: in.User, direct: &call,
 		approver: in.Approver, directTimeout: in.Timeout, directResult: &out}
 	res, err := a.RunWith(ctx, rin, emit)
 	if res.Status != StatusCompleted {

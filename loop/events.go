@@ -57,6 +57,7 @@ type Event struct {
 type (
 	RunStartedData struct {
 		Model string `json:"model"`
+		User  string `json:"user,omitempty"`
 	}
 	StatusData struct {
 		State State `json:"state"`

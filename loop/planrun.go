@@ -260,7 +260,7 @@ func (r *run) stepRun(rev int, s PlanStep, timeout time.Duration) (string, bool)
 	prompt := fmt.Sprintf("Goal: %s\nYour step: %s\nExpected outcome: %s\nDo this step only, then answer with its outcome.",
 		r.goal(), s.Description, s.ExpectedOutcome)
 	in := RunInput{SessionID: fmt.Sprintf("%s:plan:%d:%s", r.in.SessionID, rev, s.ID),
-		RunID: fmt.Sprintf("%s:step:%d:%s", r.in.RunID, rev, s.ID), TraceID: r.in.TraceID, forceReact: true}
+		RunID: fmt.Sprintf("%s:step:%d:%s", r.in.RunID, rev, s.ID), TraceID: r.in.TraceID, User: r.in.User, forceReact: true}
 	if len(r.in.Approvals) > 0 && r.a.awaitsApproval(r.ctx, in.SessionID) {
 		in.Approvals = r.in.Approvals // resume the sub-run that waited, as ask_NAME does
 	} else {

@@ -110,7 +110,7 @@ func (r *run) execute() (res RunResult) {
 	// Event seq continues the session's numbering (L17): loaded before the first emit.
 	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
 	r.journal.evSeq = lastEventSeq(entries)
-	r.journal.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName})
+	r.journal.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName, User: r.in.User})
 	r.on(onPrepare)
 	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
 	if lerr != nil {

@@ -218,7 +218,7 @@ func (r *run) ask(ctx context.Context, b *Agent, c ToolCall) (ToolResult, error)
 	if depth+1 > r.maxHandoffs {
 		return ErrorResult(fmt.Sprintf("Error: ask_%s refused: asks nest %d deep at most (max_handoffs)", b.cfg.Name, r.maxHandoffs)), nil
 	}
-	in := RunInput{SessionID: r.in.SessionID + ":ask:" + c.ID, RunID: r.in.RunID + ":ask:" + c.ID, TraceID: r.in.TraceID}
+	in := RunInput{SessionID: r.in.SessionID + ":ask:" + c.ID, RunID: r.in.RunID + ":ask:" + c.ID, TraceID: r.in.TraceID, User: r.in.User}
 	if len(r.in.Approvals) > 0 && b.awaitsApproval(ctx, in.SessionID) {
 		in.Approvals = r.in.Approvals // the answer the interrupted ask waited for
 	} else {

@@ -29,7 +29,7 @@ func newRunCmd() *cobra.Command {
 		system                     string
 		allowedTools, meta         []string
 		maxIterations              int
-		agentName                  string
+		agentName, user            string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT... | -",
@@ -62,6 +62,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 				prompt = strings.TrimSpace(string(b))
 			}
 			base, err := runControls(cmd, outputSchema, toolChoice, system, allowedTools, meta, maxIterations)
+			base.User = user
 			if err != nil {
 				return usage(err)
 			}
@@ -126,6 +127,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
 	f.StringVar(&agentName, "agent", "", "start the run with this agent ([agents.NAME]; default the [agent] table's)")
 	f.StringVar(&session, "session", "", "continue this session")
+	f.StringVar(&user, "user", os.Getenv("AGENTHOST_USER"), "who the run is for: memories and preferences are per user (default $AGENTHOST_USER; none: anonymous)")
 	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
 	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
 	f.BoolVar(&newSession, "new", false, "with --session: start a session with that id")

@@ -222,6 +222,7 @@ type RunControls struct {
 	System        string            `json:"system,omitempty"`        // replaces the system prompt for this run
 	Metadata      map[string]string `json:"metadata,omitempty"`      // passed to the provider
 	Agent         string            `json:"agent,omitempty"`         // the agent that starts the run (default: the entry agent)
+	User          string            `json:"user,omitempty"`          // who the run is for (memory is per user); the client's word
 }
 
 // InputMessage is an AG-UI message; content is a string or a list of parts.

@@ -126,6 +126,10 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
 	s.mux.Handle("POST /v1/sessions/{id}/runs/{run}/feedback", s.auth(s.handleFeedback))
 	s.mux.Handle("GET /v1/insights", s.auth(s.handleInsights))
+	s.mux.Handle("GET /v1/memory", s.auth(s.handleMemoryList))
+	s.mux.Handle("POST /v1/memory", s.auth(s.handleMemoryAdd))
+	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))
+	s.mux.Handle("DELETE /v1/memory/{id}", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.handleRunStream))
 	if opts.Metrics != nil {

@@ -59,6 +59,10 @@ type Expect struct {
 	Messages *int `json:"messages,omitempty"`
 	// System is the exact text of the request's system message ("" = not checked).
 	System string `json:"system,omitempty"`
+	// SystemContains and SystemLacks are a substring the system message must have, and
+	// one it must not: how a test sees what a context strategy added (recalled memory).
+	SystemContains string `json:"system_contains,omitempty"`
+	SystemLacks    string `json:"system_lacks,omitempty"`
 	// Tools are the exact names of the tools the request offers, in order (nil = not
 	// checked; [] = none).
 	Tools []string `json:"tools,omitempty"`

@@ -208,14 +208,8 @@ func check(e *Expect, req *providers.ChatRequest) error {
 	if e.Messages != nil && *e.Messages != len(msgs) {
 		return fmt.Errorf("expect.messages %d, but the request carries %d", *e.Messages, len(msgs))
 	}
-	if e.System != "" {
-		got := "(none)"
-		if len(msgs) > 0 && msgs[0].GetRole() == providers.RoleSystem {
-			got = providers.TextOf(msgs[0])
-		}
-		if got != e.System {
-			return fmt.Errorf("expect.system %q, but the system message is %q", e.System, got)
-		}
+	if err := e.checkSystem(msgs); err != nil {
+		return err
 	}
 	if e.Tools != nil {
 		var got []string
@@ -296,4 +290,21 @@ func sleep(ctx context.Context, ms int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// checkSystem checks the system, system_contains and system_lacks expectations.
+func (e *Expect) checkSystem(msgs []*providers.Message) error {
+	got, has := "(none)", len(msgs) > 0 && msgs[0].GetRole() == providers.RoleSystem
+	if has {
+		got = providers.TextOf(msgs[0])
+	}
+	switch {
+	case e.System != "" && got != e.System:
+		return fmt.Errorf("expect.system %q, but the system message is %q", e.System, got)
+	case e.SystemContains != "" && (!has || !strings.Contains(got, e.SystemContains)):
+		return fmt.Errorf("expect.system_contains %q, but the system message is %q", e.SystemContains, got)
+	case e.SystemLacks != "" && has && strings.Contains(got, e.SystemLacks):
+		return fmt.Errorf("expect.system_lacks %q, but the system message is %q", e.SystemLacks, got)
+	}
+	return nil
 }

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
+	"github.com/spf13/cobra"
+)
+
+// memoryFlags are the flags every memory subcommand shares.
+type memoryFlags struct {
+	user, agent, kind string
+	json              bool
+	limit             int
+}
+
+func (f *memoryFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.user, "user", "", "the user whose memories (a user's own)")
+	cmd.Flags().StringVar(&f.agent, "agent", "", "the agent (without --user: the agent's memories shared by all its users)")
+	cmd.Flags().StringVar(&f.kind, "kind", "", "fact or preference (default: both; add: fact)")
+}
+
+func (f *memoryFlags) filter() (memory.Filter, error) {
+	if err := errors.Join(loop.CheckUser(f.user), loop.CheckUser(f.agent)); err != nil {
+		return memory.Filter{}, err
+	}
+	if f.user == "" && f.agent == "" {
+		return memory.Filter{}, errors.New("--user (or --agent, for an agent's shared memories) is required")
+	}
+	if f.kind != "" && f.kind != string(memory.KindFact) && f.kind != string(memory.KindPreference) {
+		return memory.Filter{}, fmt.Errorf("--kind %q: want fact or preference", f.kind)
+	}
+	return memory.Filter{User: f.user, Agent: f.agent, Kind: memory.Kind(f.kind), Limit: f.limit}, nil
+}
+
+// withMemory runs f on the manifest's memory store.
+func withMemory(cmd *cobra.Command, f func(memory.Store) error) error {
+	return withPlugins(cmd, func(h *host.Host) error {
+		ms, ok := h.Memory()
+		if !ok {
+			return failed(fmt.Errorf("the store in %s keeps no memories", h.Manifest.Path))
+		}
+		return f(ms)
+	})
+}
+
+func newMemoryCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "memory", Short: "List, search, add and delete long-term memories ([memory] in agent.toml)"}
+	cmd.AddCommand(newMemoryListCmd(), newMemorySearchCmd(), newMemoryAddCmd(), newMemoryRmCmd(), newMemoryEraseCmd())
+	return cmd
+}
+
+func newMemoryListCmd() *cobra.Command {
+	var mf memoryFlags
+	cmd := &cobra.Command{Use: "list", Short: "List a user's (or an agent's shared) memories, newest first", Args: cobra.NoArgs,
+		Example: "  agenthost memory list --user ana\n  agenthost memory list --agent helper --json",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := mf.filter()
+			if err != nil {
+				return usage(err)
+			}
+			return withMemory(cmd, func(ms memory.Store) error {
+				entries, err := ms.ListMemory(cmd.Context(), f)
+				if err != nil {
+					return failed(err)
+				}
+				if mf.json {
+					return printJSON(cmd, nonNilEntries(entries))
+				}
+				printMemories(cmd, entries, nil)
+				return nil
+			})
+		}}
+	mf.bind(cmd)
+	cmd.Flags().IntVar(&mf.limit, "limit", 0, "at most this many (default all)")
+	cmd.Flags().BoolVar(&mf.json, "json", false, "print JSON")
+	return cmd
+}
+
+func newMemorySearchCmd() *cobra.Command {
+	var mf memoryFlags
+	cmd := &cobra.Command{Use: "search QUERY", Short: "Search the memories a run of --user with --agent would see, best first", Args: cobra.ExactArgs(1),
+		Example: `  agenthost memory search --user ana "tea"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := mf.filter()
+			if err != nil {
+				return usage(err)
+			}
+			return withMemory(cmd, func(ms memory.Store) error {
+				hits, err := ms.SearchMemory(cmd.Context(), memory.Query{User: f.User, Agent: f.Agent, Kind: f.Kind, Text: args[0], Limit: mf.limit})
+				if err != nil {
+					return failed(err)
+				}
+				if mf.json {
+					if hits == nil {
+						hits = []memory.Hit{}
+					}
+					return printJSON(cmd, hits)
+				}
+				entries := make([]memory.Entry, len(hits))
+				scores := make([]float64, len(hits))
+				for i, h := range hits {
+					entries[i], scores[i] = h.Entry, h.Score
+				}
+				printMemories(cmd, entries, scores)
+				return nil
+			})
+		}}
+	mf.bind(cmd)
+	cmd.Flags().IntVar(&mf.limit, "limit", 10, "at most this many")
+	cmd.Flags().BoolVar(&mf.json, "json", false, "print JSON")
+	return cmd
+}
+
+func newMemoryAddCmd() *cobra.Command {
+	var mf memoryFlags
+	cmd := &cobra.Command{Use: "add TEXT", Short: "Add a memory for --user, or for all users of --agent", Args: cobra.ExactArgs(1),
+		Example: "  agenthost memory add --user ana --kind preference \"Answers in French\"\n  agenthost memory add --agent helper \"The office opens at nine\"",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := mf.filter()
+			if err != nil {
+				return usage(err)
+			}
+			e, err := memory.New(f.User, f.Agent, f.Kind, args[0], time.Now())
+			if err != nil {
+				return usage(err)
+			}
+			e.Metadata = map[string]string{"source": "cli"}
+			return withMemory(cmd, func(ms memory.Store) error {
+				if err := ms.AddMemory(cmd.Context(), e); err != nil {
+					return failed(err)
+				}
+				if mf.json {
+					return printJSON(cmd, e)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), e.ID)
+				return nil
+			})
+		}}
+	mf.bind(cmd)
+	cmd.Flags().BoolVar(&mf.json, "json", false, "print the entry as JSON")
+	return cmd
+}
+
+func newMemoryRmCmd() *cobra.Command {
+	var user string
+	cmd := &cobra.Command{Use: "rm ID...", Short: "Delete memories by id", Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withMemory(cmd, func(ms memory.Store) error {
+				var missing []string
+				for _, id := range args {
+					n, err := ms.DeleteMemory(cmd.Context(), memory.Filter{ID: id, User: user})
+					if err != nil {
+						return failed(err)
+					}
+					if n == 0 {
+						missing = append(missing, id)
+					}
+				}
+				if len(missing) > 0 {
+					return failed(fmt.Errorf("no memory %s", strings.Join(missing, ", ")))
+				}
+				return nil
+			})
+		}}
+	cmd.Flags().StringVar(&user, "user", "", "only if the memory is this user's")
+	return cmd
+}
+
+func newMemoryEraseCmd() *cobra.Command {
+	var mf memoryFlags
+	cmd := &cobra.Command{Use: "erase", Short: "Delete every memory and preference of --user (or every shared one of --agent)", Args: cobra.NoArgs,
+		Example: "  agenthost memory erase --user ana",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := mf.filter()
+			if err != nil {
+				return usage(err)
+			}
+			return withMemory(cmd, func(ms memory.Store) error {
+				n, err := ms.DeleteMemory(cmd.Context(), f)
+				if err != nil {
+					return failed(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "erased %d memories\n", n)
+				return nil
+			})
+		}}
+	mf.bind(cmd)
+	return cmd
+}
+
+func printMemories(cmd *cobra.Command, entries []memory.Entry, scores []float64) {
+	if len(entries) == 0 {
+		fmt.Fprintln(cmd.OutOrStdout(), "no memories")
+		return
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSER\tAGENT\tKIND\tCREATED\tTEXT")
+	for i, e := range entries {
+		text := strings.Join(strings.Fields(e.Text), " ")
+		if len(scores) > i {
+			text = fmt.Sprintf("%s  (score %.3g)", text, scores[i])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, dash(e.User), dash(e.Agent), e.Kind, e.Created.Local().Format(time.DateTime), text)
+	}
+	tw.Flush()
+}
+
+func nonNilEntries(e []memory.Entry) []memory.Entry {
+	if e == nil {
+		return []memory.Entry{}
+	}
+	return e
+}

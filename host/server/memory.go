@@ -1,0 +1,145 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
+)
+
+// The memory routes manage long-term memory (package memory) as an administrator
+// would: whoever holds the server's token may read and erase any user's memories, as
+// they may read any session. Per-user identities on the API are not there yet; until
+// they are, a user's name in these routes is the client's word, as in forwardedProps.
+//
+//	GET    /v1/memory?user=U[&agent=A][&kind=K][&q=TEXT][&limit=N]  list, or search with q
+//	POST   /v1/memory  {"user","agent","kind","text","metadata"}     201 with the entry
+//	DELETE /v1/memory/{id}[?user=U]                                  204; 404 when none
+//	DELETE /v1/memory?user=U[&agent=A]                               {"deleted": n}
+func (s *Server) memoryStore(w http.ResponseWriter) (memory.Store, bool) {
+	ms, ok := s.opts.Store.(memory.Store)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this store keeps no memories")
+	}
+	return ms, ok
+}
+
+func (s *Server) handleMemoryList(w http.ResponseWriter, r *http.Request) {
+	ms, ok := s.memoryStore(w)
+	if !ok {
+		return
+	}
+	f, ok := memoryFilter(w, r)
+	if !ok {
+		return
+	}
+	if q := r.URL.Query().Get("q"); q != "" {
+		hits, err := ms.SearchMemory(r.Context(), memory.Query{User: f.User, Agent: f.Agent, Kind: f.Kind, Text: q, Limit: f.Limit})
+		if err != nil {
+			s.writeStoreError(w, r, http.StatusInternalServerError, "search memory: "+err.Error(), err)
+			return
+		}
+		writeJSON(w, http.StatusOK, nonNil(hits))
+		return
+	}
+	entries, err := ms.ListMemory(r.Context(), f)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(entries))
+}
+
+func (s *Server) handleMemoryAdd(w http.ResponseWriter, r *http.Request) {
+	ms, ok := s.memoryStore(w)
+	if !ok {
+		return
+	}
+	var body struct {
+		User     string            `json:"user"`
+		Agent    string            `json:"agent"`
+		Kind     memory.Kind       `json:"kind"`
+		Text     string            `json:"text"`
+		Metadata map[string]string `json:"metadata"`
+	}
+	if !s.readJSON(w, r, &body) {
+		return
+	}
+	if err := loop.CheckUser(body.User); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	e, err := memory.New(body.User, body.Agent, body.Kind, body.Text, time.Now())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	e.Metadata = body.Metadata
+	if err := ms.AddMemory(r.Context(), e); err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, e)
+}
+
+func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
+	ms, ok := s.memoryStore(w)
+	if !ok {
+		return
+	}
+	f := memory.Filter{ID: r.PathValue("id"), User: r.URL.Query().Get("user")}
+	if f.ID == "" {
+		var ok bool
+		if f, ok = memoryFilter(w, r); !ok {
+			return
+		}
+	}
+	n, err := ms.DeleteMemory(r.Context(), f)
+	switch {
+	case err != nil:
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+	case f.ID != "" && n == 0:
+		writeError(w, http.StatusNotFound, "no memory "+strconv.Quote(f.ID))
+	case f.ID != "":
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
+	}
+}
+
+// memoryFilter reads user, agent, kind and limit; one of user and agent is required.
+func memoryFilter(w http.ResponseWriter, r *http.Request) (memory.Filter, bool) {
+	q := r.URL.Query()
+	f := memory.Filter{User: q.Get("user"), Agent: q.Get("agent"), Kind: memory.Kind(q.Get("kind"))}
+	if err := errors.Join(loop.CheckUser(f.User), loop.CheckUser(f.Agent)); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return f, false
+	}
+	if f.Kind != "" && f.Kind != memory.KindFact && f.Kind != memory.KindPreference {
+		writeError(w, http.StatusBadRequest, "kind "+strconv.Quote(string(f.Kind))+": want fact or preference")
+		return f, false
+	}
+	if f.User == "" && f.Agent == "" {
+		writeError(w, http.StatusBadRequest, "user (or agent, for an agent's shared memories) is required")
+		return f, false
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, http.StatusBadRequest, "limit "+strconv.Quote(v)+": want 1 to 1000")
+			return f, false
+		}
+		f.Limit = n
+	}
+	return f, true
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
