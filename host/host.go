@@ -210,7 +210,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
 		StoreOutage:   h.storeOutage(),
-		ContextBudget: a.ContextBudget, Approver: approver,
+		ContextBudget: a.ContextBudget, CompactAt: compactAt(a), Approver: approver,
 		MaxContinuations: a.MaxContinuations, MaxDecodeRetries: a.MaxDecodeRetries,
 		Retry: loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts, BaseDelay: time.Duration(a.Retry.BaseDelay),
 			MaxDelay: time.Duration(a.Retry.MaxDelay)},
@@ -321,4 +321,17 @@ func (h *Host) Close() error {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// defaultContextWindow is the context window assumed for a model whose [agent] does not
+// give one: the size of today's common models. Summarising starts at compact_at of it.
+const defaultContextWindow = 128_000
+
+// compactAt is loop.Config.CompactAt for an agent: compact_at (default 0.8) of its
+// context window (default 128000 tokens); 0 when compact_at is negative.
+func compactAt(a AgentConfig) int {
+	if a.CompactAt < 0 {
+		return 0
+	}
+	return int(cmp.Or(a.CompactAt, 0.8) * float64(cmp.Or(a.ContextWindow, defaultContextWindow)))
 }

@@ -60,6 +60,11 @@ type AgentConfig struct {
 	MaxTokens        int              `toml:"max_tokens"`
 	MaxCostUSD       float64          `toml:"max_cost_usd"`
 	ContextBudget    int              `toml:"context_budget"`
+	// ContextWindow is the model's context window in tokens (default 128000) and
+	// CompactAt the share of it past which older turns are summarised (default 0.8;
+	// negative: never). See compactAt.
+	ContextWindow int     `toml:"context_window"`
+	CompactAt     float64 `toml:"compact_at"`
 	MaxContinuations int              `toml:"max_continuations"`
 	MaxDecodeRetries int              `toml:"max_decode_retries"`
 	ToolPolicy       ToolPolicyConfig `toml:"tool_policy"`

@@ -35,6 +35,7 @@ func (m *Manifest) checkNumbers() error {
 		{"agent.max_tool_rounds", a.MaxToolRounds, 0, maxFiniteLimit},
 		{"agent.max_tokens", a.MaxTokens, 0, math.MaxInt},
 		{"agent.context_budget", a.ContextBudget, 0, math.MaxInt},
+		{"agent.context_window", a.ContextWindow, 0, math.MaxInt32},
 		{"agent.max_continuations", a.MaxContinuations, 0, maxFiniteLimit},
 		{"agent.max_decode_retries", a.MaxDecodeRetries, 0, maxRetryTries},
 		{"agent.tool_policy.max_parallel", a.ToolPolicy.MaxParallel, 0, maxParallel},
@@ -76,6 +77,7 @@ func (m *Manifest) checkNumbers() error {
 		v   float64
 	}{
 		{"agent.max_cost_usd", a.MaxCostUSD},
+		{"agent.compact_at", max(a.CompactAt, 0)}, // negative turns summarising off
 		{"agent.pricing.prompt_per_mtok", a.Pricing.PromptPerMTok},
 		{"agent.pricing.completion_per_mtok", a.Pricing.CompletionPerMTok},
 	} {
@@ -85,6 +87,9 @@ func (m *Manifest) checkNumbers() error {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return m.errKey(f.key, "%v is not a non-negative finite number", f.v)
 		}
+	}
+	if a.CompactAt > 1 {
+		return m.errKey("agent.compact_at", "%v: a share of the context window, at most 1 (negative: never summarise)", a.CompactAt)
 	}
 	for i, p := range m.Plugins {
 		if p.Permissions.Memory > maxWasmMemory {

@@ -31,6 +31,11 @@ type Config struct {
 
 	Context       []ContextStrategy // default: []ContextStrategy{DefaultContext{}}
 	ContextBudget int               // tokens, passed to strategies; 0 = none
+	// CompactAt is the model-input size, in estimated tokens, past which the older half
+	// of the history is summarised by the model into a stored compaction before the call
+	// (compact.go); a context overflow is summarised the same way first. 0: never (the
+	// strategies' own compaction on overflow only).
+	CompactAt int
 	Hooks         []TerminationHook
 	Guardrails    []Guardrail
 	Approver      Approver

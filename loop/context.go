@@ -13,6 +13,27 @@ import (
 // input. A compaction a strategy proposes is stored before the next strategy runs, so
 // later builds, in this run and the next, start from it.
 func (r *run) buildContext(overflow bool) ([]Message, error) {
+	summarise := r.cfg.CompactAt > 0
+	if overflow && summarise { // the provider said too long: summarise first (compact.go)
+		done, err := r.summariseOlder()
+		if err != nil {
+			return nil, err
+		}
+		overflow, summarise = !done, false // one summary per build
+	}
+	msgs, err := r.runStrategies(overflow)
+	if err != nil || !summarise || EstimateTokens(msgs) <= r.cfg.CompactAt {
+		return msgs, err
+	}
+	done, err := r.summariseOlder()
+	if err != nil || !done {
+		return msgs, err
+	}
+	return r.runStrategies(false)
+}
+
+// runStrategies is one pass of the strategy chain.
+func (r *run) runStrategies(overflow bool) ([]Message, error) {
 	msgs := r.baseMessages()
 	compacted := 0
 	for _, s := range r.cfg.Context {
@@ -39,6 +60,9 @@ func (r *run) buildContext(overflow bool) ([]Message, error) {
 			msgs = out.Messages
 		}
 		r.setState(s.Name(), out.State)
+	}
+	if !r.outputsTrimmed && hasTrimmed(msgs) {
+		r.outputsTrimmed = true // from now on the run offers read_tool_output (toolcache.go)
 	}
 	if overflow || compacted > 0 {
 		r.journal.emit(EventContextUpdate, ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
@@ -279,7 +303,7 @@ func trimToolOutputs(msgs []Message, limit int) []Message {
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
-		m.Content = []Part{TextPart(fmt.Sprintf("%s\n[… %d more bytes trimmed from an earlier tool output]", text[:cut], len(text)-cut))}
+		m.Content = []Part{TextPart(text[:cut] + "\n" + trimNote(m.ToolCallID, len(text)-cut, cut))}
 		out[i] = m
 	}
 	if out == nil {

@@ -134,6 +134,8 @@ type (
 		EstimatedTokens int  `json:"estimated_tokens"`
 		Overflow        bool `json:"overflow"`
 		Compacted       int  `json:"compacted"`
+		// Summarised: the compaction is the model's summary (compact.go).
+		Summarised bool `json:"summarised,omitempty"`
 	}
 	HookData struct {
 		Name    string  `json:"name"`

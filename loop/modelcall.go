@@ -35,6 +35,7 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			return response{}, err
 		}
 		msgs = append(msgs, extra...)
+		tools := r.offerWithCache(tools)
 		if extra == nil { // the summary call (L9) is the one call a spent budget still makes
 			if err := r.checkBudget(msgs); err != nil {
 				return response{}, err

@@ -91,7 +91,7 @@ func (r *run) admit(c ToolCall) (*pendingCall, error) {
 	}
 	e := r.cfg.Tools.lookup(c.Name)
 	if e == nil {
-		if t := r.teamTool(c.Name); t != nil {
+		if t := r.builtinTool(c.Name); t != nil {
 			e = &toolEntry{tool: t, spec: t.Spec()}
 		}
 	}

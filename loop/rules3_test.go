@@ -155,7 +155,7 @@ func TestL11_DefaultStrategyTrimsOldToolOutputs(t *testing.T) {
 	a := newAgent(t, Config{Model: m, Tools: tools(t, big), Context: []ContextStrategy{DefaultContext{MaxToolChars: 10}}})
 	runCollect(t, a, userIn("s", "go"))
 	last := m.requests()[2].Messages
-	if got := last[2].Text(); got != "xxxxxxxxxx\n[… 40 more bytes trimmed from an earlier tool output]" {
+	if got := last[2].Text(); got != `xxxxxxxxxx`+"\n"+`[… 40 more bytes of this output not shown: read_tool_output {"id":"c1","offset":10}]` {
 		t.Fatalf("old tool output = %q", got)
 	}
 	if got := last[4].Text(); got != long {

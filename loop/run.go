@@ -24,6 +24,9 @@ type run struct {
 	policy  ToolPolicy
 	limits  Limits
 	offered []ToolSpec
+	// outputsTrimmed: a model input of this run held a cut tool output, so the run
+	// offers read_tool_output (toolcache.go).
+	outputsTrimmed bool
 	output  *argsSchema // compiled OutputSchema, nil without one
 
 	state   State

@@ -141,7 +141,7 @@ func (r *run) isClient(name string) bool {
 
 // isOffered reports whether the acting agent's model was offered the tool.
 func (r *run) isOffered(name string) bool {
-	for _, s := range r.offered {
+	for _, s := range r.offerWithCache(r.offered) {
 		if s.Name == name {
 			return true
 		}
