@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -23,8 +25,8 @@ func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
 		return fmt.Errorf("add memory: %w", err)
 	}
 	err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, kind, text, metadata, session, run_id, created, updated)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, string(e.Kind), e.Text, string(meta), e.Session, e.Run,
+		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), e.Text, string(meta), e.Session, e.Run,
 			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime))
 		return err
 	})
@@ -35,23 +37,26 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, string(e.Kind), e
 }
 
 // SearchMemory ranks the entries q may see by FTS5's bm25 over memory.Terms of q.Text
-// (memory.Store). The visibility rule is in the WHERE clause, not applied afterwards,
-// so a LIMIT never fills up with entries the user may not see.
+// (memory.Store). The match is limited to the scopes q may see inside the index (so
+// only their entries are ranked), and the visibility rule is applied again in the WHERE
+// clause, so a LIMIT never fills up with entries the user may not see.
 func (s *SQLite) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	terms := memory.Terms(q.Text)
-	if len(terms) == 0 {
+	scopes := visibleScopes(q)
+	if len(terms) == 0 || len(scopes) == 0 {
 		return nil, nil
 	}
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts)
+	match := "{scope} : (" + memory.FTS5Query(scopes) + ") AND {text} : (" + memory.FTS5Query(terms) + ")"
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts, 1.0, 0.0)
 FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 WHERE memories_fts MATCH ?
   AND ((m.owner = ? AND ? <> '' AND (m.agent = '' OR m.agent = ?)) OR (m.owner = '' AND m.agent = ? AND ? <> ''))
   AND (? = '' OR m.kind = ?)
-ORDER BY bm25(memories_fts), m.updated DESC LIMIT ?`,
-		memory.FTS5Query(terms), q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind), q.Max())
+ORDER BY bm25(memories_fts, 1.0, 0.0), m.updated DESC LIMIT ?`,
+		match, q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind), q.Max())
 	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
@@ -138,4 +143,27 @@ func scanMemory(rows *sql.Rows, e *memory.Entry, extra ...any) error {
 		}
 	}
 	return nil
+}
+
+// scopeToken is the one index token of an entry's (user, agent) pair: a hash, so that
+// it is one token whatever the names hold (spaces, punctuation, other scripts) and no
+// name can be written to look like another's.
+func scopeToken(user, agent string) string {
+	h := sha256.Sum256([]byte(user + "\x00" + agent))
+	return "s" + hex.EncodeToString(h[:16])
+}
+
+// visibleScopes are the scope tokens a search by q may match (memory.Query.Visible).
+func visibleScopes(q memory.Query) []string {
+	var out []string
+	if q.User != "" {
+		out = append(out, scopeToken(q.User, ""))
+		if q.Agent != "" {
+			out = append(out, scopeToken(q.User, q.Agent))
+		}
+	}
+	if q.Agent != "" {
+		out = append(out, scopeToken("", q.Agent))
+	}
+	return out
 }

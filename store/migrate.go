@@ -140,7 +140,10 @@ CREATE INDEX feedback_by_time ON feedback (time);`)
 }
 
 // migrateV4Memory adds long-term memory (memory.Store, memory.go): a table and its FTS5
-// index, kept in step by triggers so that no writer can forget the index.
+// index, kept in step by triggers so that no writer can forget the index. The index has
+// a second column, scope: one token naming the entry's (user, agent) pair (memory.go,
+// scopeToken), so a search matches only the scopes the user may see inside the index
+// and ranks only their entries, however many other users' memories the file holds.
 func migrateV4Memory(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 CREATE TABLE memories (
@@ -148,6 +151,7 @@ CREATE TABLE memories (
 	id       TEXT NOT NULL UNIQUE,
 	owner    TEXT NOT NULL,
 	agent    TEXT NOT NULL,
+	scope    TEXT NOT NULL,
 	kind     TEXT NOT NULL,
 	text     TEXT NOT NULL,
 	metadata TEXT NOT NULL,
@@ -157,16 +161,16 @@ CREATE TABLE memories (
 	updated  TEXT NOT NULL
 );
 CREATE INDEX memories_by_owner ON memories (owner, agent, updated);
-CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE memories_fts USING fts5(text, scope, content='memories', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-	INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+	INSERT INTO memories_fts(rowid, text, scope) VALUES (new.rowid, new.text, new.scope);
 END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-	INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+	INSERT INTO memories_fts(memories_fts, rowid, text, scope) VALUES ('delete', old.rowid, old.text, old.scope);
 END;
 CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
-	INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-	INSERT INTO memories_fts(rowid, text) VALUES (new.rowid, new.text);
+	INSERT INTO memories_fts(memories_fts, rowid, text, scope) VALUES ('delete', old.rowid, old.text, old.scope);
+	INSERT INTO memories_fts(rowid, text, scope) VALUES (new.rowid, new.text, new.scope);
 END;`)
 	return err
 }

@@ -18,15 +18,17 @@ type job struct {
 	why             string
 }
 
-// jobs are the four processes of a table: the rows of bench/, the 1,000 sessions
-// alone (peak RSS is per process), the eino comparison (its own module), and the start
-// of a manifest of the fourteen example plugins (plugins/, which builds them).
+// jobs are the five processes of a table: the rows of bench/, the 1,000 sessions
+// alone (peak RSS is per process), the eino comparison (its own module), the start
+// of a manifest of the fourteen example plugins (plugins/, which builds them), and
+// memory recall in a SQLite file (store/).
 func jobs() []job {
 	return []job{
 		{dir: ".", bench: "^Benchmark(WarmCall|Start|LoopStep)$", pkg: "./bench/", why: "warm call, start, loop step"},
 		{dir: ".", bench: "^BenchmarkSessions$", pkg: "./bench/", why: "1,000 sessions, alone for its peak RSS"},
 		{dir: "bench/eino", bench: "^BenchmarkReAct$", pkg: ".", why: "agenthost vs eino"},
 		{dir: ".", bench: "^BenchmarkLoadExamples$", pkg: "./plugins/", why: "fourteen plugins from a warm cache"},
+		{dir: ".", bench: "^BenchmarkMemoryRecall$", pkg: "./store/", why: "memory recall at 10k and 100k memories"},
 	}
 }
 

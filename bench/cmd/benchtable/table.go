@@ -85,6 +85,12 @@ func summary(s samples) []row {
 		row{"Peak RSS with 1,000 concurrent sessions", fmt.Sprintf("%.0f MiB", rss), "1 GiB", percent(rss, 1024) + " of it",
 			"< 1 GiB", check(rss < 1024, rss, 1), "69 MiB"},
 		row{"Memory per idle session (one-step run kept in a MemoryStore)", fmtBytes(idle), "–", "–", "–", "", "6.77 KiB"})
+
+	r10, r100, shared := ns("BenchmarkMemoryRecall/10k"), ns("BenchmarkMemoryRecall/100k"), ns("BenchmarkMemoryRecall/100k-1000-users")
+	rows = append(rows,
+		row{"Memory recall (SQLite FTS5, top 5): 100k vs 10k memories of one user", dur(r100), dur(r10), times(r100, r10), "–", "", "– (new)"},
+		row{"Memory recall: 100k memories over 1,000 users vs 10k of one user", dur(shared), dur(r10), times(shared, r10), "< 10k of one user's",
+			check(shared < r10, shared, r10), "– (new)"})
 	return rows
 }
 

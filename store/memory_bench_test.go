@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/memory"
+)
+
+// BenchmarkMemoryRecall is one recall (what the memory context strategy does before a
+// model call): a search of a user's memories for a typical message, top 5, at 10,000
+// and 100,000 memories of that one user (the worst case), and at 100,000 memories spread
+// over 1,000 users (a shared host: the scope column keeps the search to the user's own).
+// Memories are ten words from a 2,000-word vocabulary with a Zipf spread, so common
+// words match many entries, as in real text.
+func BenchmarkMemoryRecall(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		n, users int
+	}{{"10k", 10_000, 1}, {"100k", 100_000, 1}, {"100k-1000-users", 100_000, 1000}} {
+		s, err := OpenSQLite(filepath.Join(b.TempDir(), "m.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		fillMemories(b, s, c.n, c.users)
+		q := memory.Query{User: "u0", Agent: "helper", Text: "which w17 should I buy for w3 and w250 next w1999?", Kind: memory.KindFact, Limit: 5}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				hits, err := s.SearchMemory(context.Background(), q)
+				if err != nil || len(hits) != 5 {
+					b.Fatalf("%d hits, %v", len(hits), err)
+				}
+			}
+		})
+		s.Close()
+	}
+}
+
+// fillMemories writes n memories of users u0…u(users-1) in one transaction (AddMemory commits each:
+// a hundred thousand commits would make the setup the benchmark).
+func fillMemories(b *testing.B, s *SQLite, n, users int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format(feedbackTime)
+	err := s.w.write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		for i := range n {
+			words := make([]string, 10)
+			for j := range words {
+				words[j] = fmt.Sprintf("w%d", zipf.Uint64())
+			}
+			user := fmt.Sprintf("u%d", i%users)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated)
+VALUES (?, ?, '', ?, 'fact', ?, '{}', '', '', ?, ?)`, fmt.Sprintf("mem_%d", i), user, scopeToken(user, ""), strings.Join(words, " "), at, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
