@@ -23,6 +23,16 @@ type Fixture struct {
 	// fixtures that script successive sessions (or a plugin's create_message
 	// calls, which carry no session) as the next turns of one story.
 	PerSession *bool `json:"per_session,omitempty"`
+	// Stories are conversations of their own, for fixtures that serve many different
+	// sessions (an eval dataset's cases): a session plays the first story whose When is
+	// part of its first user message, and Turns is not used. Needs per_session.
+	Stories []Story `json:"stories,omitempty"`
+}
+
+// Story is the turns a session plays when its first user message contains When.
+type Story struct {
+	When  string `json:"when"`
+	Turns []Turn `json:"turns"`
 }
 
 // perSession reports whether turns are counted per session (the default).
@@ -120,6 +130,19 @@ func Parse(data []byte) (*Fixture, error) {
 	for i, t := range f.Turns {
 		if err := t.validate(); err != nil {
 			return nil, fmt.Errorf("turn %d: %w", i+1, err)
+		}
+	}
+	if len(f.Stories) > 0 && !f.perSession() {
+		return nil, fmt.Errorf("stories need per_session")
+	}
+	for i, st := range f.Stories {
+		if st.When == "" {
+			return nil, fmt.Errorf("story %d: when is empty", i+1)
+		}
+		for j, t := range st.Turns {
+			if err := t.validate(); err != nil {
+				return nil, fmt.Errorf("story %d (%q): turn %d: %w", i+1, st.When, j+1, err)
+			}
 		}
 	}
 	return &f, nil

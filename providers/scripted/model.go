@@ -20,6 +20,8 @@ type Model struct {
 	next    int    // index of the next turn
 	// perSession holds the next turn index by session when the fixture is PerSession.
 	perSession map[string]int
+	// story holds the story index by session, for a fixture with Stories.
+	story map[string]int
 }
 
 // New returns a model replaying f. f may be nil when the fixture will come
@@ -61,7 +63,7 @@ func (m *Model) Configure(_ context.Context, options map[string]string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.fixture, m.source, m.next, m.perSession = f, path, 0, nil
+	m.fixture, m.source, m.next, m.perSession, m.story = f, path, 0, nil, nil
 	return nil
 }
 
@@ -76,7 +78,7 @@ func (m *Model) Info(context.Context) (*providers.Info, error) {
 
 // Stream plays the next turn.
 func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
-	turn, n, err := m.take(req.GetMetadata().GetSession())
+	turn, n, err := m.take(req.GetMetadata().GetSession(), firstUserText(req))
 	if err != nil {
 		return err
 	}
@@ -156,8 +158,8 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 }
 
 // take consumes the next turn (of the session, for a PerSession fixture); n is its
-// 1-based number for messages.
-func (m *Model) take(session string) (*Turn, int, error) {
+// 1-based number for messages. firstUser picks a session's story.
+func (m *Model) take(session, firstUser string) (*Turn, int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fixture == nil {
@@ -171,18 +173,58 @@ func (m *Model) take(session string) (*Turn, int, error) {
 		m.next = m.perSession[session]
 		defer func() { m.perSession[session], m.next = m.next, saved }()
 	}
-	if m.next >= len(m.fixture.Turns) && m.fixture.Repeat && len(m.fixture.Turns) > 0 {
+	turns, err := m.turnsOf(session, firstUser)
+	if err != nil {
+		return nil, 0, err
+	}
+	if m.next >= len(turns) && m.fixture.Repeat && len(turns) > 0 {
 		m.next = 0
 	}
-	if m.next >= len(m.fixture.Turns) {
+	if m.next >= len(turns) {
 		where := "the fixture"
 		if m.source != "" {
 			where = m.source
 		}
-		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: out of turns: call %d, but %s has %d turns", m.next+1, where, len(m.fixture.Turns))}
+		return nil, 0, &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: out of turns: call %d, but %s has %d turns", m.next+1, where, len(turns))}
 	}
 	m.next++
-	return &m.fixture.Turns[m.next-1], m.next, nil
+	return &turns[m.next-1], m.next, nil
+}
+
+// turnsOf is the turns a session plays: the fixture's, or its story's (chosen on the
+// session's first call by its first user message).
+func (m *Model) turnsOf(session, firstUser string) ([]Turn, error) {
+	if len(m.fixture.Stories) == 0 {
+		return m.fixture.Turns, nil
+	}
+	if m.story == nil {
+		m.story = map[string]int{}
+	}
+	i, ok := m.story[session]
+	if !ok {
+		i = -1
+		for k, st := range m.fixture.Stories {
+			if strings.Contains(firstUser, st.When) {
+				i = k
+				break
+			}
+		}
+		if i < 0 {
+			return nil, &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: no story's when is part of the first user message %q", firstUser)}
+		}
+		m.story[session] = i
+	}
+	return m.fixture.Stories[i].Turns, nil
+}
+
+// firstUserText is the text of the request's first user message.
+func firstUserText(req *providers.ChatRequest) string {
+	for _, msg := range req.GetMessages() {
+		if msg.GetRole() == providers.RoleUser {
+			return providers.TextOf(msg)
+		}
+	}
+	return ""
 }
 
 func check(e *Expect, req *providers.ChatRequest) error {

@@ -208,3 +208,37 @@ func TestScriptJSONOptionCarriesTheFixtureInline(t *testing.T) {
 		t.Fatalf("both: %v", err)
 	}
 }
+
+// A fixture with stories serves each session the story its first user message names,
+// turn after turn, whatever order sessions interleave in; a session no story matches
+// gets a clear error.
+func TestStoriesArePickedByTheFirstUserMessage(t *testing.T) {
+	f, err := scripted.Parse([]byte(`{"stories": [
+	  {"when": "capital of France", "turns": [{"text": "Paris"}, {"text": "Still Paris"}]},
+	  {"when": "capital", "turns": [{"text": "Which country?"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(f)
+	ask := func(session, first string) string {
+		req := &providers.ChatRequest{Metadata: &providers.Metadata{Session: session}, Messages: []*providers.Message{user(first)}}
+		got, err := play(t, m, req)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return strings.Join(got, " ")
+	}
+	for _, c := range []struct{ session, first, want string }{
+		{"a", "what is the capital of France?", `1 text "Paris" 2 finish end_turn`},
+		{"b", "a capital question", `1 text "Which country?" 2 finish end_turn`},
+		{"a", "what is the capital of France?", `1 text "Still Paris" 2 finish end_turn`},
+		{"c", "hello", `error: scripted: no story's when is part of the first user message "hello"`},
+	} {
+		if got := ask(c.session, c.first); got != c.want {
+			t.Fatalf("session %s: %q, want %q", c.session, got, c.want)
+		}
+	}
+	if _, err := scripted.Parse([]byte(`{"per_session": false, "stories": [{"when": "x", "turns": []}]}`)); err == nil || err.Error() != "stories need per_session" {
+		t.Fatalf("stories without per_session: %v", err)
+	}
+}
