@@ -232,7 +232,7 @@ func TestStoriesArePickedByTheFirstUserMessage(t *testing.T) {
 		{"a", "what is the capital of France?", `1 text "Paris" 2 finish end_turn`},
 		{"b", "a capital question", `1 text "Which country?" 2 finish end_turn`},
 		{"a", "what is the capital of France?", `1 text "Still Paris" 2 finish end_turn`},
-		{"c", "hello", `error: scripted: no story's when is part of the first user message "hello"`},
+		{"c", "hello", `error: provider: scripted: no story's when is part of the first user message "hello"`},
 	} {
 		if got := ask(c.session, c.first); got != c.want {
 			t.Fatalf("session %s: %q, want %q", c.session, got, c.want)
