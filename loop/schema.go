@@ -91,3 +91,14 @@ func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
 		collectLeaves(c, out)
 	}
 }
+
+// ValidateAgainst checks a JSON document against a JSON Schema with the loop's own
+// rules (no external references are loaded): for surfaces that judge documents outside
+// a run, such as `agenthost eval`, so that they accept exactly what a run would.
+func ValidateAgainst(schema []byte, doc string) error {
+	s, err := compileSchema("expect", schema)
+	if err != nil {
+		return err
+	}
+	return s.validate(doc)
+}

@@ -15,7 +15,20 @@ var (
 	permitHandler       func(PermitInput) (PermitResult, error)
 	planHandler         func(PlanInput) (Plan, error)
 	evaluateHandler     func(EvalInput) (Evaluation, error)
+	gradeHandler        func(GradeInput) (Grade, error)
 )
+
+// OnGrade registers the grader (kind "evaluator", export grade): how `agenthost eval`
+// grades a case's run with this plugin.
+func OnGrade(fn func(GradeInput) (Grade, error)) { gradeHandler = fn }
+
+// HandleGrade answers grade.
+func HandleGrade(input []byte) ([]byte, error) {
+	if gradeHandler == nil {
+		return nil, fmt.Errorf("grade: no handler (call sdk.OnGrade in init)")
+	}
+	return handleJSON("grade", input, gradeHandler)
+}
 
 // OnPlan registers the planner (kind "planner", export plan).
 func OnPlan(fn func(PlanInput) (Plan, error)) { planHandler = fn }

@@ -284,3 +284,28 @@ type Evaluation struct {
 	Reason  string `json:"reason"`
 	Answer  string `json:"answer,omitempty"`
 }
+
+// GradeInput is the input of grade (kind "evaluator"): an eval case's run.
+type GradeInput struct {
+	Case   string            `json:"case"`
+	Prompt string            `json:"prompt"`
+	Final  string            `json:"final"`
+	Output json.RawMessage   `json:"output,omitempty"`
+	Calls  []GradeCall       `json:"calls"`
+	Status string            `json:"status"`
+	Reason string            `json:"reason"`
+	Config map[string]string `json:"config,omitempty"` // the case's grader config
+}
+
+// GradeCall is a tool call the run made.
+type GradeCall struct {
+	Name string         `json:"name"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// Grade is the output of grade: pass, a score on the grader's scale, and why.
+type Grade struct {
+	Pass   bool    `json:"pass"`
+	Score  float64 `json:"score"`
+	Reason string  `json:"reason"`
+}
