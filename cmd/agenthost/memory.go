@@ -151,6 +151,7 @@ func newMemoryAddCmd() *cobra.Command {
 func newMemoryRmCmd() *cobra.Command {
 	var user string
 	cmd := &cobra.Command{Use: "rm ID...", Short: "Delete memories by id", Args: cobra.MinimumNArgs(1),
+		Example: "  agenthost memory rm mem_0123abcd4567ef89\n  agenthost memory rm --user ana mem_0123abcd4567ef89",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withMemory(cmd, func(ms memory.Store) error {
 				var missing []string
