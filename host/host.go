@@ -215,7 +215,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
 		StoreOutage:   h.storeOutage(),
-		ContextBudget: a.ContextBudget, CompactAt: compactAt(a), Approver: approver,
+		ContextBudget: a.ContextBudget, CompactAt: compactAt(a), Approver: h.auditedApprover(approver),
 		MaxContinuations: a.MaxContinuations, MaxDecodeRetries: a.MaxDecodeRetries,
 		Retry: loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts, BaseDelay: time.Duration(a.Retry.BaseDelay),
 			MaxDelay: time.Duration(a.Retry.MaxDelay)},

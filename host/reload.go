@@ -247,9 +247,15 @@ func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.E
 		maps.Copy(md, in.Metadata)
 		in.Metadata = md
 	}
+	ended, err := r.h.auditRun(ctx, &in, a.Name)
+	if err != nil {
+		return loop.RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
+	}
 	tel := r.h.tel
 	if tel == nil {
-		return agent.RunWith(ctx, in, emit)
+		res, err := agent.RunWith(ctx, in, emit)
+		ended(res)
+		return res, err
 	}
 	ctx, end := tel.StartRun(ctx, a.Name, &in)
 	res, err := agent.RunWith(ctx, in, func(e loop.Event) {
@@ -259,6 +265,7 @@ func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.E
 		}
 	})
 	end(res)
+	ended(res)
 	return res, err
 }
 

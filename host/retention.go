@@ -20,7 +20,7 @@ type PruneResult struct {
 // It is [store] retention's work, and "sessions prune".
 func (h *Host) Prune(ctx context.Context, before time.Time, dryRun bool) (PruneResult, error) {
 	var res PruneResult
-	d, ok := h.Store.(loop.SessionDeleter)
+	_, ok := h.Store.(loop.SessionDeleter)
 	if !ok {
 		return res, fmt.Errorf("the %s store cannot delete sessions", h.Manifest.Store.Kind)
 	}
@@ -36,7 +36,7 @@ func (h *Host) Prune(ctx context.Context, before time.Time, dryRun bool) (PruneR
 			res.Deleted = append(res.Deleted, s.ID)
 			continue
 		}
-		switch err := d.DeleteSession(ctx, s.ID); {
+		switch err := h.DeleteSession(ctx, s.ID, "retention"); {
 		case errors.Is(err, loop.ErrSessionBusy):
 			res.Busy = append(res.Busy, s.ID)
 		case err != nil:

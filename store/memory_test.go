@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/audit/audittest"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/memory/memorytest"
 	"github.com/agenthost/agenthost/store"
@@ -12,6 +14,17 @@ import (
 func TestSQLiteMemoryConforms(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store {
 		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestSQLiteAuditConforms(t *testing.T) {
+	audittest.Run(t, func(t *testing.T) audit.Store {
+		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV2RunsPerSession,
 	migrateV3Feedback,
 	migrateV4Memory,
+	migrateV5Audit,
 }
 
 // schemaVersion is the version this code writes.
@@ -172,5 +173,21 @@ CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
 	INSERT INTO memories_fts(memories_fts, rowid, text, scope) VALUES ('delete', old.rowid, old.text, old.scope);
 	INSERT INTO memories_fts(rowid, text, scope) VALUES (new.rowid, new.text, new.scope);
 END;`)
+	return err
+}
+
+// migrateV5Audit adds the audit log (audit.Store, audit.go): seq is the chain's order.
+func migrateV5Audit(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE audit (
+	seq    INTEGER PRIMARY KEY,
+	time   TEXT NOT NULL,
+	action TEXT NOT NULL,
+	actor  TEXT NOT NULL,
+	target TEXT NOT NULL,
+	detail TEXT NOT NULL,
+	prev   TEXT NOT NULL,
+	hash   TEXT NOT NULL
+);`)
 	return err
 }

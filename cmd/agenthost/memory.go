@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
@@ -41,13 +43,23 @@ func (f *memoryFlags) filter() (memory.Filter, error) {
 
 // withMemory runs f on the manifest's memory store.
 func withMemory(cmd *cobra.Command, f func(memory.Store) error) error {
+	return withMemoryHost(cmd, func(_ *host.Host, ms memory.Store) error { return f(ms) })
+}
+
+func withMemoryHost(cmd *cobra.Command, f func(*host.Host, memory.Store) error) error {
 	return withPlugins(cmd, func(h *host.Host) error {
 		ms, ok := h.Memory()
 		if !ok {
 			return failed(fmt.Errorf("the store in %s keeps no memories", h.Manifest.Path))
 		}
-		return f(ms)
+		return f(h, ms)
 	})
+}
+
+// auditMemoryDelete records a deletion of memories made from the command line.
+func auditMemoryDelete(cmd *cobra.Command, h *host.Host, target string, n int) error {
+	return h.Audit(cmd.Context(), audit.Record{Action: audit.ActionMemoryDelete, Actor: "cli", Target: target,
+		Detail: map[string]string{"deleted": strconv.Itoa(n)}})
 }
 
 func newMemoryCmd() *cobra.Command {
@@ -153,7 +165,7 @@ func newMemoryRmCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "rm ID...", Short: "Delete memories by id", Args: cobra.MinimumNArgs(1),
 		Example: "  agenthost memory rm mem_0123abcd4567ef89\n  agenthost memory rm --user ana mem_0123abcd4567ef89",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withMemory(cmd, func(ms memory.Store) error {
+			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
 				var missing []string
 				for _, id := range args {
 					n, err := ms.DeleteMemory(cmd.Context(), memory.Filter{ID: id, User: user})
@@ -162,6 +174,8 @@ func newMemoryRmCmd() *cobra.Command {
 					}
 					if n == 0 {
 						missing = append(missing, id)
+					} else if err := auditMemoryDelete(cmd, h, id, n); err != nil {
+						return failed(err)
 					}
 				}
 				if len(missing) > 0 {
@@ -183,9 +197,12 @@ func newMemoryEraseCmd() *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			return withMemory(cmd, func(ms memory.Store) error {
+			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
 				n, err := ms.DeleteMemory(cmd.Context(), f)
 				if err != nil {
+					return failed(err)
+				}
+				if err := auditMemoryDelete(cmd, h, "user:"+f.User+" agent:"+f.Agent, n); err != nil {
 					return failed(err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "erased %d memories\n", n)

@@ -85,7 +85,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
 				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
-				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles,
+				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit,
 				Extract: func(ctx context.Context, hd http.Header) context.Context {
 					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
 				}})

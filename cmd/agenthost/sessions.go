@@ -109,17 +109,13 @@ func newSessionsCmd() *cobra.Command {
 		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
-				d, ok := h.Store.(loop.SessionDeleter)
-				if !ok {
-					return failed(fmt.Errorf("the %s store cannot delete sessions", h.Manifest.Store.Kind))
-				}
 				for _, id := range args {
 					if es, err := h.Store.Load(cmd.Context(), id); err != nil {
 						return failed(err)
 					} else if len(es) == 0 {
 						return usage(fmt.Errorf("no session %q", id))
 					}
-					if err := d.DeleteSession(cmd.Context(), id); err != nil {
+					if err := h.DeleteSession(cmd.Context(), id, "cli"); err != nil {
 						return failed(err)
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", id)

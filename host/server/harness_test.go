@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host/cluster"
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/loop/looptest"
 	"github.com/agenthost/agenthost/store/postgres"
@@ -89,6 +90,8 @@ type envOptions struct {
 	cluster string
 	// wrapModel, when set, wraps the scripted model the agent calls.
 	wrapModel func(loop.Model) loop.Model
+	// audit is the server's Options.Audit.
+	audit func(ctx context.Context, r audit.Record) error
 }
 
 func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
@@ -128,7 +131,7 @@ func newTestEnv(t *testing.T, o envOptions, turns ...turn) *testEnv {
 		t.Cleanup(func() { _ = cl.Close(context.Background()) }) // after the server's drain, below
 		dispatch = cl
 	}
-	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody,
+	srv, err := New(Options{Agent: agent, Store: o.store, Token: o.token, MaxBodyBytes: o.maxBody, Audit: o.audit,
 		AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, BodyReadTimeout: o.bodyTimeout, Dispatch: dispatch, Log: o.log})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
 )
@@ -98,6 +99,14 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	n, err := ms.DeleteMemory(r.Context(), f)
+	if err == nil && n > 0 && s.opts.Audit != nil {
+		target := f.ID
+		if target == "" {
+			target = "user:" + f.User + " agent:" + f.Agent
+		}
+		err = s.opts.Audit(r.Context(), audit.Record{Action: audit.ActionMemoryDelete, Actor: "api", Target: target,
+			Detail: map[string]string{"deleted": strconv.Itoa(n)}})
+	}
 	switch {
 	case err != nil:
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
@@ -142,4 +151,44 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// handleAudit is GET /v1/audit[?after=SEQ][&limit=N]: audit records after seq (default
+// 0), oldest first, at most limit (default 1000), and whether the records returned chain
+// (verified: a client that pages keeps the last hash to check the next page's first prev).
+func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
+	as, ok := s.opts.Store.(audit.Store)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this store keeps no audit log")
+		return
+	}
+	q := r.URL.Query()
+	after, limit := int64(0), 1000
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "after "+strconv.Quote(v)+": want a record number, 0 or more")
+			return
+		}
+		after = n
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeError(w, http.StatusBadRequest, "limit "+strconv.Quote(v)+": want 1 to 10000")
+			return
+		}
+		limit = n
+	}
+	recs, err := as.Audit(r.Context(), after, limit)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	verr := audit.Verify(recs)
+	out := map[string]any{"records": nonNil(recs), "verified": verr == nil}
+	if verr != nil {
+		out["error"] = verr.Error()
+	}
+	writeJSON(w, http.StatusOK, out)
 }

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/store"
 )
@@ -80,5 +83,41 @@ func TestForwardedUserIsTheRunsUser(t *testing.T) {
 	body = strings.TrimSuffix(runBody("s2", "r1", "hi"), "}") + `,"forwardedProps":{"user":"a\u0000b"}}`
 	if code, out := e.request(t, "POST", "/v1/runs", body); code != 400 || !strings.Contains(out, "control character") {
 		t.Fatalf("a user with NUL: %d %s", code, out)
+	}
+}
+
+// A memory deletion through the API is recorded in the audit log, which GET /v1/audit
+// returns verified; bad paging parameters are refused.
+func TestMemoryDeletionsAreAuditedAndTheLogIsServedVerified(t *testing.T) {
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := newTestEnv(t, envOptions{store: st, audit: func(ctx context.Context, r audit.Record) error {
+		r.Time = time.Now()
+		_, err := st.AppendAudit(ctx, r)
+		return err
+	}})
+	e.request(t, "POST", "/v1/memory", `{"user": "ana", "text": "one"}`)
+	e.request(t, "POST", "/v1/memory", `{"user": "ana", "text": "two"}`)
+	if code, body := e.request(t, "DELETE", "/v1/memory?user=ana", ""); code != 200 || !strings.Contains(body, `"deleted":2`) {
+		t.Fatalf("erase: %d %s", code, body)
+	}
+	var got struct {
+		Records  []audit.Record `json:"records"`
+		Verified bool           `json:"verified"`
+	}
+	code, body := e.request(t, "GET", "/v1/audit", "")
+	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || !got.Verified || len(got.Records) != 1 {
+		t.Fatalf("audit: %d %s", code, body)
+	}
+	if r := got.Records[0]; r.Action != audit.ActionMemoryDelete || r.Actor != "api" || r.Target != "user:ana agent:" || r.Detail["deleted"] != "2" {
+		t.Fatalf("record = %+v", r)
+	}
+	for _, q := range []string{"?after=-1", "?after=x", "?limit=0", "?limit=10001"} {
+		if code, _ := e.request(t, "GET", "/v1/audit"+q, ""); code != 400 {
+			t.Fatalf("GET /v1/audit%s: %d", q, code)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	// OnFeedback, when set, is told of each feedback stored through POST
 	// /v1/sessions/{id}/runs/{run}/feedback (serve counts it in /metrics).
 	OnFeedback func(ctx context.Context, f loop.Feedback)
+	// Audit, when set, records what the API deletes (memories) in the audit log
+	// (host.Host.Audit); GET /v1/audit reads the log from Store.
+	Audit func(ctx context.Context, r audit.Record) error
 	// TLS, when set, makes ListenAndServe serve HTTPS with this certificate and key
 	// (tls.go).
 	TLS TLSFiles
@@ -126,6 +130,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
 	s.mux.Handle("POST /v1/sessions/{id}/runs/{run}/feedback", s.auth(s.handleFeedback))
 	s.mux.Handle("GET /v1/insights", s.auth(s.handleInsights))
+	s.mux.Handle("GET /v1/audit", s.auth(s.handleAudit))
 	s.mux.Handle("GET /v1/memory", s.auth(s.handleMemoryList))
 	s.mux.Handle("POST /v1/memory", s.auth(s.handleMemoryAdd))
 	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))

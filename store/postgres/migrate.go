@@ -72,7 +72,17 @@ CREATE TABLE memories (
 	tsv      TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
 );
 CREATE INDEX memories_by_owner ON memories (owner, agent, updated);
-CREATE INDEX memories_tsv ON memories USING GIN (tsv);`}
+CREATE INDEX memories_tsv ON memories USING GIN (tsv);`, `
+CREATE TABLE audit (
+	seq    BIGINT PRIMARY KEY,
+	time   TIMESTAMPTZ NOT NULL,
+	action TEXT        NOT NULL,
+	actor  TEXT        NOT NULL,
+	target TEXT        NOT NULL,
+	detail JSONB       NOT NULL,
+	prev   TEXT        NOT NULL,
+	hash   TEXT        NOT NULL
+);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

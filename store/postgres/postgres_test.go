@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/audit/audittest"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/memory/memorytest"
@@ -161,4 +163,9 @@ func TestWatchWakesOnAnotherProcesssAppend(t *testing.T) {
 func TestPostgresMemoryConforms(t *testing.T) {
 	srv := pgtest.Start(t)
 	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, srv.NewDatabase(t)) })
+}
+
+func TestPostgresAuditConforms(t *testing.T) {
+	srv := pgtest.Start(t)
+	audittest.Run(t, func(t *testing.T) audit.Store { return open(t, srv.NewDatabase(t)) })
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/audit"
+	_ "modernc.org/sqlite"
+)
+
+// Runs, approvals and deletions land in the audit log, in order, for whom they were
+// done; `audit verify` holds until a record is changed in the file, and then names it.
+func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *testing.T) {
+	e := newEnv(t, "", `require_approval = ["calc"]`, [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\": \"6*7\"}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "42"}]}`})
+	appendManifest(t, e.manifest, "\n[memory]\nenabled = true\n")
+	r := e.agenthost(t, "run", "--json", "--user", "ana", "--approve", "all", "--session", "s1", "--new", "what is 6*7?")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d %s", r.code, r.stderr)
+	}
+	id := strings.TrimSpace(e.agenthost(t, "memory", "add", "--user", "ana", "likes tea").stdout)
+	for _, args := range [][]string{{"memory", "rm", id}, {"sessions", "rm", "s1"}} {
+		if r := e.agenthost(t, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d %s", args, r.code, r.stderr)
+		}
+	}
+	var recs []audit.Record
+	r = e.agenthost(t, "audit", "list", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+		t.Fatalf("audit list: %v %s %s", err, r.stdout, r.stderr)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, rec.Action+" "+rec.Actor+" "+strings.SplitN(rec.Target, "/", 2)[0]+" "+details(rec.Detail))
+	}
+	want := []string{
+		"run.start ana s1 agent=e2e",
+		"approval ana s1 approved=true call=c1 reason= tool=calc",
+		"run.end ana s1 cost_usd=0 reason=end_turn status=completed tokens=0",
+		"memory.delete cli " + id + " deleted=1",
+		"session.delete cli s1 ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("audit records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "5 records, chain intact; last hash "+recs[4].Hash) {
+		t.Fatalf("verify: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(e.dir, "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE audit SET actor = 'mallory' WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if r := e.agenthost(t, "audit", "verify"); r.code != 1 || !strings.Contains(r.stderr, "audit record 2 was changed after it was written") {
+		t.Fatalf("verify after tampering: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}

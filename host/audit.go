@@ -1,0 +1,108 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// The audit log (package audit) is written here and nowhere else: every surface that
+// starts runs goes through Runner.RunWith, every approval through the approver agentFrom
+// wraps, every session deletion through Host.DeleteSession; memory deletions are recorded
+// by the surfaces that make them, through Host.Audit (the server gets it as an option).
+// A store without an audit log (the in-process store) records nothing.
+
+// Audit appends a record when the store keeps an audit log. Time is set here.
+func (h *Host) Audit(ctx context.Context, r audit.Record) error {
+	s, ok := h.Store.(audit.Store)
+	if !ok {
+		return nil
+	}
+	r.Time = time.Now()
+	_, err := s.AppendAudit(context.WithoutCancel(ctx), r)
+	return err
+}
+
+// actorOf names who a run is for in the log.
+func actorOf(user string) string {
+	if user == "" {
+		return "anonymous"
+	}
+	return user
+}
+
+// auditRun records a run's start before it starts (a run whose record cannot be written
+// does not run: the log never misses a run that happened) and returns the function that
+// records its end, best effort (the run has happened; the chain stays whole without it).
+func (h *Host) auditRun(ctx context.Context, in *loop.RunInput, agent string) (func(loop.RunResult), error) {
+	if _, ok := h.Store.(audit.Store); !ok {
+		return func(loop.RunResult) {}, nil
+	}
+	if in.RunID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		in.RunID = "run_" + hex.EncodeToString(b[:])
+	}
+	if in.SessionID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		in.SessionID = "ses_" + hex.EncodeToString(b[:])
+	}
+	target := in.SessionID + "/" + in.RunID
+	if err := h.Audit(ctx, audit.Record{Action: audit.ActionRunStart, Actor: actorOf(in.User), Target: target,
+		Detail: map[string]string{"agent": agent}}); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	user := in.User
+	return func(res loop.RunResult) {
+		_ = h.Audit(ctx, audit.Record{Action: audit.ActionRunEnd, Actor: actorOf(user), Target: target,
+			Detail: map[string]string{"status": string(res.Status), "reason": string(res.Reason),
+				"tokens": strconv.Itoa(res.Usage.TotalTokens), "cost_usd": strconv.FormatFloat(res.Usage.CostUSD, 'f', -1, 64)}})
+	}, nil
+}
+
+// auditedApprover records each decision of approver.
+type auditedApprover struct {
+	h     *Host
+	inner loop.Approver
+}
+
+func (a auditedApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approval, error) {
+	ap, err := a.inner.Approve(ctx, c)
+	if err != nil {
+		return ap, err
+	}
+	info, _ := loop.CallInfoFrom(ctx)
+	_ = a.h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(info.User), Target: info.SessionID + "/" + info.RunID,
+		Detail: map[string]string{"tool": c.Name, "call": c.ID, "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason}})
+	return ap, nil
+}
+
+func (h *Host) auditedApprover(a loop.Approver) loop.Approver {
+	if a == nil {
+		return nil
+	}
+	if _, ok := h.Store.(audit.Store); !ok {
+		return a
+	}
+	return auditedApprover{h: h, inner: a}
+}
+
+// DeleteSession deletes a stored session (not one whose run is in progress), recording
+// who asked.
+func (h *Host) DeleteSession(ctx context.Context, id, actor string) error {
+	d, ok := h.Store.(loop.SessionDeleter)
+	if !ok {
+		return fmt.Errorf("the %s store cannot delete sessions", h.Manifest.Store.Kind)
+	}
+	if err := d.DeleteSession(ctx, id); err != nil {
+		return err
+	}
+	return h.Audit(ctx, audit.Record{Action: audit.ActionSessionDelete, Actor: actor, Target: id})
+}

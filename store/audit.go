@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agenthost/agenthost/audit"
+)
+
+var _ audit.Store = (*SQLite)(nil)
+
+// AppendAudit chains r after the last record and stores it in one write transaction:
+// the process's writes go through one connection in order, and another process's wait
+// for SQLite's write lock, so no two appends read the same last record.
+func (s *SQLite) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
+	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var prev audit.Record
+		var at string
+		err := tx.QueryRowContext(ctx, `SELECT seq, hash, time FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&prev.Seq, &prev.Hash, &at)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			audit.Chain(&r, nil)
+		case err != nil:
+			return err
+		default:
+			audit.Chain(&r, &prev)
+		}
+		detail, _ := json.Marshal(r.Detail)
+		_, err = tx.ExecContext(ctx, `INSERT INTO audit (seq, time, action, actor, target, detail, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.Seq, r.Time.Format(feedbackTime), r.Action, r.Actor, r.Target, string(detail), r.Prev, r.Hash)
+		return err
+	})
+	if err != nil {
+		return audit.Record{}, fmt.Errorf("append audit record: %w", err)
+	}
+	return r, nil
+}
+
+// Audit lists records after seq after, oldest first (audit.Store).
+func (s *SQLite) Audit(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, time, action, actor, target, detail, prev, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		var r audit.Record
+		var at, detail string
+		if err := rows.Scan(&r.Seq, &at, &r.Action, &r.Actor, &r.Target, &detail, &r.Prev, &r.Hash); err != nil {
+			return nil, fmt.Errorf("read audit log: %w", err)
+		}
+		r.Time = parseTime(at)
+		if detail != "null" {
+			if err := json.Unmarshal([]byte(detail), &r.Detail); err != nil {
+				return nil, fmt.Errorf("audit record %d: detail: %w", r.Seq, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
