@@ -14,7 +14,6 @@ import (
 
 	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/host/redact"
-	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/providers"
@@ -69,8 +68,7 @@ type Host struct {
 	// applies without a provider (pipeline.go).
 	toolAgent atomic.Pointer[loop.Agent]
 	Store     loop.SessionStore
-	memory    memory.Store                  // [memory] on: the store's memories (memory.go)
-	workflows map[string]*workflow.Workflow // compiled [workflows.NAME] (workflows.go)
+	memory    memory.Store // [memory] on: the store's memories (memory.go)
 
 	// Warnings are problems that do not stop the host (tool names that collide); the CLI
 	// prints them.
@@ -147,9 +145,6 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
-	if err := h.compileWorkflows(); err != nil {
-		return nil, err
-	}
 	if opts.NoProvider {
 		// The agent's policy still applies to the tools called without a model (Call).
 		h.opts = opts

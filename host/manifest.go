@@ -22,7 +22,6 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/agenthost/agenthost/host/redact"
-	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -41,8 +40,6 @@ type Manifest struct {
 	Redact *redact.Config `toml:"redact"`
 	// Memory is long-term memory (memory.go); off unless enabled.
 	Memory MemoryConfig `toml:"memory"`
-	// Workflows are declared workflows by name (workflows.go, host/workflow).
-	Workflows map[string]workflow.Definition `toml:"workflows"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -484,9 +481,6 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	key := fmt.Sprintf("plugins.%d", i)
 	if p.Name == "" {
 		return m.errKey(key, "plugin has no name")
-	}
-	if strings.HasPrefix(p.Name, "agenthost:") {
-		return m.errKey(key+".name", "plugin names starting \"agenthost:\" are the host's (%q)", p.Name)
 	}
 	if j, dup := names[p.Name]; dup {
 		return m.errKey(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
