@@ -22,6 +22,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/agenthost/agenthost/host/redact"
+	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -38,12 +39,15 @@ type Manifest struct {
 	MCPServers []MCPServerConfig `toml:"mcp_servers"`
 	// Redact is the built-in PII guardrail (host/redact); nil is off.
 	Redact *redact.Config `toml:"redact"`
+	// Workflows are declared pipelines of steps (host/workflow, docs/workflows.md).
+	Workflows map[string]workflow.Definition `toml:"workflows"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
 	Dir  string `toml:"-"`
 
-	lines *keyLines
+	lines     *keyLines
+	workflows map[string]*workflow.Workflow // compiled Workflows
 }
 
 // AgentConfig is the [agent] table.
@@ -463,7 +467,7 @@ func (m *Manifest) check() error {
 			return err
 		}
 	}
-	return nil
+	return m.checkWorkflows()
 }
 
 func (m *Manifest) checkPlugin(i int, names map[string]int) error {

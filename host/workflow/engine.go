@@ -581,4 +581,3 @@ func resultValue(structured json.RawMessage, text string) any {
 	}
 	return text
 }
-
