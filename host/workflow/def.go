@@ -17,7 +17,7 @@ import (
 type Definition struct {
 	Description string `toml:"description" json:"description,omitempty"`
 	// Inputs is the JSON Schema the run's inputs must match (optional).
-	Inputs map[string]any `toml:"inputs" json:"inputs,omitempty"`
+	Inputs Table `toml:"inputs" json:"inputs,omitempty"`
 	// MaxParallel bounds the steps (and fan-out items) running at once; 0 is 4.
 	MaxParallel int    `toml:"max_parallel" json:"max_parallel,omitempty"`
 	Steps       []Step `toml:"steps" json:"steps"`
@@ -26,18 +26,32 @@ type Definition struct {
 // Step is one [[workflows.NAME.steps]] entry. Exactly one of Tool, Prompt and Approval
 // says its kind.
 type Step struct {
-	ID        string         `toml:"id" json:"id"`
-	Tool      string         `toml:"tool" json:"tool,omitempty"`           // a tool, named as the model sees it
-	Arguments map[string]any `toml:"arguments" json:"arguments,omitempty"` // the tool's arguments; strings may hold ${expr}
-	Prompt    string         `toml:"prompt" json:"prompt,omitempty"`       // an agent step: a ReAct run of Agent on this prompt
-	Agent     string         `toml:"agent" json:"agent,omitempty"`         // the agent of a prompt step ("" = the entry agent)
-	Approval  string         `toml:"approval" json:"approval,omitempty"`   // an approval step: the question a human answers
-	DependsOn []string       `toml:"depends_on" json:"depends_on,omitempty"`
-	If        string         `toml:"if" json:"if,omitempty"`             // CEL, must be true for the step to run
-	ForEach   string         `toml:"for_each" json:"for_each,omitempty"` // CEL list: the step runs once per item
-	Retry     int            `toml:"retry" json:"retry,omitempty"`       // further attempts after a failed one
-	Timeout   string         `toml:"timeout" json:"timeout,omitempty"`   // per attempt, e.g. "30s"
-	Output    string         `toml:"output" json:"output,omitempty"`     // names the step's output among the run's outputs
+	ID        string   `toml:"id" json:"id"`
+	Tool      string   `toml:"tool" json:"tool,omitempty"`           // a tool, named as the model sees it
+	Arguments Table    `toml:"arguments" json:"arguments,omitempty"` // the tool's arguments; strings may hold ${expr}
+	Prompt    string   `toml:"prompt" json:"prompt,omitempty"`       // an agent step: a ReAct run of Agent on this prompt
+	Agent     string   `toml:"agent" json:"agent,omitempty"`         // the agent of a prompt step ("" = the entry agent)
+	Approval  string   `toml:"approval" json:"approval,omitempty"`   // an approval step: the question a human answers
+	DependsOn []string `toml:"depends_on" json:"depends_on,omitempty"`
+	If        string   `toml:"if" json:"if,omitempty"`             // CEL, must be true for the step to run
+	ForEach   string   `toml:"for_each" json:"for_each,omitempty"` // CEL list: the step runs once per item
+	Retry     int      `toml:"retry" json:"retry,omitempty"`       // further attempts after a failed one
+	Timeout   string   `toml:"timeout" json:"timeout,omitempty"`   // per attempt, e.g. "30s"
+	Output    string   `toml:"output" json:"output,omitempty"`     // names the step's output among the run's outputs
+}
+
+// Table is a TOML table kept as plain values (a JSON Schema, a tool's arguments): the
+// manifest's strict decoding checks its keys no further.
+type Table map[string]any
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (t *Table) UnmarshalTOML(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("must be a table, not %T", v)
+	}
+	*t = m
+	return nil
 }
 
 // Kind is "tool", "agent" or "approval".
@@ -185,7 +199,7 @@ func Compile(name string, def Definition) (*Workflow, error) {
 			}
 		}
 		item := cs.ForEach != ""
-		if cs.args, err = compileValue(cs.Arguments, item, func(expr string) error { return w.refsIn(expr, refs) }); err != nil {
+		if cs.args, err = compileValue(map[string]any(cs.Arguments), item, func(expr string) error { return w.refsIn(expr, refs) }); err != nil {
 			return nil, keyErr(key+".arguments", "%v", err)
 		}
 		text := cs.Prompt + cs.Approval
@@ -298,6 +312,25 @@ func (w *Workflow) Agents() map[string]string {
 		if cs.Agent != "" {
 			out[fmt.Sprintf("steps.%d.agent", i)] = cs.Agent
 		}
+	}
+	return out
+}
+
+// UsesAgent says some step is a prompt step: running the workflow needs a provider.
+func (w *Workflow) UsesAgent() bool {
+	for _, cs := range w.steps {
+		if cs.Prompt != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// StepIDs lists the steps in definition order.
+func (w *Workflow) StepIDs() []string {
+	out := make([]string, len(w.steps))
+	for i, cs := range w.steps {
+		out[i] = cs.ID
 	}
 	return out
 }

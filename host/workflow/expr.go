@@ -192,6 +192,8 @@ func compileValue(v any, item bool, refs func(string) error) (any, error) {
 			return nil, err
 		}
 		return t, nil
+	case Table:
+		return compileValue(map[string]any(x), item, refs)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		keys := make([]string, 0, len(x))
