@@ -109,8 +109,11 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil && !stream.started {
 		code := http.StatusInternalServerError
-		if errors.Is(err, workflow.ErrInputs) {
+		switch {
+		case errors.Is(err, workflow.ErrInputs):
 			code = http.StatusBadRequest
+		case errors.Is(err, loop.ErrSessionBusy):
+			code = http.StatusConflict
 		}
 		writeError(w, code, err.Error())
 		return

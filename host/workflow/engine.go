@@ -77,6 +77,10 @@ type Result struct {
 	Waiting []string // approval steps without a decision
 }
 
+// MaxItems bounds a for_each list: each item is a call and a stored session, and the
+// list comes from inputs and tools' outputs.
+const MaxItems = 10_000
+
 // ErrInputs is wrapped by the error for inputs that do not match the schema.
 var ErrInputs = errors.New("invalid workflow inputs")
 
@@ -86,6 +90,19 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	if emit == nil {
 		emit = func(Event) {}
 	}
+	if in.RunID == "" {
+		in.RunID = newRunID()
+	}
+	// One process runs a workflow run at a time: the lease of the run's own session
+	// (never written to) keeps a second `workflow run --run-id` or HTTP resume out,
+	// here or on another node, while the first lives.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	release, err := loop.HoldSession(ctx, e.Store, "workflow:"+w.Name+":"+in.RunID, newRunID(), cancel) // a new owner per call: two calls in one process are two holders
+	if err != nil {
+		return Result{}, fmt.Errorf("workflow %s run %s: %w", w.Name, in.RunID, err)
+	}
+	defer release()
 	rec, resumed, err := e.open(ctx, w, in)
 	if err != nil {
 		return Result{}, err
@@ -101,19 +118,15 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 }
 
 func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, bool, error) {
-	if in.RunID != "" {
-		rec, ok, err := LoadRecord(ctx, e.Store, w.Name, in.RunID)
-		if err != nil {
-			return nil, false, err
+	rec, ok, err := LoadRecord(ctx, e.Store, w.Name, in.RunID)
+	if err != nil {
+		return nil, false, err
+	}
+	if ok {
+		if len(in.Inputs) > 0 && !sameJSON(in.Inputs, rec.Inputs) {
+			return nil, false, fmt.Errorf("workflow %s run %s: %w: a resumed run keeps the inputs it started with", w.Name, in.RunID, ErrInputs)
 		}
-		if ok {
-			if len(in.Inputs) > 0 && !sameJSON(in.Inputs, rec.Inputs) {
-				return nil, false, fmt.Errorf("workflow %s run %s: %w: a resumed run keeps the inputs it started with", w.Name, in.RunID, ErrInputs)
-			}
-			return rec, true, nil
-		}
-	} else {
-		in.RunID = newRunID()
+		return rec, true, nil
 	}
 	inputs := in.Inputs
 	if len(inputs) == 0 {
@@ -128,7 +141,7 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, b
 			return nil, false, fmt.Errorf("workflow %s: %w: %v", w.Name, ErrInputs, err)
 		}
 	}
-	rec := &Record{Workflow: w.Name, RunID: in.RunID, Inputs: inputs, Status: RunRunning,
+	rec = &Record{Workflow: w.Name, RunID: in.RunID, Inputs: inputs, Status: RunRunning,
 		Started: time.Now().UTC(), Steps: map[string]*StepRecord{}}
 	return rec, false, saveRecord(ctx, e.Store, rec)
 }
@@ -376,6 +389,8 @@ func (s *sched) start(ctx context.Context, cs *cstep, vars map[string]any) error
 			var ok bool
 			if items, ok = v.([]any); !ok {
 				err = fmt.Errorf("for_each is not a list (got %T)", v)
+			} else if len(items) > MaxItems {
+				err = fmt.Errorf("for_each gave %d items, more than %d", len(items), MaxItems)
 			}
 		}
 		if err != nil {

@@ -316,3 +316,46 @@ func toolCalls(t *testing.T, st loop.SessionStore, session string) int {
 	}
 	return n
 }
+
+func TestEngine_ARunInProgressIsNotRunTwiceAtOnce(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	r.gate = make(chan struct{})
+	w := pipeline(t, 1)
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := r.engine.Run(context.Background(), w, RunInput{RunID: "b1", Inputs: json.RawMessage(`{"text":"a"}`)}, nil)
+		done <- res
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.count("upper") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first run never reached its fan-out")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err := r.engine.Run(context.Background(), w, RunInput{RunID: "b1"}, nil)
+	if !errors.Is(err, loop.ErrSessionBusy) {
+		t.Fatalf("second run of b1: %v", err)
+	}
+	close(r.gate)
+	if res := <-done; res.Record.Status != RunCompleted || r.count("split") != 1 {
+		t.Fatalf("%+v", res.Record)
+	}
+}
+
+func TestEngine_ForEachOverANonListOrTooManyItemsFailsTheStep(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	for in, want := range map[string]string{`{"xs": "abc"}`: "for_each is not a list (got string)", `{"n": 10001}`: "for_each gave 10001 items, more than 10000"} {
+		w, err := Compile("f", Definition{Steps: []Step{{ID: "x", Tool: "upper", ForEach: `has(inputs.xs) ? inputs.xs : lists.range(int(inputs.n))`}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.engine.Run(context.Background(), w, RunInput{Inputs: json.RawMessage(in)}, nil)
+		if err != nil || res.Record.Status != RunFailed || !strings.Contains(res.Record.Error, want) {
+			t.Fatalf("%s: %v %+v", in, err, res.Record)
+		}
+	}
+	if r.count("upper") != 0 {
+		t.Fatal("a tool ran")
+	}
+}
