@@ -271,3 +271,38 @@ output = "sent"
 		t.Fatalf("total called %d times", c["g1.total"])
 	}
 }
+
+// The example manifest (examples/workflows) loads and runs as its comments say.
+func TestE2E_Workflow_ExampleManifestRunsAsDocumented(t *testing.T) {
+	build := exec.Command("bash", "scripts/plugins.d/examples.sh", "files", "text", "calc")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build examples: %v\n%s", err, out)
+	}
+	src := filepath.Join(repoRoot, "examples", "workflows")
+	b, err := os.ReadFile(filepath.Join(src, "agent.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := strings.ReplaceAll(string(b), `"../../plugins/`, `"`+filepath.Join(repoRoot, "plugins")+"/")
+	data, _ := os.ReadFile(filepath.Join(src, "data", "sales.txt"))
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "data", "sales.txt"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.toml"), []byte(m), 0o644)
+	e := &agentEnv{dir: dir, manifest: filepath.Join(dir, "agent.toml")}
+
+	r := e.agenthost(t, "workflow", "run", "sales", "--input", `{"path": "/data/sales.txt"}`, "--run-id", "demo")
+	if res := decodeWF(t, r); r.code != 3 || res.Status != "interrupted" || strings.Join(res.Waiting, ",") != "publish" ||
+		!strings.Contains(r.stderr, "? publish waiting for approval: Publish the total 98?") {
+		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
+	}
+	r = e.agenthost(t, "workflow", "run", "sales", "--run-id", "demo", "--approve", "publish")
+	res := decodeWF(t, r)
+	pub, _ := res.Outputs["published"].(map[string]any)
+	if r.code != 0 || res.Outputs["total"] != 98.0 || res.Outputs["alert"] != nil || pub["words"] != 2.0 {
+		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
+	}
+}

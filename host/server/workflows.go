@@ -97,6 +97,11 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 			stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
 				Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": e.Status, "output": e.Output, "error": e.Error}})
 		case workflow.EventStepWaiting:
+			if !open[e.Step] { // waiting since an earlier request: open it in this stream
+				open[e.Step] = true
+				order = append(order, e.Step)
+				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
+			}
 			stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
 				Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": workflow.StatusWaiting, "prompt": e.Prompt}})
 		case workflow.EventWorkflowFinished:
