@@ -24,7 +24,7 @@ const exitWaiting = 3
 func newWorkflowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workflow",
-		Short: "List and run the manifest's declared workflows ([workflows.NAME], docs/workflows.md)",
+		Short: "List and run the manifest's declared workflows ([workflows.NAME] tables)",
 	}
 	cmd.AddCommand(newWorkflowListCmd(), newWorkflowRunCmd())
 	return cmd
@@ -43,7 +43,7 @@ func newWorkflowListCmd() *cobra.Command {
 			}
 			names := m.WorkflowNames()
 			if len(names) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no workflows (declare them under [workflows.NAME]: docs/workflows.md)")
+				fmt.Fprintln(cmd.OutOrStdout(), "no workflows (declare them in [workflows.NAME] tables of the manifest)")
 				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
