@@ -145,6 +145,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
+	if err := h.checkWorkflowTools(); err != nil {
+		return nil, err
+	}
 	if opts.NoProvider {
 		// The agent's policy still applies to the tools called without a model (Call).
 		h.opts = opts

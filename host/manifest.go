@@ -22,6 +22,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/agenthost/agenthost/host/redact"
+	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -40,12 +41,15 @@ type Manifest struct {
 	Redact *redact.Config `toml:"redact"`
 	// Memory is long-term memory (memory.go); off unless enabled.
 	Memory MemoryConfig `toml:"memory"`
+	// Workflows are declared pipelines of steps (host/workflow, docs/workflows.md).
+	Workflows map[string]workflow.Definition `toml:"workflows"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
 	Dir  string `toml:"-"`
 
-	lines *keyLines
+	lines     *keyLines
+	workflows map[string]*workflow.Workflow // compiled Workflows
 }
 
 // AgentConfig is the [agent] table.
@@ -473,7 +477,7 @@ func (m *Manifest) check() error {
 			return err
 		}
 	}
-	return nil
+	return m.checkWorkflows()
 }
 
 func (m *Manifest) checkPlugin(i int, names map[string]int) error {

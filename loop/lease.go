@@ -262,3 +262,16 @@ func (a *Agent) unclaim(k runKey) {
 		h.(*heldSession).release()
 	}
 }
+
+// HoldSession takes session's lease for work that is not a run of an Agent but must
+// have one writer across processes (a workflow run, host/workflow), and renews it until
+// release is called; lost is called if another process takes it over. A session that
+// a live process holds is refused with an error wrapping ErrSessionBusy; one a dead
+// process held is taken. With a store that keeps no leases it holds nothing.
+func HoldSession(ctx context.Context, st SessionStore, session, owner string, lost func(error)) (release func(), err error) {
+	h, err := claimSession(ctx, st, session, owner, lost)
+	if err != nil {
+		return nil, err
+	}
+	return h.release, nil
+}

@@ -92,6 +92,23 @@ func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
 	}
 }
 
+// Schema is a compiled JSON Schema, for surfaces outside the loop that check documents
+// the way the loop checks tool arguments (workflow inputs): the same compiler, the same
+// refusal of external references, the same error naming each failing field.
+type Schema struct{ s *argsSchema }
+
+// CompileSchema compiles raw (a JSON Schema document); name only labels the resource.
+func CompileSchema(name string, raw []byte) (*Schema, error) {
+	s, err := compileSchema(name, raw)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s}, nil
+}
+
+// Validate checks the JSON document doc.
+func (s *Schema) Validate(doc []byte) error { return s.s.validate(string(doc)) }
+
 // ValidateAgainst checks a JSON document against a JSON Schema with the loop's own
 // rules (no external references are loaded): for surfaces that judge documents outside
 // a run, such as `agenthost eval`, so that they accept exactly what a run would.

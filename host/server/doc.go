@@ -9,6 +9,7 @@
 //	GET  /v1/sessions/{id}      one session's entries and runs, as JSON
 //	POST /v1/sessions/{id}/runs/{run}/feedback  {score, comment} on a stored run (feedback.go)
 //	GET  /v1/insights[?since=7d] the stored runs summed up (host/insights, insights.go)
+//	POST /v1/workflows/{name}/runs  run or resume a declared workflow, streamed as AG-UI (workflows.go)
 //	GET  /healthz               liveness, no auth
 //	GET  /                      the live page (web/index.html, embedded)
 //

@@ -67,6 +67,8 @@ type Options struct {
 	// TLS, when set, makes ListenAndServe serve HTTPS with this certificate and key
 	// (tls.go).
 	TLS TLSFiles
+	// Workflows, when set, serves POST /v1/workflows/{name}/runs (workflows.go).
+	Workflows *Workflows
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -137,6 +139,9 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("DELETE /v1/memory/{id}", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.handleRunStream))
+	if opts.Workflows != nil {
+		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.handleWorkflowRun))
+	}
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(opts.Metrics.ServeHTTP))
 	}

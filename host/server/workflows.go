@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agenthost/agenthost/host/workflow"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Workflows serve POST /v1/workflows/{name}/runs (docs/workflows.md#http).
+type Workflows struct {
+	Find   func(name string) (*workflow.Workflow, bool)
+	Engine *workflow.Engine
+}
+
+// WorkflowRunInput is the body of POST /v1/workflows/{name}/runs: inputs for a new run,
+// or runId of a stored one to resume, with resume entries (AG-UI's shape, as POST
+// /v1/runs takes them) deciding its waiting approval steps: interruptId is the step id.
+type WorkflowRunInput struct {
+	RunID  string          `json:"runId,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	Resume []ResumeEntry   `json:"resume,omitempty"`
+}
+
+// handleWorkflowRun runs a workflow and streams it as AG-UI: RUN_STARTED (threadId
+// "workflow:NAME"), STEP_STARTED / STEP_FINISHED per step (stepName = the step id) with
+// a CUSTOM agenthost.workflow_step after each end carrying status and output, and
+// RUN_FINISHED (result: status and outputs; outcome interrupt listing the approval steps
+// that wait) or RUN_ERROR (a failed step). The run belongs to the request: a client that
+// goes away aborts it, and the same runId resumes it later.
+func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	wf, ok := s.opts.Workflows.Find(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no workflow %q", name))
+		return
+	}
+	var body WorkflowRunInput
+	if !s.readJSON(w, r, &body) {
+		return
+	}
+	in := workflow.RunInput{RunID: body.RunID, Inputs: body.Input, Approvals: map[string]workflow.Decision{}}
+	for i, e := range body.Resume {
+		a, err := approval(e)
+		if err != nil || e.InterruptID == "" {
+			if err == nil {
+				err = errors.New("interruptId is required")
+			}
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("resume[%d]: %v", i, err))
+			return
+		}
+		in.Approvals[e.InterruptID] = workflow.Decision{Approved: a.Approved, Comment: a.Reason}
+	}
+	if in.RunID == "" {
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		in.RunID = "wf-" + hex.EncodeToString(b)
+	}
+	thread := "workflow:" + name
+	key := loop.RunInput{SessionID: thread + ":" + in.RunID, RunID: in.RunID}
+	if code, msg := s.claim(key); code != 0 {
+		writeError(w, code, msg)
+		return
+	}
+	defer s.release(key)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	defer context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })()
+
+	stream := newSSE(w)
+	open := map[string]bool{} // steps with a STEP_STARTED and no STEP_FINISHED yet
+	var order []string
+	now := func(t string) base { return base{Type: t, Timestamp: time.Now().UnixMilli()} }
+	res, err := s.opts.Workflows.Engine.Run(ctx, wf, in, func(e workflow.Event) {
+		switch e.Type {
+		case workflow.EventWorkflowStarted:
+			stream.send(RunStarted{base: now(aguiRunStarted), ThreadID: thread, RunID: e.RunID})
+		case workflow.EventStepStarted:
+			if !open[e.Step] {
+				open[e.Step] = true
+				order = append(order, e.Step)
+				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
+			}
+		case workflow.EventStepFinished:
+			if !open[e.Step] { // settled without running (skipped, decided): still a step
+				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
+			}
+			delete(open, e.Step)
+			stream.send(Step{base: now(aguiStepFinished), StepName: e.Step})
+			stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
+				Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": e.Status, "output": e.Output, "error": e.Error}})
+		case workflow.EventStepWaiting:
+			if !open[e.Step] { // waiting since an earlier request: open it in this stream
+				open[e.Step] = true
+				order = append(order, e.Step)
+				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
+			}
+			stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
+				Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": workflow.StatusWaiting, "prompt": e.Prompt}})
+		case workflow.EventWorkflowFinished:
+			for _, id := range order { // a waiting approval ends this run's stream
+				if open[id] {
+					stream.send(Step{base: now(aguiStepFinished), StepName: id})
+				}
+			}
+		}
+	})
+	if err != nil && !stream.started {
+		code := http.StatusInternalServerError
+		switch {
+		case errors.Is(err, workflow.ErrInputs):
+			code = http.StatusBadRequest
+		case errors.Is(err, loop.ErrSessionBusy):
+			code = http.StatusConflict
+		}
+		writeError(w, code, err.Error())
+		return
+	}
+	if err != nil {
+		stream.send(RunError{base: now(aguiRunError), Message: err.Error(), Code: "store"})
+		return
+	}
+	rec := res.Record
+	out, _ := json.Marshal(rec.Outputs)
+	result := &RunResult{Status: rec.Status, Output: out}
+	switch rec.Status {
+	case workflow.RunCompleted:
+		stream.send(RunFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: &Outcome{Type: "success"}})
+	case workflow.RunInterrupted:
+		oc := &Outcome{Type: "interrupt"}
+		for _, id := range res.Waiting {
+			msg := ""
+			if o, ok := rec.Steps[id].Output.(map[string]any); ok {
+				msg, _ = o["prompt"].(string)
+			}
+			oc.Interrupts = append(oc.Interrupts, Interrupt{ID: id, Reason: "workflow_approval", Message: msg})
+		}
+		stream.send(RunFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: oc})
+	case workflow.RunAborted:
+		stream.send(RunFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: &Outcome{Type: "cancelled"}})
+	default:
+		stream.send(RunError{base: now(aguiRunError), Message: rec.Error, Code: "workflow_failed"})
+	}
+}

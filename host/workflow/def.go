@@ -1,0 +1,336 @@
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/cel-go/cel"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Definition is one [workflows.NAME] table as the manifest decodes it.
+type Definition struct {
+	Description string `toml:"description" json:"description,omitempty"`
+	// Inputs is the JSON Schema the run's inputs must match (optional).
+	Inputs Table `toml:"inputs" json:"inputs,omitempty"`
+	// MaxParallel bounds the steps (and fan-out items) running at once; 0 is 4.
+	MaxParallel int    `toml:"max_parallel" json:"max_parallel,omitempty"`
+	Steps       []Step `toml:"steps" json:"steps"`
+}
+
+// Step is one [[workflows.NAME.steps]] entry. Exactly one of Tool, Prompt and Approval
+// says its kind.
+type Step struct {
+	ID        string   `toml:"id" json:"id"`
+	Tool      string   `toml:"tool" json:"tool,omitempty"`           // a tool, named as the model sees it
+	Arguments Table    `toml:"arguments" json:"arguments,omitempty"` // the tool's arguments; strings may hold ${expr}
+	Prompt    string   `toml:"prompt" json:"prompt,omitempty"`       // an agent step: a ReAct run of Agent on this prompt
+	Agent     string   `toml:"agent" json:"agent,omitempty"`         // the agent of a prompt step ("" = the entry agent)
+	Approval  string   `toml:"approval" json:"approval,omitempty"`   // an approval step: the question a human answers
+	DependsOn []string `toml:"depends_on" json:"depends_on,omitempty"`
+	If        string   `toml:"if" json:"if,omitempty"`             // CEL, must be true for the step to run
+	ForEach   string   `toml:"for_each" json:"for_each,omitempty"` // CEL list: the step runs once per item
+	Retry     int      `toml:"retry" json:"retry,omitempty"`       // further attempts after a failed one
+	Timeout   string   `toml:"timeout" json:"timeout,omitempty"`   // per attempt, e.g. "30s"
+	Output    string   `toml:"output" json:"output,omitempty"`     // names the step's output among the run's outputs
+}
+
+// Table is a TOML table kept as plain values (a JSON Schema, a tool's arguments): the
+// manifest's strict decoding checks its keys no further.
+type Table map[string]any
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (t *Table) UnmarshalTOML(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("must be a table, not %T", v)
+	}
+	*t = m
+	return nil
+}
+
+// Kind is "tool", "agent" or "approval".
+func (s Step) Kind() string {
+	switch {
+	case s.Tool != "":
+		return "tool"
+	case s.Prompt != "":
+		return "agent"
+	}
+	return "approval"
+}
+
+// KeyError is a problem at a key of the definition, relative to the workflow's table:
+// "steps.2.if". The host prefixes "workflows.NAME." and finds the line.
+type KeyError struct {
+	Key string
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+func keyErr(key, format string, args ...any) error {
+	return &KeyError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Workflow is a compiled definition: expressions parsed and checked, steps in an order
+// that puts every step after its dependencies.
+type Workflow struct {
+	Name    string
+	Def     Definition
+	steps   []*cstep // in Def.Steps order
+	byID    map[string]*cstep
+	inputs  *loop.Schema
+	maxPar  int
+	outputs bool // some step names an output
+}
+
+type cstep struct {
+	Step
+	index   int
+	deps    []string // explicit and implied by references, deduplicated, in order
+	cond    cel.Program
+	forEach cel.Program
+	args    any      // Arguments with every ${expr} compiled (template)
+	prompt  template // Prompt, Approval
+	timeout time.Duration
+	sink    bool // no step depends on it
+}
+
+var idRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Compile checks def and compiles its expressions. The error is a *KeyError.
+func Compile(name string, def Definition) (*Workflow, error) {
+	w := &Workflow{Name: name, Def: def, byID: map[string]*cstep{}, maxPar: def.MaxParallel}
+	if len(def.Steps) == 0 {
+		return nil, keyErr("steps", "a workflow needs at least one step")
+	}
+	if w.maxPar < 0 || w.maxPar > 256 {
+		return nil, keyErr("max_parallel", "must be between 1 and 256, not %d", w.maxPar)
+	}
+	if w.maxPar == 0 {
+		w.maxPar = 4
+	}
+	if def.Inputs != nil {
+		raw, _ := json.Marshal(def.Inputs)
+		s, err := loop.CompileSchema("workflow_"+name, raw)
+		if err != nil {
+			return nil, keyErr("inputs", "%v", err)
+		}
+		w.inputs = s
+	}
+	for i, s := range def.Steps {
+		key := fmt.Sprintf("steps.%d", i)
+		if !idRE.MatchString(s.ID) {
+			return nil, keyErr(key+".id", "step id %q must be letters, digits and _ (not starting with a digit): expressions name it as steps.ID", s.ID)
+		}
+		if _, dup := w.byID[s.ID]; dup {
+			return nil, keyErr(key+".id", "duplicate step id %q", s.ID)
+		}
+		kinds := 0
+		for _, set := range []bool{s.Tool != "", s.Prompt != "", s.Approval != ""} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			return nil, keyErr(key, "step %q needs exactly one of tool, prompt (an agent step) or approval", s.ID)
+		}
+		if s.Arguments != nil && s.Tool == "" {
+			return nil, keyErr(key+".arguments", "only a tool step takes arguments")
+		}
+		if s.Agent != "" && s.Prompt == "" {
+			return nil, keyErr(key+".agent", "only a prompt step names an agent")
+		}
+		if s.Retry < 0 || s.Retry > 100 {
+			return nil, keyErr(key+".retry", "must be between 0 and 100, not %d", s.Retry)
+		}
+		if s.Output != "" && !idRE.MatchString(s.Output) {
+			return nil, keyErr(key+".output", "output name %q must be letters, digits and _", s.Output)
+		}
+		cs := &cstep{Step: s, index: i}
+		if s.Timeout != "" {
+			d, err := time.ParseDuration(s.Timeout)
+			if err != nil || d <= 0 {
+				return nil, keyErr(key+".timeout", "invalid duration %q (e.g. \"30s\")", s.Timeout)
+			}
+			cs.timeout = d
+		}
+		w.byID[s.ID] = cs
+		w.steps = append(w.steps, cs)
+		w.outputs = w.outputs || s.Output != ""
+	}
+	outNames := map[string]string{}
+	for i, cs := range w.steps {
+		key := fmt.Sprintf("steps.%d", i)
+		if cs.Output != "" {
+			if other, dup := outNames[cs.Output]; dup {
+				return nil, keyErr(key+".output", "output %q is also step %q's", cs.Output, other)
+			}
+			outNames[cs.Output] = cs.ID
+		}
+		refs := map[string]bool{}
+		for j, d := range cs.DependsOn {
+			if _, ok := w.byID[d]; !ok {
+				return nil, keyErr(fmt.Sprintf("%s.depends_on", key), "unknown step %q (depends_on[%d])", d, j)
+			}
+			refs[d] = true
+		}
+		var err error
+		if cs.If != "" {
+			if cs.cond, err = compileExpr(cs.If, cs.ForEach != ""); err != nil {
+				return nil, keyErr(key+".if", "%v", err)
+			}
+			if err := w.refsIn(cs.If, refs); err != nil {
+				return nil, keyErr(key+".if", "%v", err)
+			}
+		}
+		if cs.ForEach != "" {
+			if cs.forEach, err = compileExpr(cs.ForEach, false); err != nil {
+				return nil, keyErr(key+".for_each", "%v", err)
+			}
+			if err := w.refsIn(cs.ForEach, refs); err != nil {
+				return nil, keyErr(key+".for_each", "%v", err)
+			}
+		}
+		item := cs.ForEach != ""
+		if cs.args, err = compileValue(map[string]any(cs.Arguments), item, func(expr string) error { return w.refsIn(expr, refs) }); err != nil {
+			return nil, keyErr(key+".arguments", "%v", err)
+		}
+		text := cs.Prompt + cs.Approval
+		field := map[bool]string{true: "prompt", false: "approval"}[cs.Prompt != ""]
+		if cs.prompt, err = compileTemplate(text, item); err != nil {
+			return nil, keyErr(key+"."+field, "%v", err)
+		}
+		if err := w.refsIn(text, refs); err != nil {
+			return nil, keyErr(key+"."+field, "%v", err)
+		}
+		if refs[cs.ID] {
+			return nil, keyErr(key, "step %q depends on itself", cs.ID)
+		}
+		for _, d := range cs.DependsOn { // explicit order first, then implied
+			if refs[d] {
+				cs.deps = append(cs.deps, d)
+				delete(refs, d)
+			}
+		}
+		for _, o := range w.steps {
+			if refs[o.ID] {
+				cs.deps = append(cs.deps, o.ID)
+			}
+		}
+	}
+	if cycle := w.findCycle(); cycle != nil {
+		return nil, keyErr(fmt.Sprintf("steps.%d.depends_on", w.byID[cycle[0]].index), "cycle: %s", strings.Join(cycle, " → "))
+	}
+	for _, cs := range w.steps {
+		cs.sink = true
+		for _, o := range w.steps {
+			if slices.Contains(o.deps, cs.ID) {
+				cs.sink = false
+			}
+		}
+	}
+	return w, nil
+}
+
+var stepRefRE = regexp.MustCompile(`\bsteps\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)|\bsteps\s*\[\s*["']([^"']*)["']`)
+
+// refsIn adds the steps expr refers to (steps.ID, steps["ID"]) to refs; a reference
+// to an unknown step is an error. A reference implies a dependency: the step cannot run
+// before the output it reads exists.
+func (w *Workflow) refsIn(expr string, refs map[string]bool) error {
+	for _, m := range stepRefRE.FindAllStringSubmatch(expr, -1) {
+		id := m[1] + m[2]
+		if _, ok := w.byID[id]; !ok {
+			return fmt.Errorf("unknown step %q in %q", id, expr)
+		}
+		refs[id] = true
+	}
+	return nil
+}
+
+// findCycle returns the steps of a dependency cycle, first repeated at the end, or nil.
+func (w *Workflow) findCycle() []string {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var visit func(id string) []string
+	visit = func(id string) []string {
+		color[id] = grey
+		stack = append(stack, id)
+		for _, d := range w.byID[id].deps {
+			switch color[d] {
+			case grey:
+				i := slices.Index(stack, d)
+				return append(slices.Clone(stack[i:]), d)
+			case white:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[id] = black
+		return nil
+	}
+	for _, cs := range w.steps {
+		if color[cs.ID] == white {
+			if c := visit(cs.ID); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// Tools lists the tool steps' tool names with their keys ("steps.1.tool"), for the host
+// to check against the loaded tools once the plugins are up.
+func (w *Workflow) Tools() map[string]string {
+	out := map[string]string{}
+	for i, cs := range w.steps {
+		if cs.Tool != "" {
+			out[fmt.Sprintf("steps.%d.tool", i)] = cs.Tool
+		}
+	}
+	return out
+}
+
+// Agents lists the prompt steps' agent names with their keys ("steps.1.agent").
+func (w *Workflow) Agents() map[string]string {
+	out := map[string]string{}
+	for i, cs := range w.steps {
+		if cs.Agent != "" {
+			out[fmt.Sprintf("steps.%d.agent", i)] = cs.Agent
+		}
+	}
+	return out
+}
+
+// UsesAgent says some step is a prompt step: running the workflow needs a provider.
+func (w *Workflow) UsesAgent() bool {
+	for _, cs := range w.steps {
+		if cs.Prompt != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// StepIDs lists the steps in definition order.
+func (w *Workflow) StepIDs() []string {
+	out := make([]string, len(w.steps))
+	for i, cs := range w.steps {
+		out[i] = cs.ID
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// A run's state is one JSON document in the session store's key-value table
+// (loop.SessionStore.KVSet), under the namespace KVNamespace and the key "NAME/RUNID".
+// It is rewritten when a step starts, when an item of a fan-out ends and when a step
+// ends, before the next outside call: what a resumed run finds there is what happened.
+// The tool calls themselves are stored by the tool pipeline, as runs of their own
+// sessions ("RUNID.STEP", "RUNID.STEP.ITEM"). KV rather than events of a session: a
+// run's record is read and replaced whole by one writer, needs no sequence numbers,
+// and the KV table is already in every store (memory, SQLite, PostgreSQL) with no
+// migration; the per-call events stay where the loop puts them.
+const KVNamespace = "agenthost/workflows"
+
+// Step statuses in a record and in step_finished events.
+const (
+	StatusRunning  = "running"  // started, not ended: a resumed run runs it again
+	StatusOK       = "ok"       // ended with an output
+	StatusFailed   = "failed"   // every attempt failed; the run fails
+	StatusSkipped  = "skipped"  // its if was false, or a dependency was skipped or rejected
+	StatusWaiting  = "waiting"  // an approval step without a decision
+	StatusRejected = "rejected" // an approval step a human refused
+)
+
+// Run statuses.
+const (
+	RunRunning     = "running"
+	RunCompleted   = "completed"
+	RunFailed      = "failed"
+	RunInterrupted = "interrupted" // waiting for an approval; resume with Approvals
+	RunAborted     = "aborted"     // the context ended; resume runs what did not end
+)
+
+// Record is a run's stored state.
+type Record struct {
+	Workflow string                 `json:"workflow"`
+	RunID    string                 `json:"run_id"`
+	Inputs   json.RawMessage        `json:"inputs"`
+	Status   string                 `json:"status"`
+	Started  time.Time              `json:"started"`
+	Ended    time.Time              `json:"ended,omitzero"`
+	Outputs  map[string]any         `json:"outputs,omitempty"`
+	Error    string                 `json:"error,omitempty"`
+	Steps    map[string]*StepRecord `json:"steps"`
+}
+
+// StepRecord is one step's stored state.
+type StepRecord struct {
+	Status   string        `json:"status"`
+	Started  time.Time     `json:"started,omitzero"`
+	Ended    time.Time     `json:"ended,omitzero"`
+	Attempts int           `json:"attempts,omitempty"`
+	Output   any           `json:"output,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Items    []*ItemRecord `json:"items,omitempty"` // a for_each step's items, in list order
+}
+
+// ItemRecord is one item of a for_each step: an item that ended ok is not run again.
+type ItemRecord struct {
+	Status string `json:"status"`
+	Output any    `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func recordKey(workflow, runID string) string { return workflow + "/" + runID }
+
+// LoadRecord reads a run's record; ok is false when there is none.
+func LoadRecord(ctx context.Context, st loop.SessionStore, workflow, runID string) (*Record, bool, error) {
+	b, ok, err := st.KVGet(ctx, KVNamespace, recordKey(workflow, runID))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, false, fmt.Errorf("workflow %s run %s: stored record is not readable: %w", workflow, runID, err)
+	}
+	if r.Steps == nil {
+		r.Steps = map[string]*StepRecord{}
+	}
+	return &r, true, nil
+}
+
+func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
+	}
+	// The write must land even when the run's context ended: it records how far it got.
+	if err := st.KVSet(context.WithoutCancel(ctx), KVNamespace, recordKey(r.Workflow, r.RunID), b); err != nil {
+		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/host/workflow"
+)
+
+const wfBase = `[agent]
+provider = "scripted"
+[providers.scripted]
+command = "bin/prov"
+[store]
+kind = "memory"
+`
+
+func TestManifestWorkflowErrorsNameFileLineAndKey(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"cycle", `
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+depends_on = ["b"]
+[[workflows.p.steps]]
+id = "b"
+tool = "calc"
+depends_on = ["a"]
+`, "agent.toml:12: workflows.p.steps[0].depends_on: cycle: a → b → a"},
+		{"unknown step", `
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+[[workflows.p.steps]]
+id = "b"
+tool = "calc"
+depends_on = ["a", "zz"]
+`, `agent.toml:15: workflows.p.steps[1].depends_on: unknown step "zz" (depends_on[1])`},
+		{"condition does not compile", `
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+if = "inputs.n >"
+`, `agent.toml:12: workflows.p.steps[0].if: expression "inputs.n >" does not compile`},
+		{"argument reference to an unknown step", `
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+arguments = { expression = "${steps.nope.output}" }
+`, `agent.toml:12: workflows.p.steps[0].arguments: expression: unknown step "nope"`},
+		{"unknown agent", `
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+prompt = "hi"
+agent = "ghost"
+`, `agent.toml:12: workflows.p.steps[0].agent: unknown agent "ghost"`},
+		{"unknown key", `
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+retries = 2
+`, `agent.toml:12: workflows.p.steps.retries: unknown key`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadManifest(writeManifest(t, wfBase+c.body))
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("err = %v, want a ManifestError", err)
+			}
+			if got := filepath.Base(me.File) + strings.TrimPrefix(err.Error(), me.File); !strings.HasPrefix(got, c.want) {
+				t.Fatalf("err = %q\nwant prefix %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesAWorkflowNamingAnUnknownTool(t *testing.T) {
+	dir := t.TempDir()
+	body := fmt.Sprintf(`[store]
+kind = "memory"
+[[plugins]]
+name = "calc"
+wasm = %q
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+[[workflows.p.steps]]
+id = "b"
+tool = "clac"
+`, calcWasm)
+	p := filepath.Join(dir, "agent.toml")
+	must(t, os.WriteFile(p, []byte(body), 0o644))
+	_, err := Open(context.Background(), Options{Manifest: p, NoProvider: true, CacheDir: wasmCache})
+	if err == nil || !strings.Contains(err.Error(), `agent.toml:12: workflows.p.steps[1].tool: unknown tool "clac" (tools: calc)`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestHostWorkflowStepsGoThroughTheToolPipeline(t *testing.T) {
+	dir := t.TempDir()
+	body := fmt.Sprintf(`[agent.tool_policy]
+require_approval = ["calc"]
+[store]
+kind = "memory"
+[[plugins]]
+name = "calc"
+wasm = %q
+[workflows.p]
+[[workflows.p.steps]]
+id = "a"
+tool = "calc"
+arguments = { expression = "${string(inputs.n)} * 2" }
+`, calcWasm)
+	p := filepath.Join(dir, "agent.toml")
+	must(t, os.WriteFile(p, []byte(body), 0o644))
+	h, err := Open(context.Background(), Options{Manifest: p, NoProvider: true, CacheDir: wasmCache})
+	must(t, err)
+	defer h.Close()
+	w, _ := h.Manifest.Workflow("p")
+	res, err := h.Workflows().Run(context.Background(), w, workflow.RunInput{Inputs: []byte(`{"n": 21}`)}, nil)
+	must(t, err)
+	// require_approval holds for a workflow's call as for a model's: no approver, refused.
+	if res.Record.Status != workflow.RunFailed || !strings.Contains(res.Record.Error, "approval") {
+		t.Fatalf("%+v", res.Record)
+	}
+}
