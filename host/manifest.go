@@ -486,6 +486,11 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	if p.Name == "" {
 		return m.errKey(key, "plugin has no name")
 	}
+	if strings.HasPrefix(p.Name, "agenthost/") {
+		// The host keeps its own state in the store's key/value table under such names
+		// (workflow runs: agenthost/workflows); a plugin's kv must not reach it.
+		return m.errKey(key+".name", "plugin names starting \"agenthost/\" are the host's (%q)", p.Name)
+	}
 	if j, dup := names[p.Name]; dup {
 		return m.errKey(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
 	}

@@ -256,3 +256,12 @@ func TestManifestMCPServerMaxOutputIsASizeLikePlugins(t *testing.T) {
 		t.Fatalf("bad max_output: %v", err)
 	}
 }
+
+// A plugin cannot take a name under which the host keeps state in the key/value table
+// (a plugin's kv is keyed by its name).
+func TestAPluginCannotTakeTheHostsStateNamespace(t *testing.T) {
+	_, err := ParseManifest("agent.toml", []byte("[agent]\nname = \"a\"\nprovider = \"p\"\n[providers.p]\ncommand = \"x\"\n[[plugins]]\nname = \"agenthost/workflows\"\nwasm = \"x.wasm\"\n"))
+	if err == nil || !strings.Contains(err.Error(), `plugin names starting "agenthost/" are the host's ("agenthost/workflows")`) {
+		t.Fatalf("err = %v", err)
+	}
+}
