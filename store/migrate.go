@@ -145,6 +145,8 @@ CREATE INDEX feedback_by_time ON feedback (time);`)
 // a second column, scope: one token naming the entry's (user, agent) pair (memory.go,
 // scopeToken), so a search matches only the scopes the user may see inside the index
 // and ranks only their entries, however many other users' memories the file holds.
+// The index deletes securely (FTS5 secure-delete): a forgotten or erased memory's words
+// leave the index's pages, not only its results.
 func migrateV4Memory(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 CREATE TABLE memories (
@@ -163,6 +165,7 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_by_owner ON memories (owner, agent, updated);
 CREATE VIRTUAL TABLE memories_fts USING fts5(text, scope, content='memories', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
 CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
 	INSERT INTO memories_fts(rowid, text, scope) VALUES (new.rowid, new.text, new.scope);
 END;

@@ -99,7 +99,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
 	root.SetVersionTemplate("agenthost {{.Version}}\n")
-	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newWorkflowCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newWorkflowCmd(), newUsersCmd())
 	registerCompletions(root)
 	return root
 }

@@ -1,0 +1,93 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
+)
+
+// ActionUserErase is the audit record of an erasure.
+const ActionUserErase = "user.erase"
+
+// EraseResult is what EraseUser did (or, dry, would do).
+type EraseResult struct {
+	User     string   `json:"user"`
+	Sessions []string `json:"sessions"`       // deleted (with their runs and feedback)
+	Busy     []string `json:"busy,omitempty"` // the user's, but a run is in progress: kept
+	Memories int      `json:"memories"`
+}
+
+// EraseUser deletes what the store holds of a user: every session one of whose runs was
+// theirs (run_started names the user; a session is a conversation, so it goes whole,
+// with its runs and feedback), and their memories and preferences. A session whose run
+// is in progress is kept and reported. The erasure itself is recorded in the audit log,
+// which keeps the user's name in its earlier records: the log is append-only and its
+// chain would break (SECURITY.md).
+func (h *Host) EraseUser(ctx context.Context, user, actor string, dryRun bool) (EraseResult, error) {
+	res := EraseResult{User: user, Sessions: []string{}}
+	if user == "" {
+		return res, errors.New("erase: a user name is required")
+	}
+	if err := loop.CheckUser(user); err != nil {
+		return res, err
+	}
+	sessions, err := h.Sessions(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, s := range sessions {
+		entries, err := h.Store.Load(ctx, s.ID)
+		if err != nil {
+			return res, err
+		}
+		if !runsFor(entries, user) {
+			continue
+		}
+		if dryRun {
+			res.Sessions = append(res.Sessions, s.ID)
+			continue
+		}
+		switch err := h.DeleteSession(ctx, s.ID, actor); {
+		case errors.Is(err, loop.ErrSessionBusy):
+			res.Busy = append(res.Busy, s.ID)
+		case err != nil:
+			return res, err
+		default:
+			res.Sessions = append(res.Sessions, s.ID)
+		}
+	}
+	if ms, ok := h.Memory(); ok {
+		if dryRun {
+			all, err := ms.ListMemory(ctx, memory.Filter{User: user})
+			if err != nil {
+				return res, err
+			}
+			res.Memories = len(all)
+		} else if res.Memories, err = ms.DeleteMemory(ctx, memory.Filter{User: user}); err != nil {
+			return res, fmt.Errorf("erase memories: %w", err)
+		}
+	}
+	if dryRun {
+		return res, nil
+	}
+	return res, h.Audit(ctx, audit.Record{Action: ActionUserErase, Actor: actor, Target: "user:" + user,
+		Detail: map[string]string{"sessions": strconv.Itoa(len(res.Sessions)), "busy": strconv.Itoa(len(res.Busy)), "memories": strconv.Itoa(res.Memories)}})
+}
+
+// runsFor reports whether a run of the session was the user's.
+func runsFor(entries []loop.Entry, user string) bool {
+	for _, e := range entries {
+		if e.Kind != loop.EntryEvent || e.Event.Type != loop.EventRunStarted {
+			continue
+		}
+		if d, ok := e.Event.Data.(loop.RunStartedData); ok && d.User == user {
+			return true
+		}
+	}
+	return false
+}
