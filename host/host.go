@@ -29,6 +29,9 @@ type Options struct {
 	Loaded     *Manifest // or a manifest already decoded (ParseManifest); Manifest is then ignored
 	Provider   string    // overrides agent.provider
 	NoProvider bool      // load plugins and the store only (plugins list/call/verify, sessions)
+	// ConfineExe is the agenthost binary, which confines commands with a sandbox entry
+	// (host/confine); empty: SelfExe.
+	ConfineExe string
 	Approver   loop.Approver
 	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
 	Stderr     io.Writer // provider process logs; nil discards them
@@ -59,6 +62,12 @@ func (h *Host) storeOutage() time.Duration {
 	}
 	return h.opts.StoreOutage
 }
+
+// SelfExe is the agenthost binary when this process is one (cmd/agenthost sets it at
+// start): commands with a sandbox entry are started through it (host/confine). A program
+// that embeds the host and is not agenthost leaves it empty, and such commands cannot
+// start.
+var SelfExe string
 
 // Host is a loaded manifest: store, plugins, provider and the agent wired from them.
 type Host struct {
@@ -108,7 +117,10 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			return nil, err
 		}
 	}
-	h := &Host{Manifest: m, tel: opts.Telemetry}
+	if opts.ConfineExe == "" {
+		opts.ConfineExe = SelfExe
+	}
+	h := &Host{Manifest: m, tel: opts.Telemetry, opts: opts}
 	defer func() {
 		if err != nil {
 			h.Close() // h, not the result: a failed Open returns nil

@@ -1,6 +1,10 @@
 package host
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/agenthost/agenthost/host/confine"
+)
 
 // PluginInfo describes a loaded plugin or MCP server for a person: what it is, the
 // tools the model sees from it, and what it may touch.
@@ -19,6 +23,9 @@ type PluginInfo struct {
 	ConfigKeys      []string           `json:"config_keys,omitempty"`
 	RequireApproval []string           `json:"require_approval,omitempty"`
 	Source          string             `json:"source,omitempty"` // the .wasm, or the MCP server's command or URL
+	// Confined is an MCP server command's Landlock confinement, when its entry has one
+	// and the kernel applies it.
+	Confined *confine.Spec `json:"confined,omitempty"`
 }
 
 // PluginInfo lists the loaded plugins, then the MCP servers, in manifest order.
@@ -51,8 +58,12 @@ func (h *Host) PluginInfo() []PluginInfo {
 		if src == "" && len(c.Command) > 0 {
 			src = c.Command[0]
 		}
-		out = append(out, PluginInfo{Name: srv.Name(), Kind: "mcp_server", Tools: names[srv.Name()],
-			RequireApproval: c.RequireApproval, Source: src})
+		info := PluginInfo{Name: srv.Name(), Kind: "mcp_server", Tools: names[srv.Name()],
+			RequireApproval: c.RequireApproval, Source: src}
+		if c.Sandbox != nil && confine.Available() > 0 {
+			info.Confined = c.Sandbox
+		}
+		out = append(out, info)
 	}
 	return out
 }

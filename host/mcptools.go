@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agenthost/agenthost/host/confine"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,6 +28,9 @@ type MCPServerConfig struct {
 	Timeout         Duration          `toml:"timeout"`          // per call; default 60s
 	MaxOutput       Size              `toml:"max_output"`       // one result's bytes; default 1 MiB, as for plugins
 	RequireApproval []string          `toml:"require_approval"` // its tools ("*": all) that ask first
+	// Sandbox confines a command's process with Landlock (host/confine): the paths it may
+	// read and write (relative to the manifest) and whether it may use the network.
+	Sandbox *confine.Spec `toml:"sandbox"`
 }
 
 // checkMCPServer validates entry i and expands its values.
@@ -55,6 +59,17 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
 		s.Command[0] = m.resolve(s.Command[0])
 	}
+	if sb := s.Sandbox; sb != nil {
+		if len(s.Command) == 0 {
+			return m.errKey(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
+		}
+		for j := range sb.Read {
+			sb.Read[j] = m.resolve(sb.Read[j])
+		}
+		for j := range sb.Write {
+			sb.Write[j] = m.resolve(sb.Write[j])
+		}
+	}
 	return nil
 }
 
@@ -64,11 +79,14 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 	for i, c := range h.Manifest.MCPServers {
 		srv, err := mcpclient.Start(ctx, mcpclient.Config{Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
-			MaxOutput: int64(c.MaxOutput), Version: version})
+			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
 		if err != nil {
 			return h.Manifest.errKey(fmt.Sprintf("mcp_servers.%d", i), "%v", err)
 		}
 		h.mcpServers = append(h.mcpServers, srv)
+		if c.Sandbox != nil && confine.Available() == 0 {
+			h.Warnings = append(h.Warnings, fmt.Sprintf("mcp server %q runs unconfined: this kernel has no Landlock", c.Name))
+		}
 	}
 	return nil
 }

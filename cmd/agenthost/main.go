@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/confine"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/spf13/cobra"
@@ -38,6 +39,14 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == confine.Subcommand {
+		err := confine.Main(os.Args[2:]) // returns only when it could not exec the command
+		fmt.Fprintln(os.Stderr, "agenthost:", err)
+		os.Exit(126)
+	}
+	if exe, err := os.Executable(); err == nil {
+		host.SelfExe = exe
+	}
 	defer providers.CleanupClients()
 	root := newRoot()
 	err := leaseTTLFromEnv()

@@ -70,7 +70,7 @@ func TestE2E_MCPServerToolsJoinTheAgent(t *testing.T) {
 
 	list := e.agenthost(t, "plugins", "list")
 	if !strings.Contains(list.stdout, "echoes") || !strings.Contains(list.stdout, "NOT SANDBOXED") ||
-		!strings.Contains(list.stdout, "crash, echo, env") || strings.Contains(list.stdout, "hidden") {
+		!strings.Contains(list.stdout, "crash, dial, echo, env") || strings.Contains(list.stdout, "hidden") {
 		t.Fatalf("plugins list:\n%s", list.stdout)
 	}
 	if r := e.agenthost(t, "plugins", "call", "echoes", "echo", `{"text":"direct"}`); r.code != 0 || !strings.Contains(r.stdout, "): direct") {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/confine"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/spf13/cobra"
 )
@@ -33,8 +34,12 @@ func newPluginsCmd() *cobra.Command {
 					}
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
 				}
-				for _, srv := range h.MCPServers() {
-					fmt.Fprintf(w, "%s\tmcp server (NOT SANDBOXED)\t%s\t%s\n", srv.Name(), map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
+				for i, srv := range h.MCPServers() {
+					kind := "mcp server (NOT SANDBOXED)"
+					if h.Manifest.MCPServers[i].Sandbox != nil && confine.Available() > 0 {
+						kind = "mcp server (confined: Landlock)"
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
 						joinOr(modelNames[srv.Name()], "-"))
 				}
 				return w.Flush()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/host/confine"
 	"net"
 	"net/http"
 	"net/url"
@@ -38,6 +39,10 @@ type Config struct {
 	// result, as a plugin's output over max_output is.
 	MaxOutput int64
 	Version   string // agenthost's, for the MCP handshake
+	// Confine, when set, runs Command under Landlock through ConfineExe (the agenthost
+	// binary, which handles confine.Subcommand).
+	Confine    *confine.Spec
+	ConfineExe string
 }
 
 // DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
@@ -112,6 +117,11 @@ func (s *Server) connect(ctx context.Context) error {
 		for _, name := range s.cfg.Env {
 			if v, ok := os.LookupEnv(name); ok {
 				cmd.Env = append(cmd.Env, name+"="+v)
+			}
+		}
+		if s.cfg.Confine != nil {
+			if err := confine.Wrap(cmd, s.cfg.ConfineExe, *s.cfg.Confine); err != nil {
+				return fmt.Errorf("mcp server %q: %w", s.cfg.Name, err)
 			}
 		}
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
