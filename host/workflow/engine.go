@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -89,6 +90,11 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	if emit == nil {
 		emit = func(Event) {}
 	}
+	for id := range in.Approvals {
+		if cs, ok := w.byID[id]; !ok || cs.Approval == "" {
+			return Result{}, fmt.Errorf("workflow %s: %w: %q is not an approval step (approval steps: %s)", w.Name, ErrInputs, id, strings.Join(w.approvalSteps(), ", "))
+		}
+	}
 	if in.RunID == "" {
 		in.RunID = newRunID()
 	}
@@ -143,6 +149,19 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, b
 	rec = &Record{Workflow: w.Name, RunID: in.RunID, Inputs: inputs, Status: RunRunning,
 		Started: time.Now().UTC(), Steps: map[string]*StepRecord{}}
 	return rec, false, saveRecord(ctx, e.Store, rec)
+}
+
+func (w *Workflow) approvalSteps() []string {
+	var out []string
+	for _, cs := range w.steps {
+		if cs.Approval != "" {
+			out = append(out, cs.ID)
+		}
+	}
+	if out == nil {
+		return []string{"none"}
+	}
+	return out
 }
 
 func sameJSON(a, b []byte) bool {

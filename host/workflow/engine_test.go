@@ -402,3 +402,11 @@ func FuzzCompileTemplate(f *testing.F) {
 		_, _ = tp.eval(map[string]any{"inputs": map[string]any{}, "steps": map[string]any{}, "item": 1.0, "index": int64(0)})
 	})
 }
+
+func TestEngine_ADecisionForAStepThatIsNoApprovalIsRefused(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	_, err := r.engine.Run(context.Background(), pipeline(t, 1), RunInput{Inputs: json.RawMessage(`{"text":"a"}`), Approvals: map[string]Decision{"collect": {Approved: true}}}, nil)
+	if !errors.Is(err, ErrInputs) || !strings.Contains(err.Error(), `"collect" is not an approval step (approval steps: none)`) || r.count("split") != 0 {
+		t.Fatalf("err = %v", err)
+	}
+}
