@@ -10,12 +10,14 @@ import (
 // FuzzManifest feeds arbitrary text to the manifest decoder: it must return a manifest
 // or an error, never panic, and every error it returns for bad text must be a
 // *ManifestError naming the file (the contract of LoadManifest). Seeds:
-// testdata/fuzz/FuzzManifest (the repository's agent.toml, the test manifest, the
+// testdata/fuzz/FuzzManifest (the repository's agent.toml and workflow example, the test manifest, the
 // values of hole 10 and broken syntax).
 func FuzzManifest(f *testing.F) {
 	f.Add([]byte(goodManifest))
-	if b, err := os.ReadFile("../agent.toml"); err == nil {
-		f.Add(b)
+	for _, seed := range []string{"../agent.toml", "../examples/workflows/agent.toml"} {
+		if b, err := os.ReadFile(seed); err == nil {
+			f.Add(b)
+		}
 	}
 	dir := f.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "calc.wasm"), []byte("\x00asm fake"), 0o644); err != nil {

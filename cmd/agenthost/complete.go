@@ -117,6 +117,13 @@ func agentNames(cmd *cobra.Command, _ []string) []string {
 	return nil
 }
 
+func workflowNames(cmd *cobra.Command, _ []string) []string {
+	if m := completeManifest(cmd); m != nil {
+		return m.WorkflowNames()
+	}
+	return nil
+}
+
 // pluginToolNames are the tools of the plugin named by args[0]: declared in the manifest
 // when it declares them (extism and wasi ABIs), else listed by the plugin itself.
 func pluginToolNames(cmd *cobra.Command, args []string) []string {
@@ -245,6 +252,7 @@ func registerCompletions(root *cobra.Command) {
 		return matching(pluginNames(cmd, args), p), cobra.ShellCompDirectiveDefault
 	}
 	find("sessions", "show").ValidArgsFunction = completeAt(0, sessionIDs)
+	find("workflow", "run").ValidArgsFunction = completeAt(0, workflowNames)
 	find("sessions", "rm").ValidArgsFunction = completeEach(sessionIDs)
 	find("sessions", "feedback").ValidArgsFunction = completeAt(0, sessionIDs)
 }

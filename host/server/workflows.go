@@ -23,10 +23,16 @@ type Workflows struct {
 // WorkflowRunInput is the body of POST /v1/workflows/{name}/runs: inputs for a new run,
 // or runId of a stored one to resume, with resume entries (AG-UI's shape, as POST
 // /v1/runs takes them) deciding its waiting approval steps: interruptId is the step id.
+// It is a subset of AG-UI's RunAgentInput, so an AG-UI client (HttpAgent) pointed at the
+// route drives a workflow: its other fields are ignored, and forwardedProps.input gives
+// the inputs when input is absent.
 type WorkflowRunInput struct {
-	RunID  string          `json:"runId,omitempty"`
-	Input  json.RawMessage `json:"input,omitempty"`
-	Resume []ResumeEntry   `json:"resume,omitempty"`
+	RunID          string          `json:"runId,omitempty"`
+	Input          json.RawMessage `json:"input,omitempty"`
+	Resume         []ResumeEntry   `json:"resume,omitempty"`
+	ForwardedProps struct {
+		Input json.RawMessage `json:"input,omitempty"`
+	} `json:"forwardedProps"`
 }
 
 // handleWorkflowRun runs a workflow and streams it as AG-UI: RUN_STARTED (threadId
@@ -45,6 +51,9 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	var body WorkflowRunInput
 	if !s.readJSON(w, r, &body) {
 		return
+	}
+	if len(body.Input) == 0 {
+		body.Input = body.ForwardedProps.Input
 	}
 	in := workflow.RunInput{RunID: body.RunID, Inputs: body.Input, Approvals: map[string]workflow.Decision{}}
 	for i, e := range body.Resume {

@@ -89,3 +89,15 @@ func TestTemplate_WholeReferenceKeepsItsTypeAndMixedTextIsAString(t *testing.T) 
 		t.Fatalf("mixed = %q", v)
 	}
 }
+
+// An expression's work is bounded: a run's inputs cannot make one run without end.
+func TestExpressionsHaveACostLimit(t *testing.T) {
+	tp, err := compileTemplate("${lists.range(int(inputs.n)).map(x, lists.range(int(inputs.n)).size()).size()}", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tp.eval(map[string]any{"inputs": map[string]any{"n": 100000.0}, "steps": map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -359,3 +359,54 @@ func TestEngine_ForEachOverANonListOrTooManyItemsFailsTheStep(t *testing.T) {
 		t.Fatal("a tool ran")
 	}
 }
+
+func TestEngine_AStepTimeoutEndsItsAttemptAndFailsTheStep(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	r.gate = make(chan struct{}) // never opened: upper waits for its deadline
+	defer close(r.gate)
+	w, err := Compile("t", Definition{Steps: []Step{{ID: "slow", Tool: "upper", Timeout: "50ms", Retry: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.engine.Run(context.Background(), w, RunInput{}, nil)
+	if err != nil || res.Record.Status != RunFailed || res.Record.Steps["slow"].Attempts != 2 || r.count("upper") != 2 {
+		t.Fatalf("%v %+v calls=%d", err, res.Record, r.count("upper"))
+	}
+}
+
+func TestEngine_AnExpressionThatFailsAtRunTimeFailsItsStepWithTheReason(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	w, err := Compile("e", Definition{Steps: []Step{
+		{ID: "collect", Tool: "split", Arguments: map[string]any{"text": "a b"}},
+		{ID: "bad", Tool: "join", Arguments: map[string]any{"words": "${steps.collect.output.nope}"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.engine.Run(context.Background(), w, RunInput{}, nil)
+	if err != nil || res.Record.Status != RunFailed || !strings.Contains(res.Record.Error, "step bad failed: arguments: ${steps.collect.output.nope}") || r.count("join") != 0 {
+		t.Fatalf("%v %+v", err, res.Record)
+	}
+}
+
+// Hostile templates compile or fail with an error; they never panic or hang.
+func FuzzCompileTemplate(f *testing.F) {
+	for _, s := range []string{"${", "${}", "$${x}", "${'}'}", `${"\"}"}`, "${ {'a': {'b': 1}}.a.b }", "a${inputs.x}b${steps.s.output}", "${item}", "}}${{", "${1/0}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tp, err := compileTemplate(s, true)
+		if err != nil {
+			return
+		}
+		_, _ = tp.eval(map[string]any{"inputs": map[string]any{}, "steps": map[string]any{}, "item": 1.0, "index": int64(0)})
+	})
+}
+
+func TestEngine_ADecisionForAStepThatIsNoApprovalIsRefused(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	_, err := r.engine.Run(context.Background(), pipeline(t, 1), RunInput{Inputs: json.RawMessage(`{"text":"a"}`), Approvals: map[string]Decision{"collect": {Approved: true}}}, nil)
+	if !errors.Is(err, ErrInputs) || !strings.Contains(err.Error(), `"collect" is not an approval step (approval steps: none)`) || r.count("split") != 0 {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,291 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// sched is one run of the scheduler: it alone emits, and it decides what starts; step
+// goroutines report back on done. mu guards rec, which items update as they end.
+type sched struct {
+	e    *Engine
+	w    *Workflow
+	in   RunInput
+	emit func(Event)
+	sem  chan struct{}
+	done chan stepDone
+
+	mu      sync.Mutex
+	rec     *Record
+	running map[string]bool
+	failed  []string        // steps that failed in this run: nothing new starts after one
+	waiting map[string]bool // approval steps left waiting in this run
+}
+
+type stepDone struct {
+	id     string
+	output any
+	err    error
+}
+
+func (s *sched) run(ctx context.Context) (Result, error) {
+	s.running, s.waiting = map[string]bool{}, map[string]bool{}
+	s.rec.Status, s.rec.Error, s.rec.Ended = RunRunning, "", time.Time{}
+	var storeErr error
+	for {
+		if len(s.failed) == 0 && ctx.Err() == nil && storeErr == nil {
+			storeErr = s.startReady(ctx)
+		}
+		if len(s.running) == 0 {
+			break
+		}
+		d := <-s.done
+		delete(s.running, d.id)
+		if err := s.finish(ctx, d); err != nil {
+			storeErr = err
+		}
+		if d.err != nil && ctx.Err() == nil {
+			s.failed = append(s.failed, d.id)
+		}
+	}
+	var waiting []string
+	for _, cs := range s.w.steps {
+		if r := s.rec.Steps[cs.ID]; r != nil && r.Status == StatusWaiting {
+			waiting = append(waiting, cs.ID)
+		}
+	}
+	switch {
+	case storeErr != nil:
+		s.rec.Status, s.rec.Error = RunFailed, storeErr.Error()
+	case ctx.Err() != nil:
+		s.rec.Status, s.rec.Error = RunAborted, ctx.Err().Error()
+	case len(s.failed) > 0:
+		s.rec.Status, s.rec.Error = RunFailed, fmt.Sprintf("step %s failed: %s", s.failed[0], s.rec.Steps[s.failed[0]].Error)
+	case len(waiting) > 0:
+		s.rec.Status = RunInterrupted
+	default:
+		s.rec.Status = RunCompleted
+		s.rec.Outputs = s.outputs()
+	}
+	s.rec.Ended = time.Now().UTC()
+	err := saveRecord(ctx, s.e.Store, s.rec)
+	s.emit(Event{Type: EventWorkflowFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Status: s.rec.Status, Outputs: s.rec.Outputs, Error: s.rec.Error})
+	if storeErr != nil {
+		err = storeErr
+	}
+	return Result{Record: s.rec, Waiting: waiting}, err
+}
+
+// outputs are the named steps' outputs, or, when no step names one, the outputs of the
+// steps nothing depends on, by step id.
+func (s *sched) outputs() map[string]any {
+	out := map[string]any{}
+	for _, cs := range s.w.steps {
+		r := s.rec.Steps[cs.ID]
+		switch {
+		case s.w.outputs && cs.Output != "":
+			out[cs.Output] = r.Output
+		case !s.w.outputs && cs.sink:
+			out[cs.ID] = r.Output
+		}
+	}
+	return out
+}
+
+// terminal says a step has ended for good in this run.
+func terminal(r *StepRecord) bool {
+	return r != nil && (r.Status == StatusOK || r.Status == StatusSkipped || r.Status == StatusRejected)
+}
+
+// startReady starts (or settles at once: skipped, approvals) every step whose
+// dependencies ended, until nothing more can be decided without waiting.
+func (s *sched) startReady(ctx context.Context) error {
+	for progress := true; progress; {
+		progress = false
+		for _, cs := range s.w.steps {
+			r := s.rec.Steps[cs.ID]
+			if len(s.failed) > 0 {
+				return nil
+			}
+			if s.running[cs.ID] || terminal(r) || s.waiting[cs.ID] {
+				continue
+			}
+			ready, skipBy := true, ""
+			for _, d := range cs.deps {
+				dr := s.rec.Steps[d]
+				if !terminal(dr) {
+					ready = false
+					break
+				}
+				if dr.Status != StatusOK && skipBy == "" {
+					skipBy = d
+				}
+			}
+			if !ready {
+				continue
+			}
+			progress = true
+			vars := s.vars()
+			if skipBy != "" {
+				if err := s.settle(ctx, cs, StatusSkipped, nil, "dependency "+skipBy+" was "+s.rec.Steps[skipBy].Status); err != nil {
+					return err
+				}
+				continue
+			}
+			if cs.cond != nil {
+				v, err := eval(cs.cond, vars)
+				if err == nil {
+					if b, ok := v.(bool); !ok {
+						err = errNotBool
+					} else if !b {
+						if err := s.settle(ctx, cs, StatusSkipped, nil, "if is false: "+cs.If); err != nil {
+							return err
+						}
+						continue
+					}
+				}
+				if err != nil {
+					return s.settle(ctx, cs, StatusFailed, nil, fmt.Sprintf("if %q: %v", cs.If, err))
+				}
+			}
+			if cs.Approval != "" {
+				if err := s.approval(ctx, cs, vars); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := s.start(ctx, cs, vars); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// vars is the expressions' activation: the inputs and the ended steps.
+func (s *sched) vars() map[string]any {
+	var inputs any
+	_ = json.Unmarshal(s.rec.Inputs, &inputs)
+	steps := map[string]any{}
+	for id, r := range s.rec.Steps {
+		if terminal(r) {
+			steps[id] = map[string]any{"output": r.Output, "status": r.Status}
+		}
+	}
+	return map[string]any{"inputs": inputs, "steps": steps}
+}
+
+// settle ends a step without running it (skipped, failed before a call, decided).
+func (s *sched) settle(ctx context.Context, cs *cstep, status string, output any, msg string) error {
+	now := time.Now().UTC()
+	r := &StepRecord{Status: status, Started: now, Ended: now, Output: output, Error: msg}
+	s.mu.Lock()
+	s.rec.Steps[cs.ID] = r
+	err := saveRecord(ctx, s.e.Store, s.rec)
+	s.mu.Unlock()
+	ev := Event{Type: EventStepFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: cs.Kind(), Status: status, Output: output}
+	if status != StatusOK {
+		ev.Error = msg
+	}
+	s.emit(ev)
+	if status == StatusFailed {
+		s.failed = append(s.failed, cs.ID)
+	}
+	return err
+}
+
+// approval decides an approval step from RunInput.Approvals, or leaves it waiting.
+func (s *sched) approval(ctx context.Context, cs *cstep, vars map[string]any) error {
+	q, err := cs.prompt.eval(vars)
+	if err != nil {
+		return s.settle(ctx, cs, StatusFailed, nil, err.Error())
+	}
+	question := fmt.Sprint(q)
+	d, ok := s.in.Approvals[cs.ID]
+	if !ok {
+		s.waiting[cs.ID] = true
+		if r := s.rec.Steps[cs.ID]; r != nil && r.Status == StatusWaiting {
+			s.emit(Event{Type: EventStepWaiting, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: "approval", Prompt: question})
+			return nil
+		}
+		s.mu.Lock()
+		s.rec.Steps[cs.ID] = &StepRecord{Status: StatusWaiting, Started: time.Now().UTC(), Output: map[string]any{"prompt": question}}
+		err := saveRecord(ctx, s.e.Store, s.rec)
+		s.mu.Unlock()
+		s.emit(Event{Type: EventStepStarted, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: "approval"})
+		s.emit(Event{Type: EventStepWaiting, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: "approval", Prompt: question})
+		return err
+	}
+	out := map[string]any{"approved": d.Approved, "comment": d.Comment}
+	if d.Approved {
+		return s.settle(ctx, cs, StatusOK, out, "")
+	}
+	return s.settle(ctx, cs, StatusRejected, out, "rejected: "+d.Comment)
+}
+
+// start records the step as running and runs it in its own goroutine.
+func (s *sched) start(ctx context.Context, cs *cstep, vars map[string]any) error {
+	var items []any
+	if cs.forEach != nil {
+		v, err := eval(cs.forEach, vars)
+		if err == nil {
+			var ok bool
+			if items, ok = v.([]any); !ok {
+				err = fmt.Errorf("for_each is not a list (got %T)", v)
+			} else if len(items) > MaxItems {
+				err = fmt.Errorf("for_each gave %d items, more than %d", len(items), MaxItems)
+			}
+		}
+		if err != nil {
+			return s.settle(ctx, cs, StatusFailed, nil, fmt.Sprintf("for_each %q: %v", cs.ForEach, err))
+		}
+	}
+	s.mu.Lock()
+	prev := s.rec.Steps[cs.ID]
+	r := &StepRecord{Status: StatusRunning, Started: time.Now().UTC()}
+	if prev != nil && cs.forEach != nil && len(prev.Items) == len(items) {
+		r.Items = prev.Items // a resumed fan-out keeps the items that ended
+	} else if cs.forEach != nil {
+		r.Items = make([]*ItemRecord, len(items))
+	}
+	s.rec.Steps[cs.ID] = r
+	err := saveRecord(ctx, s.e.Store, s.rec)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	s.running[cs.ID] = true
+	s.emit(Event{Type: EventStepStarted, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: cs.Kind(), Items: len(items)})
+	go func() {
+		out, err := s.exec(ctx, cs, vars, items)
+		s.done <- stepDone{id: cs.ID, output: out, err: err}
+	}()
+	return nil
+}
+
+// finish stores a step's end and reports it.
+func (s *sched) finish(ctx context.Context, d stepDone) error {
+	cs := s.w.byID[d.id]
+	s.mu.Lock()
+	r := s.rec.Steps[d.id]
+	r.Ended = time.Now().UTC()
+	switch {
+	case d.err != nil && ctx.Err() != nil:
+		r.Ended = time.Time{} // cut short, not ended: a resume runs it again
+	case d.err != nil:
+		r.Status, r.Error = StatusFailed, d.err.Error()
+	default:
+		r.Status, r.Output = StatusOK, d.output
+	}
+	err := saveRecord(ctx, s.e.Store, s.rec)
+	s.mu.Unlock()
+	ev := Event{Type: EventStepFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Step: d.id, Kind: cs.Kind(), Status: r.Status, Output: r.Output, Error: r.Error}
+	if r.Status == StatusRunning {
+		ev.Status, ev.Error = RunAborted, d.err.Error()
+	}
+	s.emit(ev)
+	return err
+}

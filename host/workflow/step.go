@@ -1,0 +1,165 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// exec runs a step: once, or once per item with at most max_parallel at a time across
+// the run; items that ended in an earlier attempt of the run are not run again.
+func (s *sched) exec(ctx context.Context, cs *cstep, vars map[string]any, items []any) (any, error) {
+	if cs.forEach == nil {
+		return s.attempts(ctx, cs, vars, s.rec.RunID+"."+cs.ID)
+	}
+	outs := make([]any, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		s.mu.Lock()
+		ir := s.rec.Steps[cs.ID].Items[i]
+		s.mu.Unlock()
+		if ir != nil && ir.Status == StatusOK {
+			outs[i] = ir.Output
+			continue
+		}
+		iv := map[string]any{"inputs": vars["inputs"], "steps": vars["steps"], "item": item, "index": int64(i)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := s.attempts(ctx, cs, iv, fmt.Sprintf("%s.%s.%d", s.rec.RunID, cs.ID, i))
+			ir := &ItemRecord{Status: StatusOK, Output: out}
+			if err != nil {
+				ir = &ItemRecord{Status: StatusFailed, Error: err.Error()}
+			}
+			outs[i], errs[i] = out, err
+			if err != nil && ctx.Err() != nil {
+				return // cut short: no record, the item runs again on resume
+			}
+			s.mu.Lock()
+			s.rec.Steps[cs.ID].Items[i] = ir
+			serr := saveRecord(ctx, s.e.Store, s.rec)
+			s.mu.Unlock()
+			if serr != nil && errs[i] == nil {
+				errs[i] = serr
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return outs, nil
+}
+
+// attempts runs one unit (the step, or one item) with the step's retries; each attempt
+// holds a slot of max_parallel.
+func (s *sched) attempts(ctx context.Context, cs *cstep, vars map[string]any, session string) (any, error) {
+	delay := s.e.RetryDelay
+	if delay <= 0 {
+		delay = 500 * time.Millisecond
+	}
+	var last error
+	for attempt := 0; attempt <= cs.Retry; attempt++ {
+		if attempt > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+			delay = min(2*delay, 30*time.Second)
+		}
+		select {
+		case s.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+		s.rec.Steps[cs.ID].Attempts++
+		s.mu.Unlock()
+		out, err := s.once(ctx, cs, vars, session)
+		<-s.sem
+		if err == nil {
+			return out, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	return nil, last
+}
+
+// once makes one attempt: one tool call or one prompt run, under the step's timeout.
+func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, session string) (any, error) {
+	if cs.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cs.timeout)
+		defer cancel()
+	}
+	if cs.Tool != "" {
+		args, err := evalValue(cs.args, vars)
+		if err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		if args == nil {
+			args = map[string]any{}
+		}
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		res, run := s.e.Exec.CallTool(ctx, cs.Tool, b, session, cs.timeout)
+		if run.Status != loop.StatusCompleted || res.IsError {
+			return nil, errors.New(res.Text())
+		}
+		return resultValue(res.Structured, res.Text()), nil
+	}
+	p, err := cs.prompt.eval(vars)
+	if err != nil {
+		return nil, fmt.Errorf("prompt: %w", err)
+	}
+	prompt, ok := p.(string)
+	if !ok {
+		b, _ := json.Marshal(p)
+		prompt = string(b)
+	}
+	res, err := s.e.Exec.RunPrompt(ctx, cs.Agent, prompt, session)
+	if err != nil {
+		return nil, err
+	}
+	if res.Status != loop.StatusCompleted {
+		msg := fmt.Sprintf("the agent run ended %s/%s", res.Status, res.Reason)
+		if res.Err != nil {
+			msg += ": " + res.Err.Error()
+		}
+		return nil, errors.New(msg)
+	}
+	text := ""
+	if res.Final != nil {
+		text = res.Final.Text()
+	}
+	return resultValue(res.Output, text), nil
+}
+
+// resultValue is a step's output: the structured result when there is one, else the
+// text, parsed when it is a JSON document (a tool that prints a list gives a list).
+func resultValue(structured json.RawMessage, text string) any {
+	var v any
+	if len(structured) > 0 && json.Unmarshal(structured, &v) == nil {
+		return v
+	}
+	if json.Valid([]byte(text)) && json.Unmarshal([]byte(text), &v) == nil {
+		return v
+	}
+	return text
+}
