@@ -60,6 +60,12 @@ system_prompt = "You do billing."
 		t.Fatalf("completing session ids created the store: %v", err)
 	}
 
+	// Completion gives up after completeTimeout rather than keep a shell waiting; the
+	// plugin's first compile can take longer than that on a loaded machine, so the
+	// compilation cache is filled first, as any earlier command would have.
+	if r := e.agenthost(t, "plugins", "verify"); r.code != 0 {
+		t.Fatalf("warm the compilation cache: exit %d %s", r.code, r.stderr)
+	}
 	c, d := e.complete(t, "plugins", "call", "")
 	wantCandidates(t, "plugins call PLUGIN", c, []string{"calc"})
 	if d != ":0" { // default: .wasm paths complete too
