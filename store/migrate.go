@@ -17,6 +17,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV3Feedback,
 	migrateV4Memory,
 	migrateV5Audit,
+	migrateV6Access,
 }
 
 // schemaVersion is the version this code writes.
@@ -192,5 +193,31 @@ CREATE TABLE audit (
 	prev   TEXT NOT NULL,
 	hash   TEXT NOT NULL
 );`)
+	return err
+}
+
+// migrateV6Access adds users (with the sha256 of their token, never the token), session
+// owners and shares (package access).
+func migrateV6Access(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE users (
+	name       TEXT PRIMARY KEY,
+	role       TEXT NOT NULL,
+	token_hash TEXT NOT NULL UNIQUE,
+	created    TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE session_owners (
+	session TEXT PRIMARY KEY,
+	owner   TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE shares (
+	session TEXT NOT NULL,
+	user    TEXT NOT NULL,
+	role    TEXT NOT NULL,
+	by      TEXT NOT NULL,
+	created TEXT NOT NULL,
+	PRIMARY KEY (session, user)
+) WITHOUT ROWID;
+CREATE INDEX shares_by_user ON shares (user, session);`)
 	return err
 }

@@ -267,7 +267,8 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 		if held > 0 {
 			return loop.ErrSessionBusy
 		}
-		for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`, `DELETE FROM feedback WHERE session = ?`} {
+		for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`, `DELETE FROM feedback WHERE session = ?`,
+			`DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`} {
 			if _, err := tx.ExecContext(ctx, q, session); err != nil {
 				return err
 			}

@@ -82,7 +82,26 @@ CREATE TABLE audit (
 	detail JSONB       NOT NULL,
 	prev   TEXT        NOT NULL,
 	hash   TEXT        NOT NULL
-);`}
+);`, `
+CREATE TABLE users (
+	name       TEXT PRIMARY KEY,
+	role       TEXT        NOT NULL,
+	token_hash TEXT        NOT NULL UNIQUE,
+	created    TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE session_owners (
+	session TEXT PRIMARY KEY,
+	owner   TEXT NOT NULL
+);
+CREATE TABLE shares (
+	session TEXT        NOT NULL,
+	grantee TEXT        NOT NULL,
+	role    TEXT        NOT NULL,
+	by_user TEXT        NOT NULL,
+	created TIMESTAMPTZ NOT NULL,
+	PRIMARY KEY (session, grantee)
+);
+CREATE INDEX shares_by_grantee ON shares (grantee, session);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

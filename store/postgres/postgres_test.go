@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/access/accesstest"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/audit/audittest"
 	"github.com/agenthost/agenthost/loop"
@@ -168,4 +170,9 @@ func TestPostgresMemoryConforms(t *testing.T) {
 func TestPostgresAuditConforms(t *testing.T) {
 	srv := pgtest.Start(t)
 	audittest.Run(t, func(t *testing.T) audit.Store { return open(t, srv.NewDatabase(t)) })
+}
+
+func TestPostgresAccessConforms(t *testing.T) {
+	srv := pgtest.Start(t)
+	accesstest.Run(t, func(t *testing.T) access.Store { return open(t, srv.NewDatabase(t)) })
 }
