@@ -11,11 +11,15 @@ import (
 
 // Actions the host records.
 const (
-	ActionRunStart      = "run.start"
-	ActionRunEnd        = "run.end"
-	ActionApproval      = "approval"
-	ActionSessionDelete = "session.delete"
-	ActionMemoryDelete  = "memory.delete"
+	ActionRunStart       = "run.start"
+	ActionRunEnd         = "run.end"
+	ActionApproval       = "approval"
+	ActionSessionDelete  = "session.delete"
+	ActionMemoryDelete   = "memory.delete"
+	ActionSessionShare   = "session.share"
+	ActionSessionUnshare = "session.unshare"
+	ActionUserAdd        = "user.add"
+	ActionUserRemove     = "user.remove"
 )
 
 // Record is one audit record. Seq numbers records from 1 with no gap; Prev is the hash

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,10 +56,22 @@ func (h *Host) auditRun(ctx context.Context, in *loop.RunInput, agent string) (f
 		_, _ = rand.Read(b[:])
 		in.SessionID = "ses_" + hex.EncodeToString(b[:])
 	}
+	if err := h.claimSession(ctx, in.SessionID, in.User); err != nil {
+		return nil, err
+	}
 	target := in.SessionID + "/" + in.RunID
 	if err := h.Audit(ctx, audit.Record{Action: audit.ActionRunStart, Actor: actorOf(in.User), Target: target,
 		Detail: map[string]string{"agent": agent}}); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
+	}
+	// Answers given with the run (a resume over HTTP) are decisions made now, by the
+	// run's user: they never reach the Approver, so they are recorded here.
+	for _, id := range slices.Sorted(maps.Keys(in.Approvals)) {
+		ap := in.Approvals[id]
+		if err := h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(in.User), Target: target,
+			Detail: map[string]string{"call": id, "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason, "via": "resume"}}); err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
 	}
 	user := in.User
 	return func(res loop.RunResult) {

@@ -50,7 +50,8 @@ func TestE2E_EraseUserDeletesTheirSessionsAndMemoriesOnly(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(e.dir, "sessions.db*"))
 	for _, p := range files {
 		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("kumquat")) {
-			i := bytes.Index(b, []byte("kumquat")); t.Fatalf("%s still holds the erased words: %q", filepath.Base(p), b[max(i-60, 0):min(i+40, len(b))])
+			i := bytes.Index(b, []byte("kumquat"))
+			t.Fatalf("%s still holds the erased words: %q", filepath.Base(p), b[max(i-60, 0):min(i+40, len(b))])
 		}
 	}
 	if r := e.agenthost(t, "users", "erase", "bad\x01"); r.code != 1 || !strings.Contains(r.stderr, "control character") {

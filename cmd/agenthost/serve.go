@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/cluster"
 	"github.com/agenthost/agenthost/host/server"
@@ -85,7 +86,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
 				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
-				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit,
+				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: accessOf(h),
 				Workflows: &server.Workflows{Find: h.Manifest.Workflow, Engine: h.Workflows()},
 				Extract: func(ctx context.Context, hd http.Header) context.Context {
 					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
@@ -217,4 +218,12 @@ func listenFlags(addr, tokenFile string, allowOrigins []string, tlsFiles server.
 		return "", usage(fmt.Errorf("--allow-origin: %w", err))
 	}
 	return token, nil
+}
+
+// accessOf is the store's users and shares for the server, nil when it keeps none.
+func accessOf(h *host.Host) access.Store {
+	if as, ok := h.Access(); ok {
+		return as
+	}
+	return nil
 }

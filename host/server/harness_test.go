@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/cluster"
 	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/host/cluster"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/loop/looptest"
 	"github.com/agenthost/agenthost/store/postgres"

@@ -2,19 +2,21 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
 )
 
-// The memory routes manage long-term memory (package memory) as an administrator
-// would: whoever holds the server's token may read and erase any user's memories, as
-// they may read any session. Per-user identities on the API are not there yet; until
-// they are, a user's name in these routes is the client's word, as in forwardedProps.
+// The memory routes manage long-term memory (package memory). An admin or operator may
+// read and erase any user's memories, naming the user; a user or viewer acts on their own
+// only (pinUser): naming someone else is refused, naming no one means themselves, and a
+// viewer only reads.
 //
 //	GET    /v1/memory?user=U[&agent=A][&kind=K][&q=TEXT][&limit=N]  list, or search with q
 //	POST   /v1/memory  {"user","agent","kind","text","metadata"}     201 with the entry
@@ -33,7 +35,7 @@ func (s *Server) handleMemoryList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, ok := memoryFilter(w, r)
+	f, ok := s.memoryFilter(w, r)
 	if !ok {
 		return
 	}
@@ -73,6 +75,9 @@ func (s *Server) handleMemoryAdd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if !pinUser(w, r, &body.User) {
+		return
+	}
 	e, err := memory.New(body.User, body.Agent, body.Kind, body.Text, time.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -92,9 +97,12 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := memory.Filter{ID: r.PathValue("id"), User: r.URL.Query().Get("user")}
+	if !pinUser(w, r, &f.User) {
+		return
+	}
 	if f.ID == "" {
 		var ok bool
-		if f, ok = memoryFilter(w, r); !ok {
+		if f, ok = s.memoryFilter(w, r); !ok {
 			return
 		}
 	}
@@ -104,7 +112,7 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 		if target == "" {
 			target = "user:" + f.User + " agent:" + f.Agent
 		}
-		err = s.opts.Audit(r.Context(), audit.Record{Action: audit.ActionMemoryDelete, Actor: "api", Target: target,
+		err = s.opts.Audit(r.Context(), audit.Record{Action: audit.ActionMemoryDelete, Actor: actor(r.Context()), Target: target,
 			Detail: map[string]string{"deleted": strconv.Itoa(n)}})
 	}
 	switch {
@@ -120,9 +128,12 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 // memoryFilter reads user, agent, kind and limit; one of user and agent is required.
-func memoryFilter(w http.ResponseWriter, r *http.Request) (memory.Filter, bool) {
+func (s *Server) memoryFilter(w http.ResponseWriter, r *http.Request) (memory.Filter, bool) {
 	q := r.URL.Query()
 	f := memory.Filter{User: q.Get("user"), Agent: q.Get("agent"), Kind: memory.Kind(q.Get("kind"))}
+	if !pinUser(w, r, &f.User) {
+		return f, false
+	}
 	if err := errors.Join(loop.CheckUser(f.User), loop.CheckUser(f.Agent)); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return f, false
@@ -191,4 +202,21 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 		out["error"] = verr.Error()
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// pinUser keeps a caller without the admin or operator role to their own memories.
+func pinUser(w http.ResponseWriter, r *http.Request, user *string) bool {
+	p, _ := PrincipalFrom(r.Context())
+	switch {
+	case p.Privileged():
+		return true
+	case p.Role == access.RoleViewer && r.Method != http.MethodGet:
+		writeError(w, http.StatusForbidden, p.Name+" has the viewer role and may only read memories")
+		return false
+	case *user != "" && *user != p.Name:
+		writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not act on the memories of %q", p.Name, *user))
+		return false
+	}
+	*user = p.Name
+	return true
 }

@@ -112,7 +112,7 @@ func TestMemoryDeletionsAreAuditedAndTheLogIsServedVerified(t *testing.T) {
 	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || !got.Verified || len(got.Records) != 1 {
 		t.Fatalf("audit: %d %s", code, body)
 	}
-	if r := got.Records[0]; r.Action != audit.ActionMemoryDelete || r.Actor != "api" || r.Target != "user:ana agent:" || r.Detail["deleted"] != "2" {
+	if r := got.Records[0]; r.Action != audit.ActionMemoryDelete || r.Actor != "anonymous" || r.Target != "user:ana agent:" || r.Detail["deleted"] != "2" {
 		t.Fatalf("record = %+v", r)
 	}
 	for _, q := range []string{"?after=-1", "?after=x", "?limit=0", "?limit=10001"} {

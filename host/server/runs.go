@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -44,6 +45,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	entries, err := s.opts.Store.Load(r.Context(), in.SessionID)
 	if err != nil {
 		s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err), err)
+		return
+	}
+	if !s.authorizeRun(w, r, &in, len(entries)) {
 		return
 	}
 	if err := dropEchoes(ai, &in, entries); err != nil {
@@ -158,6 +162,9 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 				id, strings.Join(sessions, ", "), id))
 			return
 		}
+	}
+	if !s.mayAct(w, r, access.Write, session) {
+		return
 	}
 	if s.opts.Dispatch != nil {
 		ok, err := s.opts.Dispatch.Abort(r.Context(), session, id)

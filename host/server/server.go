@@ -3,16 +3,15 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -69,6 +68,14 @@ type Options struct {
 	TLS TLSFiles
 	// Workflows, when set, serves POST /v1/workflows/{name}/runs (workflows.go).
 	Workflows *Workflows
+	// Access, when set, authenticates users by their tokens and decides who may act on
+	// which session (access.go); the session stores implement it.
+	Access access.Store
+	// Verify, when set, authenticates a JWT bearer token (OIDC, host/oidc) as a principal.
+	Verify func(ctx context.Context, token string) (access.Principal, error)
+	// DeleteSession, when set, serves DELETE /v1/sessions/{id}; host.(*Host).DeleteSession
+	// is one (it records the deletion in the audit log).
+	DeleteSession func(ctx context.Context, id, actor string) error
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -117,7 +124,7 @@ func New(opts Options) (*Server, error) {
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	for pattern, h := range opts.Routes {
-		s.mux.Handle(pattern, s.auth(h.ServeHTTP))
+		s.mux.Handle(pattern, s.auth(s.atLeast(access.RoleUser, h.ServeHTTP)))
 	}
 	if opts.Agent == nil {
 		s.handler = s.guard(s.mux)
@@ -128,22 +135,27 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("POST /v1/runs/{run}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("POST /v1/sessions/{session}/runs/{run}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
-	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.handleSession))
-	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.handleRunEvents))
-	s.mux.Handle("POST /v1/sessions/{id}/runs/{run}/feedback", s.auth(s.handleFeedback))
-	s.mux.Handle("GET /v1/insights", s.auth(s.handleInsights))
-	s.mux.Handle("GET /v1/audit", s.auth(s.handleAudit))
+	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.onSession(access.Read, s.handleSession)))
+	s.mux.Handle("DELETE /v1/sessions/{id}", s.auth(s.onSession(access.Delete, s.handleDeleteSession)))
+	s.mux.Handle("GET /v1/sessions/{id}/shares", s.auth(s.onSession(access.ShareIt, s.handleShares)))
+	s.mux.Handle("POST /v1/sessions/{id}/shares", s.auth(s.onSession(access.ShareIt, s.handleShare)))
+	s.mux.Handle("DELETE /v1/sessions/{id}/shares/{user}", s.auth(s.onSession(access.ShareIt, s.handleUnshare)))
+	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/events", s.auth(s.onSession(access.Read, s.handleRunEvents)))
+	s.mux.Handle("POST /v1/sessions/{id}/runs/{run}/feedback", s.auth(s.onSession(access.Read, s.handleFeedback)))
+	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.onSession(access.Read, s.handleRunStream)))
+	s.mux.Handle("GET /v1/insights", s.auth(s.atLeast(access.RoleOperator, s.handleInsights)))
+	s.mux.Handle("GET /v1/audit", s.auth(s.atLeast(access.RoleAdmin, s.handleAudit)))
 	s.mux.Handle("GET /v1/memory", s.auth(s.handleMemoryList))
 	s.mux.Handle("POST /v1/memory", s.auth(s.handleMemoryAdd))
 	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("DELETE /v1/memory/{id}", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
-	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.handleRunStream))
+	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
-		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.handleWorkflowRun))
+		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleUser, s.handleWorkflowRun)))
 	}
 	if opts.Metrics != nil {
-		s.mux.Handle("GET /metrics", s.auth(opts.Metrics.ServeHTTP))
+		s.mux.Handle("GET /metrics", s.auth(s.atLeast(access.RoleOperator, opts.Metrics.ServeHTTP)))
 	}
 	s.mux.Handle("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
@@ -157,27 +169,24 @@ func New(opts Options) (*Server, error) {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// auth requires the bearer token when the server has one. The comparison is of sha256
-// digests, in constant time, so neither the token nor its length leaks through timing.
+// auth authenticates the caller (access.go) and puts them in the request's context. The
+// administrator's token is compared as sha256 digests, in constant time, so neither the
+// token nor its length leaks through timing; users' tokens are looked up by their hash.
 func (s *Server) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Token != "" {
-			h := r.Header.Get("Authorization")
-			tok, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || h == "" {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
-				refuse(w, r, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
-				return
-			}
-			sum := sha256.Sum256([]byte(tok))
-			if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost", error="invalid_token"`)
-				refuse(w, r, http.StatusUnauthorized, "invalid bearer token")
-				return
-			}
+		ctx, ok := s.authenticate(w, r)
+		if !ok {
+			return
 		}
-		next(w, r)
+		next(w, r.WithContext(ctx))
 	})
+}
+
+// handleWhoami is GET /v1/whoami: the caller as the server sees them (the console shows
+// it).
+func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	writeJSON(w, http.StatusOK, p)
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {

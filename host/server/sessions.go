@@ -28,11 +28,23 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, http.StatusInternalServerError, "list sessions: "+err.Error(), err)
 		return
 	}
+	ids := make([]string, len(ss))
+	for i, info := range ss {
+		ids[i] = info.ID
+	}
+	may, err := s.visible(r.Context(), ids)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, "list sessions: "+err.Error(), err)
+		return
+	}
 	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
 	out := []SessionSummary{}
-	for i, info := range ss {
-		if i == maxListed {
+	for _, info := range ss {
+		if len(out) == maxListed {
 			break
+		}
+		if may != nil && !may[info.ID] {
+			continue
 		}
 		es, err := s.opts.Store.Load(r.Context(), info.ID)
 		if err != nil {

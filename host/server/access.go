@@ -1,0 +1,344 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Who may call, and on which sessions (package access holds the rule):
+//
+//   - Options.Token is the administrator's token, as it always was;
+//   - with Options.Access, a user's token (agenthost users add) authenticates them with
+//     their role, and so does a JWT from Options.Verify (OIDC);
+//   - with neither a token nor any user, the API is open (a loopback development server):
+//     the caller is an anonymous admin. Adding the first user closes it at once.
+//
+// Every session route goes through onSession or mayAct, which ask access.Allowed; a
+// session the caller may not read answers 404, as one that does not exist, so its id
+// does not leak; one they may read but not change answers 403.
+
+type principalKey struct{}
+
+// PrincipalFrom is the authenticated caller of a request (Routes handlers use it, e.g.
+// mcp serve --http to name a tool call's user). ok is false outside an authenticated
+// request.
+func PrincipalFrom(ctx context.Context) (access.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(access.Principal)
+	return p, ok
+}
+
+// actor names the caller in the audit log: a user's name, "token" for the administrator's
+// token, "anonymous" on an open server.
+func actor(ctx context.Context) string {
+	p, _ := PrincipalFrom(ctx)
+	switch {
+	case p.Name != "":
+		return p.Name
+	case p.Role == access.RoleAdmin && p.Name == "" && ctx.Value(tokenKey{}) != nil:
+		return "token"
+	}
+	return "anonymous"
+}
+
+type tokenKey struct{}
+
+// authenticate finds the caller, or answers 401 itself.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (context.Context, bool) {
+	ctx := r.Context()
+	h := r.Header.Get("Authorization")
+	tok, hasTok := strings.CutPrefix(h, "Bearer ")
+	if h == "" || !hasTok || tok == "" {
+		open := s.opts.Token == ""
+		if open && s.opts.Access != nil {
+			users, err := s.opts.Access.Users(ctx)
+			if err != nil {
+				s.writeStoreError(w, r, http.StatusServiceUnavailable, "authenticate: "+err.Error(), err)
+				return nil, false
+			}
+			open = len(users) == 0 && s.opts.Verify == nil
+		}
+		if open && s.opts.Verify == nil {
+			return context.WithValue(ctx, principalKey{}, access.Principal{Role: access.RoleAdmin}), true
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
+		refuse(w, r, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN")
+		return nil, false
+	}
+	if s.opts.Token != "" {
+		sum := sha256.Sum256([]byte(tok))
+		if subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1 {
+			ctx = context.WithValue(ctx, tokenKey{}, true)
+			return context.WithValue(ctx, principalKey{}, access.Principal{Role: access.RoleAdmin}), true
+		}
+	}
+	if s.opts.Access != nil && strings.HasPrefix(tok, access.TokenPrefix) {
+		u, ok, err := s.opts.Access.UserByToken(ctx, access.HashToken(tok))
+		if err != nil {
+			s.writeStoreError(w, r, http.StatusServiceUnavailable, "authenticate: "+err.Error(), err)
+			return nil, false
+		}
+		if ok {
+			return context.WithValue(ctx, principalKey{}, access.Principal{Name: u.Name, Role: u.Role}), true
+		}
+	}
+	if s.opts.Verify != nil && strings.Count(tok, ".") == 2 {
+		p, err := s.opts.Verify(ctx, tok)
+		if err == nil {
+			return context.WithValue(ctx, principalKey{}, p), true
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost", error="invalid_token"`)
+		refuse(w, r, http.StatusUnauthorized, "invalid bearer token: "+err.Error())
+		return nil, false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost", error="invalid_token"`)
+	refuse(w, r, http.StatusUnauthorized, "invalid bearer token")
+	return nil, false
+}
+
+// atLeast wraps a handler that needs a role of at least min.
+func (s *Server) atLeast(min access.Role, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := PrincipalFrom(r.Context()); !roleAtLeast(p.Role, min) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("%s needs the %s role", r.URL.Path, min))
+			return
+		}
+		next(w, r)
+	}
+}
+
+func roleAtLeast(have, want access.Role) bool {
+	rank := map[access.Role]int{access.RoleAdmin: 4, access.RoleOperator: 3, access.RoleUser: 2, access.RoleViewer: 1}
+	return rank[have] >= rank[want]
+}
+
+// onSession wraps a route on the session in path value "id" that needs action on it.
+func (s *Server) onSession(a access.Action, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.mayAct(w, r, a, r.PathValue("id")) {
+			next(w, r)
+		}
+	}
+}
+
+// mayAct answers whether the caller may act on the session, answering 404, 403 or 503
+// itself when not.
+func (s *Server) mayAct(w http.ResponseWriter, r *http.Request, a access.Action, session string) bool {
+	p, _ := PrincipalFrom(r.Context())
+	if p.Privileged() || s.opts.Access == nil {
+		return true
+	}
+	owner, shares, err := s.acl(r.Context(), session)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", session, err), err)
+		return false
+	}
+	if access.Allowed(p, a, owner, shares) {
+		return true
+	}
+	if !access.Allowed(p, access.Read, owner, shares) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no session %q", session))
+		return false
+	}
+	writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session))
+	return false
+}
+
+func (s *Server) acl(ctx context.Context, session string) (string, []access.Share, error) {
+	owner, err := s.opts.Access.Owner(ctx, session)
+	if err != nil {
+		return "", nil, err
+	}
+	shares, err := s.opts.Access.Shares(ctx, session)
+	return owner, shares, err
+}
+
+// authorizeRun decides a POST /v1/runs: the run's user is the caller (a user or viewer
+// cannot run as someone else; admin and operator may name the user they act for), a
+// session with an owner needs Write on it, an ownerless one with history needs admin or
+// operator, and a new session is claimed for the run's user. The claim is the store's
+// (first wins), so two callers racing to start one session id cannot both own it.
+func (s *Server) authorizeRun(w http.ResponseWriter, r *http.Request, in *loop.RunInput, stored int) bool {
+	p, _ := PrincipalFrom(r.Context())
+	if !access.MayStart(p) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("%s has the viewer role and may not start runs", p.Name))
+		return false
+	}
+	switch {
+	case p.Name != "" && !p.Privileged() && in.User != "" && in.User != p.Name:
+		writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User))
+		return false
+	case in.User == "":
+		in.User = p.Name
+	}
+	if s.opts.Access == nil {
+		return true
+	}
+	owner, err := s.opts.Access.Owner(r.Context(), in.SessionID)
+	if err == nil && owner == "" && stored == 0 && in.User != "" {
+		owner, err = s.opts.Access.ClaimOwner(r.Context(), in.SessionID, in.User)
+	}
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", in.SessionID, err), err)
+		return false
+	}
+	if stored == 0 && owner == "" {
+		return true // a new session no one is named for: an admin's or operator's
+	}
+	return s.mayAct(w, r, access.Write, in.SessionID)
+}
+
+// visible filters a listing of sessions to those the caller may read.
+func (s *Server) visible(ctx context.Context, ids []string) (map[string]bool, error) {
+	p, _ := PrincipalFrom(ctx)
+	if p.Privileged() || s.opts.Access == nil {
+		return nil, nil // nil: everything
+	}
+	out := map[string]bool{}
+	shared, err := s.opts.Access.SharedWith(ctx, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range shared {
+		out[id] = true
+	}
+	for _, id := range ids {
+		if out[id] {
+			continue
+		}
+		owner, err := s.opts.Access.Owner(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = owner == p.Name && p.Name != ""
+	}
+	return out, nil
+}
+
+// shareBody is POST /v1/sessions/{id}/shares.
+type shareBody struct {
+	User string           `json:"user"`
+	Role access.ShareRole `json:"role"`
+}
+
+func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
+	if !s.accessStore(w) {
+		return
+	}
+	var b shareBody
+	if !s.readJSON(w, r, &b) {
+		return
+	}
+	sh := access.Share{Session: r.PathValue("id"), User: b.User, Role: b.Role, By: actor(r.Context()), Created: time.Now().UTC()}
+	if err := access.CheckShare(sh); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid share: "+err.Error())
+		return
+	}
+	if !s.userExists(w, r, sh.User) {
+		return
+	}
+	if err := s.opts.Access.PutShare(r.Context(), sh); err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	s.audit(r, audit.Record{Action: audit.ActionSessionShare, Target: sh.Session, Detail: map[string]string{"user": sh.User, "role": string(sh.Role)}})
+	writeJSON(w, http.StatusCreated, sh)
+}
+
+func (s *Server) handleShares(w http.ResponseWriter, r *http.Request) {
+	if !s.accessStore(w) {
+		return
+	}
+	shares, err := s.opts.Access.Shares(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	owner, _ := s.opts.Access.Owner(r.Context(), r.PathValue("id"))
+	writeJSON(w, http.StatusOK, map[string]any{"owner": owner, "shares": shares})
+}
+
+func (s *Server) handleUnshare(w http.ResponseWriter, r *http.Request) {
+	if !s.accessStore(w) {
+		return
+	}
+	id, user := r.PathValue("id"), r.PathValue("user")
+	err := s.opts.Access.RemoveShare(r.Context(), id, user)
+	if errors.Is(err, access.ErrNoSuchShare) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("session %q is not shared with %q", id, user))
+		return
+	}
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	s.audit(r, audit.Record{Action: audit.ActionSessionUnshare, Target: id, Detail: map[string]string{"user": user}})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleDeleteSession is DELETE /v1/sessions/{id}.
+func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
+	if s.opts.DeleteSession == nil {
+		writeError(w, http.StatusNotImplemented, "this server does not delete sessions")
+		return
+	}
+	id := r.PathValue("id")
+	if _, ok := s.load(w, r, id); !ok {
+		return
+	}
+	err := s.opts.DeleteSession(r.Context(), id, actor(r.Context()))
+	switch {
+	case errors.Is(err, loop.ErrSessionBusy):
+		writeError(w, http.StatusConflict, fmt.Sprintf("session %q has a run in progress", id))
+		return
+	case err != nil:
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return
+	}
+	if s.opts.Access != nil {
+		_ = s.opts.Access.ForgetSession(r.Context(), id)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) accessStore(w http.ResponseWriter) bool {
+	if s.opts.Access == nil {
+		writeError(w, http.StatusNotImplemented, "this store keeps no users or shares")
+	}
+	return s.opts.Access != nil
+}
+
+func (s *Server) userExists(w http.ResponseWriter, r *http.Request, name string) bool {
+	users, err := s.opts.Access.Users(r.Context())
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return false
+	}
+	for _, u := range users {
+		if u.Name == name {
+			return true
+		}
+	}
+	writeError(w, http.StatusBadRequest, fmt.Sprintf("no user %q (agenthost users add)", name))
+	return false
+}
+
+// audit records an action of the caller; a failure is logged, not the caller's.
+func (s *Server) audit(r *http.Request, rec audit.Record) {
+	if s.opts.Audit == nil {
+		return
+	}
+	rec.Actor = actor(r.Context())
+	if err := s.opts.Audit(r.Context(), rec); err != nil && s.opts.Log != nil {
+		s.opts.Log.Error("audit", "action", rec.Action, "error", err)
+	}
+}
