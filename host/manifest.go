@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agenthost/agenthost/host/oidc"
 	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/sandbox"
@@ -43,6 +44,8 @@ type Manifest struct {
 	Memory MemoryConfig `toml:"memory"`
 	// Workflows are declared pipelines of steps (host/workflow, docs/workflows.md).
 	Workflows map[string]workflow.Definition `toml:"workflows"`
+	// Auth is how serve authenticates callers besides tokens (docs/users.md).
+	Auth AuthConfig `toml:"auth"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -52,23 +55,29 @@ type Manifest struct {
 	workflows map[string]*workflow.Workflow // compiled Workflows
 }
 
+// AuthConfig is the [auth] table.
+type AuthConfig struct {
+	// OIDC accepts JWTs from an identity provider as bearer tokens (host/oidc).
+	OIDC *oidc.Config `toml:"oidc"`
+}
+
 // AgentConfig is the [agent] table.
 type AgentConfig struct {
-	Name             string           `toml:"name"`
-	SystemPrompt     string           `toml:"system_prompt"`
-	Provider         ProviderList     `toml:"provider"` // a name, or a fallback chain of names
-	Model            string           `toml:"model"`
-	MaxIterations    int              `toml:"max_iterations"`
-	MaxToolRounds    int              `toml:"max_tool_rounds"`
-	MaxRunDuration   Duration         `toml:"max_run_duration"`
-	MaxTokens        int              `toml:"max_tokens"`
-	MaxCostUSD       float64          `toml:"max_cost_usd"`
-	ContextBudget    int              `toml:"context_budget"`
+	Name           string       `toml:"name"`
+	SystemPrompt   string       `toml:"system_prompt"`
+	Provider       ProviderList `toml:"provider"` // a name, or a fallback chain of names
+	Model          string       `toml:"model"`
+	MaxIterations  int          `toml:"max_iterations"`
+	MaxToolRounds  int          `toml:"max_tool_rounds"`
+	MaxRunDuration Duration     `toml:"max_run_duration"`
+	MaxTokens      int          `toml:"max_tokens"`
+	MaxCostUSD     float64      `toml:"max_cost_usd"`
+	ContextBudget  int          `toml:"context_budget"`
 	// ContextWindow is the model's context window in tokens (default 128000) and
 	// CompactAt the share of it past which older turns are summarised (default 0.8;
 	// negative: never). See compactAt.
-	ContextWindow int     `toml:"context_window"`
-	CompactAt     float64 `toml:"compact_at"`
+	ContextWindow    int              `toml:"context_window"`
+	CompactAt        float64          `toml:"compact_at"`
 	MaxContinuations int              `toml:"max_continuations"`
 	MaxDecodeRetries int              `toml:"max_decode_retries"`
 	ToolPolicy       ToolPolicyConfig `toml:"tool_policy"`
@@ -403,6 +412,12 @@ func (m *Manifest) errKey(path, format string, args ...any) error {
 func (m *Manifest) check() error {
 	if err := m.checkMemory(); err != nil {
 		return err
+	}
+	if c := m.Auth.OIDC; c != nil {
+		if err := c.Check(); err != nil {
+			key, msg, _ := strings.Cut(err.Error(), ": ")
+			return m.errKey("auth.oidc."+key, "%s", msg)
+		}
 	}
 	if m.Redact != nil {
 		if _, err := redact.New(*m.Redact); err != nil {

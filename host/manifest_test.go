@@ -265,3 +265,10 @@ func TestAPluginCannotTakeTheHostsStateNamespace(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// [auth.oidc] mistakes name the key, like every other manifest error.
+func TestManifestAuthOIDCErrorsNameTheKey(t *testing.T) {
+	wantManifestError(t, [2]string{"# a comment", "[auth.oidc]\nissuer = \"https://idp.test\"\naudience = \"a\"\njwks_url = \"ftp://idp.test/keys\""}, 4,
+		"auth.oidc.jwks_url", `"ftp://idp.test/keys" is not an http(s) URL`)
+	wantManifestError(t, [2]string{"# a comment", "[auth.oidc]\naudience = \"a\"\njwks_file = \"k.json\""}, 1, "auth.oidc.issuer", "required")
+}

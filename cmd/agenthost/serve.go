@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/cluster"
+	"github.com/agenthost/agenthost/host/oidc"
 	"github.com/agenthost/agenthost/host/server"
 	"github.com/agenthost/agenthost/telemetry"
 )
@@ -83,7 +84,11 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 				defer cl.Close(context.Background())
 				dispatch = cl
 			}
-			srv, err := server.New(server.Options{Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
+			verify, err := verifier(ctx, h)
+			if err != nil {
+				return failed(err)
+			}
+			srv, err := server.New(server.Options{Verify: verify, Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
 				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
 				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: accessOf(h),
@@ -226,4 +231,17 @@ func accessOf(h *host.Host) access.Store {
 		return as
 	}
 	return nil
+}
+
+// verifier is [auth.oidc]'s token check, nil without one.
+func verifier(ctx context.Context, h *host.Host) (func(context.Context, string) (access.Principal, error), error) {
+	c := h.Manifest.Auth.OIDC
+	if c == nil {
+		return nil, nil
+	}
+	v, err := oidc.New(ctx, *c, h.Manifest.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("[auth.oidc] %w", err)
+	}
+	return v.Verify, nil
 }

@@ -2,11 +2,21 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // usersEnv is a server with four users (ana and bo users, vi a viewer, op an operator,
@@ -180,8 +190,8 @@ func TestE2E_SessionsBelongToTheirUserUntilShared(t *testing.T) {
 		t.Fatalf("audit: %d %s", code, body)
 	}
 	var log struct {
-		Records []struct{ Action, Actor, Target string } `json:"records"`
-		Verified bool `json:"verified"`
+		Records  []struct{ Action, Actor, Target string } `json:"records"`
+		Verified bool                                     `json:"verified"`
 	}
 	if err := json.Unmarshal([]byte(body), &log); err != nil || !log.Verified {
 		t.Fatalf("audit: %v %s", err, body)
@@ -242,5 +252,74 @@ func TestE2E_RacingFirstRunsOwnASessionOnce(t *testing.T) {
 	}
 	if ok != 1 {
 		t.Fatalf("%d of two racing first runs were let in: %+v %+v", ok, a, b)
+	}
+}
+
+// With [auth.oidc], a JWT signed by the identity provider's key is a bearer token: its
+// subject is the user and its role claim the role; sessions belong to the subject as
+// they do to token users; a token signed by another key, for another audience or expired
+// is refused.
+func TestE2E_OIDCTokensAuthenticateUsers(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"stories": [{"when": "hi", "turns": [{"text": "hello"}]}]}`})
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	jwks, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	if err := os.WriteFile(filepath.Join(e.dir, "jwks.json"), jwks, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprint(f, "\n[auth.oidc]\nissuer = \"https://idp.test\"\naudience = \"agenthost\"\njwks_file = \"jwks.json\"\nrole_claim = \"agenthost_role\"\n")
+	f.Close()
+	sign := func(k *ecdsa.PrivateKey, sub, role, aud string, exp time.Duration) string {
+		sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jwt.Claims{Issuer: "https://idp.test", Subject: sub, Audience: jwt.Audience{aud}, Expiry: jwt.NewNumericDate(time.Now().Add(exp))}
+		extra := map[string]any{}
+		if role != "" {
+			extra["agenthost_role"] = role
+		}
+		tok, err := jwt.Signed(sig).Claims(c).Claims(extra).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	s := e.serve(t)
+	ana, bo := sign(key, "ana", "", "agenthost", time.Hour), sign(key, "bo", "", "agenthost", time.Hour)
+	if code, body := call(t, s, "", "GET", "/v1/sessions", ""); code != 401 {
+		t.Fatalf("no token with OIDC configured: %d %s", code, body)
+	}
+	if code, body := call(t, s, ana, "POST", "/v1/runs", runBody("j1", "r1", "hi")); code != 200 || !strings.Contains(body, "hello") {
+		t.Fatalf("ana's run: %d %s", code, body)
+	}
+	if code, _ := call(t, s, bo, "GET", "/v1/sessions/j1", ""); code != 404 {
+		t.Fatalf("bo reads ana's session: %d", code)
+	}
+	if code, body := call(t, s, ana, "POST", "/v1/sessions/j1/shares", `{"user": "bo", "role": "viewer"}`); code != 201 {
+		t.Fatalf("share with an OIDC user: %d %s", code, body)
+	}
+	if code, _ := call(t, s, bo, "GET", "/v1/sessions/j1", ""); code != 200 {
+		t.Fatalf("bo after the share: %d", code)
+	}
+	if code, body := call(t, s, sign(key, "vi", "viewer", "agenthost", time.Hour), "POST", "/v1/runs", runBody("j2", "r1", "hi")); code != 403 {
+		t.Fatalf("viewer claim runs: %d %s", code, body)
+	}
+	if code, body := call(t, s, sign(key, "op", "operator", "agenthost", time.Hour), "GET", "/v1/sessions/j1", ""); code != 200 {
+		t.Fatalf("operator claim reads: %d %s", code, body)
+	}
+	for name, tok := range map[string]string{
+		"another key":      sign(other, "ana", "", "agenthost", time.Hour),
+		"another audience": sign(key, "ana", "", "other", time.Hour),
+		"expired":          sign(key, "ana", "", "agenthost", -time.Minute),
+		"unknown role":     sign(key, "ana", "root", "agenthost", time.Hour),
+	} {
+		if code, body := call(t, s, tok, "GET", "/v1/sessions", ""); code != 401 || !strings.Contains(body, "invalid bearer token") {
+			t.Errorf("%s: %d %s", name, code, body)
+		}
 	}
 }
