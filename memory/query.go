@@ -30,6 +30,21 @@ func Terms(text string) []string {
 	return out
 }
 
+// Words is every word of text as Terms folds words (letters and digits, lower-cased, at
+// least two characters, no stop words), repeats kept and uncapped: what an encrypted
+// store indexes for a memory (store/seal), where the engine cannot read the text.
+func Words(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
+		w = strings.ToLower(w)
+		if len(w) < 2 || stopWords[w] {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // FTS5Query is Terms as an SQLite FTS5 query: each term a quoted string, any may match.
 // Terms hold letters and digits only, so the quoting cannot be escaped.
 func FTS5Query(terms []string) string {

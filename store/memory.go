@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agenthost/agenthost/memory"
@@ -24,10 +25,11 @@ func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
 	if err != nil {
 		return fmt.Errorf("add memory: %w", err)
 	}
+	text, terms, metaCol := s.sealMemory(e.ID, e.Text, meta)
 	err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), e.Text, string(meta), e.Session, e.Run,
-			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime))
+		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
+			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms)
 		return err
 	})
 	if err != nil {
@@ -49,7 +51,15 @@ func (s *SQLite) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
-	match := "{scope} : (" + memory.FTS5Query(scopes) + ") AND {text} : (" + memory.FTS5Query(terms) + ")"
+	if s.keys != nil {
+		// Until Reseal, memories written before the keys are indexed by their words.
+		blind := s.keys.IndexQuery(terms)
+		if s.mixed {
+			blind = append(blind, terms...)
+		}
+		terms = blind
+	}
+	match := "{scope} : (" + memory.FTS5Query(scopes) + ") AND {terms} : (" + memory.FTS5Query(terms) + ")"
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts, 1.0, 0.0)
 FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 WHERE memories_fts MATCH ?
@@ -64,7 +74,7 @@ ORDER BY bm25(memories_fts, 1.0, 0.0), m.updated DESC LIMIT ?`,
 	var out []memory.Hit
 	for rows.Next() {
 		var h memory.Hit
-		if err := scanMemory(rows, &h.Entry, &h.Score); err != nil {
+		if err := s.scanMemory(rows, &h.Entry, &h.Score); err != nil {
 			return nil, fmt.Errorf("search memory: %w", err)
 		}
 		out = append(out, h)
@@ -91,7 +101,7 @@ func (s *SQLite) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entr
 	var out []memory.Entry
 	for rows.Next() {
 		var e memory.Entry
-		if err := scanMemory(rows, &e); err != nil {
+		if err := s.scanMemory(rows, &e); err != nil {
 			return nil, fmt.Errorf("list memory: %w", err)
 		}
 		out = append(out, e)
@@ -131,11 +141,20 @@ func memoryWhere(f memory.Filter) (string, []any) {
 	return `m.owner = ? AND (? = '' OR m.agent = ?) AND (? = '' OR m.kind = ?)`, []any{f.User, f.Agent, f.Agent, string(f.Kind), string(f.Kind)}
 }
 
-func scanMemory(rows *sql.Rows, e *memory.Entry, extra ...any) error {
+func (s *SQLite) scanMemory(rows *sql.Rows, e *memory.Entry, extra ...any) error {
 	var kind, meta, created, updated string
 	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &created, &updated}, extra...)...); err != nil {
 		return err
 	}
+	text, err := s.keys.Open([]byte(e.Text), MemoryAAD(e.ID, "text"))
+	if err != nil {
+		return fmt.Errorf("memory %s: %w", e.ID, err)
+	}
+	m, err := s.keys.Open([]byte(meta), MemoryAAD(e.ID, "metadata"))
+	if err != nil {
+		return fmt.Errorf("memory %s: %w", e.ID, err)
+	}
+	e.Text, meta = string(text), string(m)
 	e.Kind, e.Created, e.Updated = memory.Kind(kind), parseTime(created), parseTime(updated)
 	if meta != "" && meta != "null" {
 		if err := json.Unmarshal([]byte(meta), &e.Metadata); err != nil {
@@ -166,4 +185,61 @@ func visibleScopes(q memory.Query) []string {
 		out = append(out, scopeToken("", q.Agent))
 	}
 	return out
+}
+
+// sealMemory is what a memory's text, index terms and metadata are stored as: as they are
+// without keys; sealed, with keyed hashes of its words as terms, with keys.
+func (s *SQLite) sealMemory(id, text string, meta []byte) (string, string, string) {
+	if s.keys == nil {
+		return text, text, string(meta)
+	}
+	return string(s.keys.Seal([]byte(text), MemoryAAD(id, "text"))), s.keys.IndexText(memory.Words(text)),
+		string(s.keys.Seal(meta, MemoryAAD(id, "metadata")))
+}
+
+// resealMemories re-seals and re-indexes memories not sealed with the current key.
+func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, text, metadata FROM memories`)
+	if err != nil {
+		return 0, err
+	}
+	type row struct{ id, text, terms, meta string }
+	var todo []row
+	for rows.Next() {
+		var id, text, meta string
+		if err := rows.Scan(&id, &text, &meta); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if !s.stale([]byte(text)) && !s.stale([]byte(meta)) {
+			continue
+		}
+		t, err1 := s.keys.Open([]byte(text), MemoryAAD(id, "text"))
+		m, err2 := s.keys.Open([]byte(meta), MemoryAAD(id, "metadata"))
+		if err := errors.Join(err1, err2); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("memory %s: %w", id, err)
+		}
+		st, terms, sm := s.sealMemory(id, string(t), m)
+		todo = append(todo, row{id, st, terms, sm})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for i := 0; i < len(todo); i += resealBatch {
+		chunk := todo[i:min(i+resealBatch, len(todo))]
+		err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			for _, r := range chunk {
+				if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, terms = ?, metadata = ? WHERE id = ?`, r.text, r.terms, r.meta, r.id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(todo), nil
 }

@@ -18,6 +18,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV4Memory,
 	migrateV5Audit,
 	migrateV6Access,
+	migrateV7MemoryTerms,
 }
 
 // schemaVersion is the version this code writes.
@@ -219,5 +220,32 @@ CREATE TABLE shares (
 	PRIMARY KEY (session, user)
 ) WITHOUT ROWID;
 CREATE INDEX shares_by_user ON shares (user, session);`)
+	return err
+}
+
+// migrateV7MemoryTerms indexes memories from a column of their own, terms, instead of
+// their text: an encrypted store keeps the text sealed and indexes keyed hashes of its
+// words there (store/seal); a store without keys keeps the text in both.
+func migrateV7MemoryTerms(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE memories ADD COLUMN terms TEXT NOT NULL DEFAULT '';
+UPDATE memories SET terms = text;
+DROP TRIGGER memories_ai;
+DROP TRIGGER memories_ad;
+DROP TRIGGER memories_au;
+DROP TABLE memories_fts;
+CREATE VIRTUAL TABLE memories_fts USING fts5(terms, scope, content='memories', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO memories_fts(memories_fts) VALUES ('rebuild');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+	INSERT INTO memories_fts(rowid, terms, scope) VALUES (new.rowid, new.terms, new.scope);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+	INSERT INTO memories_fts(memories_fts, rowid, terms, scope) VALUES ('delete', old.rowid, old.terms, old.scope);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
+	INSERT INTO memories_fts(memories_fts, rowid, terms, scope) VALUES ('delete', old.rowid, old.terms, old.scope);
+	INSERT INTO memories_fts(rowid, terms, scope) VALUES (new.rowid, new.terms, new.scope);
+END;`)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestHole4_MigratesFromTheUnversionedSchema(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if v := userVersion(t, s); v != schemaVersion || schemaVersion != 6 {
+	if v := userVersion(t, s); v != schemaVersion || schemaVersion != 7 {
 		t.Fatalf("user_version %d, want %d", v, schemaVersion)
 	}
 	es, err := s.Load(ctx, "a")
@@ -159,7 +160,7 @@ func TestSchemaFromANewerAgenthostIsRefused(t *testing.T) {
 	}
 	db.Close()
 	_, err := OpenSQLite(path)
-	if err == nil || err.Error() != "open session store "+path+": schema version 99 is newer than this agenthost knows (5): use a newer agenthost" {
+	if err == nil || err.Error() != "open session store "+path+": schema version 99 is newer than this agenthost knows ("+strconv.Itoa(schemaVersion)+"): use a newer agenthost" {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -27,6 +28,8 @@ type SQLite struct {
 	path  string
 	w     *writer
 	watch *fileWatch // is path still the file we write? (unavailable.go)
+	keys  *seal.Keys // nil: nothing is sealed (seal.go)
+	mixed bool       // keyed, but plain values from before may remain (seal.go)
 }
 
 var (
@@ -40,8 +43,24 @@ var (
 // migrates its schema to the current version (see migrate.go). Every error names the
 // file: a corrupt or unreadable file is an error here, not later.
 func OpenSQLite(path string) (*SQLite, error) {
+	return OpenSQLiteWith(path, Options{})
+}
+
+// Options are what a store is opened with besides where it is.
+type Options struct {
+	// Keys, when set, seals entry bodies, plugin values and memories at rest (store/seal);
+	// values written before are still read, and `rotate-key` (Reseal) seals them.
+	Keys *seal.Keys
+}
+
+// OpenSQLiteWith is OpenSQLite with options.
+func OpenSQLiteWith(path string, o Options) (*SQLite, error) {
 	s, err := openSQLite(path)
 	if err != nil {
+		return nil, fmt.Errorf("open session store %s: %w", path, err)
+	}
+	if err := s.useKeys(context.Background(), o.Keys); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("open session store %s: %w", path, err)
 	}
 	return s, nil
@@ -124,7 +143,7 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 	if len(entries) == 0 {
 		return nil
 	}
-	es, err := encodeEntries(entries)
+	es, err := encodeEntries(s.keys, session, entries)
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.w.appendTx(ctx, tx, session, es) })
 	}
@@ -137,7 +156,7 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 // AppendRun implements loop.RunAppender: the run record and the entries of its session
 // in one transaction, and with a final record the run's lease released.
 func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
-	es, err := encodeEntries(entries)
+	es, err := encodeEntries(s.keys, r.SessionID, entries)
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			// Both writes check the run's fence, so the lease goes last.
@@ -177,6 +196,9 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 		var body []byte
 		if err := rows.Scan(&seq, &body); err != nil {
 			return nil, fmt.Errorf("load session %q: %w", session, err)
+		}
+		if body, err = s.keys.Open(body, EntryAAD(session, seq)); err != nil {
+			return nil, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
 		}
 		e, err := decodeEntry(seq, body)
 		if err != nil {
@@ -294,6 +316,11 @@ func (s *SQLite) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, e
 	if err != nil {
 		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 	}
+	if s.keys != nil {
+		if v, err = s.keys.Open(v, KVAAD(plugin, key)); err != nil {
+			return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+		}
+	}
 	return v, true, nil
 }
 
@@ -302,6 +329,7 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 	if value == nil {
 		value = []byte{}
 	}
+	value = s.keys.Seal(value, KVAAD(plugin, key))
 	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)

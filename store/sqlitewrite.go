@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
 )
 
 // Group commit. SQLite admits one writer at a time, and a commit costs about the same
@@ -212,13 +213,14 @@ type encoded struct {
 	body              []byte
 }
 
-func encodeEntries(entries []loop.Entry) ([]encoded, error) {
+func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]encoded, error) {
 	out := make([]encoded, len(entries))
 	for i, e := range entries {
 		body, err := json.Marshal(e)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
+		body = keys.Seal(body, EntryAAD(session, e.Seq))
 		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body}
 	}
 	return out, nil
