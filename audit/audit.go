@@ -20,6 +20,7 @@ const (
 	ActionSessionUnshare = "session.unshare"
 	ActionUserAdd        = "user.add"
 	ActionUserRemove     = "user.remove"
+	ActionStoreReseal    = "store.reseal"
 )
 
 // Record is one audit record. Seq numbers records from 1 with no gap; Prev is the hash

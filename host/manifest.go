@@ -217,6 +217,9 @@ type StoreConfig struct {
 	// Retention deletes sessions not updated for this long ("30d"): serve prunes at start
 	// and every hour, and "sessions prune" on demand. 0 keeps everything.
 	Retention Duration `toml:"retention"`
+	// KeyFile holds the keys that seal what the store keeps (store/seal, docs/encryption.md);
+	// AGENTHOST_STORE_KEY gives them instead. Neither: nothing is sealed.
+	KeyFile string `toml:"key_file"`
 }
 
 // Where names the store for messages: the SQLite file, the PostgreSQL server and
@@ -475,6 +478,12 @@ func (m *Manifest) check() error {
 		m.Store.Path = ".agenthost/sessions.db"
 	}
 	m.Store.Path = m.resolve(m.Store.Path)
+	if m.Store.KeyFile != "" {
+		if m.Store.Kind == "memory" {
+			return m.errKey("store.key_file", "a memory store keeps nothing at rest to seal")
+		}
+		m.Store.KeyFile = m.resolve(m.Store.KeyFile)
+	}
 	if err := m.checkNumbers(); err != nil {
 		return err
 	}

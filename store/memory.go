@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/store/seal"
 )
 
 var _ memory.Store = (*SQLite)(nil)
@@ -146,11 +147,11 @@ func (s *SQLite) scanMemory(rows *sql.Rows, e *memory.Entry, extra ...any) error
 	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &created, &updated}, extra...)...); err != nil {
 		return err
 	}
-	text, err := s.keys.Open([]byte(e.Text), MemoryAAD(e.ID, "text"))
+	text, err := s.keys.Open([]byte(e.Text), seal.MemoryAAD(e.ID, "text"))
 	if err != nil {
 		return fmt.Errorf("memory %s: %w", e.ID, err)
 	}
-	m, err := s.keys.Open([]byte(meta), MemoryAAD(e.ID, "metadata"))
+	m, err := s.keys.Open([]byte(meta), seal.MemoryAAD(e.ID, "metadata"))
 	if err != nil {
 		return fmt.Errorf("memory %s: %w", e.ID, err)
 	}
@@ -193,8 +194,8 @@ func (s *SQLite) sealMemory(id, text string, meta []byte) (string, string, strin
 	if s.keys == nil {
 		return text, text, string(meta)
 	}
-	return string(s.keys.Seal([]byte(text), MemoryAAD(id, "text"))), s.keys.IndexText(memory.Words(text)),
-		string(s.keys.Seal(meta, MemoryAAD(id, "metadata")))
+	return string(s.keys.Seal([]byte(text), seal.MemoryAAD(id, "text"))), s.keys.IndexText(memory.Words(text)),
+		string(s.keys.Seal(meta, seal.MemoryAAD(id, "metadata")))
 }
 
 // resealMemories re-seals and re-indexes memories not sealed with the current key.
@@ -214,8 +215,8 @@ func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
 		if !s.stale([]byte(text)) && !s.stale([]byte(meta)) {
 			continue
 		}
-		t, err1 := s.keys.Open([]byte(text), MemoryAAD(id, "text"))
-		m, err2 := s.keys.Open([]byte(meta), MemoryAAD(id, "metadata"))
+		t, err1 := s.keys.Open([]byte(text), seal.MemoryAAD(id, "text"))
+		m, err2 := s.keys.Open([]byte(meta), seal.MemoryAAD(id, "metadata"))
 		if err := errors.Join(err1, err2); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("memory %s: %w", id, err)

@@ -5,24 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/agenthost/agenthost/store/seal"
 )
-
-// The additional data each sealed value is bound to: its row. A sealed value copied into
-// another row (another session's entry, another plugin's key) does not open.
-
-// EntryAAD binds an entry body to its session and seq.
-func EntryAAD(session string, seq int64) []byte {
-	return []byte("entry\x00" + session + "\x00" + strconv.FormatInt(seq, 10))
-}
-
-// KVAAD binds a plugin value to its plugin and key.
-func KVAAD(plugin, key string) []byte { return []byte("kv\x00" + plugin + "\x00" + key) }
-
-// MemoryAAD binds a memory's text (field "text") or metadata ("metadata") to its id.
-func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x00" + field) }
 
 // sealedMarker is the host's own kv row saying the store holds sealed values: a store
 // opened without its keys is refused at once, not at the first sealed value it meets.
@@ -149,11 +134,11 @@ func (s *SQLite) resealEntries(ctx context.Context) (int, error) {
 			if !s.stale(r.body) {
 				continue
 			}
-			plain, err := s.keys.Open(r.body, EntryAAD(r.session, r.seq))
+			plain, err := s.keys.Open(r.body, seal.EntryAAD(r.session, r.seq))
 			if err != nil {
 				return n, fmt.Errorf("session %q entry %d: %w", r.session, r.seq, err)
 			}
-			todo = append(todo, row{r.session, r.seq, s.keys.Seal(plain, EntryAAD(r.session, r.seq))})
+			todo = append(todo, row{r.session, r.seq, s.keys.Seal(plain, seal.EntryAAD(r.session, r.seq))})
 		}
 		if len(todo) == 0 {
 			continue
@@ -190,12 +175,12 @@ func (s *SQLite) resealKV(ctx context.Context) (int, error) {
 			return 0, err
 		}
 		if s.stale(r.value) {
-			plain, err := s.keys.Open(r.value, KVAAD(r.plugin, r.key))
+			plain, err := s.keys.Open(r.value, seal.KVAAD(r.plugin, r.key))
 			if err != nil {
 				rows.Close()
 				return 0, fmt.Errorf("%s/%s: %w", r.plugin, r.key, err)
 			}
-			todo = append(todo, row{r.plugin, r.key, s.keys.Seal(plain, KVAAD(r.plugin, r.key))})
+			todo = append(todo, row{r.plugin, r.key, s.keys.Seal(plain, seal.KVAAD(r.plugin, r.key))})
 		}
 	}
 	rows.Close()

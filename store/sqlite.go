@@ -197,7 +197,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 		if err := rows.Scan(&seq, &body); err != nil {
 			return nil, fmt.Errorf("load session %q: %w", session, err)
 		}
-		if body, err = s.keys.Open(body, EntryAAD(session, seq)); err != nil {
+		if body, err = s.keys.Open(body, seal.EntryAAD(session, seq)); err != nil {
 			return nil, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
 		}
 		e, err := decodeEntry(seq, body)
@@ -317,7 +317,7 @@ func (s *SQLite) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, e
 		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 	}
 	if s.keys != nil {
-		if v, err = s.keys.Open(v, KVAAD(plugin, key)); err != nil {
+		if v, err = s.keys.Open(v, seal.KVAAD(plugin, key)); err != nil {
 			return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 		}
 	}
@@ -329,7 +329,7 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 	if value == nil {
 		value = []byte{}
 	}
-	value = s.keys.Seal(value, KVAAD(plugin, key))
+	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
 	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)

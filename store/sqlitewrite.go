@@ -220,7 +220,7 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
-		body = keys.Seal(body, EntryAAD(session, e.Seq))
+		body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
 		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body}
 	}
 	return out, nil

@@ -108,7 +108,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
 	root.SetVersionTemplate("agenthost {{.Version}}\n")
-	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newWorkflowCmd(), newUsersCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newWorkflowCmd(), newUsersCmd(), newStoreCmd())
 	registerCompletions(root)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/store/seal"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -22,8 +23,9 @@ func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
 	if err != nil {
 		return fmt.Errorf("add memory: %w", err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		e.ID, e.User, e.Agent, string(e.Kind), e.Text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC())
+	text, terms, meta := s.sealMemory(e.ID, e.Text, meta)
+	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		e.ID, e.User, e.Agent, string(e.Kind), text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC(), terms)
 	if err != nil {
 		return fmt.Errorf("add memory: %w", unavailable(err))
 	}
@@ -36,6 +38,14 @@ func (s *Store) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit,
 	terms := memory.Terms(q.Text)
 	if len(terms) == 0 {
 		return nil, nil
+	}
+	if s.keys != nil {
+		// Until Reseal, memories written before the keys are indexed by their words.
+		blind := s.keys.IndexQuery(terms)
+		if s.mixed {
+			blind = append(blind, terms...)
+		}
+		terms = blind
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+memoryColumns+`, ts_rank(tsv, query) AS score
 FROM memories, to_tsquery('simple', $1) query
@@ -51,7 +61,7 @@ ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Ag
 	for rows.Next() {
 		var h memory.Hit
 		var score float32
-		if err := scanMemory(rows, &h.Entry, &score); err != nil {
+		if err := s.scanMemory(rows, &h.Entry, &score); err != nil {
 			return nil, fmt.Errorf("search memory: %w", err)
 		}
 		h.Score = float64(score)
@@ -75,7 +85,7 @@ func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry
 	var out []memory.Entry
 	for rows.Next() {
 		var e memory.Entry
-		if err := scanMemory(rows, &e); err != nil {
+		if err := s.scanMemory(rows, &e); err != nil {
 			return nil, fmt.Errorf("list memory: %w", err)
 		}
 		out = append(out, e)
@@ -107,12 +117,20 @@ func memoryWhere(f memory.Filter) (string, []any) {
 	return `owner = $1 AND ($2 = '' OR agent = $2) AND ($3 = '' OR kind = $3)`, []any{f.User, f.Agent, string(f.Kind)}
 }
 
-func scanMemory(rows pgx.Rows, e *memory.Entry, extra ...any) error {
+func (s *Store) scanMemory(rows pgx.Rows, e *memory.Entry, extra ...any) error {
 	var kind string
 	var meta []byte
 	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &e.Created, &e.Updated}, extra...)...); err != nil {
 		return err
 	}
+	text, err := s.keys.Open([]byte(e.Text), seal.MemoryAAD(e.ID, "text"))
+	if err != nil {
+		return fmt.Errorf("memory %s: %w", e.ID, err)
+	}
+	if meta, err = s.keys.Open(meta, seal.MemoryAAD(e.ID, "metadata")); err != nil {
+		return fmt.Errorf("memory %s: %w", e.ID, err)
+	}
+	e.Text = string(text)
 	e.Kind, e.Created, e.Updated = memory.Kind(kind), e.Created.UTC(), e.Updated.UTC()
 	if len(meta) > 0 && string(meta) != "null" {
 		if err := json.Unmarshal(meta, &e.Metadata); err != nil {
@@ -120,4 +138,15 @@ func scanMemory(rows pgx.Rows, e *memory.Entry, extra ...any) error {
 		}
 	}
 	return nil
+}
+
+// sealMemory is what a memory's text, index terms and metadata are stored as (the
+// SQLite store's rule: as they are without keys; sealed, with keyed word hashes as
+// terms, with keys).
+func (s *Store) sealMemory(id, text string, meta []byte) (string, string, []byte) {
+	if s.keys == nil {
+		return text, text, meta
+	}
+	return string(s.keys.Seal([]byte(text), seal.MemoryAAD(id, "text"))), s.keys.IndexText(memory.Words(text)),
+		s.keys.Seal(meta, seal.MemoryAAD(id, "metadata"))
 }

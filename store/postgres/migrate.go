@@ -101,7 +101,12 @@ CREATE TABLE shares (
 	created TIMESTAMPTZ NOT NULL,
 	PRIMARY KEY (session, grantee)
 );
-CREATE INDEX shares_by_grantee ON shares (grantee, session);`}
+CREATE INDEX shares_by_grantee ON shares (grantee, session);`, `
+ALTER TABLE memories ADD COLUMN terms TEXT NOT NULL DEFAULT '';
+UPDATE memories SET terms = text;
+ALTER TABLE memories DROP COLUMN tsv;
+ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED;
+CREATE INDEX memories_tsv ON memories USING GIN (tsv);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

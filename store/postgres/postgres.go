@@ -12,12 +12,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
 )
 
 // Store is the PostgreSQL session store. It is safe for concurrent use.
 type Store struct {
 	pool  *pgxpool.Pool
-	watch watchers // watch.go
+	watch watchers   // watch.go
+	keys  *seal.Keys // nil: nothing is sealed (seal.go)
+	mixed bool       // keyed, but plain values from before may remain
 }
 
 var (
@@ -31,6 +34,18 @@ var (
 // Open connects to url (postgres://…) and migrates the schema (migrate.go). Errors
 // name the server, never the password.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// Options are what a store is opened with besides where it is.
+type Options struct {
+	// Keys, when set, seals entry bodies, plugin values and memories at rest (store/seal),
+	// as the SQLite store does.
+	Keys *seal.Keys
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: bad url: %w", err)
@@ -44,7 +59,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
 	}
-	return &Store{pool: pool}, nil
+	s := &Store{pool: pool}
+	if err := s.useKeys(ctx, o.Keys); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store %s: %w", where, err)
+	}
+	return s, nil
 }
 
 // Close closes the connections. It is safe on a nil *Store.
@@ -72,7 +92,7 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 	if len(entries) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return appendTx(ctx, tx, session, entries) })
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return appendTx(ctx, tx, s.keys, session, entries) })
 	if err != nil {
 		return fmt.Errorf("append to session %q: %w", session, unavailable(err))
 	}
@@ -93,7 +113,7 @@ func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop
 			return fmt.Errorf("save run %q: %w", r.ID, err)
 		}
 		if len(entries) > 0 {
-			if err := appendTx(ctx, tx, r.SessionID, entries); err != nil {
+			if err := appendTx(ctx, tx, s.keys, r.SessionID, entries); err != nil {
 				return err
 			}
 		}
@@ -110,7 +130,7 @@ func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop
 	return nil
 }
 
-func appendTx(ctx context.Context, tx pgx.Tx, session string, entries []loop.Entry) error {
+func appendTx(ctx context.Context, tx pgx.Tx, keys *seal.Keys, session string, entries []loop.Entry) error {
 	if err := lockSession(ctx, tx, session); err != nil {
 		return err
 	}
@@ -130,6 +150,7 @@ func appendTx(ctx context.Context, tx pgx.Tx, session string, entries []loop.Ent
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
+		body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
 		rows[i] = []any{session, e.Seq, e.RunID, e.Time.UTC(), string(e.Kind), body}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows)); err != nil {
@@ -153,6 +174,9 @@ func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) 
 		var body []byte
 		if err := rows.Scan(&seq, &body); err != nil {
 			return nil, fmt.Errorf("load session %q: %w", session, err)
+		}
+		if body, err = s.keys.Open(body, seal.EntryAAD(session, seq)); err != nil {
+			return nil, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
 		}
 		var e loop.Entry
 		if err := json.Unmarshal(body, &e); err != nil {
@@ -300,6 +324,11 @@ func (s *Store) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, er
 	if err != nil {
 		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 	}
+	if s.keys != nil {
+		if v, err = s.keys.Open(v, seal.KVAAD(plugin, key)); err != nil {
+			return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+		}
+	}
 	return v, true, nil
 }
 
@@ -308,6 +337,7 @@ func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) err
 	if value == nil {
 		value = []byte{}
 	}
+	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
 	_, err := s.pool.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
 	if err != nil {

@@ -1,0 +1,17 @@
+package seal
+
+import "strconv"
+
+// The additional data each sealed value is bound to: its row. A sealed value copied into
+// another row (another session's entry, another plugin's key) does not open.
+
+// EntryAAD binds an entry body to its session and seq.
+func EntryAAD(session string, seq int64) []byte {
+	return []byte("entry\x00" + session + "\x00" + strconv.FormatInt(seq, 10))
+}
+
+// KVAAD binds a plugin value to its plugin and key.
+func KVAAD(plugin, key string) []byte { return []byte("kv\x00" + plugin + "\x00" + key) }
+
+// MemoryAAD binds a memory's text (field "text") or metadata ("metadata") to its id.
+func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x00" + field) }
