@@ -129,7 +129,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		}
 	}()
 	if topts := (telemetry.Options{Endpoint: m.Telemetry.OTLPEndpoint, Protocol: m.Telemetry.Protocol,
-		CaptureContent: m.Telemetry.CaptureContent, Metrics: opts.Metrics}); h.tel == nil && (opts.Metrics || telemetry.TracingConfigured(topts)) {
+		CaptureContent: m.Telemetry.CaptureContent, Metrics: opts.Metrics, Scrub: telemetryScrub(m)}); h.tel == nil && (opts.Metrics || telemetry.TracingConfigured(topts)) {
 		if h.tel, err = telemetry.New(ctx, topts); err != nil {
 			return nil, err
 		}
@@ -277,6 +277,9 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 			return nil, err
 		}
 		cfg.Guardrails = append(cfg.Guardrails, r)
+		if r.Has(redact.StageStore) {
+			cfg.Scrub = r.Entry
+		}
 	}
 	for i, p := range h.plugins {
 		switch h.Manifest.Plugins[i].Kind {
@@ -381,4 +384,19 @@ func compactAt(a AgentConfig) int {
 		return 0
 	}
 	return int(cmp.Or(a.CompactAt, 0.8) * float64(cmp.Or(a.ContextWindow, defaultContextWindow)))
+}
+
+// telemetryScrub is [redact]'s "telemetry" stage for captured span content, nil without.
+func telemetryScrub(m *Manifest) func(string) string {
+	if m.Redact == nil {
+		return nil
+	}
+	r, err := redact.New(*m.Redact) // checked when the manifest loaded
+	if err != nil || !r.Has(redact.StageTelemetry) {
+		return nil
+	}
+	return func(s string) string {
+		out, _ := r.Redact(s)
+		return out
+	}
 }

@@ -28,6 +28,11 @@ type Config struct {
 	// or unreachable), writing again when it answers (rule L23, outage.go). 0: no wait,
 	// the run fails with the write's error.
 	StoreOutage time.Duration
+	// Scrub, when set, is applied to every entry a run stores, just before it is written
+	// (the [redact] guardrail's "store" stage): what is stored is what Scrub returns, while
+	// the run itself goes on with the entries as they were. It must return a new entry,
+	// never change the one it is given (the run still holds it).
+	Scrub func(Entry) Entry
 
 	Context       []ContextStrategy // default: []ContextStrategy{DefaultContext{}}
 	ContextBudget int               // tokens, passed to strategies; 0 = none
@@ -35,11 +40,11 @@ type Config struct {
 	// of the history is summarised by the model into a stored compaction before the call
 	// (compact.go); a context overflow is summarised the same way first. 0: never (the
 	// strategies' own compaction on overflow only).
-	CompactAt int
-	Hooks         []TerminationHook
-	Guardrails    []Guardrail
-	Approver      Approver
-	Permission    PermissionFunc
+	CompactAt  int
+	Hooks      []TerminationHook
+	Guardrails []Guardrail
+	Approver   Approver
+	Permission PermissionFunc
 
 	Retry      RetryPolicy
 	ToolPolicy ToolPolicy

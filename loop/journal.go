@@ -25,7 +25,8 @@ type journal struct {
 	traceID  string
 	clock    Driver // the clock and the store appends (Driver.Append)
 	emitFn   func(Event)
-	outage   outageWait // Config.StoreOutage (outage.go)
+	outage   outageWait        // Config.StoreOutage (outage.go)
+	scrub    func(Entry) Entry // Config.Scrub
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool
 	// goroutines. ended is set by run_finished: later reports are not the run's.
@@ -224,6 +225,11 @@ func (j *journal) takeLocked() []Entry {
 func (j *journal) write(batch []Entry) error {
 	if len(batch) == 0 && !j.run.set {
 		return nil
+	}
+	if j.scrub != nil {
+		for i := range batch {
+			batch[i] = j.scrub(batch[i])
+		}
 	}
 	if j.run.set {
 		err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, &j.run, j.session, batch...) })

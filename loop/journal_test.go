@@ -37,3 +37,36 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// Config.Scrub changes what is stored, never what the run holds or emits: the live event
+// and the message the caller passed keep their text.
+func TestJournal_ScrubChangesOnlyWhatIsStored(t *testing.T) {
+	st := NewMemoryStore()
+	var live []Event
+	scrub := func(e Entry) Entry {
+		switch {
+		case e.Message != nil:
+			m := UserMessage("[scrubbed]")
+			e.Message = &m
+		case e.Event != nil:
+			ev := *e.Event
+			ev.Data = TextData{Text: "[scrubbed]"}
+			e.Event = &ev
+		}
+		return e
+	}
+	j := journal{sessions: st, ctx: context.Background(), session: "s", runID: "r", clock: GoDriver{},
+		emitFn: func(e Event) { live = append(live, e) }, scrub: scrub}
+	j.emit(EventText, TextData{Text: "ana@example.com"})
+	m := UserMessage("call 555-123-4567")
+	if err := j.store(Entry{Kind: EntryMessage, Message: &m}); err != nil {
+		t.Fatal(err)
+	}
+	if live[0].Data.(TextData).Text != "ana@example.com" || m.Text() != "call 555-123-4567" {
+		t.Fatalf("the run's own values changed: %+v %q", live[0].Data, m.Text())
+	}
+	entries, _ := st.Load(context.Background(), "s")
+	if len(entries) != 2 || entries[0].Event.Data.(TextData).Text != "[scrubbed]" || entries[1].Message.Text() != "[scrubbed]" {
+		t.Fatalf("stored %+v", entries)
+	}
+}

@@ -27,7 +27,7 @@ type run struct {
 	// outputsTrimmed: a model input of this run held a cut tool output, so the run
 	// offers read_tool_output (toolcache.go).
 	outputsTrimmed bool
-	output  *argsSchema // compiled OutputSchema, nil without one
+	output         *argsSchema // compiled OutputSchema, nil without one
 
 	state   State
 	started time.Time
@@ -82,7 +82,7 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8),
-		outage: outageWait{max: cfg.StoreOutage, ctx: ctx}}
+		outage: outageWait{max: cfg.StoreOutage, ctx: ctx}, scrub: cfg.Scrub}
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles

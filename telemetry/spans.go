@@ -86,7 +86,7 @@ func (t *Telemetry) StartRun(ctx context.Context, agent string, in *loop.RunInpu
 			span.SetAttributes(attrErrorType.String(string(res.Reason)))
 			msg := string(res.Reason)
 			if res.Err != nil && t.capture {
-				msg = res.Err.Error()
+				msg = t.content(res.Err.Error())
 			}
 			span.SetStatus(codes.Error, msg)
 		}
@@ -151,7 +151,7 @@ func (t *Telemetry) Span(ctx context.Context, name string, attrs ...attribute.Ke
 // the kind of failure, which error.type records too, and the text stays in the session.
 func (t *Telemetry) errorText(text, kind string) string {
 	if t.capture {
-		return text
+		return t.content(text)
 	}
 	return kind
 }
@@ -174,7 +174,7 @@ func ToolSpan(ctx context.Context, tool, plugin, args string) (context.Context, 
 	ctx, span := t.tracer.Start(ctx, "execute_tool "+tool, trace.WithAttributes(attrOperation.String("execute_tool"),
 		attrToolName.String(tool), attrToolCallID.String(info.CallID), attrPlugin.String(plugin)))
 	if t.capture {
-		span.SetAttributes(attrToolArgs.String(args))
+		span.SetAttributes(attrToolArgs.String(t.content(args)))
 	}
 	return ctx, func(res loop.ToolResult, err error) {
 		outcome := "ok"
@@ -190,7 +190,7 @@ func ToolSpan(ctx context.Context, tool, plugin, args string) (context.Context, 
 			span.SetStatus(codes.Error, t.errorText(firstLine(res.Text()), "tool_error"))
 		}
 		if t.capture {
-			span.SetAttributes(attrToolResult.String(res.Text()))
+			span.SetAttributes(attrToolResult.String(t.content(res.Text())))
 		}
 		span.End()
 		timedOut := errors.Is(err, context.DeadlineExceeded) || (res.IsError && strings.Contains(res.Text(), "timed out"))
@@ -238,7 +238,7 @@ func (m *tracedModel) Stream(ctx context.Context, req loop.Request) (loop.Stream
 		_, span := t.tracer.Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 		if t.capture {
 			b, _ := json.Marshal(req.Messages)
-			span.SetAttributes(attrInput.String(string(b)))
+			span.SetAttributes(attrInput.String(t.content(string(b))))
 		}
 		cs = &chatSpan{span: span}
 		st.chats[ci] = cs
@@ -286,7 +286,7 @@ func (s *tracedStream) Recv() (loop.Delta, error) {
 	case err == io.EOF:
 		s.done = true
 		if s.t.capture {
-			span.SetAttributes(attrOutput.String(s.text.String()))
+			span.SetAttributes(attrOutput.String(s.t.content(s.text.String())))
 		}
 		span.End()
 		s.st.mu.Lock()

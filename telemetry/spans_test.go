@@ -20,8 +20,13 @@ const secret = "SECRET-7f3a"
 // own error. It returns every span ended.
 func failingRun(t *testing.T, capture bool) []sdktrace.ReadOnlySpan {
 	t.Helper()
+	return failingRunWith(t, Options{CaptureContent: capture})
+}
+
+func failingRunWith(t *testing.T, opts Options) []sdktrace.ReadOnlySpan {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	tel, err := New(context.Background(), Options{CaptureContent: capture})
+	tel, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,5 +108,25 @@ func TestToolDataInSpansWithCaptureContent(t *testing.T) {
 	}
 	if fmt.Sprint(at) != fmt.Sprint(want) {
 		t.Fatalf("secret found at %v\nwant %v", at, want)
+	}
+}
+
+// With capture_content and a Scrub (the [redact] "telemetry" stage), every captured text
+// goes through it: the secret reaches no span, and what the scrub left is there.
+func TestCapturedContentIsScrubbed(t *testing.T) {
+	spans := failingRunWith(t, Options{CaptureContent: true, Scrub: func(s string) string { return strings.ReplaceAll(s, secret, "[x]") }})
+	if at := where(spans); len(at) > 0 {
+		t.Fatalf("the secret passed the scrub at %v", at)
+	}
+	found := false
+	for _, s := range spans {
+		for _, a := range s.Attributes() {
+			if strings.Contains(a.Value.Emit(), "[x]") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no scrubbed text in any attribute: the scrub was not applied to captured content")
 	}
 }

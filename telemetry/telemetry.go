@@ -41,6 +41,9 @@ type Options struct {
 	Protocol string
 	// CaptureContent records prompts, completions, tool arguments and results in spans.
 	CaptureContent bool
+	// Scrub, when set, is applied to every captured text before it reaches a span: the
+	// [redact] guardrail's "telemetry" stage.
+	Scrub func(string) string
 	// Metrics builds the Prometheus handler (Handler); without it metrics are no-ops.
 	Metrics bool
 	// ServiceName is the resource's service.name; OTEL_SERVICE_NAME wins; default agenthost.
@@ -57,7 +60,16 @@ type Telemetry struct {
 	mp      *sdkmetric.MeterProvider // nil when metrics are off
 	handler http.Handler
 	capture bool
+	scrub   func(string) string // Options.Scrub
 	m       instruments
+}
+
+// content is captured text as spans get it: scrubbed when Options.Scrub is set.
+func (t *Telemetry) content(s string) string {
+	if t.scrub != nil {
+		return t.scrub(s)
+	}
+	return s
 }
 
 // Propagator reads and writes W3C trace context (traceparent, tracestate).
@@ -73,7 +85,7 @@ func TracingConfigured(opts Options) bool {
 
 // New sets up tracing (when configured) and metrics (when asked for).
 func New(ctx context.Context, opts Options) (*Telemetry, error) {
-	t := &Telemetry{capture: opts.CaptureContent, tracer: tracenoop.NewTracerProvider().Tracer("agenthost")}
+	t := &Telemetry{capture: opts.CaptureContent, scrub: opts.Scrub, tracer: tracenoop.NewTracerProvider().Tracer("agenthost")}
 	name := opts.ServiceName
 	if name == "" {
 		name = "agenthost"

@@ -40,14 +40,25 @@ func TestE2E_RedactKeepsPIIOutOfTheModelAndTheStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, raw := range []string{"ada.lovelace@example.com", "4111 1111 1111 1111"} {
+		// The model's own answer too: the "store" stage redacts every stored entry.
+		for _, raw := range []string{"ada.lovelace@example.com", "4111 1111 1111 1111", "7946 0958"} {
 			if bytes.Contains(b, []byte(raw)) {
 				t.Fatalf("%s holds %q", filepath.Base(p), raw)
 			}
 		}
 	}
 
-	b := strings.Replace(string(must(os.ReadFile(e.manifest))), `kinds = ["email", "card", "phone"]`, `kinds = ["email", "ssn"]`, 1)
+	// Without the "store" stage the model's answer is stored as it came (rule L4).
+	b := strings.Replace(string(must(os.ReadFile(e.manifest))), `kinds = ["email", "card", "phone"]`, `kinds = ["email", "card", "phone"]`+"\nstages = [\"input\", \"output\"]", 1)
+	os.WriteFile(e.manifest, []byte(b), 0o644)
+	if r := e.agenthost(t, "run", "--json", "please write to ada.lovelace@example.com about card 4111 1111 1111 1111"); r.code != 0 {
+		t.Fatalf("second run: exit %d\n%s", r.code, r.stderr)
+	}
+	if !dbHolds(t, e.dir, "7946 0958") {
+		t.Fatal("without the store stage the model's answer is not in the file: the check above proves nothing")
+	}
+
+	b = strings.Replace(string(must(os.ReadFile(e.manifest))), `kinds = ["email", "card", "phone"]`, `kinds = ["email", "ssn"]`, 1)
 	os.WriteFile(e.manifest, []byte(b), 0o644)
 	if r := e.agenthost(t, "plugins", "list"); r.code != 2 || !strings.Contains(r.stderr, `redact.kinds`) || !strings.Contains(r.stderr, `unknown kind "ssn"`) {
 		t.Fatalf("unknown kind: exit %d %s", r.code, r.stderr)

@@ -54,3 +54,50 @@ func (r *Redactor) walk(v any, counts map[string]int) any {
 	}
 	return v
 }
+
+// Entry is the "store" stage (loop.Config.Scrub): the entry with every string of its
+// message, event data and compaction redacted, as a new entry (the run keeps the one it
+// has). Ids, kinds and times are left alone: they are not content, and the stores check
+// them against their rows.
+func (r *Redactor) Entry(e loop.Entry) loop.Entry {
+	switch {
+	case e.Message != nil:
+		m := redactJSON(r, *e.Message)
+		e.Message = &m
+	case e.Event != nil:
+		ev := *e.Event
+		ev.Data = redactJSON(r, ev.Data)
+		e.Event = &ev
+	case e.Compaction != nil:
+		c := redactJSON(r, *e.Compaction)
+		e.Compaction = &c
+	}
+	return e
+}
+
+// redactJSON redacts every string in v's JSON form and decodes it back into a new T. A
+// value that does not survive the round trip (it cannot: it is what the store writes)
+// is replaced by its zero value rather than stored unredacted.
+func redactJSON[T any](r *Redactor, v T) T {
+	var zero T
+	b, err := json.Marshal(v)
+	if err != nil {
+		return zero
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var g any
+	if err := dec.Decode(&g); err != nil {
+		return zero
+	}
+	g = r.walk(g, map[string]int{})
+	b, err = json.Marshal(g)
+	if err != nil {
+		return zero
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		return zero
+	}
+	return out
+}

@@ -22,7 +22,9 @@ type Pattern struct {
 
 // Config is [redact].
 type Config struct {
-	// Stages are where it runs: input, tool_args, tool_result, output (default all).
+	// Stages are where it runs: input, tool_args, tool_result, output (the loop's
+	// guardrail stages), store (every entry a run stores: messages, events, compactions)
+	// and telemetry (captured span content); default all.
 	Stages []string `toml:"stages"`
 	// Kinds are the built-in detectors it uses (default all of Kinds).
 	Kinds []string `toml:"kinds"`
@@ -52,7 +54,17 @@ type Redactor struct {
 	detectors []detector
 }
 
-var allStages = []string{string(loop.StageInput), string(loop.StageToolArgs), string(loop.StageToolResult), string(loop.StageOutput)}
+// Stages beyond the loop's guardrail stages: what a run stores, and what telemetry exports.
+const (
+	StageStore     loop.Stage = "store"
+	StageTelemetry loop.Stage = "telemetry"
+)
+
+var allStages = []string{string(loop.StageInput), string(loop.StageToolArgs), string(loop.StageToolResult), string(loop.StageOutput),
+	string(StageStore), string(StageTelemetry)}
+
+// Has reports whether the redactor runs at a stage.
+func (r *Redactor) Has(s loop.Stage) bool { return r.stages[s] }
 
 // New checks c and builds the guardrail; errors name the key at fault.
 func New(c Config) (*Redactor, error) {
