@@ -86,3 +86,17 @@ type Store interface {
 	// Audit lists records with Seq > after, oldest first, at most limit (0: all).
 	Audit(ctx context.Context, after int64, limit int) ([]Record, error)
 }
+
+type requestIDKey struct{}
+
+// WithRequestID carries the id of the request an action comes from (the server takes it
+// from X-Request-Id), so the records it causes name it.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID is the request id ctx carries, "" for none.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}

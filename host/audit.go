@@ -27,6 +27,7 @@ func (h *Host) Audit(ctx context.Context, r audit.Record) error {
 		return nil
 	}
 	r.Time = time.Now()
+	withTrace(ctx, &r)
 	_, err := s.AppendAudit(context.WithoutCancel(ctx), r)
 	return err
 }

@@ -162,6 +162,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.checkWorkflowTools(); err != nil {
 		return nil, err
 	}
+	if err := h.auditConfig(ctx, "host"); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
 	if opts.NoProvider {
 		// The agent's policy still applies to the tools called without a model (Call).
 		h.opts = opts

@@ -123,6 +123,7 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 	h.Agent = agent
 	h.live.cur.Store(agent)
 	h.live.reap()
+	_ = h.auditConfig(ctx, "reload") // the reload happened; a failed record does not undo it
 	return reloaded, nil
 }
 

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http/httptrace"
 	"os"
@@ -21,6 +23,7 @@ import (
 // Its methods are safe for concurrent use.
 type Plugin struct {
 	name     string
+	digest   string // sha256 of the module as read, hex
 	abi      string
 	mcpV1    bool
 	perms    Permissions
@@ -52,6 +55,10 @@ type Plugin struct {
 // segments (internal/wasmbin): Go leaves gaps of up to 63 bytes, and
 // copying 256 zeros costs wazero less than evaluating one more segment.
 const dataSegmentGap = 256
+
+// Digest is the sha256 (hex) of the module the plugin was loaded from, as read: what a
+// manifest's sha256 pin is checked against, and what the audit log records.
+func (p *Plugin) Digest() string { return p.digest }
 
 // Load compiles (or fetches from the cache) and prepares a plugin. For the
 // mcp ABI it also asks the plugin for its tools, so a broken plugin fails
@@ -97,8 +104,10 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	sum := sha256.Sum256(wasm)
 	p := &Plugin{
 		name:     cfg.Name,
+		digest:   hex.EncodeToString(sum[:]),
 		perms:    perms,
 		hosts:    hosts,
 		hostImpl: cfg.Host,

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,7 +40,9 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 	for _, rec := range recs {
 		got = append(got, rec.Action+" "+rec.Actor+" "+strings.SplitN(rec.Target, "/", 2)[0]+" "+details(rec.Detail))
 	}
+	// The configuration is recorded once, though five commands loaded it: it did not change.
 	want := []string{
+		"config.load host  manifest_sha256=" + fileSHA(t, e.manifest) + " plugin:calc=" + fileSHA(t, calcWasm),
 		"run.start ana s1 agent=e2e",
 		"approval ana s1 approved=true call=c1 reason= tool=calc",
 		"run.end ana s1 cost_usd=0 reason=end_turn status=completed tokens=0",
@@ -47,18 +52,51 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "5 records, chain intact; last hash "+recs[4].Hash) {
+	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "6 records, chain intact; last hash "+recs[5].Hash) {
 		t.Fatalf("verify: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	db, err := sql.Open("sqlite", filepath.Join(e.dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE audit SET actor = 'mallory' WHERE seq = 2`); err != nil {
+	if _, err := db.Exec(`UPDATE audit SET actor = 'mallory' WHERE seq = 3`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if r := e.agenthost(t, "audit", "verify"); r.code != 1 || !strings.Contains(r.stderr, "audit record 2 was changed after it was written") {
+	if r := e.agenthost(t, "audit", "verify"); r.code != 1 || !strings.Contains(r.stderr, "audit record 3 was changed after it was written") {
 		t.Fatalf("verify after tampering: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func fileSHA(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// A changed manifest is recorded at the next command that loads it, with its new digest.
+func TestE2E_AConfigurationChangeIsAudited(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "hi"}]}`})
+	for range 2 {
+		if r := e.agenthost(t, "plugins", "list"); r.code != 0 {
+			t.Fatalf("plugins list: %d %s", r.code, r.stderr)
+		}
+	}
+	appendManifest(t, e.manifest, "\n# tuned\n")
+	if r := e.agenthost(t, "plugins", "list"); r.code != 0 {
+		t.Fatalf("plugins list: %d %s", r.code, r.stderr)
+	}
+	var recs []audit.Record
+	r := e.agenthost(t, "audit", "list", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 2 {
+		t.Fatalf("audit list: %v %s", err, r.stdout)
+	}
+	if recs[0].Detail["manifest_sha256"] == recs[1].Detail["manifest_sha256"] || recs[1].Detail["manifest_sha256"] != fileSHA(t, e.manifest) ||
+		recs[1].Detail["plugin:calc"] != fileSHA(t, calcWasm) {
+		t.Fatalf("records %+v", recs)
 	}
 }

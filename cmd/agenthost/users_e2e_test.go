@@ -161,8 +161,11 @@ func TestE2E_SessionsBelongToTheirUserUntilShared(t *testing.T) {
 		t.Fatalf("bo approves: %d %s", code, body)
 	}
 	// Revoked, he is back to 404.
-	if code, body := call(t, s, ana, "DELETE", "/v1/sessions/s1/shares/bo", ""); code != 204 {
-		t.Fatalf("unshare: %d %s", code, body)
+	req, _ := http.NewRequest("DELETE", s.base+"/v1/sessions/s1/shares/bo", nil)
+	req.Header.Set("Authorization", "Bearer "+ana)
+	req.Header.Set("X-Request-Id", "req-42")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("unshare: %v %v", resp, err)
 	}
 	if code, _ := call(t, s, bo, "GET", "/v1/sessions/s1", ""); code != 404 {
 		t.Fatalf("bo after revoke: %d", code)
@@ -190,8 +193,11 @@ func TestE2E_SessionsBelongToTheirUserUntilShared(t *testing.T) {
 		t.Fatalf("audit: %d %s", code, body)
 	}
 	var log struct {
-		Records  []struct{ Action, Actor, Target string } `json:"records"`
-		Verified bool                                     `json:"verified"`
+		Records []struct {
+			Action, Actor, Target string
+			Detail                map[string]string
+		} `json:"records"`
+		Verified bool `json:"verified"`
 	}
 	if err := json.Unmarshal([]byte(body), &log); err != nil || !log.Verified {
 		t.Fatalf("audit: %v %s", err, body)
@@ -199,6 +205,9 @@ func TestE2E_SessionsBelongToTheirUserUntilShared(t *testing.T) {
 	var got []string
 	for _, r := range log.Records {
 		got = append(got, r.Action+" "+r.Actor+" "+r.Target)
+		if r.Action == "session.unshare" && r.Detail["request_id"] != "req-42" {
+			t.Errorf("the unshare record lacks the request id: %+v", r)
+		}
 	}
 	joined := strings.Join(got, "\n")
 	for _, want := range []string{"user.add cli user:ana", "user.add cli user:root", "run.start ana s1/r1", "approval bo s1/r2",

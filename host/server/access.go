@@ -344,7 +344,28 @@ func (s *Server) audit(r *http.Request, rec audit.Record) {
 		return
 	}
 	rec.Actor = actor(r.Context())
+	if id := audit.RequestID(r.Context()); id != "" {
+		if rec.Detail == nil {
+			rec.Detail = map[string]string{}
+		}
+		rec.Detail["request_id"] = id
+	}
 	if err := s.opts.Audit(r.Context(), rec); err != nil && s.opts.Log != nil {
 		s.opts.Log.Error("audit", "action", rec.Action, "error", err)
 	}
+}
+
+// requestID is the request's X-Request-Id when it is a sane one (1–128 printable ASCII
+// characters): it is copied into audit records, so a client cannot write anything there.
+func requestID(r *http.Request) string {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 128 {
+		return ""
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return ""
+		}
+	}
+	return id
 }

@@ -178,6 +178,9 @@ func (s *Server) auth(next http.HandlerFunc) http.Handler {
 		if !ok {
 			return
 		}
+		if id := requestID(r); id != "" {
+			ctx = audit.WithRequestID(ctx, id)
+		}
 		next(w, r.WithContext(ctx))
 	})
 }
