@@ -139,6 +139,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.openMemory()
+	if err := h.openEmbeddings(ctx); err != nil {
+		return nil, err
+	}
 	h.services = &services{store: h.Store, name: m.Agent.Model, onReport: opts.OnReport}
 	cache := opts.CacheDir
 	if cache == "" {

@@ -22,6 +22,15 @@ type MemoryConfig struct {
 	Recall int `toml:"recall"`
 	// Tools offers remember, recall and forget to the model (default true).
 	Tools *bool `toml:"tools"`
+	// Embeddings, when set, names the provider (and model) that embeds memories: search
+	// is then hybrid, words and similarity (embed.go, docs/memory.md).
+	Embeddings *EmbeddingsConfig `toml:"embeddings"`
+}
+
+// EmbeddingsConfig is [memory.embeddings].
+type EmbeddingsConfig struct {
+	Provider string `toml:"provider"` // a [providers.NAME] whose adapter has embeddings
+	Model    string `toml:"model"`    // the embedding model; "" is the adapter's default
 }
 
 const defaultRecall = 5
@@ -33,6 +42,11 @@ func (m *Manifest) checkMemory() error {
 	c := m.Memory
 	if c.Recall < -1 || c.Recall > 50 {
 		return m.errKey("memory.recall", "recall %d: want -1 (none), 0 (default %d) or up to 50", c.Recall, defaultRecall)
+	}
+	if e := c.Embeddings; e != nil {
+		if _, ok := m.Providers[e.Provider]; !ok {
+			return m.errKey("memory.embeddings.provider", "unknown provider %q (defined: %s)", e.Provider, strings.Join(m.providerNames(), ", "))
+		}
 	}
 	return nil
 }

@@ -31,10 +31,12 @@ func (m *InMemory) SearchMemory(_ context.Context, q Query) ([]Hit, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var hits []Hit
+	var visible []Entry
 	for _, e := range m.entries {
 		if !q.Visible(e) || (q.Kind != "" && e.Kind != q.Kind) {
 			continue
 		}
+		visible = append(visible, e)
 		words := Terms(e.Text)
 		n := 0
 		for _, t := range terms {
@@ -55,7 +57,11 @@ func (m *InMemory) SearchMemory(_ context.Context, q Query) ([]Hit, error) {
 		}
 		return b.Updated.Compare(a.Updated)
 	})
-	return hits[:min(len(hits), limit(q.Limit))], nil
+	hits = hits[:min(len(hits), limit(q.Limit))]
+	if q.Vector != nil {
+		hits = Fuse(hits, Nearest(visible, q.Vector, q.Max()), q.Max())
+	}
+	return hits, nil
 }
 
 func (m *InMemory) ListMemory(_ context.Context, f Filter) ([]Entry, error) {

@@ -39,6 +39,9 @@ type Entry struct {
 	Run     string    `json:"run,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+	// Vector is the text's embedding when the host has an embedding provider: similarity
+	// search ranks by it beside the words. Not shown in listings.
+	Vector []float32 `json:"-"`
 }
 
 // Hit is an entry a search found, with its rank: higher is better, comparable only
@@ -56,6 +59,9 @@ type Query struct {
 	Text        string
 	Kind        Kind
 	Limit       int
+	// Vector is Text's embedding, when the host has an embedding provider: the search is
+	// then hybrid, words and similarity ranked together (Fuse).
+	Vector []float32
 }
 
 // Filter selects entries to list or delete: those of User (and, if set, of Agent and

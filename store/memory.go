@@ -15,7 +15,7 @@ import (
 
 var _ memory.Store = (*SQLite)(nil)
 
-const memoryColumns = `m.id, m.owner, m.agent, m.kind, m.text, m.metadata, m.session, m.run_id, m.created, m.updated`
+const memoryColumns = `m.id, m.owner, m.agent, m.kind, m.text, m.metadata, m.session, m.run_id, m.created, m.updated, m.vector`
 
 // AddMemory stores an entry (memory.Store).
 func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
@@ -27,10 +27,11 @@ func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
 		return fmt.Errorf("add memory: %w", err)
 	}
 	text, terms, metaCol := s.sealMemory(e.ID, e.Text, meta)
+	vector := s.sealVector(e.ID, e.Vector)
 	err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
-			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms)
+		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms, vector)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
+			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms, vector)
 		return err
 	})
 	if err != nil {
@@ -44,6 +45,18 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(
 // only their entries are ranked), and the visibility rule is applied again in the WHERE
 // clause, so a LIMIT never fills up with entries the user may not see.
 func (s *SQLite) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	hits, err := s.searchWords(ctx, q)
+	if err != nil || q.Vector == nil {
+		return hits, err
+	}
+	similar, err := s.searchVector(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return memory.Fuse(hits, similar, q.Max()), nil
+}
+
+func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	terms := memory.Terms(q.Text)
 	scopes := visibleScopes(q)
 	if len(terms) == 0 || len(scopes) == 0 {
@@ -64,8 +77,7 @@ func (s *SQLite) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts, 1.0, 0.0)
 FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 WHERE memories_fts MATCH ?
-  AND ((m.owner = ? AND ? <> '' AND (m.agent = '' OR m.agent = ?)) OR (m.owner = '' AND m.agent = ? AND ? <> ''))
-  AND (? = '' OR m.kind = ?)
+  AND `+visibleSQL+`
 ORDER BY bm25(memories_fts, 1.0, 0.0), m.updated DESC LIMIT ?`,
 		match, q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind), q.Max())
 	if err != nil {
@@ -81,6 +93,64 @@ ORDER BY bm25(memories_fts, 1.0, 0.0), m.updated DESC LIMIT ?`,
 		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+// visibleSQL is memory.Query.Visible and its kind filter, for the arguments user, user,
+// agent, agent, agent, kind, kind.
+const visibleSQL = `((m.owner = ? AND ? <> '' AND (m.agent = '' OR m.agent = ?)) OR (m.owner = '' AND m.agent = ? AND ? <> ''))
+  AND (? = '' OR m.kind = ?)`
+
+// searchVector ranks the entries q may see by similarity to q.Vector, in Go: the
+// database has no vector index, so every visible entry's vector is read (a user's
+// memories, not the table; docs/memory.md gives the measured cost), scored in place, and
+// only the best entries are then read whole.
+func (s *SQLite) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.vector FROM memories m WHERE m.vector IS NOT NULL AND `+visibleSQL,
+		q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind))
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	var scored []memory.Scored
+	for rows.Next() {
+		var id string
+		var b sql.RawBytes // read in place: the vectors are most of what a search reads
+		if err := rows.Scan(&id, &b); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search memory: %w", err)
+		}
+		if s.keys != nil {
+			if b, err = s.keys.Open(b, seal.MemoryAAD(id, "vector")); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("search memory: memory %s: %w", id, err)
+			}
+		}
+		scored = append(scored, memory.Scored{ID: id, Score: memory.CosineEncoded(b, q.Vector)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	best := memory.Best(scored, q.Max())
+	out := make([]memory.Hit, 0, len(best))
+	for _, b := range best {
+		r, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ?`, b.ID)
+		if err != nil {
+			return nil, fmt.Errorf("search memory: %w", err)
+		}
+		for r.Next() {
+			h := memory.Hit{Score: b.Score}
+			if err := s.scanMemory(r, &h.Entry); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("search memory: %w", err)
+			}
+			out = append(out, h)
+		}
+		r.Close()
+	}
+	return out, nil
 }
 
 // ListMemory lists the entries f selects, newest first (memory.Store).
@@ -144,7 +214,11 @@ func memoryWhere(f memory.Filter) (string, []any) {
 
 func (s *SQLite) scanMemory(rows *sql.Rows, e *memory.Entry, extra ...any) error {
 	var kind, meta, created, updated string
-	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &created, &updated}, extra...)...); err != nil {
+	var vector []byte
+	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &created, &updated, &vector}, extra...)...); err != nil {
+		return err
+	}
+	if err := s.openVector(e, vector); err != nil {
 		return err
 	}
 	text, err := s.keys.Open([]byte(e.Text), seal.MemoryAAD(e.ID, "text"))
@@ -200,29 +274,35 @@ func (s *SQLite) sealMemory(id, text string, meta []byte) (string, string, strin
 
 // resealMemories re-seals and re-indexes memories not sealed with the current key.
 func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, text, metadata FROM memories`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, text, metadata, vector FROM memories`)
 	if err != nil {
 		return 0, err
 	}
-	type row struct{ id, text, terms, meta string }
+	type row struct {
+		id, text, terms, meta string
+		vector                []byte
+	}
 	var todo []row
 	for rows.Next() {
 		var id, text, meta string
-		if err := rows.Scan(&id, &text, &meta); err != nil {
+		var vector []byte
+		if err := rows.Scan(&id, &text, &meta, &vector); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		if !s.stale([]byte(text)) && !s.stale([]byte(meta)) {
+		if !s.stale([]byte(text)) && !s.stale([]byte(meta)) && (vector == nil || !s.stale(vector)) {
 			continue
 		}
 		t, err1 := s.keys.Open([]byte(text), seal.MemoryAAD(id, "text"))
 		m, err2 := s.keys.Open([]byte(meta), seal.MemoryAAD(id, "metadata"))
-		if err := errors.Join(err1, err2); err != nil {
+		e := memory.Entry{ID: id}
+		err3 := s.openVector(&e, vector)
+		if err := errors.Join(err1, err2, err3); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("memory %s: %w", id, err)
 		}
 		st, terms, sm := s.sealMemory(id, string(t), m)
-		todo = append(todo, row{id, st, terms, sm})
+		todo = append(todo, row{id, st, terms, sm, s.sealVector(id, e.Vector)})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -232,7 +312,7 @@ func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
 		chunk := todo[i:min(i+resealBatch, len(todo))]
 		err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			for _, r := range chunk {
-				if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, terms = ?, metadata = ? WHERE id = ?`, r.text, r.terms, r.meta, r.id); err != nil {
+				if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, terms = ?, metadata = ?, vector = ? WHERE id = ?`, r.text, r.terms, r.meta, r.vector, r.id); err != nil {
 					return err
 				}
 			}
@@ -243,4 +323,26 @@ func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
 		}
 	}
 	return len(todo), nil
+}
+
+// sealVector is how a memory's vector is stored: nil for none, sealed with keys.
+func (s *SQLite) sealVector(id string, v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	return s.keys.Seal(memory.EncodeVector(v), seal.MemoryAAD(id, "vector"))
+}
+
+func (s *SQLite) openVector(e *memory.Entry, b []byte) error {
+	if b == nil {
+		return nil
+	}
+	plain, err := s.keys.Open(b, seal.MemoryAAD(e.ID, "vector"))
+	if err != nil {
+		return fmt.Errorf("memory %s: %w", e.ID, err)
+	}
+	if e.Vector, err = memory.DecodeVector(plain); err != nil {
+		return fmt.Errorf("memory %s: %w", e.ID, err)
+	}
+	return nil
 }

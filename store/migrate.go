@@ -19,6 +19,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV5Audit,
 	migrateV6Access,
 	migrateV7MemoryTerms,
+	migrateV8MemoryVectors,
 }
 
 // schemaVersion is the version this code writes.
@@ -247,5 +248,12 @@ CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
 	INSERT INTO memories_fts(memories_fts, rowid, terms, scope) VALUES ('delete', old.rowid, old.terms, old.scope);
 	INSERT INTO memories_fts(rowid, terms, scope) VALUES (new.rowid, new.terms, new.scope);
 END;`)
+	return err
+}
+
+// migrateV8MemoryVectors adds each memory's embedding (memory.EncodeVector; sealed with
+// keys), NULL where none was computed.
+func migrateV8MemoryVectors(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `ALTER TABLE memories ADD COLUMN vector BLOB`)
 	return err
 }

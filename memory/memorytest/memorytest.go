@@ -21,6 +21,60 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 	t.Run("DeleteNamesSomeoneOrFails", func(t *testing.T) { deletes(t, open(t)) })
 	t.Run("BadEntriesAreRefused", func(t *testing.T) { refused(t, open(t)) })
 	t.Run("ListIsNewestFirstAndFiltersByKind", func(t *testing.T) { lists(t, open(t)) })
+	t.Run("SimilarityFindsWhatSharesNoWord", func(t *testing.T) { hybrid(t, open(t)) })
+}
+
+// vec is a unit vector along axis i of 4, plus a little of axis j.
+func vec(i, j int) []float32 {
+	v := make([]float32, 4)
+	v[i] = 1
+	v[j] += 0.2
+	return v
+}
+
+// With a query vector, a memory sharing no word with the query but near it in meaning
+// (its vector) is found; one with words and a near vector ranks first; another user's
+// memory with the very same vector is never returned; a stored vector reads back.
+func hybrid(t *testing.T, s memory.Store) {
+	ctx := context.Background()
+	put := func(user, text string, v []float32, at time.Duration) {
+		e, err := memory.New(user, "", memory.KindFact, text, t0.Add(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Vector = v
+		if err := s.AddMemory(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("ana", "Ana's flat is in Lisbon", vec(0, 1), 0)
+	put("ana", "Ana owns a bicycle", vec(2, 3), time.Minute)
+	put("ana", "Ana rents in Portugal", vec(0, 2), 2*time.Minute)
+	put("ana", "no vector here about housing", nil, 3*time.Minute)
+	put("bo", "Bo's flat is in Porto", vec(0, 1), 4*time.Minute)
+	got := search(t, s, memory.Query{User: "ana", Text: "where is her flat", Vector: vec(0, 1), Limit: 2})
+	want := []string{"Ana's flat is in Lisbon", "Ana rents in Portugal"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("hybrid search = %q, want %q", got, want)
+	}
+	// Similarity alone (no word matches) still finds, and never crosses users.
+	got = search(t, s, memory.Query{User: "ana", Text: "zzz", Vector: vec(0, 1)})
+	if len(got) == 0 || got[0] != "Ana's flat is in Lisbon" || strings.Contains(strings.Join(got, "|"), "Bo") || strings.Contains(strings.Join(got, "|"), "no vector") {
+		t.Fatalf("similarity search = %q", got)
+	}
+	// A vector of another length is not compared (a changed embedding model).
+	if got := search(t, s, memory.Query{User: "ana", Text: "zzz", Vector: []float32{1, 0}}); len(got) != 0 {
+		t.Fatalf("a 2-dimensional query matched 4-dimensional memories: %q", got)
+	}
+	list, err := s.ListMemory(ctx, memory.Filter{User: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list {
+		if e.Text == "Ana owns a bicycle" && (len(e.Vector) != 4 || e.Vector[2] != 1 || e.Vector[3] != float32(0.2)) {
+			t.Fatalf("vector read back as %v", e.Vector)
+		}
+	}
 }
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)

@@ -17,11 +17,12 @@ import (
 
 // Provider implements providers.Provider against one OpenAI-compatible server.
 type Provider struct {
-	mu        sync.Mutex
-	client    sdk.Client
-	model     string
-	maxTokens string // request field that carries max_tokens
-	reasoning string // field that carries earlier reasoning back ("" = not sent)
+	mu         sync.Mutex
+	client     sdk.Client
+	model      string
+	embedModel string // default model of Embed (embed.go)
+	maxTokens  string // request field that carries max_tokens
+	reasoning  string // field that carries earlier reasoning back ("" = not sent)
 }
 
 // New returns a provider configured from the environment only; Configure
@@ -35,7 +36,7 @@ func New() *Provider {
 	return p
 }
 
-var knownOptions = []string{"api_key", "base_url", "max_tokens_field", "model", "send_reasoning"}
+var knownOptions = []string{"api_key", "base_url", "embed_model", "max_tokens_field", "model", "send_reasoning"}
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
@@ -77,6 +78,7 @@ func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	defer p.mu.Unlock()
 	p.client = sdk.NewClient(opts...)
 	p.model = options["model"]
+	p.embedModel = options["embed_model"]
 	p.maxTokens = maxTokens
 	p.reasoning = options["send_reasoning"]
 	return nil
@@ -94,7 +96,7 @@ func (p *Provider) Info(context.Context) (*providers.Info, error) {
 	return &providers.Info{
 		Name:         "openai",
 		Models:       models,
-		Capabilities: []string{"tools", "reasoning", "images", "response_format", "streaming"},
+		Capabilities: []string{"tools", "reasoning", "images", "response_format", "streaming", providers.CapEmbeddings},
 	}, nil
 }
 

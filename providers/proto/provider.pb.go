@@ -25,6 +25,163 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type EmbedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Model         string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	Inputs        []string               `protobuf:"bytes,2,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmbedRequest) Reset() {
+	*x = EmbedRequest{}
+	mi := &file_provider_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmbedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmbedRequest) ProtoMessage() {}
+
+func (x *EmbedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmbedRequest.ProtoReflect.Descriptor instead.
+func (*EmbedRequest) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *EmbedRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *EmbedRequest) GetInputs() []string {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type EmbedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per input, in order, all of the same length.
+	Vectors       []*Vector `protobuf:"bytes,1,rep,name=vectors,proto3" json:"vectors,omitempty"`
+	Usage         *Usage    `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	Error         *Error    `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmbedResponse) Reset() {
+	*x = EmbedResponse{}
+	mi := &file_provider_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmbedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmbedResponse) ProtoMessage() {}
+
+func (x *EmbedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmbedResponse.ProtoReflect.Descriptor instead.
+func (*EmbedResponse) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EmbedResponse) GetVectors() []*Vector {
+	if x != nil {
+		return x.Vectors
+	}
+	return nil
+}
+
+func (x *EmbedResponse) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *EmbedResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type Vector struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []float32              `protobuf:"fixed32,1,rep,packed,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Vector) Reset() {
+	*x = Vector{}
+	mi := &file_provider_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Vector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Vector) ProtoMessage() {}
+
+func (x *Vector) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Vector.ProtoReflect.Descriptor instead.
+func (*Vector) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Vector) GetValues() []float32 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 type ConfigureRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Options       map[string]string      `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -34,7 +191,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_provider_proto_msgTypes[0]
+	mi := &file_provider_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +203,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[0]
+	mi := &file_provider_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +216,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{0}
+	return file_provider_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ConfigureRequest) GetOptions() map[string]string {
@@ -77,7 +234,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_provider_proto_msgTypes[1]
+	mi := &file_provider_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -89,7 +246,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[1]
+	mi := &file_provider_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -102,7 +259,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{1}
+	return file_provider_proto_rawDescGZIP(), []int{4}
 }
 
 type InfoRequest struct {
@@ -113,7 +270,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_provider_proto_msgTypes[2]
+	mi := &file_provider_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -125,7 +282,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[2]
+	mi := &file_provider_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -138,7 +295,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{2}
+	return file_provider_proto_rawDescGZIP(), []int{5}
 }
 
 type InfoResponse struct {
@@ -154,7 +311,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_provider_proto_msgTypes[3]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -166,7 +323,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[3]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -179,7 +336,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{3}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *InfoResponse) GetName() string {
@@ -222,7 +379,7 @@ type ChatRequest struct {
 
 func (x *ChatRequest) Reset() {
 	*x = ChatRequest{}
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +391,7 @@ func (x *ChatRequest) String() string {
 func (*ChatRequest) ProtoMessage() {}
 
 func (x *ChatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,7 +404,7 @@ func (x *ChatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatRequest.ProtoReflect.Descriptor instead.
 func (*ChatRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ChatRequest) GetModel() string {
@@ -310,7 +467,7 @@ type Metadata struct {
 
 func (x *Metadata) Reset() {
 	*x = Metadata{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -322,7 +479,7 @@ func (x *Metadata) String() string {
 func (*Metadata) ProtoMessage() {}
 
 func (x *Metadata) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -335,7 +492,7 @@ func (x *Metadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metadata.ProtoReflect.Descriptor instead.
 func (*Metadata) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Metadata) GetSession() string {
@@ -379,7 +536,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +548,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +561,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Message) GetRole() string {
@@ -471,7 +628,7 @@ type Part struct {
 
 func (x *Part) Reset() {
 	*x = Part{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +640,7 @@ func (x *Part) String() string {
 func (*Part) ProtoMessage() {}
 
 func (x *Part) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +653,7 @@ func (x *Part) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Part.ProtoReflect.Descriptor instead.
 func (*Part) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Part) GetType() string {
@@ -546,7 +703,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +715,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +728,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolCall) GetId() string {
@@ -607,7 +764,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +776,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +789,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Tool) GetName() string {
@@ -676,7 +833,7 @@ type ChatEvent struct {
 
 func (x *ChatEvent) Reset() {
 	*x = ChatEvent{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +845,7 @@ func (x *ChatEvent) String() string {
 func (*ChatEvent) ProtoMessage() {}
 
 func (x *ChatEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +858,7 @@ func (x *ChatEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatEvent.ProtoReflect.Descriptor instead.
 func (*ChatEvent) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ChatEvent) GetSeq() int64 {
@@ -844,7 +1001,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -856,7 +1013,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -869,7 +1026,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -916,7 +1073,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1085,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1098,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -997,7 +1154,7 @@ type Finish struct {
 
 func (x *Finish) Reset() {
 	*x = Finish{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1166,7 @@ func (x *Finish) String() string {
 func (*Finish) ProtoMessage() {}
 
 func (x *Finish) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1179,7 @@ func (x *Finish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finish.ProtoReflect.Descriptor instead.
 func (*Finish) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Finish) GetStopReason() string {
@@ -1045,7 +1202,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1214,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1070,7 +1227,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Error) GetKind() string {
@@ -1105,7 +1262,16 @@ var File_provider_proto protoreflect.FileDescriptor
 
 const file_provider_proto_rawDesc = "" +
 	"\n" +
-	"\x0eprovider.proto\x12\x15agenthost.provider.v1\"\x9e\x01\n" +
+	"\x0eprovider.proto\x12\x15agenthost.provider.v1\"<\n" +
+	"\fEmbedRequest\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
+	"\x06inputs\x18\x02 \x03(\tR\x06inputs\"\xb0\x01\n" +
+	"\rEmbedResponse\x127\n" +
+	"\avectors\x18\x01 \x03(\v2\x1d.agenthost.provider.v1.VectorR\avectors\x122\n" +
+	"\x05usage\x18\x02 \x01(\v2\x1c.agenthost.provider.v1.UsageR\x05usage\x122\n" +
+	"\x05error\x18\x03 \x01(\v2\x1c.agenthost.provider.v1.ErrorR\x05error\" \n" +
+	"\x06Vector\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\x02R\x06values\"\x9e\x01\n" +
 	"\x10ConfigureRequest\x12N\n" +
 	"\aoptions\x18\x01 \x03(\v24.agenthost.provider.v1.ConfigureRequest.OptionsEntryR\aoptions\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
@@ -1187,11 +1353,12 @@ const file_provider_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x1c\n" +
-	"\tretryable\x18\x04 \x01(\bR\tretryable2\x8d\x02\n" +
+	"\tretryable\x18\x04 \x01(\bR\tretryable2\xe1\x02\n" +
 	"\bProvider\x12^\n" +
 	"\tConfigure\x12'.agenthost.provider.v1.ConfigureRequest\x1a(.agenthost.provider.v1.ConfigureResponse\x12O\n" +
 	"\x04Info\x12\".agenthost.provider.v1.InfoRequest\x1a#.agenthost.provider.v1.InfoResponse\x12P\n" +
-	"\x06Stream\x12\".agenthost.provider.v1.ChatRequest\x1a .agenthost.provider.v1.ChatEvent0\x01B;Z9github.com/agenthost/agenthost/providers/proto;providerpbb\x06proto3"
+	"\x06Stream\x12\".agenthost.provider.v1.ChatRequest\x1a .agenthost.provider.v1.ChatEvent0\x01\x12R\n" +
+	"\x05Embed\x12#.agenthost.provider.v1.EmbedRequest\x1a$.agenthost.provider.v1.EmbedResponseB;Z9github.com/agenthost/agenthost/providers/proto;providerpbb\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -1205,47 +1372,55 @@ func file_provider_proto_rawDescGZIP() []byte {
 	return file_provider_proto_rawDescData
 }
 
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_provider_proto_goTypes = []any{
-	(*ConfigureRequest)(nil),  // 0: agenthost.provider.v1.ConfigureRequest
-	(*ConfigureResponse)(nil), // 1: agenthost.provider.v1.ConfigureResponse
-	(*InfoRequest)(nil),       // 2: agenthost.provider.v1.InfoRequest
-	(*InfoResponse)(nil),      // 3: agenthost.provider.v1.InfoResponse
-	(*ChatRequest)(nil),       // 4: agenthost.provider.v1.ChatRequest
-	(*Metadata)(nil),          // 5: agenthost.provider.v1.Metadata
-	(*Message)(nil),           // 6: agenthost.provider.v1.Message
-	(*Part)(nil),              // 7: agenthost.provider.v1.Part
-	(*ToolCall)(nil),          // 8: agenthost.provider.v1.ToolCall
-	(*Tool)(nil),              // 9: agenthost.provider.v1.Tool
-	(*ChatEvent)(nil),         // 10: agenthost.provider.v1.ChatEvent
-	(*ToolCallDelta)(nil),     // 11: agenthost.provider.v1.ToolCallDelta
-	(*Usage)(nil),             // 12: agenthost.provider.v1.Usage
-	(*Finish)(nil),            // 13: agenthost.provider.v1.Finish
-	(*Error)(nil),             // 14: agenthost.provider.v1.Error
-	nil,                       // 15: agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	(*EmbedRequest)(nil),      // 0: agenthost.provider.v1.EmbedRequest
+	(*EmbedResponse)(nil),     // 1: agenthost.provider.v1.EmbedResponse
+	(*Vector)(nil),            // 2: agenthost.provider.v1.Vector
+	(*ConfigureRequest)(nil),  // 3: agenthost.provider.v1.ConfigureRequest
+	(*ConfigureResponse)(nil), // 4: agenthost.provider.v1.ConfigureResponse
+	(*InfoRequest)(nil),       // 5: agenthost.provider.v1.InfoRequest
+	(*InfoResponse)(nil),      // 6: agenthost.provider.v1.InfoResponse
+	(*ChatRequest)(nil),       // 7: agenthost.provider.v1.ChatRequest
+	(*Metadata)(nil),          // 8: agenthost.provider.v1.Metadata
+	(*Message)(nil),           // 9: agenthost.provider.v1.Message
+	(*Part)(nil),              // 10: agenthost.provider.v1.Part
+	(*ToolCall)(nil),          // 11: agenthost.provider.v1.ToolCall
+	(*Tool)(nil),              // 12: agenthost.provider.v1.Tool
+	(*ChatEvent)(nil),         // 13: agenthost.provider.v1.ChatEvent
+	(*ToolCallDelta)(nil),     // 14: agenthost.provider.v1.ToolCallDelta
+	(*Usage)(nil),             // 15: agenthost.provider.v1.Usage
+	(*Finish)(nil),            // 16: agenthost.provider.v1.Finish
+	(*Error)(nil),             // 17: agenthost.provider.v1.Error
+	nil,                       // 18: agenthost.provider.v1.ConfigureRequest.OptionsEntry
 }
 var file_provider_proto_depIdxs = []int32{
-	15, // 0: agenthost.provider.v1.ConfigureRequest.options:type_name -> agenthost.provider.v1.ConfigureRequest.OptionsEntry
-	6,  // 1: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
-	9,  // 2: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
-	5,  // 3: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
-	7,  // 4: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
-	8,  // 5: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
-	11, // 6: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
-	12, // 7: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
-	13, // 8: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
-	14, // 9: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
-	0,  // 10: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
-	2,  // 11: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
-	4,  // 12: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
-	1,  // 13: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
-	3,  // 14: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
-	10, // 15: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	2,  // 0: agenthost.provider.v1.EmbedResponse.vectors:type_name -> agenthost.provider.v1.Vector
+	15, // 1: agenthost.provider.v1.EmbedResponse.usage:type_name -> agenthost.provider.v1.Usage
+	17, // 2: agenthost.provider.v1.EmbedResponse.error:type_name -> agenthost.provider.v1.Error
+	18, // 3: agenthost.provider.v1.ConfigureRequest.options:type_name -> agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	9,  // 4: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
+	12, // 5: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
+	8,  // 6: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
+	10, // 7: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
+	11, // 8: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
+	14, // 9: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
+	15, // 10: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
+	16, // 11: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
+	17, // 12: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
+	3,  // 13: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
+	5,  // 14: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
+	7,  // 15: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
+	0,  // 16: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
+	4,  // 17: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
+	6,  // 18: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
+	13, // 19: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
+	1,  // 20: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
+	17, // [17:21] is the sub-list for method output_type
+	13, // [13:17] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1253,7 +1428,7 @@ func file_provider_proto_init() {
 	if File_provider_proto != nil {
 		return
 	}
-	file_provider_proto_msgTypes[10].OneofWrappers = []any{
+	file_provider_proto_msgTypes[13].OneofWrappers = []any{
 		(*ChatEvent_Text)(nil),
 		(*ChatEvent_Reasoning)(nil),
 		(*ChatEvent_ToolCall)(nil),
@@ -1268,7 +1443,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

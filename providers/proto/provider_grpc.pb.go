@@ -26,6 +26,7 @@ const (
 	Provider_Configure_FullMethodName = "/agenthost.provider.v1.Provider/Configure"
 	Provider_Info_FullMethodName      = "/agenthost.provider.v1.Provider/Info"
 	Provider_Stream_FullMethodName    = "/agenthost.provider.v1.Provider/Stream"
+	Provider_Embed_FullMethodName     = "/agenthost.provider.v1.Provider/Embed"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -42,6 +43,10 @@ type ProviderClient interface {
 	// carrying an Error (the last event); a gRPC status error means the
 	// transport or the adapter itself failed.
 	Stream(ctx context.Context, in *ChatRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChatEvent], error)
+	// Embed turns texts into vectors (long-term memory's similarity search). An
+	// adapter without embeddings answers UNIMPLEMENTED, or leaves "embeddings" out
+	// of its capabilities; a typed failure is an EmbedResponse carrying an Error.
+	Embed(ctx context.Context, in *EmbedRequest, opts ...grpc.CallOption) (*EmbedResponse, error)
 }
 
 type providerClient struct {
@@ -91,6 +96,16 @@ func (c *providerClient) Stream(ctx context.Context, in *ChatRequest, opts ...gr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Provider_StreamClient = grpc.ServerStreamingClient[ChatEvent]
 
+func (c *providerClient) Embed(ctx context.Context, in *EmbedRequest, opts ...grpc.CallOption) (*EmbedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EmbedResponse)
+	err := c.cc.Invoke(ctx, Provider_Embed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -105,6 +120,10 @@ type ProviderServer interface {
 	// carrying an Error (the last event); a gRPC status error means the
 	// transport or the adapter itself failed.
 	Stream(*ChatRequest, grpc.ServerStreamingServer[ChatEvent]) error
+	// Embed turns texts into vectors (long-term memory's similarity search). An
+	// adapter without embeddings answers UNIMPLEMENTED, or leaves "embeddings" out
+	// of its capabilities; a typed failure is an EmbedResponse carrying an Error.
+	Embed(context.Context, *EmbedRequest) (*EmbedResponse, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -123,6 +142,9 @@ func (UnimplementedProviderServer) Info(context.Context, *InfoRequest) (*InfoRes
 }
 func (UnimplementedProviderServer) Stream(*ChatRequest, grpc.ServerStreamingServer[ChatEvent]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedProviderServer) Embed(context.Context, *EmbedRequest) (*EmbedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Embed not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -192,6 +214,24 @@ func _Provider_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Provider_StreamServer = grpc.ServerStreamingServer[ChatEvent]
 
+func _Provider_Embed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EmbedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).Embed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_Embed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).Embed(ctx, req.(*EmbedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -206,6 +246,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Info",
 			Handler:    _Provider_Info_Handler,
+		},
+		{
+			MethodName: "Embed",
+			Handler:    _Provider_Embed_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -27,6 +27,9 @@ type Fixture struct {
 	// sessions (an eval dataset's cases): a session plays the first story whose When is
 	// part of its first user message, and Turns is not used. Needs per_session.
 	Stories []Story `json:"stories,omitempty"`
+	// Synonyms maps words to the word Embed takes them for ("apartment": "flat"), so a
+	// test can have two texts near in meaning that share no word (embed.go).
+	Synonyms map[string]string `json:"synonyms,omitempty"`
 }
 
 // Story is the turns a session plays when its first user message contains When.

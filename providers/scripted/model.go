@@ -22,6 +22,9 @@ type Model struct {
 	perSession map[string]int
 	// story holds the story index by session, for a fixture with Stories.
 	story map[string]int
+	// noEmbed is the embeddings = "off" option: Embed then fails as on an adapter
+	// without embeddings (embed.go).
+	noEmbed bool
 }
 
 // New returns a model replaying f. f may be nil when the fixture will come
@@ -35,9 +38,17 @@ func New(f *Fixture) *Model {
 // writes), and starts from its first turn. Unknown options are errors.
 func (m *Model) Configure(_ context.Context, options map[string]string) error {
 	for k := range options {
-		if k != "script" && k != "script_json" {
-			return fmt.Errorf("scripted: unknown option %q (known: script, script_json)", k)
+		if k != "script" && k != "script_json" && k != "embeddings" {
+			return fmt.Errorf("scripted: unknown option %q (known: script, script_json, embeddings)", k)
 		}
+	}
+	switch options["embeddings"] {
+	case "", "on":
+		m.setNoEmbed(false)
+	case "off":
+		m.setNoEmbed(true)
+	default:
+		return fmt.Errorf("scripted: embeddings %q: want on or off", options["embeddings"])
 	}
 	path, ok := options["script"]
 	inline, hasInline := options["script_json"]
@@ -69,10 +80,14 @@ func (m *Model) Configure(_ context.Context, options map[string]string) error {
 
 // Info describes the scripted model.
 func (m *Model) Info(context.Context) (*providers.Info, error) {
+	caps := []string{"tools", "reasoning", "streaming", providers.CapEmbeddings}
+	if m.embedOff() {
+		caps = caps[:3]
+	}
 	return &providers.Info{
 		Name:         "scripted",
 		Models:       []string{"scripted"},
-		Capabilities: []string{"tools", "reasoning", "streaming"},
+		Capabilities: caps,
 	}, nil
 }
 

@@ -14,6 +14,9 @@ var _ memory.Store = (*Store)(nil)
 
 const memoryColumns = `id, owner, agent, kind, text, metadata, session, run_id, created, updated`
 
+// readColumns are memoryColumns and the vector, as scanMemory reads them.
+const readColumns = memoryColumns + `, vector`
+
 // AddMemory stores an entry (memory.Store).
 func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
 	if err := memory.Check(e); err != nil {
@@ -24,8 +27,8 @@ func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
 		return fmt.Errorf("add memory: %w", err)
 	}
 	text, terms, meta := s.sealMemory(e.ID, e.Text, meta)
-	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		e.ID, e.User, e.Agent, string(e.Kind), text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC(), terms)
+	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms, vector) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		e.ID, e.User, e.Agent, string(e.Kind), text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC(), terms, s.sealVector(e.ID, e.Vector))
 	if err != nil {
 		return fmt.Errorf("add memory: %w", unavailable(err))
 	}
@@ -35,6 +38,72 @@ func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
 // SearchMemory ranks the entries q may see by ts_rank over memory.Terms of q.Text
 // (memory.Store); the visibility rule is in the WHERE clause, as in the SQLite store.
 func (s *Store) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	hits, err := s.searchWords(ctx, q)
+	if err != nil || q.Vector == nil {
+		return hits, err
+	}
+	similar, err := s.searchVector(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return memory.Fuse(hits, similar, q.Max()), nil
+}
+
+// searchVector ranks the entries q may see by similarity, in Go, as the SQLite store does
+// (no pgvector: the vectors are sealed with keys, and the extension is not everywhere):
+// ids and vectors are read and scored, then only the best entries whole.
+func (s *Store) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, vector FROM memories
+WHERE vector IS NOT NULL
+  AND ((owner = $1 AND $1 <> '' AND (agent = '' OR agent = $2)) OR (owner = '' AND agent = $2 AND $2 <> ''))
+  AND ($3 = '' OR kind = $3)`, q.User, q.Agent, string(q.Kind))
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+	}
+	var scored []memory.Scored
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search memory: %w", err)
+		}
+		if s.keys != nil {
+			if b, err = s.keys.Open(b, seal.MemoryAAD(id, "vector")); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("search memory: memory %s: %w", id, err)
+			}
+		}
+		scored = append(scored, memory.Scored{ID: id, Score: memory.CosineEncoded(b, q.Vector)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	best := memory.Best(scored, q.Max())
+	out := make([]memory.Hit, 0, len(best))
+	for _, b := range best {
+		r, err := s.pool.Query(ctx, `SELECT `+readColumns+` FROM memories WHERE id = $1`, b.ID)
+		if err != nil {
+			return nil, fmt.Errorf("search memory: %w", unavailable(err))
+		}
+		for r.Next() {
+			h := memory.Hit{Score: b.Score}
+			if err := s.scanMemory(r, &h.Entry); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("search memory: %w", err)
+			}
+			out = append(out, h)
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	terms := memory.Terms(q.Text)
 	if len(terms) == 0 {
 		return nil, nil
@@ -47,7 +116,7 @@ func (s *Store) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit,
 		}
 		terms = blind
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+memoryColumns+`, ts_rank(tsv, query) AS score
+	rows, err := s.pool.Query(ctx, `SELECT `+readColumns+`, ts_rank(tsv, query) AS score
 FROM memories, to_tsquery('simple', $1) query
 WHERE tsv @@ query
   AND ((owner = $2 AND $2 <> '' AND (agent = '' OR agent = $3)) OR (owner = '' AND agent = $3 AND $3 <> ''))
@@ -73,7 +142,7 @@ ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Ag
 // ListMemory lists the entries f selects, newest first (memory.Store).
 func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry, error) {
 	where, args := memoryWhere(f)
-	q := `SELECT ` + memoryColumns + ` FROM memories WHERE ` + where + ` ORDER BY updated DESC, id DESC`
+	q := `SELECT ` + readColumns + ` FROM memories WHERE ` + where + ` ORDER BY updated DESC, id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -119,9 +188,18 @@ func memoryWhere(f memory.Filter) (string, []any) {
 
 func (s *Store) scanMemory(rows pgx.Rows, e *memory.Entry, extra ...any) error {
 	var kind string
-	var meta []byte
-	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &e.Created, &e.Updated}, extra...)...); err != nil {
+	var meta, vector []byte
+	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &e.Created, &e.Updated, &vector}, extra...)...); err != nil {
 		return err
+	}
+	if vector != nil {
+		plain, err := s.keys.Open(vector, seal.MemoryAAD(e.ID, "vector"))
+		if err != nil {
+			return fmt.Errorf("memory %s: %w", e.ID, err)
+		}
+		if e.Vector, err = memory.DecodeVector(plain); err != nil {
+			return fmt.Errorf("memory %s: %w", e.ID, err)
+		}
 	}
 	text, err := s.keys.Open([]byte(e.Text), seal.MemoryAAD(e.ID, "text"))
 	if err != nil {
@@ -149,4 +227,12 @@ func (s *Store) sealMemory(id, text string, meta []byte) (string, string, []byte
 	}
 	return string(s.keys.Seal([]byte(text), seal.MemoryAAD(id, "text"))), s.keys.IndexText(memory.Words(text)),
 		s.keys.Seal(meta, seal.MemoryAAD(id, "metadata"))
+}
+
+// sealVector is how a memory's vector is stored: nil for none, sealed with keys.
+func (s *Store) sealVector(id string, v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	return s.keys.Seal(memory.EncodeVector(v), seal.MemoryAAD(id, "vector"))
 }

@@ -106,7 +106,8 @@ ALTER TABLE memories ADD COLUMN terms TEXT NOT NULL DEFAULT '';
 UPDATE memories SET terms = text;
 ALTER TABLE memories DROP COLUMN tsv;
 ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED;
-CREATE INDEX memories_tsv ON memories USING GIN (tsv);`}
+CREATE INDEX memories_tsv ON memories USING GIN (tsv);`, `
+ALTER TABLE memories ADD COLUMN vector BYTEA;`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

@@ -174,22 +174,22 @@ func (s *Store) resealKV(ctx context.Context) (int, error) {
 func (s *Store) resealMemories(ctx context.Context) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, text, metadata FROM memories FOR UPDATE`)
+		rows, err := tx.Query(ctx, `SELECT id, text, metadata, vector FROM memories FOR UPDATE`)
 		if err != nil {
 			return err
 		}
 		type row struct {
-			id, text string
-			meta     []byte
+			id, text     string
+			meta, vector []byte
 		}
 		var todo []row
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(&r.id, &r.text, &r.meta); err != nil {
+			if err := rows.Scan(&r.id, &r.text, &r.meta, &r.vector); err != nil {
 				rows.Close()
 				return err
 			}
-			if s.stale([]byte(r.text)) || s.stale(r.meta) {
+			if s.stale([]byte(r.text)) || s.stale(r.meta) || (r.vector != nil && s.stale(r.vector)) {
 				todo = append(todo, r)
 			}
 		}
@@ -200,11 +200,17 @@ func (s *Store) resealMemories(ctx context.Context) (int, error) {
 		for _, r := range todo {
 			t, err1 := s.keys.Open([]byte(r.text), seal.MemoryAAD(r.id, "text"))
 			m, err2 := s.keys.Open(r.meta, seal.MemoryAAD(r.id, "metadata"))
-			if err := errors.Join(err1, err2); err != nil {
+			var vec []byte
+			var err3 error
+			if r.vector != nil {
+				vec, err3 = s.keys.Open(r.vector, seal.MemoryAAD(r.id, "vector"))
+				vec = s.keys.Seal(vec, seal.MemoryAAD(r.id, "vector"))
+			}
+			if err := errors.Join(err1, err2, err3); err != nil {
 				return fmt.Errorf("memory %s: %w", r.id, err)
 			}
 			text, terms, meta := s.sealMemory(r.id, string(t), m)
-			if _, err := tx.Exec(ctx, `UPDATE memories SET text = $1, terms = $2, metadata = $3 WHERE id = $4`, text, terms, meta, r.id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE memories SET text = $1, terms = $2, metadata = $3, vector = $4 WHERE id = $5`, text, terms, meta, vec, r.id); err != nil {
 				return err
 			}
 			n++
