@@ -14,13 +14,14 @@ import (
 func newStoreCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "store", Short: "Encryption keys of the session store",
 		Long: `With [store] key_file (or AGENTHOST_STORE_KEY), what the store keeps (messages and
-events, plugin values, memories) is sealed with AES-256-GCM; see docs/encryption.md.
+events, plugin values, memories) is sealed with AES-256-GCM, each value bound to its row.
 
 To start: agenthost store keygen > store.key; chmod 600 store.key; key_file = "store.key";
 agenthost store rotate-key (seals what was stored before).
 To rotate: put a new key line (store keygen) first in the file, keep the old ones after it,
 run agenthost store rotate-key, then remove the old lines.`}
 	keygen := &cobra.Command{Use: "keygen", Short: "Print a new key line (ID:BASE64) for a key file or AGENTHOST_STORE_KEY", Args: cobra.NoArgs,
+		Example: "  agenthost store keygen > store.key && chmod 600 store.key",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			k, err := seal.NewKey()
 			if err != nil {
@@ -35,6 +36,7 @@ run agenthost store rotate-key, then remove the old lines.`}
 the store had keys, and values sealed with older keys. Memories are re-indexed. It can run
 while serve runs, and again after an interruption. Once it has finished, the older keys
 may be removed from the ring, and a value that is not sealed is refused from then on.`,
+		Example: "  agenthost store rotate-key\n  agenthost store rotate-key --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				r, ok := h.Store.(interface {

@@ -24,7 +24,7 @@ their role:
 A session belongs to the user who started it; its owner shares it with
 POST /v1/sessions/{id}/shares {"user", "role": "viewer"|"editor"}. Once a user exists,
 serve refuses requests without a token even on loopback. AGENTHOST_TOKEN stays the
-administrator's token. See docs/users.md.`}
+administrator's token.`}
 	var dryRun, jsonOut bool
 	erase := &cobra.Command{Use: "erase USER", Short: "Delete a user's sessions, runs, feedback and memories", Args: cobra.ExactArgs(1),
 		Long: `erase deletes what the store holds of USER: every session one of whose runs was theirs
@@ -95,6 +95,7 @@ func newUsersAddCmd() *cobra.Command {
 
 func newUsersRmCmd() *cobra.Command {
 	return &cobra.Command{Use: "rm NAME", Short: "Remove a user: their token stops working; their sessions stay", Args: cobra.ExactArgs(1),
+		Example: "  agenthost users rm ana",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				if err := h.RemoveUser(cmd.Context(), args[0], "cli"); err != nil {
@@ -109,6 +110,7 @@ func newUsersRmCmd() *cobra.Command {
 func newUsersListCmd() *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{Use: "list", Short: "List the users and their roles", Args: cobra.NoArgs,
+		Example: "  agenthost users list\n  agenthost users list --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
 				as, ok := h.Access()
