@@ -303,7 +303,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 		cfg.Permission = wasmPermission(permits)
 	}
 	if mc := h.Manifest.Memory; mc.Enabled && h.memory != nil && mc.Recall >= 0 {
-		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, defaultRecall)}}, strategies...)
+		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, defaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
 	}
 	if len(strategies) > 0 {
 		// Plugins shape the input; the default strategy still trims old tool outputs and

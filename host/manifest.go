@@ -240,7 +240,7 @@ func (c StoreConfig) Where() string {
 // PluginConfig is one [[plugins]] entry.
 type PluginConfig struct {
 	Name        string            `toml:"name"`
-	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission | planner | evaluator
+	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission | planner | evaluator | memory
 	ABI         string            `toml:"abi"`  // "" (detect) | mcp | extism | wasi
 	Wasm        string            `toml:"wasm"`
 	SHA256      string            `toml:"sha256"`
@@ -279,7 +279,7 @@ type PermissionsConfig struct {
 }
 
 var (
-	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission", "planner", "evaluator"}
+	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission", "planner", "evaluator", "memory"}
 	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
 	isolations  = []string{"", "pooled", "session", "call"}
 	storeKinds  = []string{"", "memory", "sqlite", "postgres"}

@@ -152,7 +152,7 @@ func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
 		{"unknown provider", [2]string{`provider = "scripted"`, `provider = "openai"`}, 5, "agent.provider",
 			`unknown provider "openai" (defined: scripted)`},
 		{"bad kind", [2]string{`name = "calc"`, `name = "calc"` + "\nkind = \"weird\""}, 22, "plugins[0].kind",
-			`unknown kind "weird" (one of tool, context, termination, guardrail, permission, planner, evaluator)`},
+			`unknown kind "weird" (one of tool, context, termination, guardrail, permission, planner, evaluator, memory)`},
 		{"bad schema string", [2]string{`input_schema = '{"type":"object","properties":{"text":{"type":"string"}}}'`, `input_schema = '{oops'`}, 36,
 			"plugins.tools.input_schema", "input_schema is a string but not JSON"},
 		{"syntax", [2]string{`model = "demo"`, `model = "demo`}, 6, "agent.model", "strings cannot contain newlines"},

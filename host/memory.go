@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/sandbox"
 )
 
 // MemoryConfig is the [memory] table: long-term memory (package memory), kept in the
@@ -173,8 +174,9 @@ func (t memoryTools) forget(ctx context.Context, c loop.ToolCall) (loop.ToolResu
 // state, so it is safe first in the chain; what it adds counts against the context
 // budget like the rest of the system message.
 type memoryRecall struct {
-	s memory.Store
-	n int
+	s       memory.Store
+	n       int
+	rankers []*sandbox.Plugin // plugins of kind memory with rank (memoryplugins.go)
 }
 
 // MemoryHeader opens the block memoryRecall adds to the system message.
@@ -197,9 +199,17 @@ func (m memoryRecall) Build(ctx context.Context, in loop.ContextInput) (loop.Con
 		}
 	}
 	if q := lastUserText(in.History); q != "" {
-		hits, err := m.s.SearchMemory(ctx, memory.Query{User: info.User, Agent: info.Agent, Text: q, Kind: memory.KindFact, Limit: m.n})
+		limit := m.n
+		if len(m.rankers) > 0 {
+			limit = min(3*m.n, 50) // a ranker chooses among more than it keeps
+		}
+		hits, err := m.s.SearchMemory(ctx, memory.Query{User: info.User, Agent: info.Agent, Text: q, Kind: memory.KindFact, Limit: limit})
 		if err != nil {
 			return loop.ContextOutput{}, err
+		}
+		if len(m.rankers) > 0 && len(hits) > 0 {
+			// A failing ranker leaves the search's own order (rankMemories).
+			hits, _ = rankMemories(ctx, m.rankers, info, q, hits, m.n)
 		}
 		for _, h := range hits {
 			lines = append(lines, fmt.Sprintf("- %s (%s, id %s)", oneLine(h.Text), h.Created.Format(time.DateOnly), h.ID))

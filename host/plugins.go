@@ -187,7 +187,8 @@ func callHook(ctx context.Context, p *sandbox.Plugin, export string, in, out any
 
 // hookKinds names the plugin kind of each hook export, for its span.
 var hookKinds = map[string]string{"context_build": "context", "on_step": "termination", "before_final": "termination",
-	"guard": "guardrail", "permit": "permission", "plan": "planner", "evaluate": "evaluator", "grade": "evaluator"}
+	"guard": "guardrail", "permit": "permission", "plan": "planner", "evaluate": "evaluator", "grade": "evaluator",
+	"extract": "memory", "rank": "memory"}
 
 // wasmPlanner is a planner plugin (export plan); wasmEvaluator an evaluator plugin
 // (export evaluate). Plan mode (loop/plan.go) calls them.

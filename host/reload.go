@@ -256,6 +256,7 @@ func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.E
 	if tel == nil {
 		res, err := agent.RunWith(ctx, in, emit)
 		ended(res)
+		r.extract(ctx, in, a.Name, res)
 		return res, err
 	}
 	ctx, end := tel.StartRun(ctx, a.Name, &in)
@@ -267,7 +268,21 @@ func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.E
 	})
 	end(res)
 	ended(res)
+	r.extract(ctx, in, a.Name, res)
 	return res, err
+}
+
+// extract runs the memory plugins' extract after a run (memoryplugins.go), on a context
+// the run's end does not cancel; what fails is written to the host's stderr.
+func (r *Runner) extract(ctx context.Context, in loop.RunInput, agent string, res loop.RunResult) {
+	if res.RunID == "" {
+		return
+	}
+	r.h.extractMemories(context.WithoutCancel(ctx), in, agent, res, func(err error) {
+		if r.h.opts.Stderr != nil {
+			fmt.Fprintf(r.h.opts.Stderr, "agenthost: %v\n", err)
+		}
+	})
 }
 
 // Abort aborts the session's run of that id on the agent running it.

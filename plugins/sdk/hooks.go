@@ -121,3 +121,32 @@ func handleJSON[In, Out any](export string, input []byte, fn func(In) (Out, erro
 	}
 	return json.Marshal(out)
 }
+
+var (
+	extractHandler func(ExtractInput) (ExtractOutput, error)
+	rankHandler    func(RankInput) (RankOutput, error)
+)
+
+// OnExtract registers the extractor (kind "memory", export extract): after a run of a
+// named user, what of the run to remember.
+func OnExtract(fn func(ExtractInput) (ExtractOutput, error)) { extractHandler = fn }
+
+// OnRank registers the ranker (kind "memory", export rank): before a model call, which
+// of the memories a search found to give the model, best first.
+func OnRank(fn func(RankInput) (RankOutput, error)) { rankHandler = fn }
+
+// HandleExtract answers extract.
+func HandleExtract(input []byte) ([]byte, error) {
+	if extractHandler == nil {
+		return nil, fmt.Errorf("extract: no handler (call sdk.OnExtract in init)")
+	}
+	return handleJSON("extract", input, extractHandler)
+}
+
+// HandleRank answers rank.
+func HandleRank(input []byte) ([]byte, error) {
+	if rankHandler == nil {
+		return nil, fmt.Errorf("rank: no handler (call sdk.OnRank in init)")
+	}
+	return handleJSON("rank", input, rankHandler)
+}

@@ -309,3 +309,55 @@ type Grade struct {
 	Score  float64 `json:"score"`
 	Reason string  `json:"reason"`
 }
+
+// ExtractInput is the input of extract (kind "memory"): a finished run of a user, its
+// messages (the user's, the model's answers, tool results) and what the user's memory
+// already holds that is like them, so the extractor need not repeat it.
+type ExtractInput struct {
+	User     string        `json:"user"`
+	Agent    string        `json:"agent"`
+	Session  string        `json:"session"`
+	Run      string        `json:"run"`
+	Status   string        `json:"status"`
+	Messages []Message     `json:"messages"`
+	Known    []MemoryEntry `json:"known,omitempty"`
+}
+
+// ExtractOutput is what to remember: at most 20 memories of the run's user, each a fact
+// (recalled when it matches) or a preference (given on every run).
+type ExtractOutput struct {
+	Memories []NewMemory `json:"memories"`
+}
+
+// NewMemory is a memory to add: Kind "fact" (default) or "preference".
+type NewMemory struct {
+	Text     string            `json:"text"`
+	Kind     string            `json:"kind,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// MemoryEntry is a stored memory as a plugin sees it.
+type MemoryEntry struct {
+	ID      string  `json:"id"`
+	Kind    string  `json:"kind"`
+	Text    string  `json:"text"`
+	Created string  `json:"created"` // RFC 3339
+	Score   float64 `json:"score,omitempty"`
+}
+
+// RankInput is the input of rank (kind "memory"): the user's latest message and the
+// memories the search found for it, best first by the search's own rank.
+type RankInput struct {
+	User       string        `json:"user"`
+	Agent      string        `json:"agent"`
+	Query      string        `json:"query"`
+	Limit      int           `json:"limit"`
+	Candidates []MemoryEntry `json:"candidates"`
+}
+
+// RankOutput is the ids of the candidates to give the model, best first; ids that are
+// not candidates are ignored (a ranker chooses among what the user may see, it cannot
+// add to it), and at most Limit are used.
+type RankOutput struct {
+	IDs []string `json:"ids"`
+}
