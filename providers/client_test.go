@@ -60,7 +60,7 @@ func TestDemoFixtureThroughSubprocess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.GetName() != "scripted" || strings.Join(info.GetCapabilities(), ",") != "tools,reasoning,streaming" {
+	if info.GetName() != "scripted" || strings.Join(info.GetCapabilities(), ",") != "tools,reasoning,streaming,embeddings" {
 		t.Fatalf("Info = %v", info)
 	}
 
