@@ -15,6 +15,7 @@ import (
 // argsSchema validates tool arguments and output documents against a JSON Schema.
 type argsSchema struct {
 	schema *jsonschema.Schema
+	flat   *flatSchema // the fast path, when the schema is flat (schemafast.go)
 }
 
 var schemaPrinter = message.NewPrinter(language.English)
@@ -56,13 +57,16 @@ func compileSchema(name string, raw []byte) (*argsSchema, error) {
 	case err != nil:
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	return &argsSchema{schema: s}, nil
+	return &argsSchema{schema: s, flat: flatSchemaOf(raw)}, nil
 }
 
 // validate checks a JSON document and returns an error naming each failing field, e.g.
 // "/expression: got number, want string; /: missing property 'x'". The document is
 // decoded by the validator itself so numbers keep their exact text.
 func (s *argsSchema) validate(doc string) error {
+	if s.flat != nil && s.flat.accepts(doc) {
+		return nil
+	}
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
