@@ -21,67 +21,14 @@ type flatSchema struct {
 // flatSchemaOf recognises a flat schema, nil otherwise.
 func flatSchemaOf(raw []byte) *flatSchema {
 	var s map[string]json.RawMessage
-	if json.Unmarshal(raw, &s) != nil {
+	if json.Unmarshal(raw, &s) != nil || string(s["type"]) != `"object"` {
 		return nil
 	}
 	f := &flatSchema{props: map[string]byte{}}
 	for k, v := range s {
-		switch k {
-		case "type":
-			if string(v) != `"object"` {
-				return nil
-			}
-		case "properties":
-			var props map[string]map[string]json.RawMessage
-			if json.Unmarshal(v, &props) != nil {
-				return nil
-			}
-			for name, p := range props {
-				t := byte(0)
-				for pk, pv := range p {
-					switch pk {
-					case "type":
-						switch string(pv) {
-						case `"string"`:
-							t = 's'
-						case `"number"`:
-							t = 'n'
-						case `"integer"`:
-							t = 'i'
-						case `"boolean"`:
-							t = 'b'
-						default:
-							return nil
-						}
-					case "description", "title", "examples", "$comment":
-					default:
-						return nil // enum, minimum, pattern, format…: the full validator's
-					}
-				}
-				if t == 0 {
-					return nil
-				}
-				f.props[name] = t
-			}
-		case "required":
-			if json.Unmarshal(v, &f.required) != nil {
-				return nil
-			}
-		case "additionalProperties":
-			switch string(v) {
-			case "false":
-				f.closed = true
-			case "true":
-			default:
-				return nil
-			}
-		case "description", "title", "$schema", "$comment":
-		default:
+		if !f.keyword(k, v) {
 			return nil
 		}
-	}
-	if _, ok := s["type"]; !ok {
-		return nil
 	}
 	for _, r := range f.required {
 		if _, ok := f.props[r]; !ok {
@@ -89,6 +36,52 @@ func flatSchemaOf(raw []byte) *flatSchema {
 		}
 	}
 	return f
+}
+
+// keyword takes one keyword of the schema; false when the fast path cannot check it.
+func (f *flatSchema) keyword(k string, v json.RawMessage) bool {
+	switch k {
+	case "type", "description", "title", "$schema", "$comment":
+		return true
+	case "properties":
+		var props map[string]map[string]json.RawMessage
+		if json.Unmarshal(v, &props) != nil {
+			return false
+		}
+		for name, p := range props {
+			t := flatType(p)
+			if t == 0 {
+				return false
+			}
+			f.props[name] = t
+		}
+		return true
+	case "required":
+		return json.Unmarshal(v, &f.required) == nil
+	case "additionalProperties":
+		f.closed = string(v) == "false"
+		return f.closed || string(v) == "true"
+	}
+	return false
+}
+
+// flatType is a property schema's type letter, 0 when it says more than its type (enum,
+// minimum, pattern, format…: the full validator's) or has none.
+func flatType(p map[string]json.RawMessage) byte {
+	t := byte(0)
+	for k, v := range p {
+		switch k {
+		case "type":
+			t = map[string]byte{`"string"`: 's', `"number"`: 'n', `"integer"`: 'i', `"boolean"`: 'b'}[string(v)]
+			if t == 0 {
+				return 0
+			}
+		case "description", "title", "examples", "$comment":
+		default:
+			return 0
+		}
+	}
+	return t
 }
 
 // accepts reports whether doc certainly satisfies the schema; false means "ask the full
@@ -99,40 +92,9 @@ func (f *flatSchema) accepts(doc string) bool {
 	if !p.eat('{') {
 		return false
 	}
-	var seen []string
-	p.space()
-	if !p.eat('}') {
-		for {
-			p.space()
-			key, ok := p.key()
-			if !ok || slices.Contains(seen, key) {
-				return false
-			}
-			seen = append(seen, key)
-			p.space()
-			if !p.eat(':') {
-				return false
-			}
-			p.space()
-			kind := p.value()
-			if kind == 0 {
-				return false
-			}
-			if want, declared := f.props[key]; declared {
-				if !(kind == want || (want == 'n' && kind == 'i')) {
-					return false
-				}
-			} else if f.closed {
-				return false
-			}
-			p.space()
-			if p.eat('}') {
-				break
-			}
-			if !p.eat(',') {
-				return false
-			}
-		}
+	seen, ok := f.members(&p)
+	if !ok {
+		return false
 	}
 	p.space()
 	if p.i != len(p.s) {
@@ -144,6 +106,51 @@ func (f *flatSchema) accepts(doc string) bool {
 		}
 	}
 	return true
+}
+
+// members reads the object's members up to its closing brace, checking each value's
+// type, and returns the keys seen.
+func (f *flatSchema) members(p *scanner) ([]string, bool) {
+	var seen []string
+	p.space()
+	if p.eat('}') {
+		return seen, true
+	}
+	for {
+		p.space()
+		key, ok := p.key()
+		if !ok || slices.Contains(seen, key) {
+			return nil, false
+		}
+		seen = append(seen, key)
+		p.space()
+		if !p.eat(':') {
+			return nil, false
+		}
+		p.space()
+		if !f.fits(key, p.value()) {
+			return nil, false
+		}
+		p.space()
+		if p.eat('}') {
+			return seen, true
+		}
+		if !p.eat(',') {
+			return nil, false
+		}
+	}
+}
+
+// fits reports whether a value of kind may stand under key.
+func (f *flatSchema) fits(key string, kind byte) bool {
+	if kind == 0 {
+		return false
+	}
+	want, declared := f.props[key]
+	if !declared {
+		return !f.closed
+	}
+	return kind == want || (want == 'n' && kind == 'i')
 }
 
 // scanner reads the JSON the fast path understands; any doubt is a failure.
