@@ -175,11 +175,13 @@ func TestConsoleInChromium(t *testing.T) {
 	if raw == nil {
 		t.Fatalf("no raw events shown:\n%s", dom)
 	}
+	// The raw events are formatted (indented JSON, one value after another).
 	var types []string
-	for _, line := range strings.Split(strings.TrimSpace(raw[1]), "\n") {
+	dec := json.NewDecoder(strings.NewReader(strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`).Replace(raw[1])))
+	for dec.More() {
 		var e struct{ Type string }
-		if err := json.Unmarshal([]byte(strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`).Replace(line)), &e); err != nil {
-			t.Fatalf("raw line %q: %v", line, err)
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("raw events %q: %v", raw[1], err)
 		}
 		types = append(types, e.Type)
 	}

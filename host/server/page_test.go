@@ -75,6 +75,10 @@ func pageEnv(t *testing.T) (*testEnv, <-chan string) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write([]byte(clickHarness))
 		})
+		mux.HandleFunc("GET /trace-harness", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(traceHarness)) // trace_test.go
+		})
 		mux.HandleFunc("POST /harness-result", func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			results <- string(b)

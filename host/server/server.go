@@ -131,6 +131,7 @@ func New(opts Options) (*Server, error) {
 		return s, nil
 	}
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
+	s.mux.HandleFunc("GET /trace.js", s.handleTraceJS)
 	s.mux.Handle("POST /v1/runs", s.auth(s.handleRun))
 	s.mux.Handle("POST /v1/runs/{run}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("POST /v1/sessions/{session}/runs/{run}/abort", s.auth(s.handleAbort))

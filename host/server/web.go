@@ -8,6 +8,18 @@ import (
 //go:embed web/index.html
 var indexHTML []byte
 
+//go:embed web/trace.js
+var traceJS []byte
+
+// handleTraceJS serves the trace view's script (web/trace.js), the one script the page
+// loads from the server rather than inline.
+func (s *Server) handleTraceJS(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(traceJS)
+}
+
 // handlePage serves the live page: sessions on the left, a prompt box, and the events of
 // the run it starts as they stream. It calls the same /v1 API (with the token it is
 // given in its token field), so it needs no privileges of its own.
@@ -15,7 +27,7 @@ func (s *Server) handlePage(w http.ResponseWriter, _ *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	// frame-ancestors: a foreign page must not frame the page and trick a click on Run.
-	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'self'")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'self'")
 	h.Set("X-Frame-Options", "SAMEORIGIN")
 	h.Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(indexHTML)
