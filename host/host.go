@@ -162,6 +162,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 		return nil, err
 	}
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
+	h.tools = append(h.tools, h.a2aTools()...)
 	if err := h.checkWorkflowTools(); err != nil {
 		return nil, err
 	}

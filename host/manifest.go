@@ -46,6 +46,8 @@ type Manifest struct {
 	Workflows map[string]workflow.Definition `toml:"workflows"`
 	// Auth is how serve authenticates callers besides tokens (docs/users.md).
 	Auth AuthConfig `toml:"auth"`
+	// A2AAgents are remote agents the agent may call over A2A (a2a.go, docs/a2a.md).
+	A2AAgents []A2AAgentConfig `toml:"a2a_agents"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -414,6 +416,9 @@ func (m *Manifest) errKey(path, format string, args ...any) error {
 // check validates what the decoder cannot: references, files, digests, names.
 func (m *Manifest) check() error {
 	if err := m.checkMemory(); err != nil {
+		return err
+	}
+	if err := m.checkA2A(); err != nil {
 		return err
 	}
 	if c := m.Auth.OIDC; c != nil {

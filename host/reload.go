@@ -113,6 +113,7 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 	prevPlugins, prevTools, prevWarnings := h.plugins, h.tools, h.Warnings
 	h.plugins = next
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
+	h.tools = append(h.tools, h.a2aTools()...)
 	agent, err := h.newAgent(h.model, h.modelName, h.approver)
 	if err != nil {
 		h.plugins, h.tools, h.Warnings = prevPlugins, prevTools, prevWarnings

@@ -133,24 +133,36 @@ func (s *Server) onSession(a access.Action, next http.HandlerFunc) http.HandlerF
 // mayAct answers whether the caller may act on the session, answering 404, 403 or 503
 // itself when not.
 func (s *Server) mayAct(w http.ResponseWriter, r *http.Request, a access.Action, session string) bool {
-	p, _ := PrincipalFrom(r.Context())
-	if p.Privileged() || s.opts.Access == nil {
+	code, msg, err := s.decide(r.Context(), a, session)
+	if code == 0 {
 		return true
 	}
-	owner, shares, err := s.acl(r.Context(), session)
 	if err != nil {
-		s.writeStoreError(w, r, http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", session, err), err)
-		return false
+		s.writeStoreError(w, r, code, msg, err)
+	} else {
+		writeError(w, code, msg)
+	}
+	return false
+}
+
+// decide is mayAct without HTTP: 0 when allowed, else the status and why (and the store's
+// error when it failed).
+func (s *Server) decide(ctx context.Context, a access.Action, session string) (int, string, error) {
+	p, _ := PrincipalFrom(ctx)
+	if p.Privileged() || s.opts.Access == nil {
+		return 0, "", nil
+	}
+	owner, shares, err := s.acl(ctx, session)
+	if err != nil {
+		return http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", session, err), err
 	}
 	if access.Allowed(p, a, owner, shares) {
-		return true
+		return 0, "", nil
 	}
 	if !access.Allowed(p, access.Read, owner, shares) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no session %q", session))
-		return false
+		return http.StatusNotFound, fmt.Sprintf("no session %q", session), nil
 	}
-	writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session))
-	return false
+	return http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session), nil
 }
 
 func (s *Server) acl(ctx context.Context, session string) (string, []access.Share, error) {
@@ -168,33 +180,45 @@ func (s *Server) acl(ctx context.Context, session string) (string, []access.Shar
 // operator, and a new session is claimed for the run's user. The claim is the store's
 // (first wins), so two callers racing to start one session id cannot both own it.
 func (s *Server) authorizeRun(w http.ResponseWriter, r *http.Request, in *loop.RunInput, stored int) bool {
-	p, _ := PrincipalFrom(r.Context())
+	code, msg, err := s.authorize(r.Context(), in, stored)
+	switch {
+	case code == 0:
+		return true
+	case err != nil:
+		s.writeStoreError(w, r, code, msg, err)
+	default:
+		writeError(w, code, msg)
+	}
+	return false
+}
+
+// authorize is authorizeRun without HTTP, for every surface that starts runs (POST
+// /v1/runs, A2A): 0 when the run may start.
+func (s *Server) authorize(ctx context.Context, in *loop.RunInput, stored int) (int, string, error) {
+	p, _ := PrincipalFrom(ctx)
 	if !access.MayStart(p) {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("%s has the viewer role and may not start runs", p.Name))
-		return false
+		return http.StatusForbidden, fmt.Sprintf("%s has the viewer role and may not start runs", p.Name), nil
 	}
 	switch {
 	case p.Name != "" && !p.Privileged() && in.User != "" && in.User != p.Name:
-		writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User))
-		return false
+		return http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User), nil
 	case in.User == "":
 		in.User = p.Name
 	}
 	if s.opts.Access == nil {
-		return true
+		return 0, "", nil
 	}
-	owner, err := s.opts.Access.Owner(r.Context(), in.SessionID)
+	owner, err := s.opts.Access.Owner(ctx, in.SessionID)
 	if err == nil && owner == "" && stored == 0 && in.User != "" {
-		owner, err = s.opts.Access.ClaimOwner(r.Context(), in.SessionID, in.User)
+		owner, err = s.opts.Access.ClaimOwner(ctx, in.SessionID, in.User)
 	}
 	if err != nil {
-		s.writeStoreError(w, r, http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", in.SessionID, err), err)
-		return false
+		return http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", in.SessionID, err), err
 	}
 	if stored == 0 && owner == "" {
-		return true // a new session no one is named for: an admin's or operator's
+		return 0, "", nil // a new session no one is named for: an admin's or operator's
 	}
-	return s.mayAct(w, r, access.Write, in.SessionID)
+	return s.decide(ctx, access.Write, in.SessionID)
 }
 
 // visible filters a listing of sessions to those the caller may read.

@@ -76,6 +76,8 @@ type Options struct {
 	// DeleteSession, when set, serves DELETE /v1/sessions/{id}; host.(*Host).DeleteSession
 	// is one (it records the deletion in the audit log).
 	DeleteSession func(ctx context.Context, id, actor string) error
+	// Card names the agent on its A2A agent card (a2a.go).
+	Card AgentCard
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -132,6 +134,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
 	s.mux.HandleFunc("GET /trace.js", s.handleTraceJS)
+	s.mountA2A()
 	s.mux.Handle("POST /v1/runs", s.auth(s.handleRun))
 	s.mux.Handle("POST /v1/runs/{run}/abort", s.auth(s.handleAbort))
 	s.mux.Handle("POST /v1/sessions/{session}/runs/{run}/abort", s.auth(s.handleAbort))

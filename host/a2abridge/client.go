@@ -1,0 +1,177 @@
+package a2abridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Remote is one [[a2a_agents]] entry: a remote A2A agent the agent may call as a tool.
+type Remote struct {
+	Name        string
+	URL         string        // the agent's JSON-RPC endpoint (agenthost serves /a2a)
+	Token       string        // sent as a bearer token ("" for none)
+	Description string        // what the model is told the agent does
+	Timeout     time.Duration // one call, default DefaultTimeout
+	MaxOutput   int64         // the answer's bound in bytes, default DefaultMaxOutput
+}
+
+// Defaults of a Remote.
+const (
+	DefaultTimeout   = 2 * time.Minute
+	DefaultMaxOutput = 1 << 20
+)
+
+// CheckURL accepts only absolute http and https URLs.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", raw)
+	}
+	return nil
+}
+
+// Tool is a remote A2A agent as a loop.Tool named a2a_NAME, taking {"message"}: the
+// message is sent as a new task, and the agent's answer (its final message and
+// artifacts) is the tool's result. A task that fails, needs input or is rejected is an
+// error result saying so; a timeout, an oversized or malformed answer is an error result
+// too, so the model can go on without it.
+type Tool struct {
+	r      Remote
+	client *http.Client
+}
+
+// NewTool makes the tool of a Remote.
+func NewTool(r Remote) *Tool {
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultTimeout
+	}
+	if r.MaxOutput <= 0 {
+		r.MaxOutput = DefaultMaxOutput
+	}
+	return &Tool{r: r, client: &http.Client{Transport: limitTransport{max: r.MaxOutput}}}
+}
+
+// ToolName is the model's name of the remote agent's tool.
+func ToolName(agent string) string { return "a2a_" + agent }
+
+func (t *Tool) Spec() loop.ToolSpec {
+	desc := t.r.Description
+	if desc == "" {
+		desc = "Ask the agent " + t.r.Name + " (a remote agent, over A2A) and get its answer."
+	}
+	return loop.ToolSpec{Name: ToolName(t.r.Name), Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"what to ask the agent"}},"required":["message"],"additionalProperties":false}`),
+		Annotations: map[string]string{"a2a_agent": t.r.Name, "sandboxed": "false"}}
+}
+
+func (t *Tool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+	var args struct {
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {
+		return loop.ErrorResult("Error: " + err.Error()), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.r.Timeout)
+	defer cancel()
+	client, err := a2aclient.NewFromEndpoints(ctx, []a2a.AgentInterface{{Transport: a2a.TransportProtocolJSONRPC, URL: t.r.URL}},
+		a2aclient.WithJSONRPCTransport(t.client), a2aclient.WithInterceptors(bearer(t.r.Token)))
+	if err != nil {
+		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: %v", t.r.Name, err)), nil
+	}
+	defer client.Destroy()
+	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: args.Message})})
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return loop.ErrorResult(fmt.Sprintf("Error: agent %s did not answer within %s", t.r.Name, t.r.Timeout)), nil
+	case err != nil:
+		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: %v", t.r.Name, err)), nil
+	}
+	return answer(t.r.Name, res), nil
+}
+
+// answer turns what the remote agent sent into the tool's result.
+func answer(agent string, res a2a.SendMessageResult) loop.ToolResult {
+	switch r := res.(type) {
+	case *a2a.Message:
+		return loop.TextResult(textOf(r))
+	case *a2a.Task:
+		var parts []string
+		for _, a := range r.Artifacts {
+			for _, p := range a.Parts {
+				if tp, ok := p.(a2a.TextPart); ok {
+					parts = append(parts, tp.Text)
+				}
+			}
+		}
+		if m := textOf(r.Status.Message); m != "" {
+			parts = append(parts, m)
+		}
+		text := strings.Join(parts, "\n")
+		switch r.Status.State {
+		case a2a.TaskStateCompleted:
+			return loop.TextResult(text)
+		case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+			return loop.ErrorResult(fmt.Sprintf("Error: agent %s needs input it cannot get here (%s): %s", agent, r.Status.State, text))
+		}
+		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: task %s: %s", agent, r.Status.State, text))
+	}
+	return loop.ErrorResult(fmt.Sprintf("Error: agent %s answered with %T", agent, res))
+}
+
+// bearer is the interceptor that sends the remote's token.
+type bearer string
+
+func (b bearer) Before(ctx context.Context, req *a2aclient.Request) (context.Context, error) {
+	if b != "" {
+		if req.Meta == nil {
+			req.Meta = a2aclient.CallMeta{}
+		}
+		req.Meta["Authorization"] = []string{"Bearer " + string(b)}
+	}
+	return ctx, nil
+}
+
+func (bearer) After(context.Context, *a2aclient.Response) error { return nil }
+
+// limitTransport bounds every response body: a remote agent cannot make the host read
+// without end.
+type limitTransport struct{ max int64 }
+
+func (l limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limited{rc: resp.Body, left: l.max}
+	return resp, nil
+}
+
+type limited struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errors.New("answer larger than the agent's max_output")
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.rc.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func (l *limited) Close() error { return l.rc.Close() }
