@@ -67,16 +67,7 @@ func (h *Host) extractMemories(ctx context.Context, in loop.RunInput, agent stri
 		onErr(fmt.Errorf("memory extract: %w", err))
 		return
 	}
-	var msgs []loop.Message
-	var last string
-	for _, e := range entries {
-		if e.Kind == loop.EntryMessage && e.RunID == res.RunID && e.Message != nil {
-			msgs = append(msgs, *e.Message)
-			if e.Message.Role == loop.RoleUser {
-				last = e.Message.Text()
-			}
-		}
-	}
+	msgs, last := runMessages(entries, res.RunID)
 	pin := memoryPluginInput{User: in.User, Agent: agent, Session: res.SessionID, Run: res.RunID, Status: res.Status, Messages: msgs}
 	if last != "" {
 		known, _ := ms.SearchMemory(ctx, memory.Query{User: in.User, Agent: agent, Text: last, Limit: 10})
@@ -101,20 +92,39 @@ func (h *Host) extractMemories(ctx context.Context, in loop.RunInput, agent stri
 			out.Memories = out.Memories[:maxExtracted]
 		}
 		for _, m := range out.Memories {
-			kind := m.Kind
-			if kind == "" {
-				kind = memory.KindFact
-			}
-			e, err := memory.New(in.User, "", kind, m.Text, time.Now())
-			if err == nil {
-				e.Metadata, e.Session, e.Run = m.Metadata, res.SessionID, res.RunID
-				err = ms.AddMemory(ctx, e)
-			}
-			if err != nil {
+			if err := addExtracted(ctx, ms, in.User, res, m.Text, m.Kind, m.Metadata); err != nil {
 				onErr(fmt.Errorf("memory plugin %q: %w", p.Name(), err))
 			}
 		}
 	}
+}
+
+// runMessages are the messages a run stored, and the text of its last user message.
+func runMessages(entries []loop.Entry, run string) ([]loop.Message, string) {
+	var msgs []loop.Message
+	var last string
+	for _, e := range entries {
+		if e.Kind == loop.EntryMessage && e.RunID == run && e.Message != nil {
+			msgs = append(msgs, *e.Message)
+			if e.Message.Role == loop.RoleUser {
+				last = e.Message.Text()
+			}
+		}
+	}
+	return msgs, last
+}
+
+// addExtracted stores one extracted memory as the run's user's.
+func addExtracted(ctx context.Context, ms memory.Store, user string, res loop.RunResult, text string, kind memory.Kind, meta map[string]string) error {
+	if kind == "" {
+		kind = memory.KindFact
+	}
+	e, err := memory.New(user, "", kind, text, time.Now())
+	if err != nil {
+		return err
+	}
+	e.Metadata, e.Session, e.Run = meta, res.SessionID, res.RunID
+	return ms.AddMemory(ctx, e)
 }
 
 // rankMemories lets the rank hooks order hits, keeping only ids among them, at most n.

@@ -44,7 +44,7 @@ func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		Skills: []a2a.AgentSkill{{ID: "chat", Name: s.opts.Card.Name, Description: s.opts.Card.Description, Tags: []string{"agent"}}},
+		Skills:             []a2a.AgentSkill{{ID: "chat", Name: s.opts.Card.Name, Description: s.opts.Card.Description, Tags: []string{"agent"}}},
 	}
 	if card.Name == "" {
 		card.Name = "agent"
