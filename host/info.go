@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"sort"
 
 	"github.com/agenthost/agenthost/host/confine"
@@ -46,7 +47,7 @@ func (h *Host) PluginInfo() []PluginInfo {
 			kind = "tool"
 		}
 		info := PluginInfo{Name: p.Name(), Kind: kind, ABI: string(p.ABI()), Sandboxed: true,
-			Permissions: &perms, ConfigKeys: keys, Source: cfg.Wasm}
+			Permissions: &perms, ConfigKeys: keys, Source: cmp.Or(cfg.Source, cfg.Wasm)}
 		if kind == "tool" {
 			info.Tools = names[p.Name()]
 		}

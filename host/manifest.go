@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/agenthost/agenthost/host/oidc"
 	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/host/workflow"
@@ -250,6 +251,16 @@ type PluginConfig struct {
 	PoolSize    int               `toml:"pool_size"`
 	Tools       []ToolDecl        `toml:"tools"`
 	Permissions PermissionsConfig `toml:"permissions"`
+	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
+	Verify *VerifyConfig `toml:"verify"`
+	// Source is the oci:// reference Wasm was pulled from ("" for a file).
+	Source string `toml:"-"`
+}
+
+// VerifyConfig is a plugin's verify = { key = "cosign.pub" }: its artifact's signature
+// must verify with this ECDSA public key (PEM).
+type VerifyConfig struct {
+	Key string `toml:"key"`
 }
 
 // ToolDecl declares a tool of an extism- or wasi-ABI plugin.
@@ -538,6 +549,13 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	}
 	if p.Wasm == "" {
 		return m.errKey(key, "plugin %q has no wasm file", p.Name)
+	}
+	if strings.HasPrefix(p.Wasm, ociplugin.Scheme) {
+		if err := m.pullPlugin(p, key); err != nil {
+			return err
+		}
+	} else if p.Verify != nil {
+		return m.errKey(key+".verify", "verify applies to plugins pulled from a registry (wasm = \"oci://…\")")
 	}
 	p.Wasm = m.resolve(p.Wasm)
 	if _, err := os.Stat(p.Wasm); err != nil {

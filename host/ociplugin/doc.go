@@ -1,0 +1,14 @@
+// Package ociplugin fetches Wasm plugins from OCI registries (wasm = "oci://…" in
+// agent.toml) and checks their signatures, through github.com/google/go-containerregistry.
+//
+// An artifact is one image whose single layer is the module, media type
+// application/vnd.module.wasm.content.layer.v1+wasm (what Spin and Wassette push). A
+// signature is cosign's key-based form: an image tagged sha256-<manifest digest>.sig whose
+// layer is the "simple signing" payload naming the manifest digest, with the ECDSA P-256
+// signature of that payload in the layer's dev.cosignproject.cosign/signature annotation.
+// Verification is offline against a public key file (PEM).
+//
+// What it must not do: load or run a module (the sandbox does, after the host checks the
+// module against the digest this package resolved), contact a registry over plain HTTP
+// unless it is on a loopback address, or read more than MaxModule bytes of a layer.
+package ociplugin

@@ -1,0 +1,33 @@
+package host
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/agenthost/agenthost/host/ociplugin"
+)
+
+// pullPlugin fetches a plugin whose wasm is an oci:// reference into the manifest's cache
+// (.agenthost/oci), checking its signature when the entry has verify, and points the
+// entry at the cached module with its digest as the sha256 pin: from there the plugin
+// loads like a local file, and the sandbox checks the bytes it compiles against that
+// digest. A pin the manifest gives must match what was pulled.
+func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
+	ref := p.Wasm
+	keyFile := ""
+	if p.Verify != nil {
+		if p.Verify.Key == "" {
+			return m.errKey(key+".verify.key", "verify needs a key (a PEM public key file)")
+		}
+		keyFile = m.resolve(p.Verify.Key)
+	}
+	got, err := ociplugin.Pull(ref, filepath.Join(m.Dir, ".agenthost", "oci"), keyFile)
+	if err != nil {
+		return m.errKey(key+".wasm", "%v", err)
+	}
+	if p.SHA256 != "" && !strings.EqualFold(p.SHA256, got.ModuleDigest) {
+		return m.errKey(key+".sha256", "digest mismatch for %s: sha256 pins %s, the registry served %s", ref, p.SHA256, got.ModuleDigest)
+	}
+	p.Source, p.Wasm, p.SHA256 = ref, got.Path, got.ModuleDigest
+	return nil
+}
