@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/store"
 )
 
 // chromium runs headless Chromium (Debian's package, installed by scripts/deps.d/serve.sh)
@@ -86,7 +89,13 @@ func pageEnv(t *testing.T) (*testEnv, <-chan string) {
 		mux.Handle("/", srv)
 		return mux
 	}
-	e := newTestEnv(t, envOptions{token: "page-token", wrap: wrap}, addTurns...)
+	// A SQLite store: the console's memory panel needs one that keeps memories.
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "page.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := newTestEnv(t, envOptions{token: "page-token", wrap: wrap, store: st}, addTurns...)
 	e.run(t, runBody("earlier", "r0", "what is 2+40?")) // a session to list
 	return e, results
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
 )
 
 // traceHarness loads the page on a stored run's trace (#trace=RUN), then reads every bar
@@ -43,7 +44,18 @@ f.onload = () => {
         waitFor(() => d.body.dataset.insights === "shown", () => {
           out.insights = $("insights").textContent;
           out.whoami = $("whoami").textContent;
-          fetch("/harness-result", { method: "POST", body: JSON.stringify(out) });
+          $("show-memory").click();
+          waitFor(() => d.querySelector(".memory-user"), () => {
+            d.querySelector(".memory-user").value = "ana";
+            d.querySelector("#memory .bar button").click();
+            waitFor(() => d.body.dataset.memory === "2", () => {
+              out.memory = [...d.querySelectorAll(".memory-entry .text")].map((x) => x.textContent);
+              d.querySelector(".memory-entry .forget").click();
+              waitFor(() => d.querySelectorAll(".memory-entry").length === 1, () => {
+                fetch("/harness-result", { method: "POST", body: JSON.stringify(out) });
+              });
+            });
+          });
         });
       });
     });
@@ -58,6 +70,16 @@ f.onload = () => {
 // a real browser. A screenshot of the view is saved as a test artifact.
 func TestConsoleTraceViewMatchesTheStoredRun(t *testing.T) {
 	e, results := pageEnv(t)
+	mem, ok := e.store.(memory.Store)
+	if !ok {
+		t.Fatalf("the page env's store %T keeps no memories", e.store)
+	}
+	for i, text := range []string{"Ana's flat is in Lisbon", "Ana likes green tea"} {
+		m, _ := memory.New("ana", "", memory.KindFact, text, time.Now().Add(time.Duration(i)*time.Second))
+		if err := mem.AddMemory(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var got struct {
 		Bars []struct {
 			Kind       string
@@ -65,7 +87,7 @@ func TestConsoleTraceViewMatchesTheStoredRun(t *testing.T) {
 			ID, Width  string
 		}
 		Detail, Raw, Insights, Whoami string
-		Zoom                          []string
+		Zoom, Memory                  []string
 	}
 	res := runHarness(t, results, e.ts.URL+"/trace-harness#token=page-token&session=earlier&trace=r0")
 	if err := json.Unmarshal([]byte(res), &got); err != nil {
@@ -119,6 +141,12 @@ func TestConsoleTraceViewMatchesTheStoredRun(t *testing.T) {
 	}
 	if !strings.Contains(got.Insights, "1 runs") && !strings.Contains(got.Insights, "2 runs") {
 		t.Errorf("insights: %q", got.Insights)
+	}
+	if len(got.Memory) != 2 || got.Memory[0] != "Ana likes green tea" {
+		t.Errorf("memory panel: %q", got.Memory)
+	}
+	if left, _ := mem.ListMemory(context.Background(), memory.Filter{User: "ana"}); len(left) != 1 || left[0].Text != "Ana's flat is in Lisbon" {
+		t.Errorf("after forget in the console, ana has %+v", left)
 	}
 	fb, err := e.store.(loop.FeedbackStore).Feedback(context.Background(), time.Time{})
 	if err != nil || len(fb) != 1 || fb[0].SessionID != "earlier" || fb[0].RunID != "r0" || fb[0].Score != 1 {
