@@ -9,55 +9,36 @@ import (
 	"github.com/agenthost/agenthost/store/seal"
 )
 
-// sealedMarker is the host's own kv row saying the store holds sealed values: a store
-// opened without its keys is refused at once, not at the first sealed value it meets.
-// Plugin names cannot start with "agenthost/" (the manifest refuses them).
-const sealedPlugin, sealedKey = "agenthost/store", "sealed"
-
 // ErrLocked is opening a store that holds sealed values without keys.
 var ErrLocked = seal.ErrLocked
 
-// The marker's values: "mixed" while plain values may remain (keys were added to a store
-// that had data), "all" once every value is sealed (a store keyed from its start, or after
-// Reseal), when a plain value is refused as a downgrade (seal.Keys.Strict).
-const markerMixed, markerAll = "mixed", "all"
-
 func (s *SQLite) useKeys(ctx context.Context, keys *seal.Keys) error {
 	var marker []byte
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, sealedPlugin, sealedKey).Scan(&marker)
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, seal.MarkerPlugin, seal.MarkerKey).Scan(&marker)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	if keys == nil {
-		if marker != nil {
-			return ErrLocked
-		}
-		return nil
-	}
-	if marker == nil {
+	use, mixed, write, err := seal.Mode(marker, keys, func() (bool, error) {
 		var rows int
-		if err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows); err != nil {
-			return err
-		}
-		marker = []byte(markerMixed)
-		if rows == 0 {
-			marker = []byte(markerAll)
-		}
-		if err := s.setMarker(ctx, string(marker)); err != nil {
+		err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows)
+		return rows == 0, err
+	})
+	if err != nil {
+		return err
+	}
+	if write != "" {
+		if err := s.setMarker(ctx, write); err != nil {
 			return err
 		}
 	}
-	s.keys, s.mixed = keys, string(marker) != markerAll
-	if !s.mixed {
-		s.keys = keys.Strict()
-	}
+	s.keys, s.mixed = use, mixed
 	return nil
 }
 
 func (s *SQLite) setMarker(ctx context.Context, v string) error {
 	return s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?) ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`,
-			sealedPlugin, sealedKey, []byte(v))
+			seal.MarkerPlugin, seal.MarkerKey, []byte(v))
 		return err
 	})
 }
@@ -93,7 +74,7 @@ func (s *SQLite) Reseal(ctx context.Context) (ResealStats, error) {
 		return st, fmt.Errorf("reseal memories: %w", err)
 	}
 	// Every value is sealed now: from the next open on, a plain one is a downgrade.
-	return st, s.setMarker(ctx, markerAll)
+	return st, s.setMarker(ctx, seal.MarkerAll)
 }
 
 // stale reports whether a stored value is not sealed with the current key.
@@ -159,7 +140,7 @@ func (s *SQLite) resealEntries(ctx context.Context) (int, error) {
 }
 
 func (s *SQLite) resealKV(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT plugin, key, value FROM kv WHERE NOT (plugin = ? AND key = ?)`, sealedPlugin, sealedKey)
+	rows, err := s.db.QueryContext(ctx, `SELECT plugin, key, value FROM kv WHERE NOT (plugin = ? AND key = ?)`, seal.MarkerPlugin, seal.MarkerKey)
 	if err != nil {
 		return 0, err
 	}

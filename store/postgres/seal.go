@@ -10,45 +10,33 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The marker row says the store holds sealed values, as in the SQLite store (store/seal.go):
-// "mixed" while plain values may remain, "all" once every value is sealed.
-const sealedPlugin, sealedKey, markerMixed, markerAll = "agenthost/store", "sealed", "mixed", "all"
-
+// useKeys applies the stores' one rule for keys and the marker row (seal.Mode).
 func (s *Store) useKeys(ctx context.Context, keys *seal.Keys) error {
 	var marker []byte
-	err := s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, sealedPlugin, sealedKey).Scan(&marker)
+	err := s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, seal.MarkerPlugin, seal.MarkerKey).Scan(&marker)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return unavailable(err)
 	}
-	if keys == nil {
-		if marker != nil {
-			return seal.ErrLocked
-		}
-		return nil
-	}
-	if marker == nil {
+	use, mixed, write, err := seal.Mode(marker, keys, func() (bool, error) {
 		var rows int64
-		if err := s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows); err != nil {
-			return unavailable(err)
-		}
-		marker = []byte(markerMixed)
-		if rows == 0 {
-			marker = []byte(markerAll)
-		}
-		if err := s.setMarker(ctx, string(marker)); err != nil {
+		err := s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows)
+		return rows == 0, unavailable(err)
+	})
+	if err != nil {
+		return err
+	}
+	if write != "" {
+		if err := s.setMarker(ctx, write); err != nil {
 			return err
 		}
 	}
-	s.keys, s.mixed = keys, string(marker) != markerAll
-	if !s.mixed {
-		s.keys = keys.Strict()
-	}
+	s.keys, s.mixed = use, mixed
 	return nil
 }
 
 func (s *Store) setMarker(ctx context.Context, v string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3) ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`,
-		sealedPlugin, sealedKey, []byte(v))
+		seal.MarkerPlugin, seal.MarkerKey, []byte(v))
 	return unavailable(err)
 }
 
@@ -78,7 +66,7 @@ func (s *Store) Reseal(ctx context.Context) (store.ResealStats, error) {
 	if st.Memories, err = s.resealMemories(ctx); err != nil {
 		return st, fmt.Errorf("reseal memories: %w", err)
 	}
-	return st, s.setMarker(ctx, markerAll)
+	return st, s.setMarker(ctx, seal.MarkerAll)
 }
 
 func (s *Store) resealEntries(ctx context.Context) (int, error) {
@@ -133,7 +121,7 @@ func (s *Store) resealEntries(ctx context.Context) (int, error) {
 func (s *Store) resealKV(ctx context.Context) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT plugin, key, value FROM kv WHERE NOT (plugin = $1 AND key = $2) FOR UPDATE`, sealedPlugin, sealedKey)
+		rows, err := tx.Query(ctx, `SELECT plugin, key, value FROM kv WHERE NOT (plugin = $1 AND key = $2) FOR UPDATE`, seal.MarkerPlugin, seal.MarkerKey)
 		if err != nil {
 			return err
 		}

@@ -97,3 +97,34 @@ func TestBlindIndexTerms(t *testing.T) {
 		t.Fatalf("query %q, index %q", q, idx)
 	}
 }
+
+// The one rule every store opens by: a marked store needs keys; keys on an empty store
+// mark it fully sealed (strict), on a store with data "mixed"; a marker agenthost did not
+// write is an error, not a guess.
+func TestModeDecidesFromTheMarker(t *testing.T) {
+	k, _ := seal.NewKey()
+	keys := ring(t, k)
+	empty := func(v bool) func() (bool, error) { return func() (bool, error) { return v, nil } }
+	if _, _, _, err := seal.Mode([]byte("all"), nil, empty(true)); !errors.Is(err, seal.ErrLocked) {
+		t.Fatalf("marked, no keys: %v", err)
+	}
+	if use, _, w, err := seal.Mode(nil, nil, empty(true)); use != nil || w != "" || err != nil {
+		t.Fatalf("unmarked, no keys: %v %q %v", use, w, err)
+	}
+	use, mixed, w, err := seal.Mode(nil, keys, empty(true))
+	if err != nil || mixed || w != seal.MarkerAll {
+		t.Fatalf("empty store given keys: mixed %v write %q %v", mixed, w, err)
+	}
+	if _, err := use.Open([]byte(`{}`), nil); !errors.Is(err, seal.ErrNotSealed) {
+		t.Fatalf("a fully sealed store's ring is not strict: %v", err)
+	}
+	if _, mixed, w, _ := seal.Mode(nil, keys, empty(false)); !mixed || w != seal.MarkerMixed {
+		t.Fatalf("store with data given keys: mixed %v write %q", mixed, w)
+	}
+	if _, mixed, w, _ := seal.Mode([]byte("mixed"), keys, nil); !mixed || w != "" {
+		t.Fatalf("mixed marker: %v %q", mixed, w)
+	}
+	if _, _, _, err := seal.Mode([]byte("plain please"), keys, nil); err == nil {
+		t.Fatal("an unknown marker was accepted")
+	}
+}
