@@ -45,6 +45,8 @@ type Manifest struct {
 	Memory MemoryConfig `toml:"memory"`
 	// Workflows are declared pipelines of steps (host/workflow, docs/workflows.md).
 	Workflows map[string]workflow.Definition `toml:"workflows"`
+	// WorkflowFiles are globs of workflow files, one workflow each (workflowfiles.go).
+	WorkflowFiles []string `toml:"workflow_files"`
 	// Auth is how serve authenticates callers besides tokens (docs/users.md).
 	Auth AuthConfig `toml:"auth"`
 	// A2AAgents are remote agents the agent may call over A2A (a2a.go, docs/a2a.md).
@@ -54,8 +56,9 @@ type Manifest struct {
 	Path string `toml:"-"`
 	Dir  string `toml:"-"`
 
-	lines     *keyLines
-	workflows map[string]*workflow.Workflow // compiled Workflows
+	lines         *keyLines
+	workflows     map[string]*workflow.Workflow // compiled Workflows
+	workflowFiles map[string]*workflowFile      // workflows declared in workflow files, by name
 }
 
 // AuthConfig is the [auth] table.
@@ -516,6 +519,9 @@ func (m *Manifest) check() error {
 		if err := m.checkMCPServer(i, names); err != nil {
 			return err
 		}
+	}
+	if err := m.loadWorkflowFiles(); err != nil {
+		return err
 	}
 	return m.checkWorkflows()
 }

@@ -24,16 +24,23 @@ func (m *Manifest) checkWorkflows() error {
 		if err != nil {
 			var ke *workflow.KeyError
 			if errors.As(err, &ke) {
-				return m.errKey("workflows."+name+"."+ke.Key, "%s", ke.Msg)
+				return m.errWorkflow(name, ke.Key, "%s", ke.Msg)
 			}
-			return m.errKey("workflows."+name, "%v", err)
+			return m.errWorkflow(name, "", "%v", err)
 		}
 		for key, agent := range w.Agents() {
 			if _, ok := m.AgentConfig(agent); !ok {
-				return m.errKey("workflows."+name+"."+key, "unknown agent %q (agents: %s)", agent, strings.Join(m.AgentNames(), ", "))
+				return m.errWorkflow(name, key, "unknown agent %q (agents: %s)", agent, strings.Join(m.AgentNames(), ", "))
 			}
 		}
 		m.workflows[name] = w
+	}
+	if err := workflow.Link(m.workflows); err != nil {
+		var le *workflow.LinkError
+		if errors.As(err, &le) {
+			return m.errWorkflow(le.Workflow, le.Key, "%s", le.Msg)
+		}
+		return err
 	}
 	return nil
 }
@@ -71,7 +78,7 @@ func (h *Host) checkWorkflowTools() error {
 		sort.Strings(keys)
 		for _, key := range keys {
 			if !slices.Contains(have, tools[key]) {
-				return h.Manifest.errKey("workflows."+name+"."+key, "unknown tool %q (tools: %s)", tools[key], strings.Join(have, ", "))
+				return h.Manifest.errWorkflow(name, key, "unknown tool %q (tools: %s)", tools[key], strings.Join(have, ", "))
 			}
 		}
 	}

@@ -93,7 +93,11 @@ arguments = { url = "${inputs.report_url}?escalate=1" }
 // toolCallsIn counts the tool_call events stored in each of the sessions.
 func toolCallsIn(t *testing.T, e *agentEnv, sessions ...string) map[string]int {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(e.dir, "sessions.db"))
+	db := filepath.Join(e.dir, "sessions.db")
+	if _, err := os.Stat(db); err != nil { // the example's store
+		db = filepath.Join(e.dir, ".agenthost", "sessions.db")
+	}
+	st, err := store.OpenSQLite(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +296,9 @@ func TestE2E_Workflow_ExampleManifestRunsAsDocumented(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "data", "sales.txt"), data, 0o644)
 	os.WriteFile(filepath.Join(dir, "agent.toml"), []byte(m), 0o644)
+	flow, _ := os.ReadFile(filepath.Join(src, "flows", "double.yaml"))
+	os.MkdirAll(filepath.Join(dir, "flows"), 0o755)
+	os.WriteFile(filepath.Join(dir, "flows", "double.yaml"), flow, 0o644)
 	e := &agentEnv{dir: dir, manifest: filepath.Join(dir, "agent.toml")}
 
 	r := e.agenthost(t, "workflow", "run", "sales", "--input", `{"path": "/data/sales.txt"}`, "--run-id", "demo")
@@ -304,5 +311,14 @@ func TestE2E_Workflow_ExampleManifestRunsAsDocumented(t *testing.T) {
 	pub, _ := res.Outputs["published"].(map[string]any)
 	if r.code != 0 || res.Outputs["total"] != 98.0 || res.Outputs["alert"] != nil || pub["words"] != 2.0 {
 		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
+	}
+	// The analyse step ran the double workflow (from flows/double.yaml) once per figure,
+	// each a stored run of its own: running it again finds it completed.
+	r = e.agenthost(t, "workflow", "run", "double", "--run-id", "demo.analyse.0")
+	if res := decodeWF(t, r); r.code != 0 || res.Status != "completed" || res.Outputs["doubled"] == nil {
+		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
+	}
+	if c := toolCallsIn(t, e, "demo.analyse.0.times_two"); c["demo.analyse.0.times_two"] != 1 {
+		t.Fatalf("the sub-run's calc was called %d times", c["demo.analyse.0.times_two"])
 	}
 }

@@ -15,29 +15,30 @@ import (
 
 // Definition is one [workflows.NAME] table as the manifest decodes it.
 type Definition struct {
-	Description string `toml:"description" json:"description,omitempty"`
+	Description string `toml:"description" json:"description,omitempty" yaml:"description"`
 	// Inputs is the JSON Schema the run's inputs must match (optional).
-	Inputs Table `toml:"inputs" json:"inputs,omitempty"`
+	Inputs Table `toml:"inputs" json:"inputs,omitempty" yaml:"inputs"`
 	// MaxParallel bounds the steps (and fan-out items) running at once; 0 is 4.
-	MaxParallel int    `toml:"max_parallel" json:"max_parallel,omitempty"`
-	Steps       []Step `toml:"steps" json:"steps"`
+	MaxParallel int    `toml:"max_parallel" json:"max_parallel,omitempty" yaml:"max_parallel"`
+	Steps       []Step `toml:"steps" json:"steps" yaml:"steps"`
 }
 
-// Step is one [[workflows.NAME.steps]] entry. Exactly one of Tool, Prompt and Approval
-// says its kind.
+// Step is one [[workflows.NAME.steps]] entry. Exactly one of Tool, Prompt, Approval and
+// Workflow says its kind.
 type Step struct {
-	ID        string   `toml:"id" json:"id"`
-	Tool      string   `toml:"tool" json:"tool,omitempty"`           // a tool, named as the model sees it
-	Arguments Table    `toml:"arguments" json:"arguments,omitempty"` // the tool's arguments; strings may hold ${expr}
-	Prompt    string   `toml:"prompt" json:"prompt,omitempty"`       // an agent step: a ReAct run of Agent on this prompt
-	Agent     string   `toml:"agent" json:"agent,omitempty"`         // the agent of a prompt step ("" = the entry agent)
-	Approval  string   `toml:"approval" json:"approval,omitempty"`   // an approval step: the question a human answers
-	DependsOn []string `toml:"depends_on" json:"depends_on,omitempty"`
-	If        string   `toml:"if" json:"if,omitempty"`             // CEL, must be true for the step to run
-	ForEach   string   `toml:"for_each" json:"for_each,omitempty"` // CEL list: the step runs once per item
-	Retry     int      `toml:"retry" json:"retry,omitempty"`       // further attempts after a failed one
-	Timeout   string   `toml:"timeout" json:"timeout,omitempty"`   // per attempt, e.g. "30s"
-	Output    string   `toml:"output" json:"output,omitempty"`     // names the step's output among the run's outputs
+	ID        string   `toml:"id" json:"id" yaml:"id"`
+	Tool      string   `toml:"tool" json:"tool,omitempty" yaml:"tool"`                // a tool, named as the model sees it
+	Arguments Table    `toml:"arguments" json:"arguments,omitempty" yaml:"arguments"` // the tool's arguments; strings may hold ${expr}
+	Prompt    string   `toml:"prompt" json:"prompt,omitempty" yaml:"prompt"`          // an agent step: a ReAct run of Agent on this prompt
+	Agent     string   `toml:"agent" json:"agent,omitempty" yaml:"agent"`             // the agent of a prompt step ("" = the entry agent)
+	Approval  string   `toml:"approval" json:"approval,omitempty" yaml:"approval"`    // an approval step: the question a human answers
+	Workflow  string   `toml:"workflow" json:"workflow,omitempty" yaml:"workflow"`    // a sub-workflow step: its arguments are the sub-workflow's inputs
+	DependsOn []string `toml:"depends_on" json:"depends_on,omitempty" yaml:"depends_on"`
+	If        string   `toml:"if" json:"if,omitempty" yaml:"if"`                   // CEL, must be true for the step to run
+	ForEach   string   `toml:"for_each" json:"for_each,omitempty" yaml:"for_each"` // CEL list: the step runs once per item
+	Retry     int      `toml:"retry" json:"retry,omitempty" yaml:"retry"`          // further attempts after a failed one
+	Timeout   string   `toml:"timeout" json:"timeout,omitempty" yaml:"timeout"`    // per attempt, e.g. "30s"
+	Output    string   `toml:"output" json:"output,omitempty" yaml:"output"`       // names the step's output among the run's outputs
 }
 
 // Table is a TOML table kept as plain values (a JSON Schema, a tool's arguments): the
@@ -54,13 +55,15 @@ func (t *Table) UnmarshalTOML(v any) error {
 	return nil
 }
 
-// Kind is "tool", "agent" or "approval".
+// Kind is "tool", "agent", "workflow" or "approval".
 func (s Step) Kind() string {
 	switch {
 	case s.Tool != "":
 		return "tool"
 	case s.Prompt != "":
 		return "agent"
+	case s.Workflow != "":
+		return "workflow"
 	}
 	return "approval"
 }
@@ -87,7 +90,8 @@ type Workflow struct {
 	byID    map[string]*cstep
 	inputs  *loop.Schema
 	maxPar  int
-	outputs bool // some step names an output
+	outputs bool                 // some step names an output
+	subs    map[string]*Workflow // the workflows its workflow steps run, set by Link
 }
 
 type cstep struct {
@@ -133,16 +137,19 @@ func Compile(name string, def Definition) (*Workflow, error) {
 			return nil, keyErr(key+".id", "duplicate step id %q", s.ID)
 		}
 		kinds := 0
-		for _, set := range []bool{s.Tool != "", s.Prompt != "", s.Approval != ""} {
+		for _, set := range []bool{s.Tool != "", s.Prompt != "", s.Approval != "", s.Workflow != ""} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			return nil, keyErr(key, "step %q needs exactly one of tool, prompt (an agent step) or approval", s.ID)
+			return nil, keyErr(key, "step %q needs exactly one of tool, prompt (an agent step), approval or workflow (a sub-workflow)", s.ID)
 		}
-		if s.Arguments != nil && s.Tool == "" {
-			return nil, keyErr(key+".arguments", "only a tool step takes arguments")
+		if s.Arguments != nil && s.Tool == "" && s.Workflow == "" {
+			return nil, keyErr(key+".arguments", "only a tool or workflow step takes arguments")
+		}
+		if s.Workflow == name {
+			return nil, keyErr(key+".workflow", "workflow %q cannot run itself", name)
 		}
 		if s.Agent != "" && s.Prompt == "" {
 			return nil, keyErr(key+".agent", "only a prompt step names an agent")
@@ -305,6 +312,28 @@ func (w *Workflow) Tools() map[string]string {
 	return out
 }
 
+// Workflows lists the sub-workflow steps' workflow names with their keys
+// ("steps.1.workflow"), for the host to check that they exist and form no cycle.
+func (w *Workflow) Workflows() map[string]string {
+	out := map[string]string{}
+	for i, cs := range w.steps {
+		if cs.Workflow != "" {
+			out[fmt.Sprintf("steps.%d.workflow", i)] = cs.Workflow
+		}
+	}
+	return out
+}
+
+// HasApproval says some step is an approval step.
+func (w *Workflow) HasApproval() bool {
+	for _, cs := range w.steps {
+		if cs.Approval != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Agents lists the prompt steps' agent names with their keys ("steps.1.agent").
 func (w *Workflow) Agents() map[string]string {
 	out := map[string]string{}
@@ -316,10 +345,14 @@ func (w *Workflow) Agents() map[string]string {
 	return out
 }
 
-// UsesAgent says some step is a prompt step: running the workflow needs a provider.
+// UsesAgent says some step, or a step of a sub-workflow, is a prompt step: running the
+// workflow needs a provider.
 func (w *Workflow) UsesAgent() bool {
 	for _, cs := range w.steps {
 		if cs.Prompt != "" {
+			return true
+		}
+		if sub := w.subs[cs.Workflow]; sub != nil && sub.UsesAgent() {
 			return true
 		}
 	}

@@ -106,6 +106,9 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, sessio
 		ctx, cancel = context.WithTimeout(ctx, cs.timeout)
 		defer cancel()
 	}
+	if cs.Workflow != "" {
+		return s.subRun(ctx, cs, vars, session)
+	}
 	if cs.Tool != "" {
 		args, err := evalValue(cs.args, vars)
 		if err != nil {
@@ -149,6 +152,40 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, sessio
 		text = res.Final.Text()
 	}
 	return resultValue(res.Output, text), nil
+}
+
+// subRun runs a workflow step: the sub-workflow's run, whose id is the step's session
+// ("RUNID.STEP", "RUNID.STEP.ITEM"), with the evaluated arguments as its inputs. It is
+// stored like any run, so a resumed or retried step resumes it: its finished steps are
+// not run again. The step's output is the sub-run's outputs.
+func (s *sched) subRun(ctx context.Context, cs *cstep, vars map[string]any, runID string) (any, error) {
+	sub := s.w.subs[cs.Workflow]
+	if sub == nil {
+		return nil, fmt.Errorf("workflow %q is not linked (workflow.Link)", cs.Workflow)
+	}
+	args, err := evalValue(cs.args, vars)
+	if err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	res, err := s.e.Run(ctx, sub, RunInput{RunID: runID, Inputs: b}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.Record.Status != RunCompleted {
+		return nil, fmt.Errorf("workflow %s run %s ended %s: %s", sub.Name, runID, res.Record.Status, res.Record.Error)
+	}
+	outs := map[string]any{}
+	for k, v := range res.Record.Outputs {
+		outs[k] = v
+	}
+	return outs, nil
 }
 
 // resultValue is a step's output: the structured result when there is one, else the
