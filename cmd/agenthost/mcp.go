@@ -35,7 +35,10 @@ default (stdout carries the protocol only; logs go to stderr); with --http ADDR 
 Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "serve"
 (--token-file or AGENTHOST_TOKEN; without a token, loopback only). No provider is started,
 unless --agent also offers the whole agent as one tool, ask_<agent> (its tool calls that
-need approval are refused: an MCP client cannot answer them).
+need approval are refused: an MCP client cannot answer them). Each declared workflow is
+the tool workflow_<name> (its inputs schema as the tool's); workflows with prompt steps
+only with --agent. A workflow run left waiting for an approval step is an error naming
+its run id, decided with "workflow run --run-id ID --approve STEP".
 
 Every call takes the agent's tool policy, as a model's call does: guardrails, permission
 plugins, require_approval and approval_default, caps, timeout. A call that needs approval
@@ -74,6 +77,7 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 			if agent {
 				mcpserver.AddAgent(srv, h)
 			}
+			skipped = append(skipped, mcpserver.AddWorkflows(srv, h, agent)...)
 			for _, s := range skipped {
 				fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: warning: not offered over MCP:", s)
 			}

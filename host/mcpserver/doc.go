@@ -8,5 +8,7 @@
 // what a plugin logs or reports as progress during a call goes to the client that made
 // it as MCP notifications.
 //
-// It must not run the agent loop: it offers tools, not runs.
+// It must not run the agent loop or a workflow itself: the agent (ask_NAME) and the
+// declared workflows (workflow_NAME) it offers run through the host's Runner and
+// workflow engine, the same paths as every other surface.
 package mcpserver
