@@ -53,6 +53,13 @@ type SessionStore interface {
 	KVSet(ctx context.Context, plugin, key string, value []byte) error
 }
 
+// KVLister is an optional SessionStore extension: a store that lists the keys of one
+// plugin's key/value namespace that start with prefix, sorted, at most limit of them.
+// The host lists stored workflow runs with it; plugins never get it.
+type KVLister interface {
+	KVKeys(ctx context.Context, plugin, prefix string, limit int) ([]string, error)
+}
+
 // RunAppender is an optional SessionStore extension: a store that saves a run record
 // (as SaveRun does) and appends entries to the run's session in one transaction. A run
 // then writes its start and its end with its steps' appends instead of on their own.
@@ -213,6 +220,24 @@ func (s *MemoryStore) KVSet(_ context.Context, plugin, key string, value []byte)
 	defer s.mu.Unlock()
 	s.kv[plugin+"\x00"+key] = append([]byte(nil), value...)
 	return nil
+}
+
+// KVKeys lists a plugin's keys that start with prefix (KVLister).
+func (s *MemoryStore) KVKeys(_ context.Context, plugin, prefix string, limit int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.kv {
+		p, key, _ := strings.Cut(k, "\x00")
+		if p == plugin && strings.HasPrefix(key, prefix) {
+			out = append(out, key)
+		}
+	}
+	slices.Sort(out)
+	if limit >= 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
 // DeleteSession removes a session's entries and runs (SessionDeleter).

@@ -341,6 +341,29 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 	return nil
 }
 
+// KVKeys lists a plugin's keys that start with prefix, sorted (loop.KVLister); limit < 0
+// is no limit.
+func (s *SQLite) KVKeys(ctx context.Context, plugin, prefix string, limit int) ([]string, error) {
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
+	}
+	// instr, not LIKE: a prefix holding % or _ means itself.
+	rows, err := s.db.QueryContext(ctx, `SELECT key FROM kv WHERE plugin = ? AND (? = '' OR instr(key, ?) = 1) ORDER BY key LIMIT ?`, plugin, prefix, prefix, limit)
+	if err != nil {
+		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
 // KVDelete removes a plugin's value.
 func (s *SQLite) KVDelete(ctx context.Context, plugin, key string) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {

@@ -92,7 +92,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
 				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
 				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: accessOf(h),
-				Workflows: &server.Workflows{Find: h.Manifest.Workflow, Engine: h.Workflows()},
+				Workflows: &server.Workflows{Find: h.Manifest.Workflow, List: h.Manifest.WorkflowNames, Engine: h.Workflows()},
 				Extract: func(ctx context.Context, hd http.Header) context.Context {
 					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
 				}})

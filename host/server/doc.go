@@ -10,6 +10,8 @@
 //	POST /v1/sessions/{id}/runs/{run}/feedback  {score, comment} on a stored run (feedback.go)
 //	GET  /v1/insights[?since=7d] the stored runs summed up (host/insights, insights.go)
 //	POST /v1/workflows/{name}/runs  run or resume a declared workflow, streamed as AG-UI (workflows.go)
+//	GET  /v1/workflows             the declared workflows and their steps (workflowviews.go)
+//	GET  /v1/workflows/{name}/runs[/{id}]  stored runs; one run's record
 //	GET  /healthz               liveness, no auth
 //	GET  /                      the live page (web/index.html, embedded)
 //

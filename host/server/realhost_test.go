@@ -114,7 +114,7 @@ func serveHost(tb testing.TB, manifest, token string) (*Server, *httptest.Server
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := New(Options{Agent: h.Agent, Store: h.Store, Token: token, Workflows: &Workflows{Find: h.Manifest.Workflow, Engine: h.Workflows()}})
+	srv, err := New(Options{Agent: h.Agent, Store: h.Store, Token: token, Workflows: &Workflows{Find: h.Manifest.Workflow, List: h.Manifest.WorkflowNames, Engine: h.Workflows()}})
 	if err != nil {
 		tb.Fatal(err)
 	}

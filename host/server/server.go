@@ -134,6 +134,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
 	s.mux.HandleFunc("GET /trace.js", s.handleTraceJS)
+	s.mux.HandleFunc("GET /workflows.js", s.handleWorkflowsJS)
 	s.mountA2A()
 	s.mux.Handle("POST /v1/runs", s.auth(s.handleRun))
 	s.mux.Handle("POST /v1/runs/{run}/abort", s.auth(s.handleAbort))
@@ -157,6 +158,10 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
 		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleUser, s.handleWorkflowRun)))
+		// Workflow runs have no owner yet: their records are read by those who see every session.
+		s.mux.Handle("GET /v1/workflows", s.auth(s.atLeast(access.RoleViewer, s.handleWorkflowList)))
+		s.mux.Handle("GET /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleOperator, s.handleWorkflowRuns)))
+		s.mux.Handle("GET /v1/workflows/{name}/runs/{id}", s.auth(s.atLeast(access.RoleOperator, s.handleWorkflowRecord)))
 	}
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(s.atLeast(access.RoleOperator, opts.Metrics.ServeHTTP)))

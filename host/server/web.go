@@ -11,13 +11,21 @@ var indexHTML []byte
 //go:embed web/trace.js
 var traceJS []byte
 
-// handleTraceJS serves the trace view's script (web/trace.js), the one script the page
-// loads from the server rather than inline.
-func (s *Server) handleTraceJS(w http.ResponseWriter, _ *http.Request) {
+//go:embed web/workflows.js
+var workflowsJS []byte
+
+// handleTraceJS serves the trace view's script (web/trace.js), one of the two scripts
+// the page loads from the server rather than inline.
+func (s *Server) handleTraceJS(w http.ResponseWriter, _ *http.Request) { serveJS(w, traceJS) }
+
+// handleWorkflowsJS serves the workflow view's script (web/workflows.js).
+func (s *Server) handleWorkflowsJS(w http.ResponseWriter, _ *http.Request) { serveJS(w, workflowsJS) }
+
+func serveJS(w http.ResponseWriter, js []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "text/javascript; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(traceJS)
+	_, _ = w.Write(js)
 }
 
 // handlePage serves the live page: sessions on the left, a prompt box, and the events of

@@ -14,9 +14,11 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// Workflows serve POST /v1/workflows/{name}/runs (docs/workflows.md#http).
+// Workflows serve POST /v1/workflows/{name}/runs and the GET routes the console draws
+// them from (workflowviews.go; docs/workflows.md#http).
 type Workflows struct {
 	Find   func(name string) (*workflow.Workflow, bool)
+	List   func() []string // the declared workflows' names
 	Engine *workflow.Engine
 }
 

@@ -359,6 +359,28 @@ func (w *Workflow) UsesAgent() bool {
 	return false
 }
 
+// GraphStep is a step as the console draws it: its kind, what it runs and the steps it
+// waits for (declared and implied by references).
+type GraphStep struct {
+	ID        string   `json:"id"`
+	Kind      string   `json:"kind"`
+	Runs      string   `json:"runs,omitempty"` // the tool, agent or sub-workflow
+	DependsOn []string `json:"depends_on"`
+	If        string   `json:"if,omitempty"`
+	ForEach   string   `json:"for_each,omitempty"`
+	Output    string   `json:"output,omitempty"`
+}
+
+// Graph lists the steps with their dependencies, in definition order.
+func (w *Workflow) Graph() []GraphStep {
+	out := make([]GraphStep, len(w.steps))
+	for i, cs := range w.steps {
+		out[i] = GraphStep{ID: cs.ID, Kind: cs.Kind(), Runs: cs.Tool + cs.Agent + cs.Workflow, DependsOn: append([]string{}, cs.deps...),
+			If: cs.If, ForEach: cs.ForEach, Output: cs.Output}
+	}
+	return out
+}
+
 // StepIDs lists the steps in definition order.
 func (w *Workflow) StepIDs() []string {
 	out := make([]string, len(w.steps))

@@ -3,7 +3,10 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -98,4 +101,47 @@ func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
 		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
 	}
 	return nil
+}
+
+// RunSummary is a stored run as GET /v1/workflows/{name}/runs lists it.
+type RunSummary struct {
+	RunID   string    `json:"run_id"`
+	Status  string    `json:"status"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// maxListedRuns bounds how many stored runs ListRuns reads.
+const maxListedRuns = 1000
+
+// ErrNoListing is returned by ListRuns for a store that cannot list keys.
+var ErrNoListing = errors.New("this store cannot list workflow runs (it does not implement loop.KVLister)")
+
+// ListRuns lists a workflow's stored runs, the latest started first, at most limit
+// (of the first 1,000 by run id). Sub-runs (RUNID.STEP) are the sub-workflow's runs.
+func ListRuns(ctx context.Context, st loop.SessionStore, workflow string, limit int) ([]RunSummary, error) {
+	l, ok := st.(loop.KVLister)
+	if !ok {
+		return nil, ErrNoListing
+	}
+	keys, err := l.KVKeys(ctx, KVNamespace, recordKey(workflow, ""), maxListedRuns)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: list runs: %w", workflow, err)
+	}
+	out := make([]RunSummary, 0, len(keys))
+	for _, k := range keys {
+		r, ok, err := LoadRecord(ctx, st, workflow, strings.TrimPrefix(k, recordKey(workflow, "")))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, RunSummary{RunID: r.RunID, Status: r.Status, Started: r.Started, Ended: r.Ended, Error: r.Error})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }

@@ -347,6 +347,24 @@ func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) err
 }
 
 // KVDelete removes a plugin's value.
+// KVKeys lists a plugin's keys that start with prefix, sorted (loop.KVLister); limit < 0
+// is no limit.
+func (s *Store) KVKeys(ctx context.Context, plugin, prefix string, limit int) ([]string, error) {
+	var lim *int
+	if limit >= 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx, `SELECT key FROM kv WHERE plugin = $1 AND starts_with(key, $2) ORDER BY key COLLATE "C" LIMIT $3`, plugin, prefix, lim)
+	if err != nil {
+		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
+	}
+	return keys, nil
+}
+
 func (s *Store) KVDelete(ctx context.Context, plugin, key string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM kv WHERE plugin = $1 AND key = $2`, plugin, key); err != nil {
 		return fmt.Errorf("kv delete %s/%s: %w", plugin, key, err)

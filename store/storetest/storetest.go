@@ -140,6 +140,33 @@ func kv(t *testing.T, s loop.SessionStore) {
 	if _, ok, _ := s.KVGet(ctx, "other", "k"); ok {
 		t.Fatal("a key is shared between plugins")
 	}
+	kvKeys(t, s)
+}
+
+// kvKeys: a lister lists one plugin's keys under a prefix, sorted, bounded; a prefix
+// with LIKE's wildcards means itself.
+func kvKeys(t *testing.T, s loop.SessionStore) {
+	l, ok := s.(loop.KVLister)
+	if !ok {
+		t.Fatalf("%T lists no keys (loop.KVLister)", s)
+	}
+	ctx := context.Background()
+	for _, k := range []string{"wf/b", "wf/a", "wf/c", "wf%/x", "wg/a", "w_/y"} {
+		if err := s.KVSet(ctx, "lister", k, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s.KVSet(ctx, "other-plugin", "wf/z", []byte("v"))
+	for _, c := range []struct {
+		prefix string
+		limit  int
+		want   string
+	}{{"wf/", -1, "wf/a,wf/b,wf/c"}, {"wf/", 2, "wf/a,wf/b"}, {"wf%", -1, "wf%/x"}, {"w_", -1, "w_/y"}, {"", -1, "w_/y,wf%/x,wf/a,wf/b,wf/c,wg/a"}, {"nope", -1, ""}} {
+		got, err := l.KVKeys(ctx, "lister", c.prefix, c.limit)
+		if err != nil || strings.Join(got, ",") != c.want {
+			t.Fatalf("KVKeys(%q, %d) = %v %v, want %s", c.prefix, c.limit, got, err, c.want)
+		}
+	}
 }
 
 func lease(session, run string, pid int) loop.Lease {
