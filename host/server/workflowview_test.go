@@ -189,3 +189,45 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", shot)
 }
+
+// The GET routes answer what the store holds, and refuse what they cannot answer.
+func TestWorkflowReadRoutesAnswerTheStoredRecordOrAClearError(t *testing.T) {
+	dir := t.TempDir()
+	manifest := writeManifest(t, dir, `{"turns": []}`, "", false)
+	f, _ := os.OpenFile(manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprint(f, dagWorkflows)
+	f.Close()
+	_, ts := serveHost(t, manifest, "tok")
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/v1/workflows", 200, `"depends_on":["double"]`},
+		{"/v1/workflows/pipe/runs", 200, `[]`},
+		{"/v1/workflows/ghost/runs", 404, `no workflow \"ghost\"`},
+		{"/v1/workflows/pipe/runs?limit=0", 400, "limit must be"},
+		{"/v1/workflows/pipe/runs?limit=99999999999999999999", 400, "limit must be"},
+		{"/v1/workflows/pipe/runs/nope", 404, `workflow pipe has no run \"nope\"`},
+	} {
+		code, body := get(c.path)
+		if code != c.code || !strings.Contains(body, c.body) {
+			t.Errorf("GET %s = %d %s, want %d containing %s", c.path, code, body, c.code, c.body)
+		}
+	}
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/workflows", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the token: %v %v", resp, err)
+	}
+}
