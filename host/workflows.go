@@ -106,3 +106,13 @@ func (x workflowExec) RunPrompt(ctx context.Context, agent, prompt, session stri
 	}
 	return x.h.Runner().RunWith(ctx, loop.RunInput{SessionID: session, Agent: agent, Messages: []loop.Message{loop.UserMessage(prompt)}}, nil)
 }
+
+// RunWorkflow runs (or resumes) a declared workflow by name on this host's engine: what
+// a cluster worker does with a workflow job (host/cluster).
+func (h *Host) RunWorkflow(ctx context.Context, name string, in workflow.RunInput) (workflow.Result, error) {
+	w, ok := h.Manifest.Workflow(name)
+	if !ok {
+		return workflow.Result{}, fmt.Errorf("%w: no workflow %q in this node's manifest", workflow.ErrInputs, name)
+	}
+	return h.Workflows().Run(ctx, w, in, nil)
+}

@@ -141,7 +141,7 @@ func startCluster(ctx context.Context, h *host.Host, workers int, rescueAfter ti
 		return nil, usage(fmt.Errorf("--workers %d: want 0 or more", workers))
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cl, err := cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Store: h.Store,
+	cl, err := cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Workflows: h, Store: h.Store,
 		Workers: workers, RescueAfter: rescueAfter, Log: log})
 	if err != nil {
 		return nil, failed(err)
@@ -162,7 +162,8 @@ func newWorkerCmd() *cobra.Command {
 		Long: `Execute the runs that serve --workers nodes queue in the store's PostgreSQL database
 (River jobs), N at once, until SIGINT/SIGTERM. A run whose worker dies is retried on
 another worker, continuing its stored session: tool calls with stored results do not run
-again.`,
+again. Workflow runs started over HTTP are jobs too, resumed from their stored record:
+a step that ended does not run again.`,
 		Example: `  agenthost -c cluster.toml worker --workers 4
   agenthost -c cluster.toml worker --rescue-after 30m`,
 		Args: cobra.NoArgs,

@@ -43,6 +43,9 @@ type Options struct {
 	URL string
 	// Runner executes runs; required when Workers > 0.
 	Runner Runner
+	// Workflows executes workflow runs (workflow.go); without it this node's workers
+	// take no workflow jobs.
+	Workflows WorkflowRunner
 	// Store is the session store (to tell a first attempt from a retry).
 	Store loop.SessionStore
 	// Workers is how many runs this node executes at once; 0 only enqueues.
@@ -94,6 +97,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &runWorker{c: c})
+		if c.opts.Workflows != nil {
+			river.AddWorker(workers, &workflowWorker{c: c})
+		}
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.opts.Workers}}
 		cfg.RescueStuckJobsAfter = c.opts.RescueAfter

@@ -89,7 +89,15 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	open := map[string]bool{} // steps with a STEP_STARTED and no STEP_FINISHED yet
 	var order []string
 	now := func(t string) base { return base{Type: t, Timestamp: time.Now().UnixMilli()} }
-	res, err := s.opts.Workflows.Engine.Run(ctx, wf, in, func(e workflow.Event) {
+	run := func(ctx context.Context, emit func(workflow.Event)) (workflow.Result, error) {
+		return s.opts.Workflows.Engine.Run(ctx, wf, in, emit)
+	}
+	if wd, ok := s.opts.Dispatch.(WorkflowDispatcher); ok {
+		run = func(ctx context.Context, emit func(workflow.Event)) (workflow.Result, error) {
+			return s.followWorkflow(ctx, wd, wf, in, emit)
+		}
+	}
+	res, err := run(ctx, func(e workflow.Event) {
 		switch e.Type {
 		case workflow.EventWorkflowStarted:
 			stream.send(RunStarted{base: now(aguiRunStarted), ThreadID: thread, RunID: e.RunID})

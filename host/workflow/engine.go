@@ -90,10 +90,8 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	for id := range in.Approvals {
-		if cs, ok := w.byID[id]; !ok || cs.Approval == "" {
-			return Result{}, fmt.Errorf("workflow %s: %w: %q is not an approval step (approval steps: %s)", w.Name, ErrInputs, id, strings.Join(w.approvalSteps(), ", "))
-		}
+	if err := w.CheckApprovals(in.Approvals); err != nil {
+		return Result{}, err
 	}
 	if in.RunID == "" {
 		in.RunID = newRunID()
@@ -137,18 +135,41 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, b
 	if len(inputs) == 0 {
 		inputs = json.RawMessage("{}")
 	}
-	var probe any
-	if err := json.Unmarshal(inputs, &probe); err != nil {
-		return nil, false, fmt.Errorf("workflow %s: %w: not JSON: %v", w.Name, ErrInputs, err)
-	}
-	if w.inputs != nil {
-		if err := w.inputs.Validate(inputs); err != nil {
-			return nil, false, fmt.Errorf("workflow %s: %w: %v", w.Name, ErrInputs, err)
-		}
+	if err := w.CheckInputs(inputs); err != nil {
+		return nil, false, err
 	}
 	rec = &Record{Workflow: w.Name, RunID: in.RunID, Inputs: inputs, Status: RunRunning,
 		Started: time.Now().UTC(), Steps: map[string]*StepRecord{}}
 	return rec, false, saveRecord(ctx, e.Store, rec)
+}
+
+// CheckApprovals refuses decisions for steps that are not approval steps (an error
+// wrapping ErrInputs).
+func (w *Workflow) CheckApprovals(decisions map[string]Decision) error {
+	for id := range decisions {
+		if cs, ok := w.byID[id]; !ok || cs.Approval == "" {
+			return fmt.Errorf("workflow %s: %w: %q is not an approval step (approval steps: %s)", w.Name, ErrInputs, id, strings.Join(w.approvalSteps(), ", "))
+		}
+	}
+	return nil
+}
+
+// CheckInputs checks a new run's inputs (empty is {}): JSON, and the inputs schema when
+// there is one. The error wraps ErrInputs.
+func (w *Workflow) CheckInputs(inputs json.RawMessage) error {
+	if len(inputs) == 0 {
+		inputs = json.RawMessage("{}")
+	}
+	var probe any
+	if err := json.Unmarshal(inputs, &probe); err != nil {
+		return fmt.Errorf("workflow %s: %w: not JSON: %v", w.Name, ErrInputs, err)
+	}
+	if w.inputs != nil {
+		if err := w.inputs.Validate(inputs); err != nil {
+			return fmt.Errorf("workflow %s: %w: %v", w.Name, ErrInputs, err)
+		}
+	}
+	return nil
 }
 
 func (w *Workflow) approvalSteps() []string {
