@@ -192,10 +192,23 @@ func TestRunIDsUniquePerSession_ConcurrentRunsOfOneIDOnTwoSessionsBothComplete(t
 // sessionBlockingTool blocks, until its context ends, the calls of one session's runs;
 // other sessions' calls answer "done".
 func sessionBlockingTool(session string, started chan<- string) loop.Tool {
+	return gatedBlockingTool(session, started, nil)
+}
+
+// gatedBlockingTool is sessionBlockingTool whose other sessions' calls wait for gate
+// (when it is not nil) to close.
+func gatedBlockingTool(session string, started chan<- string, gate <-chan struct{}) loop.Tool {
 	return loop.FuncTool{
 		ToolSpec: loop.ToolSpec{Name: "wait", Description: "waits until cancelled"},
 		Fn: func(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
 			if ci, _ := loop.CallInfoFrom(ctx); ci.SessionID != session {
+				if gate != nil {
+					select {
+					case <-gate:
+					case <-ctx.Done():
+						return loop.ToolResult{}, context.Cause(ctx)
+					}
+				}
 				return loop.TextResult("done"), nil
 			}
 			started <- c.ID
@@ -213,7 +226,10 @@ func sessionBlockingTool(session string, started chan<- string) loop.Tool {
 func TestRunIDsUniquePerSession_ClusterAbortReachesOnlyItsSession(t *testing.T) {
 	started := make(chan string, 1)
 	url := pgtest.Start(t).NewDatabase(t)
-	e := newTestEnv(t, envOptions{cluster: url, extraTools: []loop.Tool{sessionBlockingTool("s1", started)}}, waitTurns...)
+	// s2's call waits for the gate: its job must still be unfinished when the abort
+	// that names no session looks for r1's jobs (it used to end first, now and then).
+	gate := make(chan struct{})
+	e := newTestEnv(t, envOptions{cluster: url, extraTools: []loop.Tool{gatedBlockingTool("s1", started, gate)}}, waitTurns...)
 	resp1 := startBlockedRun(t, e, started, "s1", "r1")
 	defer resp1.Body.Close()
 	// s2's r1 runs beside s1's (run ids are per session on one agent too).
@@ -244,6 +260,7 @@ func TestRunIDsUniquePerSession_ClusterAbortReachesOnlyItsSession(t *testing.T) 
 	if code, body := e.request(t, "POST", "/v1/sessions/s1/runs/r1/abort", ""); code != 202 {
 		t.Fatalf("abort s1/r1: %d %s", code, body)
 	}
+	close(gate)
 	evs := brief(sseEvents(t, resp1.Body))
 	if evs[len(evs)-1] != "RUN_FINISHED cancelled aborted/cancelled" {
 		t.Fatalf("s1/r1 ended %v, want aborted", evs)
