@@ -66,8 +66,8 @@ func (m *Manifest) checkAgents() error {
 				return m.errKey(key+".plan."+pk.key, "%q is not a plugin of kind %s (or \"model\")", pk.name, pk.kind)
 			}
 		}
-		if a.Plan.MaxSteps < 0 || a.Plan.MaxReplans < 0 {
-			return m.errKey(key+".plan", "max_steps and max_replans must not be negative")
+		if a.Plan.MaxSteps < 0 || a.Plan.MaxReplans < 0 || a.Plan.MaxParallel < 0 || a.Plan.MaxParallel > 64 {
+			return m.errKey(key+".plan", "max_steps and max_replans must not be negative, max_parallel from 0 (default 4) to 64")
 		}
 		if a.MaxHandoffs < 0 {
 			return m.errKey(key+".max_handoffs", "%d: want 0 (default 5) or more", a.MaxHandoffs)
@@ -98,7 +98,7 @@ func (m *Manifest) checkAgents() error {
 // planConfig is the loop's plan configuration of a, with its planner and evaluator
 // plugins.
 func (h *Host) planConfig(a AgentConfig) loop.PlanConfig {
-	pc := loop.PlanConfig{MaxSteps: a.Plan.MaxSteps, MaxReplans: a.Plan.MaxReplans, StepTimeout: time.Duration(a.Plan.StepTimeout)}
+	pc := loop.PlanConfig{MaxSteps: a.Plan.MaxSteps, MaxReplans: a.Plan.MaxReplans, StepTimeout: time.Duration(a.Plan.StepTimeout), MaxParallel: a.Plan.MaxParallel}
 	for i, p := range h.plugins {
 		switch name := h.Manifest.Plugins[i].Name; {
 		case name == a.Plan.Planner:

@@ -112,6 +112,7 @@ type PlanSettings struct {
 	MaxSteps    int      `toml:"max_steps"`    // steps executed over all revisions; default 8
 	MaxReplans  int      `toml:"max_replans"`  // default 2
 	StepTimeout Duration `toml:"step_timeout"` // for steps without their own timeout
+	MaxParallel int      `toml:"max_parallel"` // tool steps of a plan with dependencies run at once; default 4
 	Planner     string   `toml:"planner"`      // "model" (default) or a plugin of kind planner
 	Evaluator   string   `toml:"evaluator"`    // "model" (default) or a plugin of kind evaluator
 }

@@ -77,6 +77,75 @@ func (r *run) callOne(c ToolCall, timeout time.Duration) (ToolResult, error) {
 	return r.settle(pc), nil
 }
 
+// callWave takes several calls through the tool pipeline at once (a plan's ready tool
+// steps): each announced, cap-checked and admitted in order, all stored before any runs
+// (L21), then invoked up to par at a time, each under its own timeout, and settled in
+// order. errs[i] is ErrApprovalPending for a call that waits for a human (and for the
+// calls after it, which are not admitted: the resume runs them); err is a failure to
+// store, which runs none of them. ends[i] is when call i returned.
+func (r *run) callWave(calls []ToolCall, timeouts []time.Duration, par int) (results []ToolResult, ends []time.Time, errs []error, err error) {
+	r.on(onRunTools)
+	pcs := make([]*pendingCall, len(calls))
+	waiting := -1 // the call whose approval is pending, if one is
+	for i, c := range calls {
+		r.announce(c)
+		if at, reason := r.checkCaps([]ToolCall{c}); at == 0 {
+			pcs[i] = &pendingCall{call: c, result: ErrorResult(fmt.Sprintf("Error: tool call not executed: %s", reason))}
+			continue
+		}
+		pc, aerr := r.admit(c)
+		if errors.Is(aerr, ErrApprovalPending) {
+			// As in an answer's batch: the calls admitted before it run, the later
+			// ones wait for the resume with it.
+			waiting = i
+			break
+		}
+		if aerr != nil {
+			return nil, nil, nil, aerr
+		}
+		pc.timeout = timeouts[i]
+		pcs[i] = pc
+	}
+	if err := r.journal.flush(); err != nil {
+		return nil, nil, nil, err
+	}
+	ends = make([]time.Time, len(calls))
+	sem := make(chan struct{}, max(par, 1))
+	for i, pc := range pcs {
+		if pc == nil {
+			continue
+		}
+		if pc.tool == nil {
+			ends[i] = r.cfg.Driver.Now()
+			continue
+		}
+		pc.done = make(chan struct{})
+		sem <- struct{}{}
+		r.cfg.Driver.Go(func() {
+			defer func() { ends[i] = r.cfg.Driver.Now(); <-sem; close(pc.done) }()
+			r.invoke(pc)
+		})
+	}
+	results, errs = make([]ToolResult, len(calls)), make([]error, len(calls))
+	for i, pc := range pcs {
+		if pc == nil { // its approval is pending, or it comes after that one
+			if i >= waiting && waiting >= 0 {
+				errs[i] = ErrApprovalPending
+			}
+			continue
+		}
+		if pc.done != nil {
+			<-pc.done
+		}
+		if pc.pending {
+			errs[i] = ErrApprovalPending
+			continue
+		}
+		results[i] = r.settle(pc)
+	}
+	return results, ends, errs, nil
+}
+
 // admit applies the checks before a call runs: run deadline, unknown tool, argument
 // schema, tool_args guardrails, permission, approval. A call that fails one gets its
 // error result and a nil tool.

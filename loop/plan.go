@@ -17,6 +17,9 @@ import (
 type Plan struct {
 	Goal  string     `json:"goal"`
 	Steps []PlanStep `json:"steps"`
+	// Parameters are values the planner fixes once for the plan; steps use them as
+	// ${params.NAME} (plandag.go).
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // PlanStep is one step. A step that names a Tool is executed by calling it with
@@ -28,6 +31,8 @@ type PlanStep struct {
 	Arguments       json.RawMessage `json:"arguments,omitempty"`
 	ExpectedOutcome string          `json:"expected_outcome"`
 	Timeout         string          `json:"timeout,omitempty"`
+	// DependsOn names the steps that must end ok first (plandag.go).
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // StepOutcome is what the monitor recorded of a step.
@@ -88,6 +93,7 @@ type PlanConfig struct {
 	MaxSteps    int           // steps executed over all revisions; default 8
 	MaxReplans  int           // default 2; past it the run ends incomplete/max_replans
 	StepTimeout time.Duration // for steps without their own timeout; default none
+	MaxParallel int           // tool steps of a plan with dependencies run at once; default 4
 	Planner     Planner
 	Evaluator   Evaluator
 }
@@ -145,18 +151,18 @@ func checkPlan(p Plan) error {
 			}
 		}
 	}
-	return nil
+	return checkPlanDAG(p)
 }
 
 // The model as planner and evaluator: one call each, tools off, the answer a JSON
 // document matching a schema (sent as the response format), retried on bad JSON.
 const (
-	plannerPrompt   = `You plan. Break the goal into a few concrete steps. A step may name one of the tools with its arguments; otherwise describe the work and an assistant will do it with the tools. Give each step an id, a description and its expected outcome. Reply with only a JSON document: {"goal": "...", "steps": [{"id": "1", "description": "...", "tool": "NAME (optional)", "arguments": {}, "expected_outcome": "...", "timeout": "30s (optional)"}]}.`
+	plannerPrompt   = `You plan. Break the goal into a few concrete steps. A step may name one of the tools with its arguments; otherwise describe the work and an assistant will do it with the tools. Give each step an id, a description and its expected outcome. Steps that need others first list them in depends_on (steps that do not wait for each other may run at the same time); a step may use an earlier step's outcome as ${steps.ID.outcome} and a plan parameter as ${params.NAME} in its arguments or description. Reply with only a JSON document: {"goal": "...", "parameters": {}, "steps": [{"id": "1", "description": "...", "tool": "NAME (optional)", "arguments": {}, "expected_outcome": "...", "timeout": "30s (optional)", "depends_on": ["ids (optional)"]}]}.`
 	evaluatorPrompt = `You evaluate a plan's progress against its goal and each step's expected outcome. Reply with only a JSON document: {"verdict": "continue|done|replan|fail", "reason": "...", "answer": "the final answer, when done"}.`
 )
 
 var (
-	planSchema = json.RawMessage(`{"type":"object","required":["goal","steps"],"properties":{"goal":{"type":"string"},"steps":{"type":"array","items":{"type":"object","required":["id","description","expected_outcome"],"properties":{"id":{"type":"string"},"description":{"type":"string"},"tool":{"type":"string"},"arguments":{"type":"object"},"expected_outcome":{"type":"string"},"timeout":{"type":"string"}}}}}}`)
+	planSchema = json.RawMessage(`{"type":"object","required":["goal","steps"],"properties":{"goal":{"type":"string"},"parameters":{"type":"object"},"steps":{"type":"array","items":{"type":"object","required":["id","description","expected_outcome"],"properties":{"id":{"type":"string"},"description":{"type":"string"},"tool":{"type":"string"},"arguments":{"type":"object"},"expected_outcome":{"type":"string"},"timeout":{"type":"string"},"depends_on":{"type":"array","items":{"type":"string"}}}}}}}`)
 	evalSchema = json.RawMessage(`{"type":"object","required":["verdict","reason"],"properties":{"verdict":{"enum":["continue","done","replan","fail"]},"reason":{"type":"string"},"answer":{"type":"string"}}}`)
 )
 

@@ -46,6 +46,7 @@ func (r *run) newPlanState() *planState {
 	ps := &planState{cfg: r.cfg.Plan, planner: modelPlanner{r}, evaluator: modelEvaluator{r}, goal: r.goal()}
 	ps.cfg.MaxSteps = defaultInt(ps.cfg.MaxSteps, 8)
 	ps.cfg.MaxReplans = defaultInt(ps.cfg.MaxReplans, 2)
+	ps.cfg.MaxParallel = defaultInt(ps.cfg.MaxParallel, 4)
 	if ps.cfg.Planner != nil {
 		ps.planner = ps.cfg.Planner
 	}
@@ -79,12 +80,23 @@ func (r *run) planRevision(ps *planState) next {
 	return r.replan(ps, ev)
 }
 
-// executePlan runs the plan's steps without an outcome, judging a failed one at once,
-// and the whole plan at the end. A non-nil next ends the run.
+// executePlan runs the plan's steps without an outcome in dependency order (plandag.go),
+// judging a failed one at once, and the whole plan at the end. A non-nil next ends the
+// run.
 func (r *run) executePlan(ps *planState) (Evaluation, *next) {
-	for _, s := range ps.plan.Steps {
-		if hasOutcome(ps.outcomes, s.ID) {
+	deps := planDeps(*ps.plan)
+	for {
+		ready, skip := readySteps(*ps.plan, deps, ps.outcomes)
+		for _, s := range skip { // a dependency failed or was skipped
+			o := StepOutcome{ID: s.ID, Status: "skipped", Outcome: "a step it depends on did not end ok"}
+			r.recordStep(o)
+			ps.outcomes = append(ps.outcomes, o)
+		}
+		if len(skip) > 0 {
 			continue
+		}
+		if len(ready) == 0 {
+			break
 		}
 		if err := r.ctxErr(); err != nil {
 			return Evaluation{}, ptr(aborted(err))
@@ -92,35 +104,70 @@ func (r *run) executePlan(ps *planState) (Evaluation, *next) {
 		if r.planSteps >= ps.cfg.MaxSteps {
 			return Evaluation{}, ptr(summary(ReasonMaxSteps, planReport(ps.goal, ps.outcomes, "the run reached max_steps")))
 		}
-		o := r.execStep(ps.rev, s, ps.cfg.StepTimeout)
-		if err := r.ctxErr(); err != nil {
-			// Cut short, not failed: no outcome is recorded, so a later run on the
-			// session executes the step again.
-			return Evaluation{}, ptr(aborted(err))
-		}
-		if r.stepErr != nil {
-			// The step's call waits for a human (ErrApprovalPending) or could not be
-			// stored: no outcome either. A later run resumes the plan at this step,
-			// with the answer in RunInput.Approvals under the call's id.
-			return Evaluation{}, ptr(failedOrAborted(r.stepErr))
-		}
-		r.recordStep(o)
-		ps.outcomes = append(ps.outcomes, o)
-		if o.Status != "error" {
-			continue
-		}
-		// A failed step is judged at once: go on, replan, give up or call it done.
-		ev, err := r.evaluate(ps.evaluator, EvalInput{Goal: ps.goal, Revision: ps.rev, Plan: *ps.plan, Outcomes: ps.outcomes})
-		if err != nil {
-			return ev, ptr(failedOrAborted(err))
-		}
-		if ev.Verdict != VerdictPlanContinue {
-			return ev, nil
+		ready = ready[:min(len(ready), ps.cfg.MaxSteps-r.planSteps)]
+		if ev, n := r.runReady(ps, ready); n != nil || ev.Verdict != "" {
+			return ev, n
 		}
 	}
 	ev, err := r.evaluate(ps.evaluator, EvalInput{Goal: ps.goal, Revision: ps.rev, Plan: *ps.plan, Outcomes: ps.outcomes})
 	if err != nil {
 		return ev, ptr(failedOrAborted(err))
+	}
+	return ev, nil
+}
+
+// runReady executes the ready steps (the tool steps among them at once, when there are
+// several; the others one at a time), records each outcome before the next step starts,
+// and judges a failed one at once. A verdict other than continue, or a non-nil next,
+// ends this revision.
+func (r *run) runReady(ps *planState, ready []PlanStep) (Evaluation, *next) {
+	outs, left := r.execWave(ps, ready)
+	for {
+		if err := r.ctxErr(); err != nil {
+			// Cut short, not failed: no outcome is recorded, so a later run on the
+			// session executes the step again.
+			return Evaluation{}, ptr(aborted(err))
+		}
+		if r.stepErr != nil && len(outs) == 0 {
+			// A step's call waits for a human (ErrApprovalPending) or could not be
+			// stored: no outcome for it (the outcomes of the steps that ran beside it
+			// are recorded first). A later run resumes the plan at this step, with the
+			// answer in RunInput.Approvals under the call's id.
+			return Evaluation{}, ptr(failedOrAborted(r.stepErr))
+		}
+		if len(outs) == 0 {
+			if len(left) == 0 || r.planSteps >= ps.cfg.MaxSteps {
+				return Evaluation{}, nil
+			}
+			o := r.execStep(ps.rev, left[0], ps.cfg.StepTimeout)
+			left = left[1:]
+			if r.stepErr == nil {
+				outs = []StepOutcome{o}
+			}
+			continue // checked for a cut before it is recorded
+		}
+		o := outs[0]
+		outs = outs[1:]
+		if ev, n := r.judgeStep(ps, o); n != nil || ev.Verdict != "" {
+			return ev, n
+		}
+	}
+}
+
+// judgeStep records a step's outcome and, when it failed, asks the evaluator at once:
+// go on (a zero Evaluation), replan, give up or call it done.
+func (r *run) judgeStep(ps *planState, o StepOutcome) (Evaluation, *next) {
+	r.recordStep(o)
+	ps.outcomes = append(ps.outcomes, o)
+	if o.Status != "error" {
+		return Evaluation{}, nil
+	}
+	ev, err := r.evaluate(ps.evaluator, EvalInput{Goal: ps.goal, Revision: ps.rev, Plan: *ps.plan, Outcomes: ps.outcomes})
+	if err != nil {
+		return ev, ptr(failedOrAborted(err))
+	}
+	if ev.Verdict == VerdictPlanContinue {
+		return Evaluation{}, nil
 	}
 	return ev, nil
 }

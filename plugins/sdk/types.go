@@ -238,6 +238,8 @@ type CreateMessageResult struct {
 type Plan struct {
 	Goal  string     `json:"goal"`
 	Steps []PlanStep `json:"steps"`
+	// Parameters are values steps use as ${params.NAME} in their arguments.
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
 // PlanStep is one step: a tool call when Tool is set, else work described for a
@@ -249,6 +251,9 @@ type PlanStep struct {
 	Arguments       json.RawMessage `json:"arguments,omitempty"`
 	ExpectedOutcome string          `json:"expected_outcome"`
 	Timeout         string          `json:"timeout,omitempty"`
+	// DependsOn names steps that must end ok first; in a plan where some step has
+	// dependencies, steps that do not wait for each other may run at the same time.
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // StepOutcome is what was recorded of a step.
