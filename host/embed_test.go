@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -118,4 +119,55 @@ func runWith(t *testing.T, h *Host, user, prompt string) (loop.RunResult, []loop
 	res, _ := h.Agent.RunWith(context.Background(), loop.RunInput{User: user, Messages: []loop.Message{loop.UserMessage(prompt)}},
 		func(e loop.Event) { evs = append(evs, e) })
 	return res, evs
+}
+
+// A backfill embeds the memories stored before embeddings were on (and those another
+// model embedded), in batches, reporting each; run again it has nothing to do. Only the
+// named user's are embedded with --user.
+func TestReindexBackfillsInBatchesAndOnce(t *testing.T) {
+	ctx := context.Background()
+	plain := openHost(t, `{"turns": []}`, "[memory]\nenabled = true\n", Options{})
+	ms, _ := plain.Memory()
+	var ids []string
+	for i, u := range []string{"ana", "ana", "ana", "ana", "ana", "bo"} {
+		e, _ := memory.New(u, "", memory.KindFact, fmt.Sprintf("memory %d of %s", i, u), time.Now())
+		if err := ms.AddMemory(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	if _, err := plain.ReindexMemory(ctx, "", 0, nil); !errors.Is(err, ErrNoEmbeddings) {
+		t.Fatalf("reindex without embeddings: %v", err)
+	}
+	// The same store, now with embeddings (the in-process store outlives neither host,
+	// so the second host is handed the first one's).
+	h := openHost(t, `{"turns": []}`, embeddingsOn, Options{})
+	h.memory.(*embeddedMemory).Store = ms
+	var seen []Reindexed
+	st, err := h.ReindexMemory(ctx, "ana", 2, func(r Reindexed) { seen = append(seen, r) })
+	if err != nil || st.Done != 5 || st.Total != 5 || st.Usage.TotalTokens != 5*4 {
+		t.Fatalf("reindex ana: %+v %v", st, err)
+	}
+	var steps []string
+	for _, r := range seen {
+		steps = append(steps, fmt.Sprintf("%d/%d:%d", r.Done, r.Total, r.Usage.TotalTokens))
+	}
+	if got := strings.Join(steps, " "); got != "2/5:8 4/5:16 5/5:20" {
+		t.Fatalf("progress %s", got)
+	}
+	if h.EmbeddingSpend().TotalTokens != 20 {
+		t.Fatalf("spend outside a run %+v", h.EmbeddingSpend())
+	}
+	if st, err := h.ReindexMemory(ctx, "ana", 2, nil); err != nil || st.Done != 0 || st.Total != 0 {
+		t.Fatalf("second reindex of ana: %+v %v", st, err)
+	}
+	if st, err := h.ReindexMemory(ctx, "", 0, nil); err != nil || st.Done != 1 || st.Total != 1 {
+		t.Fatalf("reindex of everyone after ana's: %+v %v", st, err)
+	}
+	list, _ := ms.ListMemory(ctx, memory.Filter{User: "ana"})
+	for _, e := range list {
+		if e.VectorModel != "scripted/" || len(e.Vector) != 64 {
+			t.Fatalf("after reindex: %+v", e)
+		}
+	}
 }
