@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/providers"
 )
 
 // embeddingsOn is [memory] with the scripted adapter's embeddings (a token per word).
@@ -169,5 +171,43 @@ func TestReindexBackfillsInBatchesAndOnce(t *testing.T) {
 		if e.VectorModel != "scripted/" || len(e.Vector) != 64 {
 			t.Fatalf("after reindex: %+v", e)
 		}
+	}
+}
+
+// A backfill the provider fails in the middle of keeps the batches it stored, and the
+// next one embeds only the rest.
+func TestReindexResumesAfterAFailure(t *testing.T) {
+	ctx := context.Background()
+	h := openHost(t, `{"turns": []}`, "[memory]\nenabled = true\n", Options{})
+	ms, _ := h.Memory()
+	for i := range 5 {
+		e, _ := memory.New("ana", "", memory.KindFact, fmt.Sprintf("memory %d", i), time.Now())
+		if err := ms.AddMemory(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h = openHost(t, `{"turns": []}`, embeddingsOn, Options{})
+	em := h.memory.(*embeddedMemory)
+	em.Store = ms
+	orig, calls := em.embed, 0
+	var embedded []string
+	em.embed = func(ctx context.Context, texts []string) ([][]float32, *providers.Usage, error) {
+		if calls++; calls == 2 {
+			return nil, nil, errors.New("provider down")
+		}
+		embedded = append(embedded, texts...)
+		return orig(ctx, texts)
+	}
+	st, err := h.ReindexMemory(ctx, "", 2, nil)
+	if err == nil || !strings.Contains(err.Error(), "provider down") || st.Done != 2 || st.Total != 5 {
+		t.Fatalf("interrupted: %+v %v", st, err)
+	}
+	st, err = h.ReindexMemory(ctx, "", 2, nil)
+	if err != nil || st.Done != 3 || st.Total != 3 || len(embedded) != 5 {
+		t.Fatalf("resumed: %+v %v, %d texts embedded in all", st, err, len(embedded))
+	}
+	slices.Sort(embedded)
+	if strings.Join(embedded, ",") != "memory 0,memory 1,memory 2,memory 3,memory 4" {
+		t.Fatalf("embedded %q: each memory once", embedded)
 	}
 }
