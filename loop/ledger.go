@@ -6,8 +6,9 @@ import (
 )
 
 // Ledger is the spend of one top-level run: its own model calls, those of the runs it
-// nests (ask_NAME, plan steps done as sub-runs) and those plugins make on its behalf
-// (create_message). Every one of them is checked against the top-level run's token and
+// nests (ask_NAME, plan steps done as sub-runs), those plugins make on its behalf
+// (create_message) and the embeddings the host makes for it (memory recall and the
+// remember tool, host/embed.go). Every one of them is checked against the top-level run's token and
 // cost budgets before it is made (L18) and charged after, so no surface spends outside
 // the budget the caller set. A nested run shares its caller's ledger and still checks
 // its own agent's budgets on its own spend.
@@ -19,7 +20,7 @@ type Ledger struct {
 	limits  Limits
 	pricing Pricing
 	usage   Usage
-	calls   int // model calls charged
+	calls   int // calls charged (model calls and embeddings)
 }
 
 type ledgerKey struct{}
@@ -34,17 +35,23 @@ func LedgerFrom(ctx context.Context) *Ledger {
 // Admit reports errBudget (ErrBudgetExceeded) when a model call whose prompt is
 // estimated at promptTokens would take the run past its token or cost budget (L18).
 func (l *Ledger) Admit(promptTokens int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.admitLocked(promptTokens)
+	return l.AdmitAt(promptTokens, l.pricing)
 }
 
-func (l *Ledger) admitLocked(promptTokens int) error {
+// AdmitAt is Admit for a call priced otherwise than the run's model (an embedding, at
+// its provider's prices).
+func (l *Ledger) AdmitAt(promptTokens int, p Pricing) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.admitLocked(promptTokens, p)
+}
+
+func (l *Ledger) admitLocked(promptTokens int, p Pricing) error {
 	lim := l.limits
 	if lim.MaxTokens <= 0 && lim.MaxCostUSD <= 0 {
 		return nil
 	}
-	cost := float64(promptTokens) * l.pricing.PromptPerMTok / 1e6
+	cost := float64(promptTokens) * p.PromptPerMTok / 1e6
 	if (lim.MaxTokens > 0 && l.usage.TotalTokens+promptTokens > lim.MaxTokens) ||
 		(lim.MaxCostUSD > 0 && l.usage.CostUSD+cost > lim.MaxCostUSD) {
 		return errBudget
@@ -55,7 +62,13 @@ func (l *Ledger) admitLocked(promptTokens int) error {
 // Charge adds a model call's usage, priced with the top-level run's Pricing when the
 // provider reported no cost, and returns it as charged.
 func (l *Ledger) Charge(u Usage) Usage {
-	u = priced(u, l.pricing)
+	return l.ChargeAt(u, l.pricing)
+}
+
+// ChargeAt is Charge for a call priced otherwise than the run's model: with p when the
+// provider reported no cost. It adds to the same spend Charge does: there is one.
+func (l *Ledger) ChargeAt(u Usage, p Pricing) Usage {
+	u = priced(u, p)
 	l.mu.Lock()
 	l.usage = l.usage.Add(u)
 	l.calls++

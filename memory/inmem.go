@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -99,3 +100,42 @@ func limit(n int) int {
 
 // Max is the number of hits q asks for (Limit, or 10 when 0).
 func (q Query) Max() int { return limit(q.Limit) }
+
+var _ Reindexer = (*InMemory)(nil)
+
+func (m *InMemory) Stale(_ context.Context, s Stale) ([]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Entry
+	for _, e := range m.entries {
+		if s.Matches(e) {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.ID, b.ID) })
+	return out[:min(len(out), s.Max())], nil
+}
+
+func (m *InMemory) CountStale(_ context.Context, s Stale) (int, error) {
+	s.After = ""
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, e := range m.entries {
+		if s.Matches(e) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (m *InMemory) SetVector(_ context.Context, id string, v []float32, model string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.entries {
+		if m.entries[i].ID == id {
+			m.entries[i].Vector, m.entries[i].VectorModel = v, model
+		}
+	}
+	return nil
+}

@@ -42,6 +42,10 @@ type Entry struct {
 	// Vector is the text's embedding when the host has an embedding provider: similarity
 	// search ranks by it beside the words. Not shown in listings.
 	Vector []float32 `json:"-"`
+	// VectorModel names what made Vector ("PROVIDER/MODEL" of [memory.embeddings]), so
+	// that `memory reindex` knows which vectors another model made. "" with a vector: a
+	// vector stored before models were recorded.
+	VectorModel string `json:"vector_model,omitempty"`
 }
 
 // Hit is an entry a search found, with its rank: higher is better, comparable only

@@ -53,29 +53,35 @@ func (s *grpcServer) Embed(ctx context.Context, req *providerpb.EmbedRequest) (*
 }
 
 // Embed asks the adapter for one vector per input. The answer is checked: one vector
-// per input, all of one length (1 to MaxEmbedDimension), every value finite.
-func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]float32, error) {
+// per input, all of one length (1 to MaxEmbedDimension), every value finite. The usage
+// is what the adapter reported (nil when it reported none): the host charges it to the
+// run the embedding is for (host/embed.go).
+func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]float32, *Usage, error) {
 	if len(inputs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if len(inputs) > MaxEmbedInputs {
-		return nil, fmt.Errorf("embed: %d inputs, more than %d", len(inputs), MaxEmbedInputs)
+		return nil, nil, fmt.Errorf("embed: %d inputs, more than %d", len(inputs), MaxEmbedInputs)
 	}
 	rpc, gen, err := c.conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := rpc.Embed(ctx, &providerpb.EmbedRequest{Model: model, Inputs: inputs})
 	if status.Code(err) == codes.Unimplemented {
-		return nil, ErrNoEmbeddings
+		return nil, nil, ErrNoEmbeddings
 	}
 	if err != nil {
-		return nil, c.transportError(ctx, gen, "during Embed", err)
+		return nil, nil, c.transportError(ctx, gen, "during Embed", err)
 	}
 	if resp.GetError() != nil {
-		return nil, errorFromProto(resp.GetError())
+		return nil, nil, errorFromProto(resp.GetError())
 	}
-	return checkVectors(resp.GetVectors(), len(inputs))
+	vs, err := checkVectors(resp.GetVectors(), len(inputs))
+	if err != nil {
+		return nil, nil, err
+	}
+	return vs, resp.GetUsage(), nil
 }
 
 func checkVectors(vs []*providerpb.Vector, n int) ([][]float32, error) {

@@ -15,7 +15,7 @@ import (
 
 var _ memory.Store = (*SQLite)(nil)
 
-const memoryColumns = `m.id, m.owner, m.agent, m.kind, m.text, m.metadata, m.session, m.run_id, m.created, m.updated, m.vector`
+const memoryColumns = `m.id, m.owner, m.agent, m.kind, m.text, m.metadata, m.session, m.run_id, m.created, m.updated, m.vector, m.vector_model`
 
 // AddMemory stores an entry (memory.Store).
 func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
@@ -29,9 +29,9 @@ func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
 	text, terms, metaCol := s.sealMemory(e.ID, e.Text, meta)
 	vector := s.sealVector(e.ID, e.Vector)
 	err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms, vector)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
-			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms, vector)
+		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms, vector, vector_model)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
+			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms, vector, vectorModel(e))
 		return err
 	})
 	if err != nil {
@@ -215,7 +215,7 @@ func memoryWhere(f memory.Filter) (string, []any) {
 func (s *SQLite) scanMemory(rows *sql.Rows, e *memory.Entry, extra ...any) error {
 	var kind, meta, created, updated string
 	var vector []byte
-	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &created, &updated, &vector}, extra...)...); err != nil {
+	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &created, &updated, &vector, &e.VectorModel}, extra...)...); err != nil {
 		return err
 	}
 	if err := s.openVector(e, vector); err != nil {

@@ -20,6 +20,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV6Access,
 	migrateV7MemoryTerms,
 	migrateV8MemoryVectors,
+	migrateV9VectorModels,
 }
 
 // schemaVersion is the version this code writes.
@@ -255,5 +256,20 @@ END;`)
 // keys), NULL where none was computed.
 func migrateV8MemoryVectors(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `ALTER TABLE memories ADD COLUMN vector BLOB`)
+	return err
+}
+
+// migrateV9VectorModels records which embedding model made each vector (empty for those
+// stored before), so that `memory reindex` finds the vectors of another model; and makes
+// the index follow changes of a memory's terms and scope only, so storing a vector does
+// not re-index its words.
+func migrateV9VectorModels(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE memories ADD COLUMN vector_model TEXT NOT NULL DEFAULT '';
+DROP TRIGGER memories_au;
+CREATE TRIGGER memories_au AFTER UPDATE OF terms, scope ON memories BEGIN
+	INSERT INTO memories_fts(memories_fts, rowid, terms, scope) VALUES ('delete', old.rowid, old.terms, old.scope);
+	INSERT INTO memories_fts(rowid, terms, scope) VALUES (new.rowid, new.terms, new.scope);
+END;`)
 	return err
 }

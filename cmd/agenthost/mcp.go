@@ -14,12 +14,14 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcpserver"
 	"github.com/agenthost/agenthost/host/server"
+	"github.com/agenthost/agenthost/loop"
 )
 
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "Speak the Model Context Protocol"}
 	var (
 		addr, tokenFile, provider string
+		user                      string
 		agent                     bool
 		idle                      time.Duration
 		maxSessions               int
@@ -46,12 +48,23 @@ asks the client's user through MCP elicitation when the client supports it, and 
 refused otherwise. Each MCP session is a session of the store (mcp-ID) where its calls
 are kept, and plugins with isolation "session" get instances of their own per MCP
 session. Over HTTP, sessions idle for --session-idle are dropped and at most
---max-sessions are open at once.`,
+--max-sessions are open at once.
+
+Calls and runs belong to a user, whose long-term memories and preferences they use. Over
+HTTP that is the caller: a user's token (agenthost users add) or a JWT from [auth.oidc]
+authenticates as that user, as for "serve", and an MCP session stays its opener's. Over
+stdio it is --user (default $AGENTHOST_USER): the name an MCP client gives itself is not an
+identity. Over HTTP, --user is the user of callers authenticated without a name (the
+administrator's token, a loopback server with no token and no users).`,
 		Example: `  agenthost -c /path/to/agent.toml mcp serve       # for Claude Desktop's "command"
+  agenthost mcp serve --agent --user ana
   agenthost mcp serve --http 127.0.0.1:8765 --agent
   AGENTHOST_TOKEN=secret agenthost mcp serve --http 0.0.0.0:8765 --allow-host tools.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := loop.CheckUser(user); err != nil {
+				return usage(fmt.Errorf("--user: %w", err))
+			}
 			var token string
 			if addr != "" { // checked before anything starts
 				var err error
@@ -73,7 +86,7 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 			}
 			defer h.Close()
 			warn(cmd, h)
-			srv, skipped := mcpserver.New(h, versionString())
+			srv, skipped := mcpserver.New(h, versionString(), mcpserver.Options{User: user})
 			if agent {
 				mcpserver.AddAgent(srv, h)
 			}
@@ -87,8 +100,13 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 				}
 				return nil
 			}
-			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions})
-			hs, err := server.New(server.Options{Store: h.Store, Token: token, AllowOrigins: allowOrigins,
+			verify, err := verifier(ctx, h)
+			if err != nil {
+				return failed(err)
+			}
+			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions,
+				Caller: func(r *http.Request) string { p, _ := server.PrincipalFrom(r.Context()); return p.Name }})
+			hs, err := server.New(server.Options{Store: h.Store, Token: token, Access: accessOf(h), Verify: verify, AllowOrigins: allowOrigins,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}, TLS: tlsFiles})
 			if err != nil {
 				return failed(err)
@@ -103,6 +121,7 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 	f := serve.Flags()
 	f.BoolVar(&agent, "agent", false, "also offer the whole agent as the tool ask_<agent> (starts the provider)")
 	f.StringVar(&provider, "provider", "", "with --agent: use this [providers.NAME] instead of agent.provider")
+	f.StringVar(&user, "user", os.Getenv("AGENTHOST_USER"), "who calls are for over stdio (and over --http, callers without a name): memories are per user (default $AGENTHOST_USER)")
 	f.DurationVar(&idle, "session-idle", mcpserver.DefaultIdleTimeout, "with --http: drop an MCP session idle this long (negative: never)")
 	f.IntVar(&maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http: MCP sessions open at once; more get 503 (negative: no cap)")
 	f.StringVar(&addr, "http", "", "serve Streamable HTTP on this address (at /mcp) instead of stdio")

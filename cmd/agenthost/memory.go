@@ -63,8 +63,8 @@ func auditMemoryDelete(cmd *cobra.Command, h *host.Host, target string, n int) e
 }
 
 func newMemoryCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "memory", Short: "List, search, add and delete long-term memories ([memory] in agent.toml)"}
-	cmd.AddCommand(newMemoryListCmd(), newMemorySearchCmd(), newMemoryAddCmd(), newMemoryRmCmd(), newMemoryEraseCmd())
+	cmd := &cobra.Command{Use: "memory", Short: "List, search, add, delete and reindex long-term memories ([memory] in agent.toml)"}
+	cmd.AddCommand(newMemoryListCmd(), newMemorySearchCmd(), newMemoryAddCmd(), newMemoryRmCmd(), newMemoryEraseCmd(), newMemoryReindexCmd())
 	return cmd
 }
 
@@ -104,11 +104,12 @@ func newMemorySearchCmd() *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			return withMemory(cmd, func(ms memory.Store) error {
+			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
 				hits, err := ms.SearchMemory(cmd.Context(), memory.Query{User: f.User, Agent: f.Agent, Kind: f.Kind, Text: args[0], Limit: mf.limit})
 				if err != nil {
 					return failed(err)
 				}
+				noteEmbeddingSpend(cmd, h)
 				if mf.json {
 					if hits == nil {
 						hits = []memory.Hit{}
@@ -144,10 +145,11 @@ func newMemoryAddCmd() *cobra.Command {
 				return usage(err)
 			}
 			e.Metadata = map[string]string{"source": "cli"}
-			return withMemory(cmd, func(ms memory.Store) error {
+			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
 				if err := ms.AddMemory(cmd.Context(), e); err != nil {
 					return failed(err)
 				}
+				noteEmbeddingSpend(cmd, h)
 				if mf.json {
 					return printJSON(cmd, e)
 				}

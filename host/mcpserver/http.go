@@ -17,6 +17,9 @@ type HTTPOptions struct {
 	// MaxSessions caps the MCP sessions open at once; a client that would open one
 	// more gets 503 until one ends. Default 256; negative is no cap.
 	MaxSessions int
+	// Caller, when set, names the user a request authenticated as ("" for none, or a
+	// caller without a name): that user's calls and runs are theirs (user.go).
+	Caller func(*http.Request) string
 }
 
 // Defaults of HTTPOptions.
@@ -40,7 +43,7 @@ func HTTPHandler(srv *mcp.Server, o HTTPOptions) http.Handler {
 	if max == 0 {
 		max = DefaultMaxSessions
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: idle})
+	h := authenticated(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: idle}), o.Caller)
 	if max < 0 {
 		return h
 	}

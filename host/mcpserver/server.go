@@ -20,9 +20,15 @@ import (
 // JSON Schema object is left out and named in skipped: MCP requires one, and a plugin's
 // describe output is not trusted to have it. When a plugin says its tool list changed
 // (notify_tool_list_changed), the list is read again after that call and the clients
-// are told (notifications/tools/list_changed).
-func New(h *host.Host, version string) (srv *mcp.Server, skipped []string) {
+// are told (notifications/tools/list_changed). Each call is for the user its request
+// names (user.go; opts[0].User otherwise).
+func New(h *host.Host, version string, opts ...Options) (srv *mcp.Server, skipped []string) {
 	srv = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: version}, nil)
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	identify(srv, o.User)
 	b := &bridge{h: h, srv: srv, offered: map[string]bool{}, sessions: newSessions()}
 	skipped = b.sync()
 	skipped = append(skipped, b.addPromptsAndResources(context.Background())...)
@@ -111,7 +117,7 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 		}
 		unlock := b.sessions.lock(session) // one call at a time per MCP session: it is one session
 		defer unlock()
-		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
+		opts := host.CallOptions{SessionID: session, User: UserFrom(ctx), OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
 		approver, asking := approverFor(req)
 		opts.Approver = approver
 		res, run := h.Call(ctx, t.Name, req.Params.Arguments, opts)
@@ -164,8 +170,8 @@ func toMCP(res loop.ToolResult) *mcp.CallToolResult {
 }
 
 // AddAgent offers the whole agent as one tool, ask_<agent>: its question starts a run
-// (a session of its own) and its final answer is the result; a run that does not complete
-// is an isError result saying how it ended.
+// (a session of its own) for the request's user (UserFrom), and its final answer is the
+// result; a run that does not complete is an isError result saying how it ended.
 func AddAgent(srv *mcp.Server, h *host.Host) {
 	name := "ask_" + h.Manifest.Agent.Name
 	schema := map[string]any{"type": "object", "required": []string{"question"},
@@ -178,7 +184,7 @@ func AddAgent(srv *mcp.Server, h *host.Host) {
 		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || args.Question == "" {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Error: want {\"question\": \"...\"}"}}}, nil
 		}
-		res, _ := h.Runner().RunWith(ctx, loop.RunInput{Messages: []loop.Message{loop.UserMessage(args.Question)}}, nil)
+		res, _ := h.Runner().RunWith(ctx, loop.RunInput{User: UserFrom(ctx), Messages: []loop.Message{loop.UserMessage(args.Question)}}, nil)
 		if res.Status != loop.StatusCompleted || res.Final == nil {
 			msg := fmt.Sprintf("the run ended %s (%s)", res.Status, res.Reason)
 			if res.Err != nil {

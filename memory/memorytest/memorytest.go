@@ -22,6 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 	t.Run("BadEntriesAreRefused", func(t *testing.T) { refused(t, open(t)) })
 	t.Run("ListIsNewestFirstAndFiltersByKind", func(t *testing.T) { lists(t, open(t)) })
 	t.Run("SimilarityFindsWhatSharesNoWord", func(t *testing.T) { hybrid(t, open(t)) })
+	t.Run("ReindexWalksStaleVectorsAndFillsThem", func(t *testing.T) { reindex(t, open(t)) })
 }
 
 // vec is a unit vector along axis i of 4, plus a little of axis j.

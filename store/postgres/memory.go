@@ -14,8 +14,8 @@ var _ memory.Store = (*Store)(nil)
 
 const memoryColumns = `id, owner, agent, kind, text, metadata, session, run_id, created, updated`
 
-// readColumns are memoryColumns and the vector, as scanMemory reads them.
-const readColumns = memoryColumns + `, vector`
+// readColumns are memoryColumns, the vector and its model, as scanMemory reads them.
+const readColumns = memoryColumns + `, vector, vector_model`
 
 // AddMemory stores an entry (memory.Store).
 func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
@@ -27,8 +27,8 @@ func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
 		return fmt.Errorf("add memory: %w", err)
 	}
 	text, terms, meta := s.sealMemory(e.ID, e.Text, meta)
-	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms, vector) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		e.ID, e.User, e.Agent, string(e.Kind), text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC(), terms, s.sealVector(e.ID, e.Vector))
+	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms, vector, vector_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		e.ID, e.User, e.Agent, string(e.Kind), text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC(), terms, s.sealVector(e.ID, e.Vector), vectorModel(e))
 	if err != nil {
 		return fmt.Errorf("add memory: %w", unavailable(err))
 	}
@@ -189,7 +189,7 @@ func memoryWhere(f memory.Filter) (string, []any) {
 func (s *Store) scanMemory(rows pgx.Rows, e *memory.Entry, extra ...any) error {
 	var kind string
 	var meta, vector []byte
-	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &e.Created, &e.Updated, &vector}, extra...)...); err != nil {
+	if err := rows.Scan(append([]any{&e.ID, &e.User, &e.Agent, &kind, &e.Text, &meta, &e.Session, &e.Run, &e.Created, &e.Updated, &vector, &e.VectorModel}, extra...)...); err != nil {
 		return err
 	}
 	if vector != nil {

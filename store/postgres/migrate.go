@@ -107,7 +107,8 @@ UPDATE memories SET terms = text;
 ALTER TABLE memories DROP COLUMN tsv;
 ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED;
 CREATE INDEX memories_tsv ON memories USING GIN (tsv);`, `
-ALTER TABLE memories ADD COLUMN vector BYTEA;`}
+ALTER TABLE memories ADD COLUMN vector BYTEA;`, `
+ALTER TABLE memories ADD COLUMN vector_model TEXT NOT NULL DEFAULT '';`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)
