@@ -31,6 +31,9 @@ type MCPServerConfig struct {
 	// Sandbox confines a command's process with Landlock (host/confine): the paths it may
 	// read and write (relative to the manifest) and whether it may use the network.
 	Sandbox *confine.Spec `toml:"sandbox"`
+	// Sampling lets the server ask the agent's model (MCP sampling) during a tool call,
+	// charged to the calling run; its calls then run one at a time (mcpclient/sampling.go).
+	Sampling bool `toml:"sampling"`
 }
 
 // checkMCPServer validates entry i and expands its values.
@@ -77,7 +80,14 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 // naming its manifest line.
 func (h *Host) startMCPServers(ctx context.Context, version string) error {
 	for i, c := range h.Manifest.MCPServers {
-		srv, err := mcpclient.Start(ctx, mcpclient.Config{Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
+		var sample func(context.Context, json.RawMessage) (json.RawMessage, error)
+		if c.Sampling {
+			name := "mcp:" + c.Name
+			sample = func(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
+				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
+			}
+		}
+		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample,Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
 			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
 		if err != nil {

@@ -43,6 +43,9 @@ type Config struct {
 	// binary, which handles confine.Subcommand).
 	Confine    *confine.Spec
 	ConfineExe string
+	// Sample, when set, answers the server's sampling requests (sampling.go): req and
+	// the result are MCP's CreateMessage params and result, as JSON.
+	Sample func(ctx context.Context, req json.RawMessage) (json.RawMessage, error)
 }
 
 // DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
@@ -67,6 +70,10 @@ type Server struct {
 	dead    chan struct{} // closed when the session's connection ends
 	tools   []Tool
 	closed  bool
+
+	callMu sync.Mutex      // one call at a time when sampling is on (sampling.go)
+	curMu  sync.Mutex      // guards cur
+	cur    context.Context // the call in flight, whose run pays for sampling
 }
 
 // Start connects to the server and lists its tools.
@@ -107,7 +114,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 // connect starts the command (or opens the HTTP session) and watches its end.
 func (s *Server) connect(ctx context.Context) error {
-	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: s.cfg.Version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: s.cfg.Version}, s.clientOptions())
 	var transport mcp.Transport
 	switch {
 	case len(s.cfg.Command) > 0:
@@ -232,7 +239,9 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 		}
 		call.Meta[k] = v
 	}
-	res, err := session.CallTool(cctx, call)
+	var res *mcp.CallToolResult
+	var err error
+	s.inCall(ctx, func() { res, err = session.CallTool(cctx, call) })
 	switch {
 	case err == nil:
 		out := toResult(res)

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// samplingEnv is an agent whose model calls server-everything's trigger-sampling-request;
+// the server asks the client's model (sampling/createMessage) during that call.
+func samplingEnv(t *testing.T, agentExtra, entryExtra string, firstTokens int) *agentEnv {
+	t.Helper()
+	dir := npmMCP(t)
+	e := newEnv(t, agentExtra, "", [2]string{"scripted", `{"turns": [
+	  {"usage": {"prompt_tokens": `+fmt.Sprint(firstTokens)+`, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "trigger-sampling-request", "arguments": "{\"prompt\":\"say hi\",\"maxTokens\":50}"}]},
+	  {"expect": {"tools_offered": false, "contains": "say hi"}, "usage": {"prompt_tokens": 500, "completion_tokens": 50}, "text": "hi from the host model"},
+	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "text": "{{result c1}}"}]}`})
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"trigger-sampling-request\", \"echo\"]\n%s",
+		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), entryExtra)
+	f.Close()
+	return e
+}
+
+// An MCP server's sampling request is answered by the agent's model through the host's
+// one create_message path and charged to the run that made the tool call: the run's
+// usage holds its own two model calls and the server's.
+func TestE2E_MCPServerSamplingIsAnsweredByTheHostModelAndChargedToTheRun(t *testing.T) {
+	e := samplingEnv(t, "", "sampling = true\n", 10)
+	r := e.agenthost(t, "run", "--json", "go")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var result string
+	var fin loop.RunFinishedData
+	for _, ev := range events(t, r.stdout) {
+		switch d := ev.Data.(type) {
+		case loop.ToolResultData:
+			result = d.Content
+		case loop.RunFinishedData:
+			fin = d
+		}
+	}
+	if !strings.Contains(result, "hi from the host model") {
+		t.Fatalf("the tool's result %q does not hold the sampled answer\n%s", result, r.stderr)
+	}
+	if fin.Status != loop.StatusCompleted || fin.Usage.TotalTokens != 11+550+11 {
+		t.Fatalf("run %s with %d tokens, want completed with 572 (its two calls and the server's)", fin.Status, fin.Usage.TotalTokens)
+	}
+}
+
+// Sampling the run's budget cannot pay for is refused before the model is asked; and
+// a server without sampling = true is not told the client can sample (the reference
+// server then does not even offer its sampling tool).
+func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *testing.T) {
+	e := samplingEnv(t, "max_tokens = 1010", "sampling = true\n", 1000) // 9 tokens left after the first call
+	r := e.agenthost(t, "run", "--json", "go")
+	var result string
+	for _, ev := range events(t, r.stdout) {
+		if d, ok := ev.Data.(loop.ToolResultData); ok {
+			result = d.Content
+		}
+	}
+	if !strings.Contains(result, "create_message refused") {
+		t.Fatalf("over the budget, the tool's result is %q\n%s", result, r.stderr)
+	}
+	off := samplingEnv(t, "", "", 10)
+	list := off.agenthost(t, "plugins", "list")
+	if list.code == 0 || !strings.Contains(list.stderr, `mcp server "everything" has no tool "trigger-sampling-request" (tools lists it)`) {
+		t.Fatalf("without sampling = true the server still offered its sampling tool:\n%s\n%s", list.stdout, list.stderr)
+	}
+}
