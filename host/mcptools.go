@@ -87,7 +87,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
 			}
 		}
-		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample,Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
+		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample, Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
 			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
 		if err != nil {

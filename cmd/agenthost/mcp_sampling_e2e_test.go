@@ -16,7 +16,7 @@ func samplingEnv(t *testing.T, agentExtra, entryExtra string, firstTokens int) *
 	t.Helper()
 	dir := npmMCP(t)
 	e := newEnv(t, agentExtra, "", [2]string{"scripted", `{"turns": [
-	  {"usage": {"prompt_tokens": `+fmt.Sprint(firstTokens)+`, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "trigger-sampling-request", "arguments": "{\"prompt\":\"say hi\",\"maxTokens\":50}"}]},
+	  {"usage": {"prompt_tokens": ` + fmt.Sprint(firstTokens) + `, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "trigger-sampling-request", "arguments": "{\"prompt\":\"say hi\",\"maxTokens\":50}"}]},
 	  {"expect": {"tools_offered": false, "contains": "say hi"}, "usage": {"prompt_tokens": 500, "completion_tokens": 50}, "text": "hi from the host model"},
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "text": "{{result c1}}"}]}`})
 	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
