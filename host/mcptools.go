@@ -34,6 +34,9 @@ type MCPServerConfig struct {
 	// Sampling lets the server ask the agent's model (MCP sampling) during a tool call,
 	// charged to the calling run; its calls then run one at a time (mcpclient/sampling.go).
 	Sampling bool `toml:"sampling"`
+	// Elicitation lets the server ask the user for a form's fields during a tool call,
+	// through the run's approval path (mcpclient/elicit.go).
+	Elicitation bool `toml:"elicitation"`
 }
 
 // checkMCPServer validates entry i and expands its values.
@@ -87,7 +90,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
 			}
 		}
-		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample, Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
+		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample, Elicit: c.Elicitation, Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
 			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
 		if err != nil {

@@ -177,7 +177,7 @@ var eventData = map[EventType]func(json.RawMessage) (any, error){
 	EventRunStarted: decodeAs[RunStartedData], EventStatus: decodeAs[StatusData],
 	EventModelDelta: decodeAs[ModelDeltaData], EventReasoning: decodeAs[TextData], EventText: decodeAs[TextData],
 	EventAssistantMessage: decodeAs[AssistantMessageData], EventStepStart: decodeAs[StepStartData],
-	EventToolCall: decodeAs[ToolCallData], EventApproval: decodeAs[ToolCallData],
+	EventToolCall: decodeAs[ToolCallData], EventApproval: decodeAs[ToolCallData], EventInputRequired: decodeAs[InputRequiredData],
 	EventToolResult: decodeAs[ToolResultData], EventStepComplete: decodeAs[StepCompleteData],
 	EventUsage: decodeAs[Usage], EventContextUpdate: decodeAs[ContextUpdateData], EventHook: decodeAs[HookData],
 	EventGuardrail: decodeAs[GuardrailData], EventError: decodeAs[ErrorData], EventFinal: decodeAs[FinalData],

@@ -132,6 +132,9 @@ type Guardrail interface {
 type Approval struct {
 	Approved bool
 	Reason   string
+	// Input is a human's answer to a call's input request (input.go): the fields of
+	// the form it asked for, as a JSON object.
+	Input json.RawMessage `json:",omitempty"`
 }
 
 // Approver asks a human (rule L6). It blocks until there is an answer or ctx ends.

@@ -42,6 +42,7 @@ type pendingCall struct {
 	// ask_NAME's). The call keeps no result; the run ends interrupted, and the run that
 	// answers re-runs the call (L14), which resumes what waited.
 	pending bool
+	input   *InputRequest // what the pending call asks of a human (input.go)
 }
 
 // announce emits the events that open a call.
@@ -71,6 +72,7 @@ func (r *run) callOne(c ToolCall, timeout time.Duration) (ToolResult, error) {
 		}
 		r.invoke(pc)
 		if pc.pending {
+			r.awaitInput(pc)
 			return ToolResult{}, ErrApprovalPending
 		}
 	}
@@ -138,12 +140,21 @@ func (r *run) callWave(calls []ToolCall, timeouts []time.Duration, par int) (res
 			<-pc.done
 		}
 		if pc.pending {
+			r.awaitInput(pc)
 			errs[i] = ErrApprovalPending
 			continue
 		}
 		results[i] = r.settle(pc)
 	}
 	return results, ends, errs, nil
+}
+
+// awaitInput stores what a pending call asks of a human (input_required), when it asks
+// for input rather than waiting in a nested run.
+func (r *run) awaitInput(pc *pendingCall) {
+	if pc.input != nil {
+		r.journal.emit(EventInputRequired, InputRequiredData{ID: pc.call.ID, Name: pc.call.Name, Message: pc.input.Message, Schema: pc.input.Schema})
+	}
 }
 
 // admit applies the checks before a call runs: run deadline, unknown tool, argument
@@ -292,9 +303,15 @@ func (r *run) invoke(pc *pendingCall) {
 	}()
 	call := pc.call
 	call.Arguments = pc.args
-	ctx = withCallID(ctx, &pc.call.ID) // beside the run's CallInfo (agent.go)
+	ctx = withCallID(ctx, &pc.call.ID)           // beside the run's CallInfo (agent.go)
+	if a, ok := r.in.Approvals[pc.call.ID]; ok { // the answer to its input request (input.go)
+		ctx = context.WithValue(ctx, answerKey{}, a)
+	}
 	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
+	var ir *InputRequiredError
 	switch {
+	case errors.As(err, &ir):
+		pc.pending, pc.input = true, &ir.Request
 	case errors.Is(err, ErrApprovalPending):
 		pc.pending = true
 	case err != nil && r.outOfTime():

@@ -100,7 +100,8 @@ func (b *batch) finishUpTo(n int) {
 		if pc.done != nil {
 			<-pc.done
 		}
-		if pc.pending { // waits for a nested approval: no result yet (L14 re-runs it)
+		if pc.pending { // waits for a nested approval or an input: no result yet (L14 re-runs it)
+			r.awaitInput(pc)
 			r.nestedPending = true
 			continue
 		}

@@ -74,3 +74,41 @@ func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *tes
 		t.Fatalf("without sampling = true the server still offered its sampling tool:\n%s\n%s", list.stdout, list.stderr)
 	}
 }
+
+// An MCP server's elicitation, answered over AG-UI: the served run ends with an
+// interrupt carrying the server's message and form schema; the client resumes with the
+// fields, the call runs again and the server gets them (checked against its schema).
+func TestE2E_MCPServerElicitationIsAnsweredOverAGUI(t *testing.T) {
+	dir := npmMCP(t)
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "trigger-elicitation-request", "arguments": "{}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "{{result c1}}"}]}`})
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"trigger-elicitation-request\"]\nelicitation = true\n",
+		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	f.Close()
+	s := e.serve(t)
+	run := startSSE(t, s.postRun(t, "el", "r1", "fill in the form"))
+	fin := run.until(t, "RUN_FINISHED")
+	oc, _ := fin["outcome"].(map[string]any)
+	ints, _ := oc["interrupts"].([]any)
+	if oc["type"] != "interrupt" || len(ints) != 1 {
+		t.Fatalf("first run: %v", fin)
+	}
+	in := ints[0].(map[string]any)
+	md, _ := in["metadata"].(map[string]any)
+	schema, _ := md["schema"].(map[string]any)
+	if in["id"] != "c1" || in["reason"] != "input_required" || in["message"] != "Please provide inputs for the following fields:" || schema["required"] == nil {
+		t.Fatalf("interrupt %v", in)
+	}
+	resume := func(runID, payload string) map[string]any {
+		r := startSSE(t, post(t, s.base+"/v1/runs", `{"threadId":"el","runId":"`+runID+`","messages":[],"resume":[{"interruptId":"c1","status":"resolved","payload":`+payload+`}]}`))
+		return r.until(t, "RUN_FINISHED")
+	}
+	fin = resume("r2", `{"approved":true,"input":{"name":"Ana","check":true}}`)
+	res, _ := fin["result"].(map[string]any)
+	text := fmt.Sprint(res["text"])
+	if res["status"] != "completed" || !strings.Contains(text, "User provided the requested information") || !strings.Contains(text, "Ana") {
+		t.Fatalf("resumed run: %v", fin)
+	}
+}

@@ -46,6 +46,8 @@ type Config struct {
 	// Sample, when set, answers the server's sampling requests (sampling.go): req and
 	// the result are MCP's CreateMessage params and result, as JSON.
 	Sample func(ctx context.Context, req json.RawMessage) (json.RawMessage, error)
+	// Elicit lets the server ask the user for input during a call (elicit.go).
+	Elicit bool
 }
 
 // DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
@@ -71,9 +73,10 @@ type Server struct {
 	tools   []Tool
 	closed  bool
 
-	callMu sync.Mutex      // one call at a time when sampling is on (sampling.go)
-	curMu  sync.Mutex      // guards cur
-	cur    context.Context // the call in flight, whose run pays for sampling
+	callMu sync.Mutex         // one call at a time when sampling is on (sampling.go)
+	curMu  sync.Mutex         // guards cur
+	cur    context.Context    // the call in flight, whose run pays for sampling
+	asked  *loop.InputRequest // what that call's server asked the user (elicit.go)
 }
 
 // Start connects to the server and lists its tools.
@@ -242,6 +245,9 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 	var res *mcp.CallToolResult
 	var err error
 	s.inCall(ctx, func() { res, err = session.CallTool(cctx, call) })
+	if asked := s.takeAsked(); asked != nil && ctx.Err() == nil {
+		return loop.ToolResult{}, &loop.InputRequiredError{Request: *asked} // the run asks, a later run answers
+	}
 	switch {
 	case err == nil:
 		out := toResult(res)

@@ -20,18 +20,23 @@ import (
 // errNoCall refuses a sampling request no tool call can pay for.
 var errNoCall = errors.New("sampling is served only during a tool call of this client")
 
-// clientOptions are the SDK client's options: the sampling handler when Sample is set.
+// clientOptions are the SDK client's options: the sampling and elicitation handlers
+// when Sample and Elicit are set.
 func (s *Server) clientOptions() *mcp.ClientOptions {
-	if s.cfg.Sample == nil {
-		return nil
+	opts := &mcp.ClientOptions{}
+	if s.cfg.Sample != nil {
+		opts.CreateMessageHandler = s.createMessage
 	}
-	return &mcp.ClientOptions{CreateMessageHandler: s.createMessage}
+	if s.cfg.Elicit {
+		opts.ElicitationHandler = s.elicit
+	}
+	return opts
 }
 
 // inCall runs f as the server's one call in flight (when sampling is on), with ctx as
 // the context its sampling requests are answered in.
 func (s *Server) inCall(ctx context.Context, f func()) {
-	if s.cfg.Sample == nil {
+	if s.cfg.Sample == nil && !s.cfg.Elicit {
 		f()
 		return
 	}

@@ -146,13 +146,18 @@ func approval(r ResumeEntry) (loop.Approval, error) {
 		return loop.Approval{Approved: b}, nil
 	}
 	var obj struct {
-		Approved *bool  `json:"approved"`
-		Reason   string `json:"reason"`
+		Approved *bool          `json:"approved"`
+		Reason   string         `json:"reason"`
+		Input    map[string]any `json:"input"` // the answer to an input_required interrupt
 	}
 	if err := json.Unmarshal(p, &obj); err != nil || obj.Approved == nil {
-		return loop.Approval{}, errors.New(`payload: want true, false or {"approved": true|false, "reason": "..."}`)
+		return loop.Approval{}, errors.New(`payload: want true, false or {"approved": true|false, "reason": "...", "input": {...}}`)
 	}
-	return loop.Approval{Approved: *obj.Approved, Reason: obj.Reason}, nil
+	a := loop.Approval{Approved: *obj.Approved, Reason: obj.Reason}
+	if obj.Input != nil {
+		a.Input, _ = json.Marshal(obj.Input)
+	}
+	return a, nil
 }
 
 // contentParts reads AG-UI content: a string, or parts of type text or image (url or

@@ -164,6 +164,9 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 				ToolCallID: d.ID,
 				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments}})
 		}
+	case loop.InputRequiredData: // a tool asks for a human's input (an MCP elicitation)
+		t.interrupts = append(t.interrupts, Interrupt{ID: d.ID, Reason: "input_required", Message: d.Message, ToolCallID: d.ID,
+			Metadata: map[string]any{"toolName": d.Name, "schema": d.Schema}})
 	case loop.FinalData:
 		f := d
 		t.final = &f
