@@ -40,7 +40,7 @@ unless --agent also offers the whole agent as one tool, ask_<agent> (its tool ca
 need approval are refused: an MCP client cannot answer them). Each declared workflow is
 the tool workflow_<name> (its inputs schema as the tool's); workflows with prompt steps
 only with --agent. A workflow run left waiting for an approval step is an error naming
-its run id, decided with "workflow run --run-id ID --approve STEP".
+its run id, to decide with the workflow run command.
 
 Every call takes the agent's tool policy, as a model's call does: guardrails, permission
 plugins, require_approval and approval_default, caps, timeout. A call that needs approval
