@@ -163,6 +163,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	}
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
 	h.tools = append(h.tools, h.a2aTools()...)
+	h.tools = append(h.tools, h.mcpResourceTools()...)
 	if err := h.checkWorkflowTools(); err != nil {
 		return nil, err
 	}

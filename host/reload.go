@@ -114,6 +114,7 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 	h.plugins = next
 	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
 	h.tools = append(h.tools, h.a2aTools()...)
+	h.tools = append(h.tools, h.mcpResourceTools()...)
 	agent, err := h.newAgent(h.model, h.modelName, h.approver)
 	if err != nil {
 		h.plugins, h.tools, h.Warnings = prevPlugins, prevTools, prevWarnings

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,8 @@ func newRunCmd() *cobra.Command {
 		allowedTools, meta         []string
 		maxIterations              int
 		agentName, user            string
+		mcpPrompt                  string
+		promptArgs                 []string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT... | -",
@@ -50,7 +53,8 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
   agenthost run --provider scripted --json "hello" | jq -r .type
   git diff | agenthost run --system "Review this diff." -
   agenthost run --session ses_0123abcd "and the sum of both?"
-  agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"`,
+  agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"
+  agenthost run --prompt docs/summarise --prompt-arg topic=billing`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")
@@ -66,8 +70,8 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			if err != nil {
 				return usage(err)
 			}
-			if prompt == "" && session == "" {
-				return usage(errors.New("run needs a PROMPT (or --session ID to continue one)"))
+			if prompt == "" && session == "" && mcpPrompt == "" {
+				return usage(errors.New("run needs a PROMPT (or --session ID to continue one, or --prompt NAME)"))
 			}
 			if watch && prompt == "" {
 				return usage(errors.New("--watch needs a PROMPT to run again"))
@@ -94,6 +98,9 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 					return usage(fmt.Errorf("--agent %q: no such agent (agents: %s)", agentName, strings.Join(h.Manifest.AgentNames(), ", ")))
 				}
 				base.Agent = agentName
+			}
+			if err := useMCPPrompt(ctx, h, mcpPrompt, promptArgs, &base); err != nil {
+				return err
 			}
 			if session != "" && !newSession {
 				if es, err := h.Store.Load(ctx, session); err != nil {
@@ -127,6 +134,8 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
 	f.StringVar(&agentName, "agent", "", "start the run with this agent ([agents.NAME]; default the [agent] table's)")
 	f.StringVar(&session, "session", "", "continue this session")
+	f.StringVar(&mcpPrompt, "prompt", "", "start from an MCP server's prompt (SERVER/NAME, or NAME when one server has prompts); the words given follow it")
+	f.StringArrayVar(&promptArgs, "prompt-arg", nil, "KEY=VALUE argument of --prompt (repeatable)")
 	f.StringVar(&user, "user", os.Getenv("AGENTHOST_USER"), "who the run is for: memories and preferences are per user (default $AGENTHOST_USER; none: anonymous)")
 	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
 	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
@@ -288,8 +297,9 @@ func runControls(cmd *cobra.Command, schemaFile, toolChoice, system string, tool
 // runOnce runs the prompt (or continues the session of in) and maps the result to an
 // exit error.
 func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt string, in loop.RunInput, jsonOut bool, minLevel int, ask *askApprover) error {
+	in.Messages = slices.Clone(in.Messages) // an MCP prompt's messages (--prompt), then the words
 	if prompt != "" {
-		in.Messages = []loop.Message{loop.UserMessage(prompt)}
+		in.Messages = append(in.Messages, loop.UserMessage(prompt))
 	}
 	out := cmd.OutOrStdout()
 	var render func(loop.Event)
@@ -317,4 +327,26 @@ func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt strin
 	default:
 		return failed(res.Err)
 	}
+}
+
+// useMCPPrompt puts an MCP server's prompt (run --prompt) at the start of the run's
+// messages.
+func useMCPPrompt(ctx context.Context, h *host.Host, ref string, kvs []string, in *loop.RunInput) error {
+	if ref == "" {
+		return nil
+	}
+	args := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usage(fmt.Errorf("--prompt-arg %q: want KEY=VALUE", kv))
+		}
+		args[k] = v
+	}
+	msgs, err := h.MCPPrompt(ctx, ref, args)
+	if err != nil {
+		return failed(err)
+	}
+	in.Messages = msgs
+	return nil
 }
