@@ -37,6 +37,9 @@ type MCPServerConfig struct {
 	// Elicitation lets the server ask the user for a form's fields during a tool call,
 	// through the run's approval path (mcpclient/elicit.go).
 	Elicitation bool `toml:"elicitation"`
+	// Roots are directories announced to the server as its MCP roots (relative to the
+	// manifest); announcing is not confining: sandbox does that.
+	Roots []string `toml:"roots"`
 }
 
 // checkMCPServer validates entry i and expands its values.
@@ -65,6 +68,9 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
 		s.Command[0] = m.resolve(s.Command[0])
 	}
+	for j := range s.Roots {
+		s.Roots[j] = m.resolve(s.Roots[j])
+	}
 	if sb := s.Sandbox; sb != nil {
 		if len(s.Command) == 0 {
 			return m.errKey(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
@@ -90,7 +96,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
 			}
 		}
-		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample, Elicit: c.Elicitation, Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
+		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample, Elicit: c.Elicitation, Roots: c.Roots, Notify: h.mcpNotify(c.Name), Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
 			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
 		if err != nil {
@@ -102,6 +108,14 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 		}
 	}
 	return nil
+}
+
+// mcpNotify reports a server's notifications through the plugins' one path (reports.go):
+// in the run of the call they belong to, else to Options.OnReport.
+func (h *Host) mcpNotify(name string) func(context.Context, string, json.RawMessage) {
+	return func(ctx context.Context, method string, params json.RawMessage) {
+		h.services.Notify(ctx, "mcp:"+name, method, params)
+	}
 }
 
 // MCPServers lists the connected MCP servers, in manifest order.

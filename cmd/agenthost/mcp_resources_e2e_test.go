@@ -53,3 +53,42 @@ func TestE2E_MCPServerResourcesAreToolsAndPromptsStartRuns(t *testing.T) {
 		t.Fatalf("an unknown server: %d %s", bad.code, bad.stderr)
 	}
 }
+
+// A server's progress during a call is a progress event of the run that made it (the
+// two calls run one after the other, each with a token of its own); the
+// entry's roots are what the server is told (file:// URIs of the directories).
+func TestE2E_MCPServerProgressReachesTheRunAndRootsTheServer(t *testing.T) {
+	dir := npmMCP(t)
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "p1", "name": "trigger-long-running-operation", "arguments": "{\"duration\":0.2,\"steps\":2}"},
+	                  {"id": "g1", "name": "get-roots-list", "arguments": "{}"}]},
+	  {"text": "done"}]}`})
+	os.MkdirAll(filepath.Join(e.dir, "work"), 0o755)
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"trigger-long-running-operation\", \"get-roots-list\"]\nroots = [\"work\"]\n",
+		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	f.Close()
+	r := e.agenthost(t, "run", "--json", "go")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var progress []string
+	results := map[string]string{}
+	for _, ev := range events(t, r.stdout) {
+		switch d := ev.Data.(type) {
+		case loop.ProgressData:
+			progress = append(progress, fmt.Sprintf("%s %v/%v", d.Plugin, d.Progress, d.Total))
+		case loop.ToolResultData:
+			results[d.ID] = d.Content
+		}
+	}
+	// The server sends its last progress just before its result; a notification that
+	// arrives after the call returned is dropped, so the last one may be missing.
+	if got := strings.Join(progress, ","); got != "mcp:everything 1/2,mcp:everything 2/2" && got != "mcp:everything 1/2" {
+		t.Fatalf("progress events %v\n%s", progress, r.stderr)
+	}
+	want, _ := filepath.Abs(filepath.Join(e.dir, "work"))
+	if !strings.Contains(results["g1"], "file://"+want) {
+		t.Fatalf("roots the server saw: %q", results["g1"])
+	}
+}

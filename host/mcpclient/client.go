@@ -48,6 +48,11 @@ type Config struct {
 	Sample func(ctx context.Context, req json.RawMessage) (json.RawMessage, error)
 	// Elicit lets the server ask the user for input during a call (elicit.go).
 	Elicit bool
+	// Notify reports a server's progress and log notifications (progress.go), with the
+	// context of the call they belong to.
+	Notify func(ctx context.Context, method string, params json.RawMessage)
+	// Roots are directories the server may work in, announced as MCP roots.
+	Roots []string
 }
 
 // DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
@@ -77,6 +82,8 @@ type Server struct {
 	curMu  sync.Mutex         // guards cur
 	cur    context.Context    // the call in flight, whose run pays for sampling
 	asked  *loop.InputRequest // what that call's server asked the user (elicit.go)
+	// inflight are the calls in flight by progress token (progress.go).
+	inflight map[string]context.Context
 }
 
 // Start connects to the server and lists its tools.
@@ -118,6 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 // connect starts the command (or opens the HTTP session) and watches its end.
 func (s *Server) connect(ctx context.Context) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: s.cfg.Version}, s.clientOptions())
+	client.AddRoots(s.roots()...)
 	var transport mcp.Transport
 	switch {
 	case len(s.cfg.Command) > 0:
@@ -236,10 +244,10 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 	// _meta, where MCP servers that trace look for it.
 	carrier := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, carrier)
+	token, untrack := s.track(ctx)
+	defer untrack()
+	call.Meta = mcp.Meta{"progressToken": token}
 	for k, v := range carrier {
-		if call.Meta == nil {
-			call.Meta = mcp.Meta{}
-		}
 		call.Meta[k] = v
 	}
 	var res *mcp.CallToolResult

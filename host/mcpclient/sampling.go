@@ -23,7 +23,7 @@ var errNoCall = errors.New("sampling is served only during a tool call of this c
 // clientOptions are the SDK client's options: the sampling and elicitation handlers
 // when Sample and Elicit are set.
 func (s *Server) clientOptions() *mcp.ClientOptions {
-	opts := &mcp.ClientOptions{}
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: s.onProgress, LoggingMessageHandler: s.onLog}
 	if s.cfg.Sample != nil {
 		opts.CreateMessageHandler = s.createMessage
 	}

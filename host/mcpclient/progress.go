@@ -1,0 +1,76 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress, logs, cancellation and roots. Each call carries a progress token of its
+// own, so a server's notifications/progress is reported in the run that made the call
+// (Config.Notify, the host's one notification path: a progress event of the run); a
+// log line goes to the call in flight when there is exactly one, else outside any run.
+// A call whose context ends is cancelled towards the server (the SDK sends
+// notifications/cancelled). Roots are the directories the entry lists, as file:// URIs.
+
+var progressSeq atomic.Int64
+
+// track registers a call's context under a new progress token.
+func (s *Server) track(ctx context.Context) (token string, done func()) {
+	token = fmt.Sprintf("agenthost-%d", progressSeq.Add(1))
+	s.curMu.Lock()
+	if s.inflight == nil {
+		s.inflight = map[string]context.Context{}
+	}
+	s.inflight[token] = ctx
+	s.curMu.Unlock()
+	return token, func() { s.curMu.Lock(); delete(s.inflight, token); s.curMu.Unlock() }
+}
+
+func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	if s.cfg.Notify == nil || req.Params == nil {
+		return
+	}
+	s.curMu.Lock()
+	ctx := s.inflight[fmt.Sprint(req.Params.ProgressToken)]
+	s.curMu.Unlock()
+	if ctx == nil {
+		return // a token of no call of ours: dropped
+	}
+	b, _ := json.Marshal(map[string]any{"progress": req.Params.Progress, "total": req.Params.Total, "message": req.Params.Message})
+	s.cfg.Notify(ctx, "notifications/progress", b)
+}
+
+func (s *Server) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
+	if s.cfg.Notify == nil || req.Params == nil {
+		return
+	}
+	ctx := context.Background()
+	s.curMu.Lock()
+	if len(s.inflight) == 1 {
+		for _, c := range s.inflight {
+			ctx = c
+		}
+	}
+	s.curMu.Unlock()
+	data, _ := json.Marshal(req.Params.Data)
+	b, _ := json.Marshal(map[string]any{"level": req.Params.Level, "logger": req.Params.Logger, "data": json.RawMessage(data)})
+	s.cfg.Notify(ctx, "notifications/message", b)
+}
+
+// roots are the entry's roots as MCP roots.
+func (s *Server) roots() []*mcp.Root {
+	var out []*mcp.Root
+	for _, r := range s.cfg.Roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		out = append(out, &mcp.Root{URI: "file://" + filepath.ToSlash(abs), Name: filepath.Base(abs)})
+	}
+	return out
+}
