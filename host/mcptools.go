@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +41,8 @@ type MCPServerConfig struct {
 	// Roots are directories announced to the server as its MCP roots (relative to the
 	// manifest); announcing is not confining: sandbox does that.
 	Roots []string `toml:"roots"`
+	// OAuth gets a remote server's bearer token with the client credentials grant.
+	OAuth *MCPOAuthConfig `toml:"oauth"`
 }
 
 // checkMCPServer validates entry i and expands its values.
@@ -68,6 +71,9 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
 		s.Command[0] = m.resolve(s.Command[0])
 	}
+	if o := s.OAuth; o != nil && (s.URL == "" || o.TokenURL == "" || o.ClientID == "" || o.ClientSecretEnv == "") {
+		return m.errKey(key+".oauth", "oauth needs a url entry and token_url, client_id and client_secret_env")
+	}
 	for j := range s.Roots {
 		s.Roots[j] = m.resolve(s.Roots[j])
 	}
@@ -85,6 +91,30 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	return nil
 }
 
+// MCPOAuthConfig is an [[mcp_servers]] entry's oauth table: a machine identity at the
+// server's authorization server. The secret is named by an environment variable, never
+// written in the manifest.
+type MCPOAuthConfig struct {
+	TokenURL        string   `toml:"token_url"`
+	ClientID        string   `toml:"client_id"`
+	ClientSecretEnv string   `toml:"client_secret_env"`
+	Scopes          []string `toml:"scopes"`
+	Resource        string   `toml:"resource"` // default: the server's url
+}
+
+// oauthOf is the entry's client credentials, the secret read from its variable.
+func oauthOf(c MCPServerConfig) (*mcpclient.OAuth, error) {
+	o := c.OAuth
+	if o == nil {
+		return nil, nil
+	}
+	secret, ok := os.LookupEnv(o.ClientSecretEnv)
+	if !ok || secret == "" {
+		return nil, fmt.Errorf("oauth: the client secret's variable %s is not set", o.ClientSecretEnv)
+	}
+	return &mcpclient.OAuth{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: secret, Scopes: o.Scopes, Resource: cmp.Or(o.Resource, c.URL)}, nil
+}
+
 // startMCPServers starts the manifest's MCP servers; one that cannot start is an error
 // naming its manifest line.
 func (h *Host) startMCPServers(ctx context.Context, version string) error {
@@ -96,7 +126,11 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
 			}
 		}
-		srv, err := mcpclient.Start(ctx, mcpclient.Config{Sample: sample, Elicit: c.Elicitation, Roots: c.Roots, Notify: h.mcpNotify(c.Name), Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
+		oauth, err := oauthOf(c)
+		if err != nil {
+			return h.Manifest.errKey(fmt.Sprintf("mcp_servers.%d.oauth", i), "%v", err)
+		}
+		srv, err := mcpclient.Start(ctx, mcpclient.Config{OAuth: oauth, Sample: sample, Elicit: c.Elicitation, Roots: c.Roots, Notify: h.mcpNotify(c.Name), Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
 			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
 		if err != nil {

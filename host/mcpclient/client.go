@@ -53,6 +53,8 @@ type Config struct {
 	Notify func(ctx context.Context, method string, params json.RawMessage)
 	// Roots are directories the server may work in, announced as MCP roots.
 	Roots []string
+	// OAuth, for a URL, gets the bearer token with the client credentials grant (oauth.go).
+	OAuth *OAuth
 }
 
 // DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
@@ -148,8 +150,11 @@ func (s *Server) connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("mcp server %q: url: %w", s.cfg.Name, err)
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: s.cfg.Headers, origin: origin(u), base: http.DefaultTransport}}}
+		rt, err := s.withOAuth(headerTransport{headers: s.cfg.Headers, origin: origin(u), base: http.DefaultTransport}, u)
+		if err != nil {
+			return err
+		}
+		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
 	default:
 		return fmt.Errorf("mcp server %q: neither command nor url", s.cfg.Name)
 	}
