@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/agenthost/agenthost/host/confine"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -71,8 +72,15 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
 		s.Command[0] = m.resolve(s.Command[0])
 	}
-	if o := s.OAuth; o != nil && (s.URL == "" || o.TokenURL == "" || o.ClientID == "" || o.ClientSecretEnv == "") {
-		return m.errKey(key+".oauth", "oauth needs a url entry and token_url, client_id and client_secret_env")
+	if o := s.OAuth; o != nil && (s.URL == "" || o.TokenURL == "" || o.ClientID == "" || (o.ClientSecretEnv == "" && o.AuthorizeURL == "")) {
+		return m.errKey(key+".oauth", "oauth needs a url entry and token_url, client_id, and authorize_url (a person signs in) or client_secret_env (client credentials)")
+	}
+	if o := s.OAuth; o != nil {
+		for k, u := range map[string]string{"token_url": o.TokenURL, "authorize_url": o.AuthorizeURL} {
+			if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && !(pu.Scheme == "http" && isLoopback(pu.Hostname())))) {
+				return m.errKey(key+".oauth."+k, "%q must be https (or http on loopback)", u)
+			}
+		}
 	}
 	for j := range s.Roots {
 		s.Roots[j] = m.resolve(s.Roots[j])
@@ -91,10 +99,15 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	return nil
 }
 
+func isLoopback(h string) bool { return h == "localhost" || h == "127.0.0.1" || h == "::1" }
+
 // MCPOAuthConfig is an [[mcp_servers]] entry's oauth table: a machine identity at the
 // server's authorization server. The secret is named by an environment variable, never
 // written in the manifest.
 type MCPOAuthConfig struct {
+	// AuthorizeURL, when set, makes it the authorization code grant with PKCE: a person
+	// signs in with `agenthost mcp login NAME` (mcplogin.go); else client credentials.
+	AuthorizeURL    string   `toml:"authorize_url"`
 	TokenURL        string   `toml:"token_url"`
 	ClientID        string   `toml:"client_id"`
 	ClientSecretEnv string   `toml:"client_secret_env"`
@@ -102,11 +115,19 @@ type MCPOAuthConfig struct {
 	Resource        string   `toml:"resource"` // default: the server's url
 }
 
-// oauthOf is the entry's client credentials, the secret read from its variable.
-func oauthOf(c MCPServerConfig) (*mcpclient.OAuth, error) {
+// oauthOf is the entry's OAuth: the token `mcp login` stored, or client credentials
+// with the secret read from its variable.
+func (h *Host) oauthOf(ctx context.Context, c MCPServerConfig) (*mcpclient.OAuth, error) {
 	o := c.OAuth
 	if o == nil {
 		return nil, nil
+	}
+	if o.authCode() {
+		src, err := h.storedTokenSource(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: %w", err)
+		}
+		return &mcpclient.OAuth{TokenURL: o.TokenURL, Source: src}, nil
 	}
 	secret, ok := os.LookupEnv(o.ClientSecretEnv)
 	if !ok || secret == "" {
@@ -126,7 +147,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
 			}
 		}
-		oauth, err := oauthOf(c)
+		oauth, err := h.oauthOf(ctx, c)
 		if err != nil {
 			return h.Manifest.errKey(fmt.Sprintf("mcp_servers.%d.oauth", i), "%v", err)
 		}

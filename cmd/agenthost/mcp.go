@@ -130,6 +130,34 @@ administrator's token, a loopback server with no token and no users).`,
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "allow browser requests from this origin (repeatable)")
 	f.StringVar(&tlsFiles.Cert, "tls-cert", "", "with --http: serve HTTPS with this certificate chain (PEM; with --tls-key)")
 	f.StringVar(&tlsFiles.Key, "tls-key", "", "with --http: the private key of --tls-cert (PEM)")
-	cmd.AddCommand(serve)
+	cmd.AddCommand(serve, newMCPLoginCmd())
 	return cmd
+}
+
+// newMCPLoginCmd is `agenthost mcp login NAME`: sign in to a remote MCP server's
+// authorization server (authorization code with PKCE) and store the token.
+func newMCPLoginCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "login NAME",
+		Short: "Sign in to a remote MCP server (OAuth authorization code with PKCE) and store its token",
+		Long: `Sign in to the authorization server of the [[mcp_servers]] entry NAME (its oauth table
+has authorize_url): open the URL printed on stderr in a browser, sign in, and the browser
+comes back to a loopback address this command listens on. The token is kept in the
+session store (sealed when the store has a key) and refreshed by the hosts that use it.`,
+		Example: `  agenthost mcp login github
+  agenthost -c team.toml mcp login docs`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			err := host.MCPLogin(ctx, manifestPath(cmd), args[0], func(u string) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "Open this URL to sign in:\n%s\n", u)
+			})
+			if err != nil {
+				return failed(err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "signed in to %s; the token is stored\n", args[0])
+			return nil
+		},
+	}
 }

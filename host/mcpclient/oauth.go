@@ -25,6 +25,9 @@ type OAuth struct {
 	// Resource, when set, is sent as the RFC 8707 resource parameter (the MCP
 	// authorization spec asks clients to name the server they want a token for).
 	Resource string
+	// Source, when set, gives the tokens instead (a token a person signed in for,
+	// refreshed by it): the client credentials fields are then unused.
+	Source oauth2.TokenSource
 }
 
 // oauthTransport adds the grant's token to requests for origin.
@@ -52,6 +55,9 @@ func (s *Server) withOAuth(base http.RoundTripper, u *url.URL) (http.RoundTrippe
 	o := s.cfg.OAuth
 	if o == nil {
 		return base, nil
+	}
+	if o.Source != nil {
+		return oauthTransport{src: o.Source, origin: origin(u), base: base}, nil
 	}
 	tu, err := url.Parse(o.TokenURL)
 	if err != nil || (tu.Scheme != "https" && !loopbackHost(tu.Hostname())) {

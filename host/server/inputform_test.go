@@ -75,7 +75,7 @@ func TestConsoleInputRequestIsAFormThatResumesTheRun(t *testing.T) {
 		turn{calls: []loop.ToolCall{{ID: "s1", Name: "signup", Arguments: `{}`}}}, turn{text: "signed up"})
 	res := runHarness(t, results, e.ts.URL+"/input-harness#token=tok&session=form1&prompt=sign%20me%20up")
 	var got struct {
-		Fields               []string
+		Fields                []string
 		Message, Conversation string
 	}
 	if err := json.Unmarshal([]byte(res), &got); err != nil {

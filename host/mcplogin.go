@@ -1,0 +1,201 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// OAuth with the authorization code grant and PKCE, for a remote MCP server a person
+// signs in to: `agenthost mcp login NAME` prints the authorization server's URL, waits
+// on a loopback redirect for the code, exchanges it (with the PKCE verifier) and keeps
+// the token in the session store's key/value table (namespace agenthost/oauth), sealed
+// like every stored value when the store has a key (docs/encryption.md). A host that
+// starts the server uses the stored token and refreshes it, storing the new one.
+
+// oauthKV is the store namespace of the MCP servers' tokens; plugins cannot name it
+// (names under agenthost/ are the host's).
+const oauthKV = "agenthost/oauth"
+
+// loginWait bounds how long `mcp login` waits for the browser to come back.
+const loginWait = 5 * time.Minute
+
+func (o *MCPOAuthConfig) authCode() bool { return o != nil && o.AuthorizeURL != "" }
+
+func (o *MCPOAuthConfig) config(redirect string) *oauth2.Config {
+	c := &oauth2.Config{ClientID: o.ClientID, Scopes: o.Scopes, RedirectURL: redirect,
+		Endpoint: oauth2.Endpoint{AuthURL: o.AuthorizeURL, TokenURL: o.TokenURL}}
+	if o.ClientSecretEnv != "" {
+		c.ClientSecret = os.Getenv(o.ClientSecretEnv)
+	}
+	return c
+}
+
+// MCPLogin signs in to an MCP server's authorization server (authorization code with
+// PKCE) and stores the token. say prints the URL to open.
+func MCPLogin(ctx context.Context, manifest, name string, say func(string)) error {
+	m, err := LoadManifest(manifest)
+	if err != nil {
+		return err
+	}
+	var entry *MCPServerConfig
+	for i := range m.MCPServers {
+		if m.MCPServers[i].Name == name {
+			entry = &m.MCPServers[i]
+		}
+	}
+	if entry == nil || !entry.OAuth.authCode() {
+		return fmt.Errorf("mcp login %s: no [[mcp_servers]] entry %q with oauth.authorize_url", name, name)
+	}
+	st, err := openStore(ctx, m.Store)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	redirect := "http://" + ln.Addr().String() + "/callback"
+	cfg := entry.OAuth.config(redirect)
+	verifier, state := oauth2.GenerateVerifier(), randomHex()
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(*entry))}
+	say(cfg.AuthCodeURL(state, opts...))
+	code, err := awaitCode(ctx, ln, state)
+	if err != nil {
+		return fmt.Errorf("mcp login %s: %w", name, err)
+	}
+	tok, err := cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(*entry)))
+	if err != nil {
+		return fmt.Errorf("mcp login %s: exchange the code: %w", name, err)
+	}
+	return saveToken(ctx, st, name, tok)
+}
+
+// awaitCode serves the loopback redirect once: the code, if the state matches.
+func awaitCode(ctx context.Context, ln net.Listener, state string) (string, error) {
+	type answer struct {
+		code string
+		err  error
+	}
+	got := make(chan answer, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		a := answer{code: q.Get("code")}
+		switch {
+		case r.URL.Path != "/callback":
+			http.NotFound(w, r)
+			return
+		case q.Get("state") != state: // not this login's answer (a forged or stale one): wait on
+			http.Error(w, "the redirect's state does not match this login", http.StatusBadRequest)
+			return
+		case q.Get("error") != "":
+			a.err = fmt.Errorf("the authorization server said %s: %s", q.Get("error"), q.Get("error_description"))
+		case a.code == "":
+			a.err = errors.New("the redirect carries no code")
+		}
+		if a.err != nil {
+			http.Error(w, a.err.Error(), http.StatusBadRequest)
+		} else {
+			fmt.Fprintln(w, "Signed in; you can close this page.")
+		}
+		select {
+		case got <- a:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(ctx, loginWait)
+	defer cancel()
+	select {
+	case a := <-got:
+		return a.code, a.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("no answer from the browser: %w", ctx.Err())
+	}
+}
+
+func randomHex() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func resourceOf(c MCPServerConfig) string {
+	if c.OAuth.Resource != "" {
+		return c.OAuth.Resource
+	}
+	return c.URL
+}
+
+func saveToken(ctx context.Context, st loop.SessionStore, name string, tok *oauth2.Token) error {
+	b, err := json.Marshal(tok)
+	if err != nil {
+		return err
+	}
+	return st.KVSet(context.WithoutCancel(ctx), oauthKV, name, b)
+}
+
+// storedTokenSource is the token `mcp login` stored for a server, refreshed when it
+// expires; a refreshed token is stored again.
+func (h *Host) storedTokenSource(ctx context.Context, c MCPServerConfig) (oauth2.TokenSource, error) {
+	b, ok, err := h.Store.KVGet(ctx, oauthKV, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(b) == 0 {
+		return nil, fmt.Errorf("not signed in: run `agenthost mcp login %s`", c.Name)
+	}
+	var tok oauth2.Token
+	if err := json.Unmarshal(b, &tok); err != nil {
+		return nil, fmt.Errorf("the stored token is not readable: %w", err)
+	}
+	cfg := c.OAuth.config("")
+	hc := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: http.DefaultTransport, Timeout: 30 * time.Second})
+	return &savingSource{src: oauth2.ReuseTokenSource(&tok, cfg.TokenSource(hc, &tok)), last: tok.AccessToken,
+		save: func(t *oauth2.Token) error { return saveToken(context.Background(), h.Store, c.Name, t) }}, nil
+}
+
+// savingSource stores each new token its source gives (a refresh).
+type savingSource struct {
+	mu   sync.Mutex
+	src  oauth2.TokenSource
+	last string
+	save func(*oauth2.Token) error
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.src.Token()
+	if err != nil {
+		return nil, err
+	}
+	if t.AccessToken != s.last {
+		s.last = t.AccessToken
+		if err := s.save(t); err != nil {
+			return nil, fmt.Errorf("store the refreshed token: %w", err)
+		}
+	}
+	return t, nil
+}
+
+func closeStore(st loop.SessionStore) {
+	if c, ok := st.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
