@@ -150,12 +150,14 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: opts.OnCompile}); err != nil {
 		return nil, fmt.Errorf("start wasm runtime: %w", err)
 	}
+	// The plugins load at once (sandbox.LoadEach); the error is the first failing one's
+	// in manifest order, whichever finished first.
+	plugins, _, err := sandbox.LoadEach(ctx, len(m.Plugins), h.loadPlugin)
+	if err != nil {
+		return nil, err
+	}
+	h.plugins = plugins
 	for i := range m.Plugins {
-		pl, err := h.loadPlugin(ctx, i)
-		if err != nil {
-			return nil, err
-		}
-		h.plugins = append(h.plugins, pl)
 		h.stamps = append(h.stamps, stampOf(m.Plugins[i].Wasm))
 	}
 	if err := h.startMCPServers(ctx, "agenthost"); err != nil {

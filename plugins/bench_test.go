@@ -71,6 +71,37 @@ func BenchmarkLoadExamples(b *testing.B) {
 	}
 }
 
+// BenchmarkLoadExamplesConcurrent is BenchmarkLoadExamples with the fourteen loads run
+// at once, as host.Open runs them (sandbox.LoadAll).
+func BenchmarkLoadExamplesConcurrent(b *testing.B) {
+	ctx := context.Background()
+	cases := exampleCases()
+	cfgs := make([]sandbox.Config, len(cases))
+	for i := range cases {
+		cases[i].cfg.Name, cases[i].cfg.Path = cases[i].example, examplePath(b, cases[i].example)
+		cfgs[i] = cases[i].cfg
+	}
+	dir := b.TempDir()
+	start := func() {
+		r, err := sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close(ctx)
+		ps, _, err := r.LoadAll(ctx, cfgs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range ps {
+			defer p.Close(ctx)
+		}
+	}
+	start() // fills the cache
+	for b.Loop() {
+		start()
+	}
+}
+
 // BenchmarkExamples measures every example: "cold" is a fresh runtime with no
 // compilation cache, Load (compile + instantiate) and the first call; "warm"
 // is one more call on the loaded plugin. The numbers in
