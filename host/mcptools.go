@@ -85,7 +85,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 		}
 		h.mcpServers = append(h.mcpServers, srv)
 		if c.Sandbox != nil && confine.Available() == 0 {
-			h.Warnings = append(h.Warnings, fmt.Sprintf("mcp server %q runs unconfined: this kernel has no Landlock", c.Name))
+			h.steady = append(h.steady, fmt.Sprintf("mcp server %q runs unconfined: this kernel has no Landlock", c.Name))
 		}
 	}
 	return nil

@@ -58,7 +58,7 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), NoProvider: !agent, Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: !agent, Provider: provider,
 				Approver: fixedApprover{reason: "no one can approve a tool call of an agent asked over MCP"},
 				OnReport: func(r any) {
 					if line := report(r, 0, func(_, s string) string { return s }); line != "" {

@@ -182,7 +182,7 @@ func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), NoProvider: true})
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true})
 	if err != nil {
 		return err
 	}

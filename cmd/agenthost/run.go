@@ -82,7 +82,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider, Approver: approver,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider, Approver: approver,
 				Stderr: providerLog(cmd)})
 			if err != nil {
 				return err

@@ -68,7 +68,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if cmd.Flags().Changed("workers") {
 				storeWait = 0 // a run's job is retried by River from what was stored (host/cluster/outage.go)
 			}
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true, StoreOutage: storeWait})
 			if err != nil {
 				return err
@@ -169,7 +169,7 @@ again.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd)})
 			if err != nil {
 				return err
