@@ -167,6 +167,7 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.startMCPServers(ctx, "agenthost"); err != nil {
 		return nil, err
 	}
+	h.steady = append(h.steady, h.unconfinedProviders()...)
 	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
 	h.tools = append(h.tools, h.a2aTools()...)
 	if err := h.checkWorkflowTools(); err != nil {

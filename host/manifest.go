@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agenthost/agenthost/host/confine"
 	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/agenthost/agenthost/host/oidc"
 	"github.com/agenthost/agenthost/host/redact"
@@ -166,6 +167,10 @@ type ProviderConfig struct {
 	BreakerFailures   int            `toml:"breaker_failures"` // consecutive failed calls that open it; default 5
 	BreakerCooldown   Duration       `toml:"breaker_cooldown"` // how long it stays open; default 30s
 	Pricing           *PricingConfig `toml:"pricing"`          // overrides [agent.pricing] for this provider
+	// Sandbox confines the adapter process with Landlock (host/confine), as an MCP
+	// server's: the paths it may read and write (relative to the manifest) and whether it
+	// may use TCP. Its go-plugin socket stays reachable (providers/confine.go).
+	Sandbox *confine.Spec `toml:"sandbox"`
 }
 
 // ProviderList is agent.provider: one provider's name, or a list of them tried in order
@@ -485,6 +490,7 @@ func (m *Manifest) check() error {
 			p.Options[k] = os.ExpandEnv(v)
 		}
 		p.Model = os.ExpandEnv(p.Model)
+		m.resolveSandbox(p.Sandbox)
 		if p.SHA256 != "" {
 			if err := checkDigest(p.Command, p.SHA256); err != nil {
 				return m.errKey(key+".sha256", "%v", err)

@@ -63,12 +63,7 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 		if len(s.Command) == 0 {
 			return m.errKey(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
 		}
-		for j := range sb.Read {
-			sb.Read[j] = m.resolve(sb.Read[j])
-		}
-		for j := range sb.Write {
-			sb.Write[j] = m.resolve(sb.Write[j])
-		}
+		m.resolveSandbox(sb)
 	}
 	return nil
 }
