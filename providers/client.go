@@ -148,7 +148,7 @@ func (c *Client) launch(ctx context.Context) error {
 		run = exe.path
 	}
 	if c.cfg.Confine != nil {
-		if sock, err = newSocketDir(); err != nil {
+		if sock, err = newSocketDir(adapterEnv(c.cfg.Env)); err != nil {
 			exe.remove()
 			return err
 		}
