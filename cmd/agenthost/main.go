@@ -100,7 +100,8 @@ func newRoot() *cobra.Command {
 		Example: `  agenthost init                               # a commented starter agent.toml
   agenthost run --provider scripted "hello"    # offline, no API key
   agenthost plugins list
-  agenthost -c ~/agents/helper.toml serve`,
+  agenthost -c ~/agents/helper.toml serve
+  agenthost --locked serve                     # refuse oci:// plugins that agent.lock does not pin`,
 		// --version prints what "agenthost version" prints.
 		Version:       versionString(),
 		SilenceUsage:  true,

@@ -46,7 +46,8 @@ session. Over HTTP, sessions idle for --session-idle are dropped and at most
 --max-sessions are open at once.`,
 		Example: `  agenthost -c /path/to/agent.toml mcp serve       # for Claude Desktop's "command"
   agenthost mcp serve --http 127.0.0.1:8765 --agent
-  AGENTHOST_TOKEN=secret agenthost mcp serve --http 0.0.0.0:8765 --allow-host tools.example.com`,
+  AGENTHOST_TOKEN=secret agenthost mcp serve --http 0.0.0.0:8765 --allow-host tools.example.com
+  agenthost --locked mcp serve                     # oci:// plugins only as agent.lock pins them`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var token string

@@ -50,7 +50,8 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
   agenthost run --provider scripted --json "hello" | jq -r .type
   git diff | agenthost run --system "Review this diff." -
   agenthost run --session ses_0123abcd "and the sum of both?"
-  agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"`,
+  agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"
+  agenthost --locked run "hello"                  # oci:// plugins only as agent.lock pins them`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")

@@ -52,7 +52,8 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 		Example: `  agenthost serve                              # http://127.0.0.1:8080/ is the web console
   AGENTHOST_TOKEN=secret agenthost serve --addr 0.0.0.0:8080 --allow-host agents.example.com
   agenthost serve --watch --log-format json --allow-origin http://localhost:5173
-  agenthost -c cluster.toml serve --workers 4`,
+  agenthost -c cluster.toml serve --workers 4
+  agenthost -c deploy/agent.toml serve --locked   # refuse oci:// plugins that deploy/agent.lock does not pin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, err := listenFlags(addr, tokenFile, allowOrigins, tlsFiles)
@@ -164,7 +165,8 @@ func newWorkerCmd() *cobra.Command {
 another worker, continuing its stored session: tool calls with stored results do not run
 again.`,
 		Example: `  agenthost -c cluster.toml worker --workers 4
-  agenthost -c cluster.toml worker --rescue-after 30m`,
+  agenthost -c cluster.toml worker --rescue-after 30m
+  agenthost -c cluster.toml worker --locked`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
