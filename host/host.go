@@ -31,6 +31,9 @@ type Options struct {
 	Loaded     *Manifest // or a manifest already decoded (ParseManifest); Manifest is then ignored
 	Provider   string    // overrides agent.provider
 	NoProvider bool      // load plugins and the store only (plugins list/call/verify, sessions)
+	// Lock is what loading Manifest does with its agent.lock (LockUpdate: record; the
+	// CLI's --locked: LockStrict). Ignored with Loaded.
+	Lock LockMode
 	// ConfineExe is the agenthost binary, which confines commands with a sandbox entry
 	// (host/confine); empty: SelfExe.
 	ConfineExe string
@@ -84,6 +87,9 @@ type Host struct {
 	// Warnings are problems that do not stop the host (tool names that collide); the CLI
 	// prints them.
 	Warnings []string
+	// steady are the warnings of the host's whole life (a moved tag in agent.lock, a
+	// command that runs unconfined), which come first whenever Warnings is remade.
+	steady []string
 
 	runtime   *sandbox.Runtime
 	plugins   []*sandbox.Plugin
@@ -115,14 +121,14 @@ func (h *Host) Telemetry() *telemetry.Telemetry { return h.tel }
 func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	m := opts.Loaded
 	if m == nil {
-		if m, err = LoadManifest(opts.Manifest); err != nil {
+		if m, err = LoadManifestWith(opts.Manifest, opts.Lock); err != nil {
 			return nil, err
 		}
 	}
 	if opts.ConfineExe == "" {
 		opts.ConfineExe = SelfExe
 	}
-	h := &Host{Manifest: m, tel: opts.Telemetry, opts: opts}
+	h := &Host{Manifest: m, tel: opts.Telemetry, opts: opts, steady: slices.Clone(m.Warnings)}
 	defer func() {
 		if err != nil {
 			h.Close() // h, not the result: a failed Open returns nil
@@ -163,7 +169,8 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if err := h.startMCPServers(ctx, "agenthost"); err != nil {
 		return nil, err
 	}
-	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
+	h.steady = append(h.steady, h.unconfinedProviders()...)
+	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
 	h.tools = append(h.tools, h.a2aTools()...)
 	h.tools = append(h.tools, h.mcpResourceTools()...)
 	if err := h.checkWorkflowTools(); err != nil {

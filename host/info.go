@@ -7,15 +7,16 @@ import (
 	"github.com/agenthost/agenthost/host/confine"
 )
 
-// PluginInfo describes a loaded plugin or MCP server for a person: what it is, the
-// tools the model sees from it, and what it may touch.
+// PluginInfo describes a loaded plugin, MCP server or provider for a person: what it
+// is, the tools the model sees from it, and what it may touch.
 type PluginInfo struct {
 	Name string `json:"name"`
 	// Kind is the plugin kind (tool, context, termination, guardrail, permission) or
-	// "mcp_server".
+	// "mcp_server" or "provider".
 	Kind string `json:"kind"`
 	ABI  string `json:"abi,omitempty"`
-	// Sandboxed is false for MCP servers: they run with the user's rights.
+	// Sandboxed is false for MCP servers and providers: they run with the user's rights
+	// (less what Confined takes away).
 	Sandboxed bool     `json:"sandboxed"`
 	Tools     []string `json:"tools,omitempty"` // as the model sees them
 	// Permissions are the manifest's, except that config values are left out (they are
@@ -23,13 +24,14 @@ type PluginInfo struct {
 	Permissions     *PermissionsConfig `json:"permissions,omitempty"`
 	ConfigKeys      []string           `json:"config_keys,omitempty"`
 	RequireApproval []string           `json:"require_approval,omitempty"`
-	Source          string             `json:"source,omitempty"` // the .wasm, or the MCP server's command or URL
-	// Confined is an MCP server command's Landlock confinement, when its entry has one
-	// and the kernel applies it.
+	Source          string             `json:"source,omitempty"` // the .wasm, the MCP server's command or URL, the provider's command
+	// Confined is an MCP server's or provider's Landlock confinement, when its entry has
+	// one and the kernel applies it.
 	Confined *confine.Spec `json:"confined,omitempty"`
 }
 
-// PluginInfo lists the loaded plugins, then the MCP servers, in manifest order.
+// PluginInfo lists the loaded plugins, then the MCP servers, in manifest order, then the
+// manifest's providers by name (started or not: plugins list starts none).
 func (h *Host) PluginInfo() []PluginInfo {
 	names := h.ModelToolNames()
 	out := []PluginInfo{}
@@ -61,10 +63,8 @@ func (h *Host) PluginInfo() []PluginInfo {
 		}
 		info := PluginInfo{Name: srv.Name(), Kind: "mcp_server", Tools: names[srv.Name()],
 			RequireApproval: c.RequireApproval, Source: src}
-		if c.Sandbox != nil && confine.Available() > 0 {
-			info.Confined = c.Sandbox
-		}
+		info.Confined = confined(c.Sandbox)
 		out = append(out, info)
 	}
-	return out
+	return append(out, h.providerInfo()...)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agenthost/agenthost/host/confine"
 	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/agenthost/agenthost/host/oidc"
 	"github.com/agenthost/agenthost/host/redact"
@@ -55,8 +56,12 @@ type Manifest struct {
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
 	Dir  string `toml:"-"`
+	// Warnings are what the check noticed but does not stop on (a plugin's tag that
+	// moved since agent.lock recorded it); Open passes them on as the host's.
+	Warnings []string `toml:"-"`
 
 	lines         *keyLines
+	lock          *lockState                    // agent.lock while the manifest is checked (lock.go)
 	workflows     map[string]*workflow.Workflow // compiled Workflows
 	workflowFiles map[string]*workflowFile      // workflows declared in workflow files, by name
 }
@@ -166,6 +171,10 @@ type ProviderConfig struct {
 	BreakerFailures   int            `toml:"breaker_failures"` // consecutive failed calls that open it; default 5
 	BreakerCooldown   Duration       `toml:"breaker_cooldown"` // how long it stays open; default 30s
 	Pricing           *PricingConfig `toml:"pricing"`          // overrides [agent.pricing] for this provider
+	// Sandbox confines the adapter process with Landlock (host/confine), as an MCP
+	// server's: the paths it may read and write (relative to the manifest) and whether it
+	// may use TCP. Its go-plugin socket stays reachable (providers/confine.go).
+	Sandbox *confine.Spec `toml:"sandbox"`
 }
 
 // ProviderList is agent.provider: one provider's name, or a list of them tried in order
@@ -323,25 +332,32 @@ func (e *ManifestError) Error() string {
 
 // LoadManifest reads and checks a manifest. Every problem is a *ManifestError naming the
 // file, line and key: unknown keys, bad sizes and durations, missing files, digest
-// mismatches, duplicate names and unknown providers.
+// mismatches, duplicate names and unknown providers. It records what its oci:// plugins
+// resolved to in its lock file (LockUpdate).
 func LoadManifest(path string) (*Manifest, error) {
+	return LoadManifestWith(path, LockUpdate)
+}
+
+// LoadManifestWith is LoadManifest with what to do with the lock file (lock.go).
+func LoadManifestWith(path string, lock LockMode) (*Manifest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-	return decodeManifest(path, data)
+	return decodeManifest(path, data, lock)
 }
 
 // ParseManifest decodes and checks manifest text as if read from path (relative paths
 // in it start from path's directory; the file need not exist). It is how a manifest
 // made by a program, such as `plugins call` on a bare .wasm, is checked like a file.
+// It neither reads nor writes a lock file.
 func ParseManifest(path string, data []byte) (*Manifest, error) {
-	return decodeManifest(path, data)
+	return decodeManifest(path, data, LockOff)
 }
 
 // decodeManifest decodes and checks the manifest text data read from path (relative
-// paths in it are resolved from path's directory).
-func decodeManifest(path string, data []byte) (*Manifest, error) {
+// paths in it are resolved from path's directory), treating its lock file as lock says.
+func decodeManifest(path string, data []byte, lock LockMode) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
@@ -358,9 +374,16 @@ func decodeManifest(path string, data []byte) (*Manifest, error) {
 		}
 		return nil, m.errAt(m.lines.find(k), k, "unknown key")
 	}
+	if err := m.openLock(lock); err != nil {
+		return nil, err
+	}
 	if err := m.check(); err != nil {
 		return nil, err
 	}
+	if err := m.finishLock(); err != nil {
+		return nil, err
+	}
+	m.lock = nil
 	return m, nil
 }
 
@@ -471,6 +494,7 @@ func (m *Manifest) check() error {
 			p.Options[k] = os.ExpandEnv(v)
 		}
 		p.Model = os.ExpandEnv(p.Model)
+		m.resolveSandbox(p.Sandbox)
 		if p.SHA256 != "" {
 			if err := checkDigest(p.Command, p.SHA256); err != nil {
 				return m.errKey(key+".sha256", "%v", err)

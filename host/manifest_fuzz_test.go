@@ -31,7 +31,7 @@ func FuzzManifest(f *testing.F) {
 	}
 	path := filepath.Join(dir, "agent.toml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := decodeManifest(path, data)
+		m, err := decodeManifest(path, data, LockOff)
 		if err != nil {
 			var me *ManifestError
 			if !errors.As(err, &me) || me.File != path {

@@ -89,12 +89,7 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 		if len(s.Command) == 0 {
 			return m.errKey(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
 		}
-		for j := range sb.Read {
-			sb.Read[j] = m.resolve(sb.Read[j])
-		}
-		for j := range sb.Write {
-			sb.Write[j] = m.resolve(sb.Write[j])
-		}
+		m.resolveSandbox(sb)
 	}
 	return nil
 }
@@ -159,7 +154,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 		}
 		h.mcpServers = append(h.mcpServers, srv)
 		if c.Sandbox != nil && confine.Available() == 0 {
-			h.Warnings = append(h.Warnings, fmt.Sprintf("mcp server %q runs unconfined: this kernel has no Landlock", c.Name))
+			h.steady = append(h.steady, fmt.Sprintf("mcp server %q runs unconfined: this kernel has no Landlock", c.Name))
 		}
 	}
 	return nil

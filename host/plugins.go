@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -93,6 +94,11 @@ type ownedTool interface {
 func (t *pluginTool) owner() string     { return t.plugin.Name() }
 func (t *pluginTool) ownName() string   { return t.tool }
 func (t *pluginTool) modelName() string { return t.name }
+
+// withSteady puts the host's steady warnings before the ones namespaceTools found.
+func (h *Host) withSteady(tools []loop.Tool, warnings []string) ([]loop.Tool, []string) {
+	return tools, append(slices.Clone(h.steady), warnings...)
+}
 
 // namespaceTools names every tool of the tool plugins and MCP servers: its own name, or
 // "owner__tool" where two of them offer the same name. (Not "owner.tool":

@@ -11,7 +11,8 @@ import (
 // (.agenthost/oci), checking its signature when the entry has verify, and points the
 // entry at the cached module with its digest as the sha256 pin: from there the plugin
 // loads like a local file, and the sandbox checks the bytes it compiles against that
-// digest. A pin the manifest gives must match what was pulled.
+// digest. A pin the manifest gives must match what was pulled. What the reference
+// resolved to is checked against agent.lock (--locked) or recorded there (lock.go).
 func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
 	ref := p.Wasm
 	keyFile := ""
@@ -21,13 +22,15 @@ func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
 		}
 		keyFile = m.resolve(p.Verify.Key)
 	}
-	got, err := ociplugin.Pull(ref, filepath.Join(m.Dir, ".agenthost", "oci"), keyFile)
+	got, err := ociplugin.PullWith(ref, ociplugin.PullOptions{Cache: filepath.Join(m.Dir, ".agenthost", "oci"), Key: keyFile,
+		Check: m.lockCheck(p.Name)})
 	if err != nil {
 		return m.errKey(key+".wasm", "%v", err)
 	}
 	if p.SHA256 != "" && !strings.EqualFold(p.SHA256, got.ModuleDigest) {
 		return m.errKey(key+".sha256", "digest mismatch for %s: sha256 pins %s, the registry served %s", ref, p.SHA256, got.ModuleDigest)
 	}
+	m.lockRecord(p.Name, ociplugin.LockEntry{Ref: ref, Manifest: got.ManifestDigest, Module: "sha256:" + got.ModuleDigest})
 	p.Source, p.Wasm, p.SHA256 = ref, got.Path, got.ModuleDigest
 	return nil
 }

@@ -112,7 +112,7 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 	defer h.toolsMu.Unlock()
 	prevPlugins, prevTools, prevWarnings := h.plugins, h.tools, h.Warnings
 	h.plugins = next
-	h.tools, h.Warnings = namespaceTools(h.toolPlugins(), h.mcpServers)
+	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
 	h.tools = append(h.tools, h.a2aTools()...)
 	h.tools = append(h.tools, h.mcpResourceTools()...)
 	agent, err := h.newAgent(h.model, h.modelName, h.approver)

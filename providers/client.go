@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/status"
 
+	"github.com/agenthost/agenthost/host/confine"
 	"github.com/agenthost/agenthost/providers/proto"
 )
 
@@ -53,6 +54,11 @@ type ClientConfig struct {
 	// DefaultIdleTimeout); a negative value disables the timeout.
 	FirstTokenTimeout time.Duration
 	IdleTimeout       time.Duration
+	// Confine, when set, runs the adapter under Landlock through ConfineExe (the agenthost
+	// binary, which handles confine.Subcommand), exactly as an MCP server command is run;
+	// the adapter also gets a private directory for go-plugin's socket (confine.go).
+	Confine    *confine.Spec
+	ConfineExe string
 }
 
 func (c ClientConfig) firstTokenTimeout() time.Duration {
@@ -84,6 +90,7 @@ type Client struct {
 	proc   *plugin.Client
 	rpc    providerpb.ProviderClient
 	exe    *pinnedExe // the running process's verified copy; nil without a pin
+	sock   *pinnedExe // the running process's socket directory; nil unless confined
 	gen    uint64     // a new processSerial on every (re)start, so a stale failure cannot mark a fresh process broken
 	broken bool       // the current process failed; restart before the next call
 	closed bool
@@ -125,12 +132,13 @@ var processSerial atomic.Uint64
 // the previous process's copy, if any, is removed first (that process is stopped).
 func (c *Client) launch(ctx context.Context) error {
 	c.exe.remove()
-	c.exe = nil
+	c.sock.remove()
+	c.exe, c.sock = nil, nil
 	path := exec.Command(c.cfg.Command).Path // resolved through PATH, as exec would
 	run := path
-	var exe *pinnedExe
+	var exe, sock *pinnedExe
+	var err error
 	if c.cfg.SHA256 != "" {
-		var err error
 		if exe, err = copyVerified(path, c.cfg.SHA256); err != nil {
 			return err
 		}
@@ -139,30 +147,43 @@ func (c *Client) launch(ctx context.Context) error {
 		}
 		run = exe.path
 	}
-	proc, rpc, err := c.handshake(ctx, path, run)
+	if c.cfg.Confine != nil {
+		if sock, err = newSocketDir(adapterEnv(c.cfg.Env)); err != nil {
+			exe.remove()
+			return err
+		}
+	}
+	proc, rpc, err := c.handshake(ctx, path, run, sock)
 	if err != nil {
 		exe.remove()
+		sock.remove()
 		return err
 	}
 	if _, err := rpc.Configure(ctx, &providerpb.ConfigureRequest{Options: c.cfg.Options}); err != nil {
 		proc.Kill()
 		exe.remove()
+		sock.remove()
 		// The adapter's own words, not "rpc error: code = InvalidArgument desc = ...":
 		// they are what the user acts on (a missing key, an unknown option).
 		return fmt.Errorf("configure: %s", status.Convert(err).Message())
 	}
-	c.proc, c.rpc, c.exe = proc, rpc, exe
+	c.proc, c.rpc, c.exe, c.sock = proc, rpc, exe, sock
 	c.gen = processSerial.Add(1)
 	c.broken = false
 	return nil
 }
 
 // handshake starts the executable run (named path in errors and in its argv[0]) and
-// completes go-plugin's handshake.
-func (c *Client) handshake(ctx context.Context, path, run string) (*plugin.Client, providerpb.ProviderClient, error) {
+// completes go-plugin's handshake; with sock, confined (confine.go).
+func (c *Client) handshake(ctx context.Context, path, run string, sock *pinnedExe) (*plugin.Client, providerpb.ProviderClient, error) {
 	cmd := exec.Command(run, c.cfg.Args...)
 	cmd.Args[0] = c.cfg.Command
 	cmd.Env = adapterEnv(c.cfg.Env)
+	if sock != nil {
+		if err := confineCmd(cmd, c.cfg.ConfineExe, *c.cfg.Confine, sock.dir); err != nil {
+			return nil, nil, err
+		}
+	}
 	tail := newStderrTail(stderrTailBytes)
 	proc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
@@ -290,14 +311,15 @@ func (c *Client) PID() int {
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
-	proc, exe := c.proc, c.exe
-	c.exe = nil
+	proc, exe, sock := c.proc, c.exe, c.sock
+	c.exe, c.sock = nil, nil
 	c.mu.Unlock()
 	if proc == nil {
 		return nil
 	}
 	err := stopProcess(proc, c.cfg.Name)
 	exe.remove()
+	sock.remove()
 	return err
 }
 

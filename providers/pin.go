@@ -29,10 +29,11 @@ import (
 // adapters. A program that looks for files beside its own executable (os.Executable) finds
 // the copy's directory, not the original's; its argv[0] is still the configured command.
 
-// pinnedExe is one verified private copy.
+// pinnedExe is one verified private copy. A confined adapter's socket directory
+// (confine.go) is one too, with no copy in it: removed with its process the same way.
 type pinnedExe struct {
 	dir  string // the private directory, removed with the copy
-	path string // the copy, which is executed
+	path string // the copy, which is executed ("" for a socket directory)
 }
 
 // afterVerify, when set (by tests), runs after the copy is verified and before it is

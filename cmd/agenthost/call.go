@@ -71,9 +71,9 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 				if h, target, err = openBare(cmd, target, tool, f, onReport); err != nil {
 					return err
 				}
-			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config")) {
+			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config"))+boolInt(cmd.Flags().Changed("locked")) {
 				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
-			} else if h, err = host.Open(cmd.Context(), host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), NoProvider: true, OnReport: onReport}); err != nil {
+			} else if h, err = host.Open(cmd.Context(), host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, OnReport: onReport}); err != nil {
 				return err
 			}
 			defer h.Close()

@@ -27,9 +27,14 @@ const completeTimeout = 5 * time.Second
 
 type completeFunc = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective)
 
-// completeManifest loads the manifest quietly; nil when it does not load.
+// completeManifest loads the manifest quietly; nil when it does not load. It writes no
+// agent.lock (completion changes nothing), and honours --locked when it is given.
 func completeManifest(cmd *cobra.Command) *host.Manifest {
-	m, err := host.LoadManifest(manifestPath(cmd))
+	mode := lockMode(cmd)
+	if mode == host.LockUpdate {
+		mode = host.LockOff
+	}
+	m, err := host.LoadManifestWith(manifestPath(cmd), mode)
 	if err != nil {
 		return nil
 	}

@@ -31,9 +31,10 @@ func TestE2E_DemoManifestShowsEveryPluginKindAndTheyLoad(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("plugins list: %s", r.stderr)
 	}
-	for _, want := range []string{"calc    tool", "window  context", "budget  termination", "redact  guardrail"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("plugins list lacks %q:\n%s", want, r.stdout)
+	for _, want := range []string{"calc +tool +mcp", "window +context", "budget +termination", "redact +guardrail",
+		`openai +provider \(NOT SANDBOXED\) +grpc`, `scripted +provider \(NOT SANDBOXED\) +grpc`} {
+		if !regexp.MustCompile(`(?m)^` + want + ` `).MatchString(r.stdout) {
+			t.Errorf("plugins list lacks a row %q:\n%s", want, r.stdout)
 		}
 	}
 }

@@ -61,7 +61,7 @@ against --baseline, 2 usage, manifest or dataset error.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
 				Approver: approver, Stderr: providerLog(cmd)})
 			if err != nil {
 				return err

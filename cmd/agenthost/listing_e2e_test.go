@@ -54,8 +54,9 @@ func TestE2E_ListingsPrintJSONArrays(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &plugins); err != nil {
 		t.Fatalf("plugins list --json: %v\n%s", err, out)
 	}
-	if len(plugins) != 1 || plugins[0].Name != "calc" || plugins[0].Kind != "tool" || plugins[0].ABI != "mcp" ||
-		!plugins[0].Sandboxed || len(plugins[0].Tools) != 1 || plugins[0].Tools[0] != "calc" {
+	if len(plugins) != 2 || plugins[0].Name != "calc" || plugins[0].Kind != "tool" || plugins[0].ABI != "mcp" ||
+		!plugins[0].Sandboxed || len(plugins[0].Tools) != 1 || plugins[0].Tools[0] != "calc" ||
+		plugins[1].Name != "scripted" || plugins[1].Kind != "provider" || plugins[1].Sandboxed || len(plugins[1].Tools) != 0 {
 		t.Fatalf("plugins list --json: %+v", plugins)
 	}
 

@@ -100,13 +100,15 @@ func newRoot() *cobra.Command {
 		Example: `  agenthost init                               # a commented starter agent.toml
   agenthost run --provider scripted "hello"    # offline, no API key
   agenthost plugins list
-  agenthost -c ~/agents/helper.toml serve`,
+  agenthost -c ~/agents/helper.toml serve
+  agenthost --locked serve                     # refuse oci:// plugins that agent.lock does not pin`,
 		// --version prints what "agenthost version" prints.
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
+	root.PersistentFlags().Bool("locked", false, "refuse an oci:// plugin that the manifest's agent.lock does not record with the digests it resolves to; never write the lock")
 	root.SetVersionTemplate("agenthost {{.Version}}\n")
 	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newWorkflowCmd(), newUsersCmd(), newStoreCmd())
 	registerCompletions(root)
@@ -133,6 +135,15 @@ func missingManifestHint(root *cobra.Command, err error) string {
 func manifestPath(cmd *cobra.Command) string {
 	p, _ := cmd.Flags().GetString("config")
 	return p
+}
+
+// lockMode is what loading the manifest does with its agent.lock: record what its
+// oci:// plugins resolved to, or, with --locked, refuse what the lock does not hold.
+func lockMode(cmd *cobra.Command) host.LockMode {
+	if on, _ := cmd.Flags().GetBool("locked"); on {
+		return host.LockStrict
+	}
+	return host.LockUpdate
 }
 
 // failed wraps an error with exit code 1; usage wraps one with exit code 2.

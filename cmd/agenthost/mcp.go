@@ -59,7 +59,8 @@ administrator's token, a loopback server with no token and no users).`,
 		Example: `  agenthost -c /path/to/agent.toml mcp serve       # for Claude Desktop's "command"
   agenthost mcp serve --agent --user ana
   agenthost mcp serve --http 127.0.0.1:8765 --agent
-  AGENTHOST_TOKEN=secret agenthost mcp serve --http 0.0.0.0:8765 --allow-host tools.example.com`,
+  AGENTHOST_TOKEN=secret agenthost mcp serve --http 0.0.0.0:8765 --allow-host tools.example.com
+  agenthost --locked mcp serve                     # oci:// plugins only as agent.lock pins them`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := loop.CheckUser(user); err != nil {
@@ -74,7 +75,7 @@ administrator's token, a loopback server with no token and no users).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), NoProvider: !agent, Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: !agent, Provider: provider,
 				Approver: fixedApprover{reason: "no one can approve a tool call of an agent asked over MCP"},
 				OnReport: func(r any) {
 					if line := report(r, 0, func(_, s string) string { return s }); line != "" {

@@ -16,7 +16,7 @@ func newPluginsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "plugins", Short: "List, inspect, call and verify the manifest's Wasm plugins"}
 	var listJSON, verifyJSON bool
 	list := &cobra.Command{
-		Use: "list", Short: "List plugins and their tools", Args: cobra.NoArgs,
+		Use: "list", Short: "List plugins, MCP servers and providers, with their tools", Args: cobra.NoArgs,
 		Example: `  agenthost plugins list
   agenthost -c other/agent.toml plugins list --json | jq -r '.[].name'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,12 +35,12 @@ func newPluginsCmd() *cobra.Command {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
 				}
 				for i, srv := range h.MCPServers() {
-					kind := "mcp server (NOT SANDBOXED)"
-					if h.Manifest.MCPServers[i].Sandbox != nil && confine.Available() > 0 {
-						kind = "mcp server (confined: Landlock)"
-					}
+					kind := processKind("mcp server", h.Manifest.MCPServers[i].Sandbox)
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
 						joinOr(modelNames[srv.Name()], "-"))
+				}
+				for _, name := range h.Manifest.ProviderNames() {
+					fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", h.Manifest.Providers[name].Sandbox))
 				}
 				return w.Flush()
 			})
@@ -182,7 +182,7 @@ func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), NoProvider: true})
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true})
 	if err != nil {
 		return err
 	}
@@ -207,6 +207,15 @@ func joinOr(s []string, empty string) string {
 		out += ", " + x
 	}
 	return out
+}
+
+// processKind is the KIND column of a command the host starts: confined when its entry
+// has a sandbox that this kernel applies, NOT SANDBOXED otherwise.
+func processKind(what string, sandbox *confine.Spec) string {
+	if sandbox != nil && confine.Available() > 0 {
+		return what + " (confined: Landlock)"
+	}
+	return what + " (NOT SANDBOXED)"
 }
 
 // warn prints what the host noticed but does not stop on, such as colliding tool names.

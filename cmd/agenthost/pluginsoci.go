@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/spf13/cobra"
 )
@@ -38,10 +39,24 @@ registries.`,
 func newPluginsPullCmd() *cobra.Command {
 	var key, dir string
 	cmd := &cobra.Command{Use: "pull oci://REGISTRY/REPO:TAG|@sha256:…", Short: "Pull a plugin from an OCI registry into the cache, verified with --key",
-		Example: "  agenthost plugins pull oci://127.0.0.1:5000/plugins/calc:1.0 --key cosign.pub",
-		Args:    cobra.ExactArgs(1),
+		Long: `pull fetches an artifact as a manifest's oci:// entry does, checks it (and its signature
+with --key), caches the module and prints its path, its sha256 and the artifact's manifest
+digest. It does not write agent.lock. With --locked the reference must be in the lock of
+the manifest given by -c (agent.lock beside agent.toml) with the digests it resolves to:
+otherwise it is refused before the module is fetched, naming both digests.`,
+		Example: `  agenthost plugins pull oci://127.0.0.1:5000/plugins/calc:1.0 --key cosign.pub
+  agenthost --locked plugins pull oci://127.0.0.1:5000/plugins/calc:1.0   # is the registry still serving what agent.lock records?`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := ociplugin.Pull(args[0], dir, key)
+			opts := ociplugin.PullOptions{Cache: dir, Key: key}
+			if lockMode(cmd) == host.LockStrict {
+				lock, err := ociplugin.ReadLock(ociplugin.LockPath(manifestPath(cmd)))
+				if err != nil {
+					return usage(err)
+				}
+				opts.Check = lock.Check
+			}
+			p, err := ociplugin.PullWith(args[0], opts)
 			if err != nil {
 				return failed(err)
 			}

@@ -54,7 +54,8 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
   git diff | agenthost run --system "Review this diff." -
   agenthost run --session ses_0123abcd "and the sum of both?"
   agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"
-  agenthost run --prompt docs/summarise --prompt-arg topic=billing`,
+  agenthost run --prompt docs/summarise --prompt-arg topic=billing
+  agenthost --locked run "hello"                  # oci:// plugins only as agent.lock pins them`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt := strings.Join(args, " ")
@@ -86,7 +87,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider, Approver: approver,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider, Approver: approver,
 				Stderr: providerLog(cmd)})
 			if err != nil {
 				return err

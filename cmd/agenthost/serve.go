@@ -52,7 +52,8 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 		Example: `  agenthost serve                              # http://127.0.0.1:8080/ is the web console
   AGENTHOST_TOKEN=secret agenthost serve --addr 0.0.0.0:8080 --allow-host agents.example.com
   agenthost serve --watch --log-format json --allow-origin http://localhost:5173
-  agenthost -c cluster.toml serve --workers 4`,
+  agenthost -c cluster.toml serve --workers 4
+  agenthost -c deploy/agent.toml serve --locked   # refuse oci:// plugins that deploy/agent.lock does not pin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token, err := listenFlags(addr, tokenFile, allowOrigins, tlsFiles)
@@ -68,7 +69,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if cmd.Flags().Changed("workers") {
 				storeWait = 0 // a run's job is retried by River from what was stored (host/cluster/outage.go)
 			}
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true, StoreOutage: storeWait})
 			if err != nil {
 				return err
@@ -165,12 +166,13 @@ another worker, continuing its stored session: tool calls with stored results do
 again. Workflow runs started over HTTP are jobs too, resumed from their stored record:
 a step that ended does not run again.`,
 		Example: `  agenthost -c cluster.toml worker --workers 4
-  agenthost -c cluster.toml worker --rescue-after 30m`,
+  agenthost -c cluster.toml worker --rescue-after 30m
+  agenthost -c cluster.toml worker --locked`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Provider: provider,
+			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd)})
 			if err != nil {
 				return err

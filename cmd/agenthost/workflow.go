@@ -37,7 +37,7 @@ func newWorkflowListCmd() *cobra.Command {
 		Example: `  agenthost workflow list`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := host.LoadManifest(manifestPath(cmd))
+			m, err := host.LoadManifestWith(manifestPath(cmd), lockMode(cmd))
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ Exit status: 0 completed, 1 failed or aborted, 2 usage or manifest error,
   agenthost workflow run pipeline --run-id nightly-1 --approve publish`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := host.LoadManifest(manifestPath(cmd))
+			m, err := host.LoadManifestWith(manifestPath(cmd), lockMode(cmd))
 			if err != nil {
 				return err
 			}
@@ -113,6 +113,7 @@ Exit status: 0 completed, 1 failed or aborted, 2 usage or manifest error,
 				return err
 			}
 			defer h.Close()
+			warn(cmd, h)
 			res, err := h.Workflows().Run(ctx, w, in, func(e workflow.Event) { progress(cmd.ErrOrStderr(), e) })
 			if errors.Is(err, workflow.ErrInputs) {
 				return usage(err)

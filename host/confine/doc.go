@@ -1,7 +1,8 @@
 // Package confine runs a command under Landlock, the Linux kernel's unprivileged
-// sandbox: the processes agenthost starts by command (MCP servers, today) may read only
-// the paths their manifest entry lists (and the system directories a program needs to
-// start), write only the ones it lists, and, with net = false, make no TCP connection.
+// sandbox: the processes agenthost starts by command (MCP servers and provider adapters)
+// may read only the paths their manifest entry lists (and the system directories a
+// program needs to start), write only the ones it lists, and, with net = false, make no
+// TCP connection.
 //
 // A process cannot confine a child it has not started yet, and Landlock applies to the
 // calling thread and what it executes; so the host re-executes itself (Wrap rewrites the

@@ -6,7 +6,9 @@
 // signature is cosign's key-based form: an image tagged sha256-<manifest digest>.sig whose
 // layer is the "simple signing" payload naming the manifest digest, with the ECDSA P-256
 // signature of that payload in the layer's dev.cosignproject.cosign/signature annotation.
-// Verification is offline against a public key file (PEM).
+// Verification is offline against a public key file (PEM). A Lock is the agent.lock file
+// beside a manifest: what each reference resolved to, which PullWith can be made to check
+// (Check) before anything is fetched.
 //
 // What it must not do: load or run a module (the sandbox does, after the host checks the
 // module against the digest this package resolved), contact a registry over plain HTTP

@@ -70,70 +70,117 @@ type Pulled struct {
 	ManifestDigest string // "sha256:…" of the artifact's manifest (what is signed)
 }
 
+// PullOptions say where a module is cached and what it must pass first.
+type PullOptions struct {
+	Cache string // the directory modules are cached in, as <module sha256>.wasm
+	Key   string // a public key file (PEM): the artifact's signature must verify with it
+	// Check, when set, is shown what the reference resolved to (its manifest's digest and
+	// its layer's) before the signature is looked for or the module read: an error it
+	// returns is PullWith's, as it is, and nothing is fetched or cached.
+	Check func(LockEntry) error
+}
+
 // Pull resolves ref, checks the artifact's shape and (with key) its signature, and caches
-// the module under cache as <module sha256>.wasm. A reference pinned by digest whose
-// module is cached is served from the cache without the network.
+// the module under cache as <module sha256>.wasm.
 func Pull(ref, cache, key string) (Pulled, error) {
+	return PullWith(ref, PullOptions{Cache: cache, Key: key})
+}
+
+// PullWith is Pull with a check of the resolved digests (agent.lock under --locked).
+func PullWith(ref string, o PullOptions) (Pulled, error) {
 	r, err := ParseRef(ref)
 	if err != nil {
 		return Pulled{}, err
 	}
-	desc, err := remote.Get(r, remote.WithTransport(httpsOnly{}))
+	desc, layer, err := resolve(r)
 	if err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
 	}
-	img, err := desc.Image()
+	want, err := layer.Digest()
 	if err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
 	}
-	layers, err := img.Layers()
-	if err != nil {
-		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
+	if o.Check != nil {
+		if err := o.Check(LockEntry{Ref: ref, Manifest: desc.Digest.String(), Module: want.String()}); err != nil {
+			return Pulled{}, err
+		}
 	}
-	if len(layers) != 1 {
-		return Pulled{}, fmt.Errorf("pull %s: %d layers, a plugin artifact has one", ref, len(layers))
-	}
-	if mt, err := layers[0].MediaType(); err != nil || mt != WasmLayer {
-		return Pulled{}, fmt.Errorf("pull %s: layer media type %q, want %s", ref, mt, WasmLayer)
-	}
-	if key != "" {
-		if err := verify(r, desc.Digest, key); err != nil {
+	if o.Key != "" {
+		if err := verify(r, desc.Digest, o.Key); err != nil {
 			return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
 		}
 	}
-	rc, err := layers[0].Compressed()
+	mod, err := readModule(layer, want)
 	if err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
+	}
+	p := Pulled{ModuleDigest: strings.TrimPrefix(want.String(), "sha256:"), ManifestDigest: desc.Digest.String()}
+	p.Path, err = cacheModule(o.Cache, p.ModuleDigest, mod)
+	return p, err
+}
+
+// resolve fetches ref's manifest and checks that it is a plugin artifact: one layer of
+// media type WasmLayer.
+func resolve(r name.Reference) (*remote.Descriptor, v1.Layer, error) {
+	desc, err := remote.Get(r, remote.WithTransport(httpsOnly{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err := desc.Image()
+	if err != nil {
+		return nil, nil, err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(layers) != 1 {
+		return nil, nil, fmt.Errorf("%d layers, a plugin artifact has one", len(layers))
+	}
+	if mt, err := layers[0].MediaType(); err != nil || mt != WasmLayer {
+		return nil, nil, fmt.Errorf("layer media type %q, want %s", mt, WasmLayer)
+	}
+	return desc, layers[0], nil
+}
+
+// readModule reads a layer of at most MaxModule bytes whose sha256 must be want.
+func readModule(layer v1.Layer, want v1.Hash) ([]byte, error) {
+	rc, err := layer.Compressed()
+	if err != nil {
+		return nil, err
 	}
 	defer rc.Close()
 	mod, err := io.ReadAll(io.LimitReader(rc, MaxModule+1))
 	if err != nil {
-		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
+		return nil, err
 	}
 	if len(mod) > MaxModule {
-		return Pulled{}, fmt.Errorf("pull %s: module larger than %d bytes", ref, MaxModule)
+		return nil, fmt.Errorf("module larger than %d bytes", MaxModule)
 	}
-	want, _ := layers[0].Digest()
 	sum := sha256.Sum256(mod)
 	if got := "sha256:" + fmt.Sprintf("%x", sum); got != want.String() {
-		return Pulled{}, fmt.Errorf("pull %s: the layer read is %s, the manifest names %s", ref, got, want)
+		return nil, fmt.Errorf("the layer read is %s, the manifest names %s", got, want)
 	}
-	p := Pulled{ModuleDigest: fmt.Sprintf("%x", sum), ManifestDigest: desc.Digest.String()}
-	p.Path = filepath.Join(cache, p.ModuleDigest+".wasm")
+	return mod, nil
+}
+
+// cacheModule writes mod to cache/<digest>.wasm (atomically) and returns the path.
+func cacheModule(cache, digest string, mod []byte) (string, error) {
+	path := filepath.Join(cache, digest+".wasm")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return Pulled{}, err
+		return "", err
 	}
 	tmp, err := os.CreateTemp(cache, ".pull-*")
 	if err != nil {
-		return Pulled{}, err
+		return "", err
 	}
 	if _, err := tmp.Write(mod); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return Pulled{}, err
+		return "", err
 	}
 	tmp.Close()
-	return p, os.Rename(tmp.Name(), p.Path)
+	return path, os.Rename(tmp.Name(), path)
 }
 
 // Push uploads a module as an artifact at ref and, with a signing key (PEM, ECDSA P-256),

@@ -3,6 +3,7 @@ package scripted
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -291,13 +292,26 @@ func check(e *Expect, req *providers.ChatRequest) error {
 	return nil
 }
 
-var resultRef = regexp.MustCompile(`\{\{\s*result\s+([^}\s]+)\s*\}\}`)
+var (
+	resultRef = regexp.MustCompile(`\{\{\s*result\s+([^}\s]+)\s*\}\}`)
+	readRef   = regexp.MustCompile(`\{\{\s*read\s+([^}\s]+)\s*\}\}`)
+)
 
-// expand replaces {{result ID}} with the text of the tool message answering ID, and
+// expand replaces {{result ID}} with the text of the tool message answering ID,
 // {{traceparent}} with the W3C traceparent the host sent with the call (empty when it
-// traces nothing), so tests can see the trace cross the process boundary.
+// traces nothing), so tests can see the trace cross the process boundary, and {{read
+// PATH}} with the file's content as this process reads it, or "error: " and why it
+// cannot, so tests can see what a confined adapter may read (the fixture is the
+// manifest author's, never the model's).
 func expand(ctx context.Context, s string, req *providers.ChatRequest) (string, error) {
 	s = strings.ReplaceAll(s, "{{traceparent}}", providers.TraceParent(ctx))
+	s = readRef.ReplaceAllStringFunc(s, func(ref string) string {
+		b, err := os.ReadFile(readRef.FindStringSubmatch(ref)[1])
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return string(b)
+	})
 	var missing string
 	out := resultRef.ReplaceAllStringFunc(s, func(ref string) string {
 		id := resultRef.FindStringSubmatch(ref)[1]

@@ -3,6 +3,7 @@ package scripted_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -240,5 +241,23 @@ func TestStoriesArePickedByTheFirstUserMessage(t *testing.T) {
 	}
 	if _, err := scripted.Parse([]byte(`{"per_session": false, "stories": [{"when": "x", "turns": []}]}`)); err == nil || err.Error() != "stories need per_session" {
 		t.Fatalf("stories without per_session: %v", err)
+	}
+}
+
+// {{read PATH}} is the file's content as the adapter reads it, or why it cannot: how a
+// test sees what a confined adapter may read.
+func TestReadExpandsToAFileOrWhyNot(t *testing.T) {
+	dir := t.TempDir()
+	there := filepath.Join(dir, "there.txt")
+	os.WriteFile(there, []byte("hello"), 0o644)
+	missing := filepath.Join(dir, "missing.txt")
+	m := parse(t, `{"turns":[{"text":"a={{read `+there+`}} b={{ read `+missing+` }}"}]}`)
+	got, err := play(t, m, &providers.ChatRequest{Messages: []*providers.Message{user("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "a=hello b=error: open " + missing + ": no such file or directory"
+	if len(got) != 2 || got[0] != fmt.Sprintf("1 text %q", want) {
+		t.Fatalf("events %q, want the text %q", got, want)
 	}
 }
