@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/host/workflow"
@@ -80,7 +81,10 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, msg)
 		return
 	}
-	defer s.release(key)
+	// Released as soon as the run returns, before its last events are written: a client
+	// that resumes the moment it reads RUN_FINISHED must not find the run still claimed.
+	release := sync.OnceFunc(func() { s.release(key) })
+	defer release()
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	defer context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })()
@@ -131,6 +135,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	})
+	release()
 	if err != nil && !stream.started {
 		code := http.StatusInternalServerError
 		switch {
