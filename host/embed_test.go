@@ -130,13 +130,11 @@ func TestReindexBackfillsInBatchesAndOnce(t *testing.T) {
 	ctx := context.Background()
 	plain := openHost(t, `{"turns": []}`, "[memory]\nenabled = true\n", Options{})
 	ms, _ := plain.Memory()
-	var ids []string
 	for i, u := range []string{"ana", "ana", "ana", "ana", "ana", "bo"} {
 		e, _ := memory.New(u, "", memory.KindFact, fmt.Sprintf("memory %d of %s", i, u), time.Now())
 		if err := ms.AddMemory(ctx, e); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, e.ID)
 	}
 	if _, err := plain.ReindexMemory(ctx, "", 0, nil); !errors.Is(err, ErrNoEmbeddings) {
 		t.Fatalf("reindex without embeddings: %v", err)

@@ -72,7 +72,7 @@ func (m *Manifest) checkNumbers() error {
 			return m.errKey(r.key, "%d is out of range (%d to %d)", r.v, r.min, r.max)
 		}
 	}
-	for _, f := range []struct {
+	prices = append(prices, []struct {
 		key string
 		v   float64
 	}{
@@ -80,9 +80,7 @@ func (m *Manifest) checkNumbers() error {
 		{"agent.compact_at", max(a.CompactAt, 0)}, // negative turns summarising off
 		{"agent.pricing.prompt_per_mtok", a.Pricing.PromptPerMTok},
 		{"agent.pricing.completion_per_mtok", a.Pricing.CompletionPerMTok},
-	} {
-		prices = append(prices, f)
-	}
+	}...)
 	for _, f := range prices {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return m.errKey(f.key, "%v is not a non-negative finite number", f.v)

@@ -34,7 +34,7 @@ func TestL6_ApprovalDefaultAppliesToUnlistedTools(t *testing.T) {
 	equal(t, "results", res, []string{"tool[c1]:Error: tool call rejected: no",
 		"tool[c2]:Error: permission denied for tool 'words': approval_default is deny"})
 
-	asked, res = approvalRun(t, ToolPolicy{ApprovalDefault: PermitAsk}, nil)
+	asked, _ = approvalRun(t, ToolPolicy{ApprovalDefault: PermitAsk}, nil)
 	equal(t, "asked", asked, []string{"calc", "words"})
 
 	asked, res = approvalRun(t, ToolPolicy{}, nil)

@@ -35,7 +35,8 @@ func TestBadInputNeverPanics(t *testing.T) {
 			}
 		})
 	}
-	if _, err := a.Run(nil, userIn("s", "q")); err == nil || err.Error() != "loop: nil context" { //nolint:staticcheck
+	//lint:ignore SA1012 the nil context is the case under test
+	if _, err := a.Run(nil, userIn("s", "q")); err == nil || err.Error() != "loop: nil context" {
 		t.Fatalf("nil ctx: %v", err)
 	}
 }

@@ -275,7 +275,7 @@ func (r *run) execStep(rev int, s PlanStep, defTimeout time.Duration) StepOutcom
 
 // recordStep reports a step's outcome and stores it before the next step starts.
 func (r *run) recordStep(o StepOutcome) {
-	r.journal.emit(EventPlanStep, PlanStepData{ID: o.ID, Status: o.Status, Outcome: o.Outcome, DurationMS: o.DurationMS})
+	r.journal.emit(EventPlanStep, PlanStepData(o))
 	if err := r.journal.store(); err != nil {
 		r.journal.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
 	}
@@ -368,7 +368,7 @@ func (ps *planState) replay(data any) {
 		ps.plan, ps.rev, ps.outcomes = &p, d.Revision, nil
 	case PlanStepData:
 		if ps.plan != nil && (d.Status == "ok" || d.Status == "error") {
-			ps.outcomes = append(ps.outcomes, StepOutcome{ID: d.ID, Status: d.Status, Outcome: d.Outcome, DurationMS: d.DurationMS})
+			ps.outcomes = append(ps.outcomes, StepOutcome(d))
 		}
 	case EvaluationData:
 		if d.Verdict != VerdictPlanContinue && d.Verdict != VerdictPlanReplan {

@@ -127,6 +127,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 // connect starts the command (or opens the HTTP session) and watches its end.
 func (s *Server) connect(ctx context.Context) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: s.cfg.Version}, s.clientOptions())
+	//lint:ignore SA1019 roots are deprecated as of the 2026-07-28 protocol, still served in its deprecation window
 	client.AddRoots(s.roots()...)
 	var transport mcp.Transport
 	switch {

@@ -137,6 +137,7 @@ func forward(ctx context.Context, ss *mcp.ServerSession, token any, r any) {
 	}
 	switch d := r.(type) {
 	case loop.PluginLogData:
+		//lint:ignore SA1019 MCP logging is deprecated as of the 2026-07-28 protocol, still served to clients of earlier revisions
 		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(d.Level), Logger: d.Plugin, Data: d.Message})
 	case loop.ProgressData:
 		if token != nil {

@@ -80,13 +80,9 @@ type PullOptions struct {
 	Check func(LockEntry) error
 }
 
-// Pull resolves ref, checks the artifact's shape and (with key) its signature, and caches
-// the module under cache as <module sha256>.wasm.
-func Pull(ref, cache, key string) (Pulled, error) {
-	return PullWith(ref, PullOptions{Cache: cache, Key: key})
-}
-
-// PullWith is Pull with a check of the resolved digests (agent.lock under --locked).
+// PullWith resolves ref, checks the artifact's shape and (with PullOptions.Key) its
+// signature, and caches the module under the cache as <module sha256>.wasm; Check, when
+// set, sees the resolved digests first (agent.lock under --locked).
 func PullWith(ref string, o PullOptions) (Pulled, error) {
 	r, err := ParseRef(ref)
 	if err != nil {

@@ -19,7 +19,7 @@ type schemaArgs struct {
 	Inner    schemaInner     `json:"inner"`
 	Any      json.RawMessage `json:"any,omitempty"`
 	Skipped  string          `json:"-"`
-	unexport string          //nolint:unused
+	unexport string          //lint:ignore U1000 an unexported field the schema must leave out
 	Plain    bool
 	Nested   []map[string]bool `json:"nested,omitempty"`
 }

@@ -165,9 +165,6 @@ func (s *Server) url(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
 }
 
-// Port is the server's TCP port on 127.0.0.1.
-func (s *Server) Port() int { return s.port }
-
 // NewDatabase creates an empty database for the test (dropped when it ends) and
 // returns its URL.
 func (s *Server) NewDatabase(t testing.TB) string {
