@@ -49,29 +49,12 @@ func BenchmarkWarmCall(b *testing.B) {
 			}
 		})
 	})
-	b.Run("bare-extism", func(b *testing.B) {
-		cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: fx.goGuest}}},
-			extism.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfigCompiler()}, guestImports())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cp.Close(ctx)
-		in, err := cp.Instance(ctx, extism.PluginInstanceConfig{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer in.Close(ctx)
-		if _, _, err := in.Call("greet", []byte("warm")); err != nil {
-			b.Fatal(err)
-		}
-		fake.WithCPU(b, func() {
-			for b.Loop() {
-				_, out, err := in.Call("greet", []byte("bench"))
-				if err != nil || string(out) != "Hello, bench!" {
-					b.Fatal(string(out), err)
-				}
-			}
-		})
+	b.Run("bare-extism", func(b *testing.B) { bareExtism(b, wazero.NewRuntimeConfigCompiler()) })
+	// The same with the sandbox's runtime configuration: calls that stop when their
+	// context ends (a watchdog per call), which the sandbox needs for its timeouts. The
+	// like-for-like floor of a sandboxed call.
+	b.Run("bare-extism-same-config", func(b *testing.B) {
+		bareExtism(b, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
 	})
 	b.Run("native-go", func(b *testing.B) {
 		tool := loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "greet"},
@@ -94,6 +77,33 @@ func BenchmarkWarmCall(b *testing.B) {
 	})
 }
 
+// bareExtism calls greet on one bare extism instance of the Go guest, with cfg.
+func bareExtism(b *testing.B, cfg wazero.RuntimeConfig) {
+	ctx := context.Background()
+	cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: fx.goGuest}}},
+		extism.PluginConfig{EnableWasi: true, RuntimeConfig: cfg}, guestImports())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cp.Close(ctx)
+	in, err := cp.Instance(ctx, extism.PluginInstanceConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close(ctx)
+	if _, _, err := in.Call("greet", []byte("warm")); err != nil {
+		b.Fatal(err)
+	}
+	fake.WithCPU(b, func() {
+		for b.Loop() {
+			_, out, err := in.Call("greet", []byte("bench"))
+			if err != nil || string(out) != "Hello, bench!" {
+				b.Fatal(string(out), err)
+			}
+		}
+	})
+}
+
 // greetDecl declares the greet export as a tool whose input is the argument "text".
 func greetDecl() []sandbox.ToolDecl {
 	return []sandbox.ToolDecl{{Name: "greet", Export: "greet", Input: "text",
@@ -101,7 +111,7 @@ func greetDecl() []sandbox.ToolDecl {
 }
 
 // guestImports satisfies the host functions the Go guest imports (kv, create_message,
-// notify_progress) for the bare extism instance; greet calls none of them.
+// notify_progress, call_meta, notify_logging_message) for the bare extism instance; greet calls none of them.
 func guestImports() []extism.HostFunction {
 	i64 := extism.ValueTypeI64
 	nop := func(context.Context, *extism.CurrentPlugin, []uint64) {}
@@ -112,5 +122,7 @@ func guestImports() []extism.HostFunction {
 		extism.NewHostFunctionWithStack("kv_delete", nop, []extism.ValueType{i64}, nil),
 		extism.NewHostFunctionWithStack("create_message", zero, []extism.ValueType{i64}, []extism.ValueType{i64}),
 		extism.NewHostFunctionWithStack("notify_progress", nop, []extism.ValueType{i64}, nil),
+		extism.NewHostFunctionWithStack("call_meta", zero, nil, []extism.ValueType{i64}),
+		extism.NewHostFunctionWithStack("notify_logging_message", nop, []extism.ValueType{i64}, nil),
 	}
 }
