@@ -99,6 +99,24 @@ func (a auditedApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.App
 	return ap, nil
 }
 
+// AskInput asks the inner Approver for a call's input when it can ask while the call
+// waits (loop.InputAsker), recording the answer as an approval (kind input; the fields
+// themselves are not recorded); otherwise the call interrupts the run.
+func (a auditedApprover) AskInput(ctx context.Context, c loop.ToolCall, req loop.InputRequest) (loop.Approval, error) {
+	asker, ok := a.inner.(loop.InputAsker)
+	if !ok {
+		return loop.Approval{}, loop.ErrApprovalPending
+	}
+	ap, err := asker.AskInput(ctx, c, req)
+	if err != nil {
+		return ap, err
+	}
+	info, _ := loop.CallInfoFrom(ctx)
+	_ = a.h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(info.User), Target: info.SessionID + "/" + info.RunID,
+		Detail: map[string]string{"tool": c.Name, "call": c.ID, "kind": "input", "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason}})
+	return ap, nil
+}
+
 func (h *Host) auditedApprover(a loop.Approver) loop.Approver {
 	if a == nil {
 		return nil

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
 
 // A tool may need something from a human before it can finish (an MCP server's
@@ -40,6 +41,31 @@ type InputRequiredData struct {
 	Message string          `json:"message"`
 	Schema  json.RawMessage `json:"schema,omitempty"`
 }
+
+// InputAsker is an optional Approver extension: an Approver that can ask a person for a
+// call's input while the call waits (a terminal). A tool that needs input asks it first
+// (AskInput); ErrApprovalPending from it means no one can answer now, and the tool
+// interrupts the run instead.
+type InputAsker interface {
+	AskInput(ctx context.Context, call ToolCall, req InputRequest) (Approval, error)
+}
+
+// AskInput asks the run's Approver for the running call's input, when it can ask while
+// the call waits; ok is false when it cannot (the tool then returns an
+// InputRequiredError).
+func AskInput(ctx context.Context, req InputRequest) (a Approval, ok bool, err error) {
+	ask, _ := ctx.Value(askerKey{}).(func(InputRequest) (Approval, error))
+	if ask == nil {
+		return Approval{}, false, nil
+	}
+	a, err = ask(req)
+	if errors.Is(err, ErrApprovalPending) {
+		return Approval{}, false, nil
+	}
+	return a, err == nil, err
+}
+
+type askerKey struct{}
 
 type answerKey struct{}
 

@@ -307,6 +307,10 @@ func (r *run) invoke(pc *pendingCall) {
 	if a, ok := r.in.Approvals[pc.call.ID]; ok { // the answer to its input request (input.go)
 		ctx = context.WithValue(ctx, answerKey{}, a)
 	}
+	if asker, ok := r.approver().(InputAsker); ok { // one who can answer while the call waits
+		call, actx := pc.call, ctx
+		ctx = context.WithValue(ctx, askerKey{}, func(req InputRequest) (Approval, error) { return asker.AskInput(actx, call, req) })
+	}
 	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
 	var ir *InputRequiredError
 	switch {

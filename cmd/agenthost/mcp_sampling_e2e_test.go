@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,5 +111,36 @@ func TestE2E_MCPServerElicitationIsAnsweredOverAGUI(t *testing.T) {
 	text := fmt.Sprint(res["text"])
 	if res["status"] != "completed" || !strings.Contains(text, "User provided the requested information") || !strings.Contains(text, "Ana") {
 		t.Fatalf("resumed run: %v", fin)
+	}
+}
+
+// At a terminal, an MCP server's elicitation is asked at once, field by field, while
+// the call waits: the answers (typed as the schema says; a boolean that does not read as
+// one is asked again) reach the server in the same call.
+func TestE2E_MCPServerElicitationIsAskedAtTheTerminal(t *testing.T) {
+	dir := npmMCP(t)
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "trigger-elicitation-request", "arguments": "{}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "{{result c1}}"}]}`})
+	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"trigger-elicitation-request\"]\nelicitation = true\n",
+		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	f.Close()
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "fill in the form")
+	cmd.Dir = e.dir
+	// The fields come by name: birthdate, check, email, firstLine, homepage, integer,
+	// legacyTitledEnum, name, then five more.
+	cmd.Stdin = strings.NewReader("y\n" + "\n" + "maybe\ny\n" + strings.Repeat("\n", 5) + "Ana\n" + strings.Repeat("\n", 5))
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "? trigger-elicitation-request asks: Please provide inputs for the following fields:") ||
+		!strings.Contains(errb.String(), "not a boolean") {
+		t.Fatalf("the prompts:\n%s", errb.String())
+	}
+	if !strings.Contains(out.String(), "User provided the requested information") || !strings.Contains(out.String(), "Ana") {
+		t.Fatalf("the answer did not reach the server:\n%s\n%s", out.String(), errb.String())
 	}
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // Elicitation (elicitation/create): a server that asks the user for a form's fields
-// during a tool call. The user is asked through the run's approval path, which on a
-// served agent is an interrupt answered by a later run (loop/input.go): the first time,
+// during a tool call. The user is asked through the run's approval path: at once when
+// its Approver can ask while the call waits (loop.AskInput: a terminal), else by an
+// interrupt answered by a later run (loop/input.go, a served agent): the first time,
 // the request is cancelled towards the server and the call ends with a
 // loop.InputRequiredError carrying the form (the run stores input_required and ends
 // interrupted, and an AG-UI client sees an interrupt with the message and schema); the
@@ -33,22 +34,33 @@ func (s *Server) elicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitR
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	if a, ok := loop.AnswerFrom(ctx); ok {
-		if !a.Approved {
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		}
-		content := map[string]any{}
-		if len(a.Input) > 0 {
-			if err := json.Unmarshal(a.Input, &content); err != nil {
-				return nil, fmt.Errorf("the answer is not a JSON object: %w", err)
-			}
-		}
-		return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+		return answer(a)
 	}
 	schema, _ := json.Marshal(req.Params.RequestedSchema)
+	ir := loop.InputRequest{Message: req.Params.Message, Schema: schema}
+	if a, ok, err := loop.AskInput(ctx, ir); err != nil {
+		return nil, err
+	} else if ok { // asked while the call waits (a terminal)
+		return answer(a)
+	}
 	s.curMu.Lock()
 	s.asked = &loop.InputRequest{Message: req.Params.Message, Schema: schema}
 	s.curMu.Unlock()
 	return &mcp.ElicitResult{Action: "cancel"}, nil
+}
+
+// answer is a person's answer as an elicitation result: accept with the fields, or decline.
+func answer(a loop.Approval) (*mcp.ElicitResult, error) {
+	if !a.Approved {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	content := map[string]any{}
+	if len(a.Input) > 0 {
+		if err := json.Unmarshal(a.Input, &content); err != nil {
+			return nil, fmt.Errorf("the answer is not a JSON object: %w", err)
+		}
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 }
 
 // takeAsked returns (and forgets) what the call in flight asked of the user.
