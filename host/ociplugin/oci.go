@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -118,7 +119,7 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 // resolve fetches ref's manifest and checks that it is a plugin artifact: one layer of
 // media type WasmLayer.
 func resolve(r name.Reference) (*remote.Descriptor, v1.Layer, error) {
-	desc, err := remote.Get(r, remote.WithTransport(httpsOnly{}))
+	desc, err := remote.Get(r, remoteOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +194,7 @@ func Push(module []byte, ref, signKey string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := remote.Write(r, img, remote.WithTransport(httpsOnly{})); err != nil {
+	if err := remote.Write(r, img, remoteOptions()...); err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
 	}
 	d, err := img.Digest()
@@ -241,7 +242,7 @@ func sign(r name.Reference, d v1.Hash, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	return remote.Write(t, img, remote.WithTransport(httpsOnly{}))
+	return remote.Write(t, img, remoteOptions()...)
 }
 
 // ErrUnsigned is an artifact without a signature where a verify policy asks for one.
@@ -256,7 +257,7 @@ func verify(r name.Reference, d v1.Hash, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	img, err := remote.Image(t, remote.WithTransport(httpsOnly{}))
+	img, err := remote.Image(t, remoteOptions()...)
 	if err != nil {
 		return fmt.Errorf("%w for %s (looked for %s): %v", ErrUnsigned, d, t, err)
 	}
@@ -348,6 +349,14 @@ func readPrivate(path string) (*ecdsa.PrivateKey, error) {
 		return nil, fmt.Errorf("%s is not an ECDSA private key", path)
 	}
 	return priv, nil
+}
+
+// remoteOptions are every registry call's: HTTPS (plain HTTP to loopback only) and the
+// credentials of the docker config ($DOCKER_CONFIG/config.json or ~/.docker/config.json,
+// and the credential helpers it names), as `docker login` and other tools leave them, so
+// an authenticated registry needs no key of its own in agent.toml. None found: anonymous.
+func remoteOptions() []remote.Option {
+	return []remote.Option{remote.WithTransport(httpsOnly{}), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
 }
 
 // httpsOnly refuses plain HTTP except to loopback addresses: go-containerregistry itself
