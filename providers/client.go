@@ -90,13 +90,15 @@ type Client struct {
 	proc   *plugin.Client
 	rpc    providerpb.ProviderClient
 	exe    *pinnedExe // the running process's verified copy; nil without a pin
-	sock   *pinnedExe // the running process's socket directory; nil unless confined
+	sock   *pinnedExe // the running process's socket directory (private to this user)
+	tls    bool       // the connection to it uses go-plugin's AutoMTLS (tls.go)
 	gen    uint64     // a new processSerial on every (re)start, so a stale failure cannot mark a fresh process broken
 	broken bool       // the current process failed; restart before the next call
 	closed bool
 }
 
-// Start launches the adapter, completes the go-plugin handshake over AutoMTLS
+// Start launches the adapter, completes the go-plugin handshake (over a Unix socket in a
+// directory private to this user; AutoMTLS only when that cannot be made sure, tls.go)
 // and sends it the options. On error no process is left running.
 func Start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if cfg.Command == "" {
@@ -147,11 +149,10 @@ func (c *Client) launch(ctx context.Context) error {
 		}
 		run = exe.path
 	}
-	if c.cfg.Confine != nil {
-		if sock, err = newSocketDir(adapterEnv(c.cfg.Env)); err != nil {
-			exe.remove()
-			return err
-		}
+	// Every adapter's socket goes in a private directory of its own (confine.go, tls.go).
+	if sock, err = newSocketDir(adapterEnv(c.cfg.Env)); err != nil {
+		exe.remove()
+		return err
 	}
 	proc, rpc, err := c.handshake(ctx, path, run, sock)
 	if err != nil {
@@ -179,18 +180,22 @@ func (c *Client) handshake(ctx context.Context, path, run string, sock *pinnedEx
 	cmd := exec.Command(run, c.cfg.Args...)
 	cmd.Args[0] = c.cfg.Command
 	cmd.Env = adapterEnv(c.cfg.Env)
-	if sock != nil {
+	switch {
+	case c.cfg.Confine != nil:
 		if err := confineCmd(cmd, c.cfg.ConfineExe, *c.cfg.Confine, sock.dir); err != nil {
 			return nil, nil, err
 		}
+	default:
+		cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+sock.dir)
 	}
+	c.tls = needTLS(sock.dir)
 	tail := newStderrTail(stderrTailBytes)
 	proc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginName: &grpcPlugin{}},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
-		AutoMTLS:         true,
+		AutoMTLS:         c.tls,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		GRPCDialOptions:  grpcDialOptions(),
 		StartTimeout:     c.cfg.StartTimeout,

@@ -1,5 +1,7 @@
 package providers
 
+import "net"
+
 // SetAfterVerify installs a hook run between the verification of a pinned adapter and
 // its start, and returns the function that removes it.
 func SetAfterVerify(f func(original string)) (restore func()) {
@@ -12,4 +14,12 @@ func SetAfterVerify(f func(original string)) (restore func()) {
 func SetMaxMessageSize(n int) (restore func()) {
 	maxMessageSize = n
 	return func() { maxMessageSize = MaxMessageSize }
+}
+
+// SocketOf is the running adapter's socket address, the directory made for it, and
+// whether the connection uses TLS (tls.go).
+func SocketOf(c *Client) (net.Addr, string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proc.ReattachConfig().Addr, c.sock.dir, c.tls
 }
