@@ -111,125 +111,18 @@ var idRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // Compile checks def and compiles its expressions. The error is a *KeyError.
 func Compile(name string, def Definition) (*Workflow, error) {
 	w := &Workflow{Name: name, Def: def, byID: map[string]*cstep{}, maxPar: def.MaxParallel}
-	if len(def.Steps) == 0 {
-		return nil, keyErr("steps", "a workflow needs at least one step")
-	}
-	if w.maxPar < 0 || w.maxPar > 256 {
-		return nil, keyErr("max_parallel", "must be between 1 and 256, not %d", w.maxPar)
-	}
-	if w.maxPar == 0 {
-		w.maxPar = 4
-	}
-	if def.Inputs != nil {
-		raw, _ := json.Marshal(def.Inputs)
-		s, err := loop.CompileSchema("workflow_"+name, raw)
-		if err != nil {
-			return nil, keyErr("inputs", "%v", err)
-		}
-		w.inputs = s
+	if err := w.header(); err != nil {
+		return nil, err
 	}
 	for i, s := range def.Steps {
-		key := fmt.Sprintf("steps.%d", i)
-		if !idRE.MatchString(s.ID) {
-			return nil, keyErr(key+".id", "step id %q must be letters, digits and _ (not starting with a digit): expressions name it as steps.ID", s.ID)
+		if err := w.addStep(i, s); err != nil {
+			return nil, err
 		}
-		if _, dup := w.byID[s.ID]; dup {
-			return nil, keyErr(key+".id", "duplicate step id %q", s.ID)
-		}
-		kinds := 0
-		for _, set := range []bool{s.Tool != "", s.Prompt != "", s.Approval != "", s.Workflow != ""} {
-			if set {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			return nil, keyErr(key, "step %q needs exactly one of tool, prompt (an agent step), approval or workflow (a sub-workflow)", s.ID)
-		}
-		if s.Arguments != nil && s.Tool == "" && s.Workflow == "" {
-			return nil, keyErr(key+".arguments", "only a tool or workflow step takes arguments")
-		}
-		if s.Workflow == name {
-			return nil, keyErr(key+".workflow", "workflow %q cannot run itself", name)
-		}
-		if s.Agent != "" && s.Prompt == "" {
-			return nil, keyErr(key+".agent", "only a prompt step names an agent")
-		}
-		if s.Retry < 0 || s.Retry > 100 {
-			return nil, keyErr(key+".retry", "must be between 0 and 100, not %d", s.Retry)
-		}
-		if s.Output != "" && !idRE.MatchString(s.Output) {
-			return nil, keyErr(key+".output", "output name %q must be letters, digits and _", s.Output)
-		}
-		cs := &cstep{Step: s, index: i}
-		if s.Timeout != "" {
-			d, err := time.ParseDuration(s.Timeout)
-			if err != nil || d <= 0 {
-				return nil, keyErr(key+".timeout", "invalid duration %q (e.g. \"30s\")", s.Timeout)
-			}
-			cs.timeout = d
-		}
-		w.byID[s.ID] = cs
-		w.steps = append(w.steps, cs)
-		w.outputs = w.outputs || s.Output != ""
 	}
 	outNames := map[string]string{}
 	for i, cs := range w.steps {
-		key := fmt.Sprintf("steps.%d", i)
-		if cs.Output != "" {
-			if other, dup := outNames[cs.Output]; dup {
-				return nil, keyErr(key+".output", "output %q is also step %q's", cs.Output, other)
-			}
-			outNames[cs.Output] = cs.ID
-		}
-		refs := map[string]bool{}
-		for j, d := range cs.DependsOn {
-			if _, ok := w.byID[d]; !ok {
-				return nil, keyErr(fmt.Sprintf("%s.depends_on", key), "unknown step %q (depends_on[%d])", d, j)
-			}
-			refs[d] = true
-		}
-		var err error
-		if cs.If != "" {
-			if cs.cond, err = compileExpr(cs.If, cs.ForEach != ""); err != nil {
-				return nil, keyErr(key+".if", "%v", err)
-			}
-			if err := w.refsIn(cs.If, refs); err != nil {
-				return nil, keyErr(key+".if", "%v", err)
-			}
-		}
-		if cs.ForEach != "" {
-			if cs.forEach, err = compileExpr(cs.ForEach, false); err != nil {
-				return nil, keyErr(key+".for_each", "%v", err)
-			}
-			if err := w.refsIn(cs.ForEach, refs); err != nil {
-				return nil, keyErr(key+".for_each", "%v", err)
-			}
-		}
-		item := cs.ForEach != ""
-		if cs.args, err = compileValue(map[string]any(cs.Arguments), item, func(expr string) error { return w.refsIn(expr, refs) }); err != nil {
-			return nil, keyErr(key+".arguments", "%v", err)
-		}
-		text := cs.Prompt + cs.Approval
-		field := map[bool]string{true: "prompt", false: "approval"}[cs.Prompt != ""]
-		if cs.prompt, err = compileTemplate(text, item); err != nil {
-			return nil, keyErr(key+"."+field, "%v", err)
-		}
-		if err := w.refsIn(text, refs); err != nil {
-			return nil, keyErr(key+"."+field, "%v", err)
-		}
-		if refs[cs.ID] {
-			return nil, keyErr(key, "step %q depends on itself", cs.ID)
-		}
-		for _, d := range cs.DependsOn { // explicit order first, then implied
-			if refs[d] {
-				cs.deps = append(cs.deps, d)
-				delete(refs, d)
-			}
-		}
-		for _, o := range w.steps {
-			if refs[o.ID] {
-				cs.deps = append(cs.deps, o.ID)
-			}
+		if err := w.compileStep(fmt.Sprintf("steps.%d", i), cs, outNames); err != nil {
+			return nil, err
 		}
 	}
 	if cycle := w.findCycle(); cycle != nil {
@@ -244,6 +137,152 @@ func Compile(name string, def Definition) (*Workflow, error) {
 		}
 	}
 	return w, nil
+}
+
+// header checks what is not a step: there are steps, max_parallel, the inputs schema.
+func (w *Workflow) header() error {
+	if len(w.Def.Steps) == 0 {
+		return keyErr("steps", "a workflow needs at least one step")
+	}
+	if w.maxPar < 0 || w.maxPar > 256 {
+		return keyErr("max_parallel", "must be between 1 and 256, not %d", w.maxPar)
+	}
+	if w.maxPar == 0 {
+		w.maxPar = 4
+	}
+	if w.Def.Inputs != nil {
+		raw, _ := json.Marshal(w.Def.Inputs)
+		s, err := loop.CompileSchema("workflow_"+w.Name, raw)
+		if err != nil {
+			return keyErr("inputs", "%v", err)
+		}
+		w.inputs = s
+	}
+	return nil
+}
+
+// addStep checks a step on its own (id, kind, counts, names) and adds it.
+func (w *Workflow) addStep(i int, s Step) error {
+	key := fmt.Sprintf("steps.%d", i)
+	if !idRE.MatchString(s.ID) {
+		return keyErr(key+".id", "step id %q must be letters, digits and _ (not starting with a digit): expressions name it as steps.ID", s.ID)
+	}
+	if _, dup := w.byID[s.ID]; dup {
+		return keyErr(key+".id", "duplicate step id %q", s.ID)
+	}
+	if err := w.checkKind(key, s); err != nil {
+		return err
+	}
+	if s.Retry < 0 || s.Retry > 100 {
+		return keyErr(key+".retry", "must be between 0 and 100, not %d", s.Retry)
+	}
+	if s.Output != "" && !idRE.MatchString(s.Output) {
+		return keyErr(key+".output", "output name %q must be letters, digits and _", s.Output)
+	}
+	cs := &cstep{Step: s, index: i}
+	if s.Timeout != "" {
+		d, err := time.ParseDuration(s.Timeout)
+		if err != nil || d <= 0 {
+			return keyErr(key+".timeout", "invalid duration %q (e.g. \"30s\")", s.Timeout)
+		}
+		cs.timeout = d
+	}
+	w.byID[s.ID] = cs
+	w.steps = append(w.steps, cs)
+	w.outputs = w.outputs || s.Output != ""
+	return nil
+}
+
+// checkKind checks that a step has exactly one kind and only that kind's keys.
+func (w *Workflow) checkKind(key string, s Step) error {
+	kinds := 0
+	for _, set := range []bool{s.Tool != "", s.Prompt != "", s.Approval != "", s.Workflow != ""} {
+		if set {
+			kinds++
+		}
+	}
+	switch {
+	case kinds != 1:
+		return keyErr(key, "step %q needs exactly one of tool, prompt (an agent step), approval or workflow (a sub-workflow)", s.ID)
+	case s.Arguments != nil && s.Tool == "" && s.Workflow == "":
+		return keyErr(key+".arguments", "only a tool or workflow step takes arguments")
+	case s.Workflow == w.Name:
+		return keyErr(key+".workflow", "workflow %q cannot run itself", w.Name)
+	case s.Agent != "" && s.Prompt == "":
+		return keyErr(key+".agent", "only a prompt step names an agent")
+	}
+	return nil
+}
+
+// compileStep compiles a step's expressions and works out its dependencies: declared,
+// then implied by references, in step order.
+func (w *Workflow) compileStep(key string, cs *cstep, outNames map[string]string) error {
+	if cs.Output != "" {
+		if other, dup := outNames[cs.Output]; dup {
+			return keyErr(key+".output", "output %q is also step %q's", cs.Output, other)
+		}
+		outNames[cs.Output] = cs.ID
+	}
+	refs := map[string]bool{}
+	for j, d := range cs.DependsOn {
+		if _, ok := w.byID[d]; !ok {
+			return keyErr(key+".depends_on", "unknown step %q (depends_on[%d])", d, j)
+		}
+		refs[d] = true
+	}
+	if err := w.compileExprs(key, cs, refs); err != nil {
+		return err
+	}
+	if refs[cs.ID] {
+		return keyErr(key, "step %q depends on itself", cs.ID)
+	}
+	for _, d := range cs.DependsOn { // explicit order first, then implied
+		if refs[d] {
+			cs.deps = append(cs.deps, d)
+			delete(refs, d)
+		}
+	}
+	for _, o := range w.steps {
+		if refs[o.ID] {
+			cs.deps = append(cs.deps, o.ID)
+		}
+	}
+	return nil
+}
+
+// compileExprs compiles a step's if, for_each, arguments and prompt, adding the steps
+// they refer to to refs.
+func (w *Workflow) compileExprs(key string, cs *cstep, refs map[string]bool) error {
+	var err error
+	if cs.If != "" {
+		if cs.cond, err = compileExpr(cs.If, cs.ForEach != ""); err != nil {
+			return keyErr(key+".if", "%v", err)
+		}
+		if err := w.refsIn(cs.If, refs); err != nil {
+			return keyErr(key+".if", "%v", err)
+		}
+	}
+	if cs.ForEach != "" {
+		if cs.forEach, err = compileExpr(cs.ForEach, false); err != nil {
+			return keyErr(key+".for_each", "%v", err)
+		}
+		if err := w.refsIn(cs.ForEach, refs); err != nil {
+			return keyErr(key+".for_each", "%v", err)
+		}
+	}
+	item := cs.ForEach != ""
+	if cs.args, err = compileValue(map[string]any(cs.Arguments), item, func(expr string) error { return w.refsIn(expr, refs) }); err != nil {
+		return keyErr(key+".arguments", "%v", err)
+	}
+	text := cs.Prompt + cs.Approval
+	field := map[bool]string{true: "prompt", false: "approval"}[cs.Prompt != ""]
+	if cs.prompt, err = compileTemplate(text, item); err != nil {
+		return keyErr(key+"."+field, "%v", err)
+	}
+	if err := w.refsIn(text, refs); err != nil {
+		return keyErr(key+"."+field, "%v", err)
+	}
+	return nil
 }
 
 var stepRefRE = regexp.MustCompile(`\bsteps\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)|\bsteps\s*\[\s*["']([^"']*)["']`)

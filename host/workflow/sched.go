@@ -106,63 +106,64 @@ func (s *sched) startReady(ctx context.Context) error {
 	for progress := true; progress; {
 		progress = false
 		for _, cs := range s.w.steps {
-			r := s.rec.Steps[cs.ID]
 			if len(s.failed) > 0 {
 				return nil
 			}
-			if s.running[cs.ID] || terminal(r) || s.waiting[cs.ID] {
+			if s.running[cs.ID] || terminal(s.rec.Steps[cs.ID]) || s.waiting[cs.ID] {
 				continue
 			}
-			ready, skipBy := true, ""
-			for _, d := range cs.deps {
-				dr := s.rec.Steps[d]
-				if !terminal(dr) {
-					ready = false
-					break
-				}
-				if dr.Status != StatusOK && skipBy == "" {
-					skipBy = d
-				}
-			}
+			ready, skipBy := s.readiness(cs)
 			if !ready {
 				continue
 			}
 			progress = true
-			vars := s.vars()
-			if skipBy != "" {
-				if err := s.settle(ctx, cs, StatusSkipped, nil, "dependency "+skipBy+" was "+s.rec.Steps[skipBy].Status); err != nil {
-					return err
-				}
-				continue
-			}
-			if cs.cond != nil {
-				v, err := eval(cs.cond, vars)
-				if err == nil {
-					if b, ok := v.(bool); !ok {
-						err = errNotBool
-					} else if !b {
-						if err := s.settle(ctx, cs, StatusSkipped, nil, "if is false: "+cs.If); err != nil {
-							return err
-						}
-						continue
-					}
-				}
-				if err != nil {
-					return s.settle(ctx, cs, StatusFailed, nil, fmt.Sprintf("if %q: %v", cs.If, err))
-				}
-			}
-			if cs.Approval != "" {
-				if err := s.approval(ctx, cs, vars); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := s.start(ctx, cs, vars); err != nil {
+			if err := s.decide(ctx, cs, skipBy); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// readiness says whether every dependency of cs ended, and names the first that ended
+// other than ok (which skips cs).
+func (s *sched) readiness(cs *cstep) (ready bool, skipBy string) {
+	for _, d := range cs.deps {
+		dr := s.rec.Steps[d]
+		if !terminal(dr) {
+			return false, ""
+		}
+		if dr.Status != StatusOK && skipBy == "" {
+			skipBy = d
+		}
+	}
+	return true, skipBy
+}
+
+// decide settles or starts a ready step: skipped (a dependency or its if), failed (its
+// if does not evaluate), an approval, or started.
+func (s *sched) decide(ctx context.Context, cs *cstep, skipBy string) error {
+	vars := s.vars()
+	if skipBy != "" {
+		return s.settle(ctx, cs, StatusSkipped, nil, "dependency "+skipBy+" was "+s.rec.Steps[skipBy].Status)
+	}
+	if cs.cond != nil {
+		v, err := eval(cs.cond, vars)
+		b, isBool := v.(bool)
+		switch {
+		case err == nil && !isBool:
+			err = errNotBool
+		case err == nil && !b:
+			return s.settle(ctx, cs, StatusSkipped, nil, "if is false: "+cs.If)
+		}
+		if err != nil {
+			return s.settle(ctx, cs, StatusFailed, nil, fmt.Sprintf("if %q: %v", cs.If, err))
+		}
+	}
+	if cs.Approval != "" {
+		return s.approval(ctx, cs, vars)
+	}
+	return s.start(ctx, cs, vars)
 }
 
 // vars is the expressions' activation: the inputs and the ended steps.
