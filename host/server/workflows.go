@@ -38,6 +38,31 @@ type WorkflowRunInput struct {
 	} `json:"forwardedProps"`
 }
 
+// runInput is the engine's input for a body: inputs (or forwardedProps.input), decisions
+// from the resume entries, a new run id when none is given.
+func (body WorkflowRunInput) runInput() (workflow.RunInput, error) {
+	if len(body.Input) == 0 {
+		body.Input = body.ForwardedProps.Input
+	}
+	in := workflow.RunInput{RunID: body.RunID, Inputs: body.Input, Approvals: map[string]workflow.Decision{}}
+	for i, e := range body.Resume {
+		a, err := approval(e)
+		if err == nil && e.InterruptID == "" {
+			err = errors.New("interruptId is required")
+		}
+		if err != nil {
+			return in, fmt.Errorf("resume[%d]: %v", i, err)
+		}
+		in.Approvals[e.InterruptID] = workflow.Decision{Approved: a.Approved, Comment: a.Reason}
+	}
+	if in.RunID == "" {
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		in.RunID = "wf-" + hex.EncodeToString(b)
+	}
+	return in, nil
+}
+
 // handleWorkflowRun runs a workflow and streams it as AG-UI: RUN_STARTED (threadId
 // "workflow:NAME"), STEP_STARTED / STEP_FINISHED per step (stepName = the step id) with
 // a CUSTOM agenthost.workflow_step after each end carrying status and output, and
@@ -55,25 +80,10 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &body) {
 		return
 	}
-	if len(body.Input) == 0 {
-		body.Input = body.ForwardedProps.Input
-	}
-	in := workflow.RunInput{RunID: body.RunID, Inputs: body.Input, Approvals: map[string]workflow.Decision{}}
-	for i, e := range body.Resume {
-		a, err := approval(e)
-		if err != nil || e.InterruptID == "" {
-			if err == nil {
-				err = errors.New("interruptId is required")
-			}
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("resume[%d]: %v", i, err))
-			return
-		}
-		in.Approvals[e.InterruptID] = workflow.Decision{Approved: a.Approved, Comment: a.Reason}
-	}
-	if in.RunID == "" {
-		b := make([]byte, 6)
-		_, _ = rand.Read(b)
-		in.RunID = "wf-" + hex.EncodeToString(b)
+	in, err := body.runInput()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	thread := "workflow:" + name
 	key := loop.RunInput{SessionID: thread + ":" + in.RunID, RunID: in.RunID}
@@ -90,9 +100,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	defer context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })()
 
 	stream := newSSE(w)
-	open := map[string]bool{} // steps with a STEP_STARTED and no STEP_FINISHED yet
-	var order []string
-	now := func(t string) base { return base{Type: t, Timestamp: time.Now().UnixMilli()} }
+	ws := &wfStream{stream: stream, thread: thread, open: map[string]bool{}}
 	run := func(ctx context.Context, emit func(workflow.Event)) (workflow.Result, error) {
 		return s.opts.Workflows.Engine.Run(ctx, wf, in, emit)
 	}
@@ -101,40 +109,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 			return s.followWorkflow(ctx, wd, wf, in, emit)
 		}
 	}
-	res, err := run(ctx, func(e workflow.Event) {
-		switch e.Type {
-		case workflow.EventWorkflowStarted:
-			stream.send(RunStarted{base: now(aguiRunStarted), ThreadID: thread, RunID: e.RunID})
-		case workflow.EventStepStarted:
-			if !open[e.Step] {
-				open[e.Step] = true
-				order = append(order, e.Step)
-				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
-			}
-		case workflow.EventStepFinished:
-			if !open[e.Step] { // settled without running (skipped, decided): still a step
-				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
-			}
-			delete(open, e.Step)
-			stream.send(Step{base: now(aguiStepFinished), StepName: e.Step})
-			stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
-				Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": e.Status, "output": e.Output, "error": e.Error}})
-		case workflow.EventStepWaiting:
-			if !open[e.Step] { // waiting since an earlier request: open it in this stream
-				open[e.Step] = true
-				order = append(order, e.Step)
-				stream.send(Step{base: now(aguiStepStarted), StepName: e.Step})
-			}
-			stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
-				Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": workflow.StatusWaiting, "prompt": e.Prompt}})
-		case workflow.EventWorkflowFinished:
-			for _, id := range order { // a waiting approval ends this run's stream
-				if open[id] {
-					stream.send(Step{base: now(aguiStepFinished), StepName: id})
-				}
-			}
-		}
-	})
+	res, err := run(ctx, ws.event)
 	release()
 	if err != nil && !stream.started {
 		code := http.StatusInternalServerError
@@ -151,6 +126,57 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		stream.send(RunError{base: now(aguiRunError), Message: err.Error(), Code: "store"})
 		return
 	}
+	ws.finish(res)
+}
+
+func now(t string) base { return base{Type: t, Timestamp: time.Now().UnixMilli()} }
+
+// wfStream turns a workflow run's events into AG-UI events on its stream.
+type wfStream struct {
+	stream *sse
+	thread string
+	open   map[string]bool // steps with a STEP_STARTED and no STEP_FINISHED yet
+	order  []string
+}
+
+// opens sends STEP_STARTED for a step the stream has not opened yet.
+func (ws *wfStream) opens(step string) {
+	if !ws.open[step] {
+		ws.open[step] = true
+		ws.order = append(ws.order, step)
+		ws.stream.send(Step{base: now(aguiStepStarted), StepName: step})
+	}
+}
+
+func (ws *wfStream) event(e workflow.Event) {
+	switch e.Type {
+	case workflow.EventWorkflowStarted:
+		ws.stream.send(RunStarted{base: now(aguiRunStarted), ThreadID: ws.thread, RunID: e.RunID})
+	case workflow.EventStepStarted:
+		ws.opens(e.Step)
+	case workflow.EventStepFinished:
+		ws.opens(e.Step) // settled without running (skipped, decided): still a step
+		delete(ws.open, e.Step)
+		ws.stream.send(Step{base: now(aguiStepFinished), StepName: e.Step})
+		ws.stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
+			Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": e.Status, "output": e.Output, "error": e.Error}})
+	case workflow.EventStepWaiting:
+		ws.opens(e.Step) // waiting since an earlier request: open it in this stream
+		ws.stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
+			Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": workflow.StatusWaiting, "prompt": e.Prompt}})
+	case workflow.EventWorkflowFinished:
+		for _, id := range ws.order { // a waiting approval ends this run's stream
+			if ws.open[id] {
+				ws.stream.send(Step{base: now(aguiStepFinished), StepName: id})
+			}
+		}
+	}
+}
+
+// finish sends how the run ended: RUN_FINISHED (success, interrupt, cancelled) or
+// RUN_ERROR (a failed step).
+func (ws *wfStream) finish(res workflow.Result) {
+	stream, thread := ws.stream, ws.thread
 	rec := res.Record
 	out, _ := json.Marshal(rec.Outputs)
 	result := &RunResult{Status: rec.Status, Output: out}
