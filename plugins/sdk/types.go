@@ -13,6 +13,10 @@ type Message struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
 	Reasoning  string     `json:"reasoning,omitempty"`
+	// ReasoningState is the provider's opaque record of the reasoning (a signature, an
+	// encrypted item); a plugin that rewrites messages must pass it through unchanged,
+	// or the provider cannot continue the reasoning.
+	ReasoningState string `json:"reasoning_state,omitempty"`
 }
 
 // Part is one piece of a message's content: text, or an image by URL.
@@ -50,6 +54,9 @@ type Usage struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TotalTokens      int     `json:"total_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	CacheReadTokens  int     `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int     `json:"cache_write_tokens,omitempty"`
+	Provider         string  `json:"provider,omitempty"` // the provider that answered (a fallback chain's link)
 }
 
 // ContextInput is the input of context_build.
