@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,7 +49,7 @@ func (a *askApprover) AskInput(ctx context.Context, c loop.ToolCall, req loop.In
 			hint = fmt.Sprintf("one of %v", p.Enum)
 		}
 		for {
-			fmt.Fprintf(a.out, "  %s (%s): ", cmpOr(p.Title, name), hint)
+			fmt.Fprintf(a.out, "  %s (%s): ", cmp.Or(p.Title, name), hint)
 			line, err := a.readLine(ctx, c.Name)
 			if err != nil {
 				return loop.Approval{}, err
@@ -117,11 +118,4 @@ func typed(typ, s string) (any, bool) {
 		return out, true
 	}
 	return s, true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -177,9 +177,15 @@ func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
 // (session, run id), their unique key: run ids are unique only per session, and another
 // session's job with the same run id says nothing about this run.
 func (c *Cluster) Done(ctx context.Context, session, runID string) (bool, error) {
+	return c.latestDone(ctx, "agenthost_run", "session", session, runID)
+}
+
+// latestDone reports whether the latest job of kind whose args have key = value and run
+// = runID has finished for good (completed, cancelled or discarded); no job is done.
+func (c *Cluster) latestDone(ctx context.Context, kind, key, value, runID string) (bool, error) {
 	var state string
-	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_run' AND args->>'session' = $1
-		AND args->>'run' = $2 ORDER BY id DESC LIMIT 1`, session, runID).Scan(&state)
+	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = $1 AND args->>$2 = $3
+		AND args->>'run' = $4 ORDER BY id DESC LIMIT 1`, kind, key, value, runID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -62,20 +61,7 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 
 // WorkflowDone reports whether the run's latest job has finished for good.
 func (c *Cluster) WorkflowDone(ctx context.Context, name, runID string) (bool, error) {
-	var state string
-	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_workflow' AND args->>'workflow' = $1
-		AND args->>'run' = $2 ORDER BY id DESC LIMIT 1`, name, runID).Scan(&state)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	switch rivertype.JobState(state) {
-	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
-		return true, nil
-	}
-	return false, nil
+	return c.latestDone(ctx, "agenthost_workflow", "workflow", name, runID)
 }
 
 // workflowWorker executes workflow jobs.

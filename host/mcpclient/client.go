@@ -221,21 +221,13 @@ func (s *Server) Tools() []Tool { return slices.Clone(s.tools) }
 // Call calls a tool. A tool's failure is an error result; so is a server that stopped
 // during the call (it is started again for the next one) and a call over its timeout.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (loop.ToolResult, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return loop.ToolResult{}, fmt.Errorf("mcp server %q is closed", s.cfg.Name)
+	session, dead, err := s.live(ctx)
+	if errors.Is(err, errClosed) {
+		return loop.ToolResult{}, err
 	}
-	select {
-	case <-s.dead: // crashed since the last call: start it again
-		if err := s.connect(ctx); err != nil {
-			s.mu.Unlock()
-			return loop.ErrorResult("Error: " + err.Error()), nil
-		}
-	default:
+	if err != nil {
+		return loop.ErrorResult("Error: " + err.Error()), nil
 	}
-	session, dead := s.session, s.dead
-	s.mu.Unlock()
 
 	var params map[string]any
 	if len(args) > 0 {
@@ -257,7 +249,6 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 		call.Meta[k] = v
 	}
 	var res *mcp.CallToolResult
-	var err error
 	s.inCall(ctx, func() { res, err = session.CallTool(cctx, call) })
 	if asked := s.takeAsked(); asked != nil && ctx.Err() == nil {
 		return loop.ToolResult{}, &loop.InputRequiredError{Request: *asked} // the run asks, a later run answers

@@ -1,8 +1,10 @@
 package mcpclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,21 +29,25 @@ type Resource struct {
 // maxListed bounds a listing: a server's list is paged, and a hostile one never ends.
 const maxListed = 1000
 
-// live returns the session, started again when the server died since the last use.
-func (s *Server) live(ctx context.Context) (*mcp.ClientSession, error) {
+// errClosed is live's error for a server that was closed (not one that died).
+var errClosed = errors.New("closed")
+
+// live returns the session and the channel closed when its connection ends, starting
+// the server again when it died since the last use.
+func (s *Server) live(ctx context.Context) (*mcp.ClientSession, chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("mcp server %q is closed", s.cfg.Name)
+		return nil, nil, fmt.Errorf("mcp server %q is %w", s.cfg.Name, errClosed)
 	}
 	select {
-	case <-s.dead:
+	case <-s.dead: // crashed since the last call: start it again
 		if err := s.connect(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	default:
 	}
-	return s.session, nil
+	return s.session, s.dead, nil
 }
 
 // HasResources says the server announced resources.
@@ -62,7 +68,7 @@ func (s *Server) HasPrompts() bool {
 
 // ListResources lists the server's resources and resource templates (at most 1,000).
 func (s *Server) ListResources(ctx context.Context) ([]Resource, error) {
-	session, err := s.live(ctx)
+	session, _, err := s.live(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +97,7 @@ func (s *Server) ListResources(ctx context.Context) ([]Resource, error) {
 // ReadResource reads a resource as a tool result: text as text, an image as an image,
 // other binary content described, the whole bounded by max_output.
 func (s *Server) ReadResource(ctx context.Context, uri string) (loop.ToolResult, error) {
-	session, err := s.live(ctx)
+	session, _, err := s.live(ctx)
 	if err != nil {
 		return loop.ErrorResult("Error: " + err.Error()), nil
 	}
@@ -110,7 +116,7 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (loop.ToolResult,
 		case c.Blob != nil && strings.HasPrefix(c.MIMEType, "image/"):
 			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, URL: "data:" + c.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(c.Blob)})
 		case c.Blob != nil:
-			out.Content = append(out.Content, loop.TextPart(fmt.Sprintf("(%s: %d bytes of %s, not shown)", c.URI, len(c.Blob), cmpOr(c.MIMEType, "binary data"))))
+			out.Content = append(out.Content, loop.TextPart(fmt.Sprintf("(%s: %d bytes of %s, not shown)", c.URI, len(c.Blob), cmp.Or(c.MIMEType, "binary data"))))
 		default:
 			out.Content = append(out.Content, loop.TextPart(c.Text))
 		}
@@ -127,7 +133,7 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (loop.ToolResult,
 // GetPrompt renders one of the server's prompts into messages (text content; other
 // content is described).
 func (s *Server) GetPrompt(ctx context.Context, name string, args map[string]string) ([]loop.Message, error) {
-	session, err := s.live(ctx)
+	session, _, err := s.live(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +166,4 @@ func (s *Server) GetPrompt(ctx context.Context, name string, args map[string]str
 		return nil, fmt.Errorf("mcp server %q: prompt %q has no messages", s.cfg.Name, name)
 	}
 	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
