@@ -61,7 +61,7 @@ func ofRun(e *loop.Event, runID string) bool {
 // events instead). Each SSE frame carries the event's seq as its id, so a client can
 // resume with Last-Event-ID. A client that goes away stops the stream, not the run.
 func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, session, runID string, after int64, started bool) {
-	var pending *loop.Event // an abort, until the job says whether a retry follows
+	st := &storedStream{s: s, stream: stream, tr: tr, session: session, runID: runID, after: after, started: started}
 	finalPass := false
 	var wake <-chan struct{}
 	every := pollEvery
@@ -70,69 +70,18 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 		defer stop()
 		wake, every = ch, watchedPoll
 	}
-	var outage time.Time // since when the store has not answered
 	for {
-		entries, err := s.opts.Store.Load(ctx, session)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			// The store is down (a restarting database): the run's job waits for it and is
-			// retried (host/cluster), so the stream says so and waits too, up to a bound.
-			if outage.IsZero() {
-				outage = time.Now()
-				stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_unavailable", Value: map[string]string{"message": err.Error()}})
-			}
-			if time.Since(outage) > storeOutageWait {
-				stream.send(RunError{base: base{Type: aguiRunError}, Code: "store_unavailable", Message: fmt.Sprintf(
-					"the session store has not answered for %s (%v); the run continues once it is back: GET /v1/sessions/%s/runs/%s/stream with Last-Event-ID %s picks it up",
-					storeOutageWait, err, session, runID, strconv.FormatInt(after, 10))})
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(pollEvery * 5): // probing an unreachable store
-			}
-			continue
+		entries, ok := st.load(ctx)
+		if !ok {
+			return
 		}
-		if !outage.IsZero() {
-			outage = time.Time{}
-			stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_available", Value: map[string]string{}})
-		}
-		progressed := false
-		for _, en := range entries {
-			e := en.Event
-			if en.Kind != loop.EntryEvent || e == nil || en.Seq <= after || !ofRun(e, runID) {
-				continue
-			}
-			after, progressed = en.Seq, true
-			switch {
-			case e.Type == loop.EventRunStarted && started:
-				pending = nil // a retry: the abort before it was a dead attempt's
-				continue
-			case e.Type == loop.EventRunStarted:
-				started = true
-			case e.Type == loop.EventRunFinished:
-				if d, ok := e.Data.(loop.RunFinishedData); ok && d.Status == loop.StatusAborted {
-					pending = e
-					continue
-				}
-				s.sendStored(stream, tr, en.Seq, *e)
-				return
-			}
-			s.sendStored(stream, tr, en.Seq, *e)
+		progressed, finished := st.forward(entries)
+		if finished {
+			return
 		}
 		if finalPass {
-			// The job had ended before this read, so everything it stored has been read.
-			switch {
-			case pending != nil:
-				s.sendStored(stream, tr, pending.Seq, *pending)
-			case !started:
-				// Refused before it began (an unknown agent, say): say so, not wait.
-				stream.send(RunError{base: base{Type: aguiRunError}, Message: fmt.Sprintf("run %q did not start: its job ended without a run_started", runID), Code: "not_started"})
-			}
-			return // (a run that finished was returned from above)
+			st.final()
+			return
 		}
 		if !progressed { // only a quiet stream asks whether its job has ended
 			if done, err := s.opts.Dispatch.Done(ctx, session, runID); err == nil && done {
@@ -140,7 +89,7 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 				continue // read once more: what it stored before it ended
 			}
 		}
-		if pending != nil && every > pollEvery*5 {
+		if st.pending != nil && every > pollEvery*5 {
 			every = pollEvery * 5 // the job's end is not announced on the session: ask again soon
 		}
 		select {
@@ -149,6 +98,94 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 		case <-wake:
 		case <-time.After(every):
 		}
+	}
+}
+
+// storedStream is the state of one streamStored: how far it has read, whether the run
+// has started, the abort it holds back, and since when the store has not answered.
+type storedStream struct {
+	s              *Server
+	stream         *sse
+	tr             *Translator
+	session, runID string
+	after          int64
+	started        bool
+	pending        *loop.Event // an abort, until the job says whether a retry follows
+	outage         time.Time   // since when the store has not answered
+}
+
+// load reads the session from the store. While the store is down (a restarting
+// database), the run's job waits for it and is retried (host/cluster), so the stream
+// says so and waits too, up to storeOutageWait; false when the stream ends (the client
+// went away, or the store stayed down too long).
+func (st *storedStream) load(ctx context.Context) ([]loop.Entry, bool) {
+	for {
+		entries, err := st.s.opts.Store.Load(ctx, st.session)
+		if err == nil {
+			if !st.outage.IsZero() {
+				st.outage = time.Time{}
+				st.stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_available", Value: map[string]string{}})
+			}
+			return entries, true
+		}
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		if st.outage.IsZero() {
+			st.outage = time.Now()
+			st.stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_unavailable", Value: map[string]string{"message": err.Error()}})
+		}
+		if time.Since(st.outage) > storeOutageWait {
+			st.stream.send(RunError{base: base{Type: aguiRunError}, Code: "store_unavailable", Message: fmt.Sprintf(
+				"the session store has not answered for %s (%v); the run continues once it is back: GET /v1/sessions/%s/runs/%s/stream with Last-Event-ID %s picks it up",
+				storeOutageWait, err, st.session, st.runID, strconv.FormatInt(st.after, 10))})
+			return nil, false
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(pollEvery * 5): // probing an unreachable store
+		}
+	}
+}
+
+// forward sends the run's events stored after st.after. progressed: there was one;
+// finished: the run ended for good (a run_finished that is not an abort), and was sent.
+func (st *storedStream) forward(entries []loop.Entry) (progressed, finished bool) {
+	for _, en := range entries {
+		e := en.Event
+		if en.Kind != loop.EntryEvent || e == nil || en.Seq <= st.after || !ofRun(e, st.runID) {
+			continue
+		}
+		st.after, progressed = en.Seq, true
+		switch {
+		case e.Type == loop.EventRunStarted && st.started:
+			st.pending = nil // a retry: the abort before it was a dead attempt's
+			continue
+		case e.Type == loop.EventRunStarted:
+			st.started = true
+		case e.Type == loop.EventRunFinished:
+			if d, ok := e.Data.(loop.RunFinishedData); ok && d.Status == loop.StatusAborted {
+				st.pending = e
+				continue
+			}
+			st.s.sendStored(st.stream, st.tr, en.Seq, *e)
+			return progressed, true
+		}
+		st.s.sendStored(st.stream, st.tr, en.Seq, *e)
+	}
+	return progressed, false
+}
+
+// final ends the stream once the job had ended before the last read, so everything it
+// stored has been read (a run that finished was sent by forward): the held-back abort,
+// or, for a run refused before it began (an unknown agent, say), a RUN_ERROR saying so.
+func (st *storedStream) final() {
+	switch {
+	case st.pending != nil:
+		st.s.sendStored(st.stream, st.tr, st.pending.Seq, *st.pending)
+	case !st.started:
+		st.stream.send(RunError{base: base{Type: aguiRunError}, Message: fmt.Sprintf("run %q did not start: its job ended without a run_started", st.runID), Code: "not_started"})
 	}
 }
 

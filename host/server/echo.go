@@ -32,35 +32,8 @@ import (
 // in.Messages must be runInput's output for ai: one message per trailing message of
 // ai.Messages, in order.
 func dropEchoes(ai RunAgentInput, in *loop.RunInput, entries []loop.Entry) error {
-	// call id → the stored result of the newest call with that id: some models number
-	// their calls call_0, call_1… in every answer, so an id names the latest call only.
-	results := map[string]string{}
-	type stored struct {
-		seq      int64
-		text     string
-		answered bool
-	}
-	var users []*stored
-	bySeq := map[int64]*stored{}
-	for _, e := range entries {
-		if e.Kind != loop.EntryMessage || e.Message == nil {
-			continue
-		}
-		switch m := e.Message; m.Role {
-		case loop.RoleTool:
-			results[m.ToolCallID] = m.Text()
-		case loop.RoleUser:
-			u := &stored{seq: e.Seq, text: m.Text()}
-			users, bySeq[e.Seq] = append(users, u), u
-		case loop.RoleAssistant:
-			for _, u := range users {
-				u.answered = true
-			}
-			for _, c := range m.ToolCalls {
-				delete(results, c.ID)
-			}
-		}
-	}
+	st := readStored(entries)
+	results, users, bySeq := st.results, st.users, st.bySeq
 	off := len(ai.Messages) - len(in.Messages)
 	nUser := 0 // the client's user messages before off
 	for _, m := range ai.Messages[:off] {
@@ -100,6 +73,45 @@ func dropEchoes(ai RunAgentInput, in *loop.RunInput, entries []loop.Entry) error
 	}
 	in.Messages = kept
 	return nil
+}
+
+// storedSession is what dropEchoes compares the client's messages with.
+type storedSession struct {
+	// call id → the stored result of the newest call with that id: some models number
+	// their calls call_0, call_1… in every answer, so an id names the latest call only.
+	results map[string]string
+	users   []*storedUser         // the stored user messages, in order
+	bySeq   map[int64]*storedUser // the same, by entry seq
+}
+
+type storedUser struct {
+	seq      int64
+	text     string
+	answered bool // an assistant message follows it
+}
+
+func readStored(entries []loop.Entry) storedSession {
+	st := storedSession{results: map[string]string{}, bySeq: map[int64]*storedUser{}}
+	for _, e := range entries {
+		if e.Kind != loop.EntryMessage || e.Message == nil {
+			continue
+		}
+		switch m := e.Message; m.Role {
+		case loop.RoleTool:
+			st.results[m.ToolCallID] = m.Text()
+		case loop.RoleUser:
+			u := &storedUser{seq: e.Seq, text: m.Text()}
+			st.users, st.bySeq[e.Seq] = append(st.users, u), u
+		case loop.RoleAssistant:
+			for _, u := range st.users {
+				u.answered = true
+			}
+			for _, c := range m.ToolCalls {
+				delete(st.results, c.ID)
+			}
+		}
+	}
+	return st
 }
 
 // entryID reads the id ThreadSnapshot gives a stored user message: THREAD:entry:SEQ.

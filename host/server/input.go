@@ -29,50 +29,15 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 		return loop.RunInput{}, errors.New("runId is required")
 	}
 	out := loop.RunInput{SessionID: validUTF8(in.ThreadID), RunID: validUTF8(in.RunID)}
-	start := len(in.Messages)
-	for start > 0 && (in.Messages[start-1].Role == "user" || in.Messages[start-1].Role == "tool") {
-		start--
+	var err error
+	if out.Messages, err = newMessages(in.Messages); err != nil {
+		return loop.RunInput{}, err
 	}
-	for i, m := range in.Messages[start:] {
-		parts, err := contentParts(m.Content)
-		if err != nil {
-			return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): %w", start+i, m.ID, err)
-		}
-		if m.Role == "tool" { // a client tool's result (L16)
-			if m.ToolCallID == "" {
-				return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): a tool message needs its toolCallId", start+i, m.ID)
-			}
-			out.Messages = append(out.Messages, loop.Message{Role: loop.RoleTool, ToolCallID: validUTF8(m.ToolCallID), Content: parts})
-			continue
-		}
-		if len(parts) == 0 {
-			return loop.RunInput{}, fmt.Errorf("messages[%d] (id %q): user message has no content", start+i, m.ID)
-		}
-		out.Messages = append(out.Messages, loop.Message{Role: loop.RoleUser, Content: parts})
+	if out.ClientTools, err = clientTools(in.Tools); err != nil {
+		return loop.RunInput{}, err
 	}
-	for i, t := range in.Tools {
-		if t.Name == "" {
-			return loop.RunInput{}, fmt.Errorf("tools[%d]: a tool needs a name", i)
-		}
-		schema := t.Parameters
-		if len(schema) > 0 && !json.Valid(schema) {
-			return loop.RunInput{}, fmt.Errorf("tools[%d] (%s): parameters are not JSON", i, t.Name)
-		}
-		out.ClientTools = append(out.ClientTools, loop.ToolSpec{Name: validUTF8(t.Name), Description: validUTF8(t.Description), InputSchema: schema})
-	}
-	for i, r := range in.Resume {
-		if r.InterruptID == "" {
-			return loop.RunInput{}, fmt.Errorf("resume[%d]: interruptId is required", i)
-		}
-		a, err := approval(r)
-		if err != nil {
-			return loop.RunInput{}, fmt.Errorf("resume[%d] (interrupt %q): %w", i, r.InterruptID, err)
-		}
-		if out.Approvals == nil {
-			out.Approvals = map[string]loop.Approval{}
-		}
-		a.Reason = validUTF8(a.Reason)
-		out.Approvals[validUTF8(r.InterruptID)] = a
+	if out.Approvals, err = approvals(in.Resume); err != nil {
+		return loop.RunInput{}, err
 	}
 	if st := bytes.TrimSpace(in.State); len(st) > 0 && !bytes.Equal(st, []byte("null")) {
 		out.State = st
@@ -85,6 +50,70 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 	}
 	if err := applyControls(&out, in.ForwardedProps); err != nil {
 		return loop.RunInput{}, fmt.Errorf("forwardedProps: %w", err)
+	}
+	return out, nil
+}
+
+// newMessages are the trailing user and tool messages: the run's new input.
+func newMessages(msgs []InputMessage) ([]loop.Message, error) {
+	var out []loop.Message
+	start := len(msgs)
+	for start > 0 && (msgs[start-1].Role == "user" || msgs[start-1].Role == "tool") {
+		start--
+	}
+	for i, m := range msgs[start:] {
+		parts, err := contentParts(m.Content)
+		if err != nil {
+			return nil, fmt.Errorf("messages[%d] (id %q): %w", start+i, m.ID, err)
+		}
+		if m.Role == "tool" { // a client tool's result (L16)
+			if m.ToolCallID == "" {
+				return nil, fmt.Errorf("messages[%d] (id %q): a tool message needs its toolCallId", start+i, m.ID)
+			}
+			out = append(out, loop.Message{Role: loop.RoleTool, ToolCallID: validUTF8(m.ToolCallID), Content: parts})
+			continue
+		}
+		if len(parts) == 0 {
+			return nil, fmt.Errorf("messages[%d] (id %q): user message has no content", start+i, m.ID)
+		}
+		out = append(out, loop.Message{Role: loop.RoleUser, Content: parts})
+	}
+	return out, nil
+}
+
+// clientTools are the tools the client runs itself (L16).
+func clientTools(tools []ClientTool) ([]loop.ToolSpec, error) {
+	var out []loop.ToolSpec
+	for i, t := range tools {
+		if t.Name == "" {
+			return nil, fmt.Errorf("tools[%d]: a tool needs a name", i)
+		}
+		schema := t.Parameters
+		if len(schema) > 0 && !json.Valid(schema) {
+			return nil, fmt.Errorf("tools[%d] (%s): parameters are not JSON", i, t.Name)
+		}
+		out = append(out, loop.ToolSpec{Name: validUTF8(t.Name), Description: validUTF8(t.Description), InputSchema: schema})
+	}
+	return out, nil
+}
+
+// approvals are the answers to an interrupted run's interrupts, by interrupt id; nil
+// when there are none.
+func approvals(resume []ResumeEntry) (map[string]loop.Approval, error) {
+	var out map[string]loop.Approval
+	for i, r := range resume {
+		if r.InterruptID == "" {
+			return nil, fmt.Errorf("resume[%d]: interruptId is required", i)
+		}
+		a, err := approval(r)
+		if err != nil {
+			return nil, fmt.Errorf("resume[%d] (interrupt %q): %w", i, r.InterruptID, err)
+		}
+		if out == nil {
+			out = map[string]loop.Approval{}
+		}
+		a.Reason = validUTF8(a.Reason)
+		out[validUTF8(r.InterruptID)] = a
 	}
 	return out, nil
 }

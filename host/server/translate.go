@@ -101,33 +101,7 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 			out = append(out, MessagesSnapshot{base: b(aguiMessagesSnapshot), Messages: t.Snapshot})
 		}
 	case loop.ModelDeltaData:
-		switch d.Kind {
-		case loop.DeltaText:
-			if d.Text == "" {
-				break
-			}
-			out = t.closeReasoning(out, b)
-			if !t.textOpen {
-				out = append(out, MessageStart{base: b(aguiTextMessageStart), MessageID: t.msgID(), Role: "assistant"})
-				t.textOpen, t.textSent = true, true
-			}
-			out = append(out, MessageContent{base: b(aguiTextMessageContent), MessageID: t.msgID(), Delta: d.Text})
-		case loop.DeltaReasoning:
-			if d.Text == "" || t.textOpen {
-				break // reasoning after the text has started is kept in the message only
-			}
-			if !t.reasoningOpen {
-				id := t.reasoningID()
-				out = append(out, MessageRef{base: b(aguiReasoningStart), MessageID: id},
-					MessageStart{base: b(aguiReasoningMessageStart), MessageID: id, Role: "reasoning"})
-				t.reasoningOpen, t.reasoningSent = true, true
-			}
-			out = append(out, MessageContent{base: b(aguiReasoningMessageContent), MessageID: t.reasoningID(), Delta: d.Text})
-		case loop.DeltaToolCall:
-			out = t.toolCallDelta(t.closeText(t.closeReasoning(out, b), b), b, d)
-		case loop.DeltaFinish:
-			out = t.endStreamedCalls(t.closeText(t.closeReasoning(out, b), b), b)
-		}
+		out = t.modelDelta(out, b, d)
 	case loop.StateData:
 		out = append(out, StateSnapshot{base: b(aguiStateSnapshot), Snapshot: d.State})
 	case loop.HandoffData:
@@ -147,16 +121,7 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 	case loop.StepCompleteData:
 		out = t.finishStep(out, b, stepName(d.ID))
 	case loop.ToolResultData:
-		if t.Supplied[d.ID] {
-			break
-		}
-		ev := ToolCallResult{base: b(aguiToolCallResult), MessageID: t.runID + ":result:" + d.ID,
-			ToolCallID: d.ID, Content: d.Content, Role: "tool"}
-		ev.Metadata = map[string]any{"durationMs": d.DurationMS, "toolName": d.Name}
-		if d.IsError {
-			ev.Metadata["isError"] = true
-		}
-		out = append(out, ev)
+		out = t.toolResult(out, b, d)
 	case loop.ToolCallData:
 		if e.Type == loop.EventApproval {
 			t.interrupts = append(t.interrupts, Interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
@@ -180,6 +145,52 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 		out = append(out, t.custom(b, e))
 	}
 	return out
+}
+
+// modelDelta translates one streamed fragment of the model's answer.
+func (t *Translator) modelDelta(out []AGUIEvent, b func(string) base, d loop.ModelDeltaData) []AGUIEvent {
+	switch d.Kind {
+	case loop.DeltaText:
+		if d.Text == "" {
+			break
+		}
+		out = t.closeReasoning(out, b)
+		if !t.textOpen {
+			out = append(out, MessageStart{base: b(aguiTextMessageStart), MessageID: t.msgID(), Role: "assistant"})
+			t.textOpen, t.textSent = true, true
+		}
+		out = append(out, MessageContent{base: b(aguiTextMessageContent), MessageID: t.msgID(), Delta: d.Text})
+	case loop.DeltaReasoning:
+		if d.Text == "" || t.textOpen {
+			break // reasoning after the text has started is kept in the message only
+		}
+		if !t.reasoningOpen {
+			id := t.reasoningID()
+			out = append(out, MessageRef{base: b(aguiReasoningStart), MessageID: id},
+				MessageStart{base: b(aguiReasoningMessageStart), MessageID: id, Role: "reasoning"})
+			t.reasoningOpen, t.reasoningSent = true, true
+		}
+		out = append(out, MessageContent{base: b(aguiReasoningMessageContent), MessageID: t.reasoningID(), Delta: d.Text})
+	case loop.DeltaToolCall:
+		out = t.toolCallDelta(t.closeText(t.closeReasoning(out, b), b), b, d)
+	case loop.DeltaFinish:
+		out = t.endStreamedCalls(t.closeText(t.closeReasoning(out, b), b), b)
+	}
+	return out
+}
+
+// toolResult is TOOL_CALL_RESULT, except for a result the client supplied itself.
+func (t *Translator) toolResult(out []AGUIEvent, b func(string) base, d loop.ToolResultData) []AGUIEvent {
+	if t.Supplied[d.ID] {
+		return out
+	}
+	ev := ToolCallResult{base: b(aguiToolCallResult), MessageID: t.runID + ":result:" + d.ID,
+		ToolCallID: d.ID, Content: d.Content, Role: "tool"}
+	ev.Metadata = map[string]any{"durationMs": d.DurationMS, "toolName": d.Name}
+	if d.IsError {
+		ev.Metadata["isError"] = true
+	}
+	return append(out, ev)
 }
 
 func stepName(callID string) string { return "tool:" + callID }
