@@ -224,6 +224,36 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest,
 		}
 		perms["memory"] = f.memory
 	}
+	if err := accessPermissions(f, perms); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(wasm)
+	if err != nil {
+		return nil, err
+	}
+	p := map[string]any{"name": name, "wasm": abs, "permissions": perms}
+	if f.abi != "" {
+		p["abi"] = f.abi
+	}
+	if declare || f.abi == "extism" || f.abi == "wasi" {
+		p["tools"] = []map[string]string{{"name": tool}}
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(map[string]any{
+		"store": map[string]string{"kind": "memory"}, "plugins": []any{p}}); err != nil {
+		return nil, err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return host.ParseManifest(filepath.Join(cwd, "(plugins call)"), buf.Bytes())
+}
+
+// accessPermissions adds to perms what the flags grant beyond time and memory: hosts,
+// environment variables, a key-value store, paths (ro:HOST[:GUEST] read-only) and
+// configuration values (KEY=VALUE).
+func accessPermissions(f callFlags, perms map[string]any) error {
 	if len(f.allowHosts) > 0 {
 		perms["allowed_hosts"] = f.allowHosts
 	}
@@ -252,31 +282,11 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest,
 		for _, kv := range f.config {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
-				return nil, fmt.Errorf("--set %q: want KEY=VALUE", kv)
+				return fmt.Errorf("--set %q: want KEY=VALUE", kv)
 			}
 			cfg[k] = v
 		}
 		perms["config"] = cfg
 	}
-	abs, err := filepath.Abs(wasm)
-	if err != nil {
-		return nil, err
-	}
-	p := map[string]any{"name": name, "wasm": abs, "permissions": perms}
-	if f.abi != "" {
-		p["abi"] = f.abi
-	}
-	if declare || f.abi == "extism" || f.abi == "wasi" {
-		p["tools"] = []map[string]string{{"name": tool}}
-	}
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(map[string]any{
-		"store": map[string]string{"kind": "memory"}, "plugins": []any{p}}); err != nil {
-		return nil, err
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	return host.ParseManifest(filepath.Join(cwd, "(plugins call)"), buf.Bytes())
+	return nil
 }

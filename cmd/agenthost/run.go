@@ -21,19 +21,22 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// runFlags are the flags of agenthost run.
+type runFlags struct {
+	provider, session, approve string
+	logLevel                   string
+	watch, jsonOut, newSession bool
+	outputSchema, toolChoice   string
+	system                     string
+	allowedTools, meta         []string
+	maxIterations              int
+	agentName, user            string
+	mcpPrompt                  string
+	promptArgs                 []string
+}
+
 func newRunCmd() *cobra.Command {
-	var (
-		provider, session, approve string
-		logLevel                   string
-		watch, jsonOut, newSession bool
-		outputSchema, toolChoice   string
-		system                     string
-		allowedTools, meta         []string
-		maxIterations              int
-		agentName, user            string
-		mcpPrompt                  string
-		promptArgs                 []string
-	)
+	var o runFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT... | -",
 		Short: "Run the agent on a prompt (or continue a session with --session)",
@@ -57,99 +60,132 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
   agenthost run --prompt docs/summarise --prompt-arg topic=billing
   agenthost --locked run "hello"                  # oci:// plugins only as agent.lock pins them`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			prompt := strings.Join(args, " ")
-			if prompt == "-" || (prompt == "" && session == "" && !isTerminal(cmd.InOrStdin())) {
-				b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 16<<20))
-				if err != nil {
-					return failed(fmt.Errorf("read the prompt from stdin: %w", err))
-				}
-				prompt = strings.TrimSpace(string(b))
-			}
-			base, err := runControls(cmd, outputSchema, toolChoice, system, allowedTools, meta, maxIterations)
-			base.User = user
-			if err != nil {
-				return usage(err)
-			}
-			if prompt == "" && session == "" && mcpPrompt == "" {
-				return usage(errors.New("run needs a PROMPT (or --session ID to continue one, or --prompt NAME)"))
-			}
-			if watch && prompt == "" {
-				return usage(errors.New("--watch needs a PROMPT to run again"))
-			}
-			approver, err := newApprover(approve, cmd.InOrStdin(), cmd.ErrOrStderr())
-			if err != nil {
-				return usage(err)
-			}
-			minLevel, err := parseLogLevel(logLevel)
-			if err != nil {
-				return usage(err)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider, Approver: approver,
-				Stderr: providerLog(cmd)})
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			warn(cmd, h)
-			if agentName != "" {
-				if _, ok := h.Manifest.AgentConfig(agentName); !ok {
-					return usage(fmt.Errorf("--agent %q: no such agent (agents: %s)", agentName, strings.Join(h.Manifest.AgentNames(), ", ")))
-				}
-				base.Agent = agentName
-			}
-			if err := useMCPPrompt(ctx, h, mcpPrompt, promptArgs, &base); err != nil {
-				return err
-			}
-			if session != "" && !newSession {
-				if es, err := h.Store.Load(ctx, session); err != nil {
-					return failed(err)
-				} else if len(es) == 0 {
-					return usage(fmt.Errorf("no session %q in %s (--new starts one with that id)", session, h.Manifest.Store.Where()))
-				}
-			}
-			for {
-				base.SessionID = session
-				ask, _ := approver.(*askApprover)
-				code := runOnce(ctx, cmd, h, prompt, base, jsonOut, minLevel, ask)
-				if !watch || ctx.Err() != nil {
-					return code
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "watching the plugins; the prompt runs again when one is rebuilt (Ctrl-C stops)")
-				names, err := h.NextReload(ctx, watchInterval)
-				for err != nil && ctx.Err() == nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: watch: kept the running plugins:", err)
-					names, err = h.NextReload(ctx, watchInterval)
-				}
-				if ctx.Err() != nil {
-					return nil
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "reloaded %s\n", strings.Join(names, ", "))
-				session = "" // each run of the prompt is a session of its own
-			}
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
-	f.StringVar(&agentName, "agent", "", "start the run with this agent ([agents.NAME]; default the [agent] table's)")
-	f.StringVar(&session, "session", "", "continue this session")
-	f.StringVar(&mcpPrompt, "prompt", "", "start from an MCP server's prompt (SERVER/NAME, or NAME when one server has prompts); the words given follow it")
-	f.StringArrayVar(&promptArgs, "prompt-arg", nil, "KEY=VALUE argument of --prompt (repeatable)")
-	f.StringVar(&user, "user", os.Getenv("AGENTHOST_USER"), "who the run is for: memories and preferences are per user (default $AGENTHOST_USER; none: anonymous)")
-	f.BoolVar(&jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
-	f.StringVar(&approve, "approve", "ask", "tool calls needing approval: ask, all or none")
-	f.BoolVar(&newSession, "new", false, "with --session: start a session with that id")
-	f.StringVar(&outputSchema, "output-schema", "", "a JSON Schema file: the final answer must be JSON matching it")
-	f.StringSliceVar(&allowedTools, "tools", nil, "offer only these tools (comma-separated)")
-	f.StringVar(&toolChoice, "tool-choice", "", "first model call: auto, none, required or a tool's name")
-	f.IntVar(&maxIterations, "max-iterations", 0, "model calls before the run is summarised (default: the manifest's)")
-	f.StringVar(&system, "system", "", "use this system prompt for the run instead of the manifest's")
-	f.StringArrayVar(&meta, "meta", nil, "KEY=VALUE metadata passed to the provider (repeatable)")
-	f.BoolVar(&watch, "watch", false, "after the run, wait for a plugin's .wasm to change, reload it and run the prompt again")
-	f.StringVar(&logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
+	f.StringVar(&o.provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
+	f.StringVar(&o.agentName, "agent", "", "start the run with this agent ([agents.NAME]; default the [agent] table's)")
+	f.StringVar(&o.session, "session", "", "continue this session")
+	f.StringVar(&o.mcpPrompt, "prompt", "", "start from an MCP server's prompt (SERVER/NAME, or NAME when one server has prompts); the words given follow it")
+	f.StringArrayVar(&o.promptArgs, "prompt-arg", nil, "KEY=VALUE argument of --prompt (repeatable)")
+	f.StringVar(&o.user, "user", os.Getenv("AGENTHOST_USER"), "who the run is for: memories and preferences are per user (default $AGENTHOST_USER; none: anonymous)")
+	f.BoolVar(&o.jsonOut, "json", false, "print events as JSON Lines instead of a transcript")
+	f.StringVar(&o.approve, "approve", "ask", "tool calls needing approval: ask, all or none")
+	f.BoolVar(&o.newSession, "new", false, "with --session: start a session with that id")
+	f.StringVar(&o.outputSchema, "output-schema", "", "a JSON Schema file: the final answer must be JSON matching it")
+	f.StringSliceVar(&o.allowedTools, "tools", nil, "offer only these tools (comma-separated)")
+	f.StringVar(&o.toolChoice, "tool-choice", "", "first model call: auto, none, required or a tool's name")
+	f.IntVar(&o.maxIterations, "max-iterations", 0, "model calls before the run is summarised (default: the manifest's)")
+	f.StringVar(&o.system, "system", "", "use this system prompt for the run instead of the manifest's")
+	f.StringArrayVar(&o.meta, "meta", nil, "KEY=VALUE metadata passed to the provider (repeatable)")
+	f.BoolVar(&o.watch, "watch", false, "after the run, wait for a plugin's .wasm to change, reload it and run the prompt again")
+	f.StringVar(&o.logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
 	return cmd
+}
+
+// run is agenthost run: check the flags, open the host, run the prompt (again and
+// again with --watch).
+func (o *runFlags) run(cmd *cobra.Command, args []string) error {
+	prompt, err := o.prompt(cmd, args)
+	if err != nil {
+		return err
+	}
+	base, err := runControls(cmd, o.outputSchema, o.toolChoice, o.system, o.allowedTools, o.meta, o.maxIterations)
+	base.User = o.user
+	if err != nil {
+		return usage(err)
+	}
+	if prompt == "" && o.session == "" && o.mcpPrompt == "" {
+		return usage(errors.New("run needs a PROMPT (or --session ID to continue one, or --prompt NAME)"))
+	}
+	if o.watch && prompt == "" {
+		return usage(errors.New("--watch needs a PROMPT to run again"))
+	}
+	approver, err := newApprover(o.approve, cmd.InOrStdin(), cmd.ErrOrStderr())
+	if err != nil {
+		return usage(err)
+	}
+	minLevel, err := parseLogLevel(o.logLevel)
+	if err != nil {
+		return usage(err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: o.provider, Approver: approver,
+		Stderr: providerLog(cmd)})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	warn(cmd, h)
+	if err := o.prepare(ctx, h, &base); err != nil {
+		return err
+	}
+	session := o.session
+	for {
+		base.SessionID = session
+		ask, _ := approver.(*askApprover)
+		code := runOnce(ctx, cmd, h, prompt, base, o.jsonOut, minLevel, ask)
+		if !o.watch || ctx.Err() != nil {
+			return code
+		}
+		if !nextReload(ctx, cmd, h) {
+			return nil
+		}
+		session = "" // each run of the prompt is a session of its own
+	}
+}
+
+// prompt is the words given, or stdin with "-" (or when stdin is not a terminal, no
+// words are given and no session is continued).
+func (o *runFlags) prompt(cmd *cobra.Command, args []string) (string, error) {
+	prompt := strings.Join(args, " ")
+	if prompt == "-" || (prompt == "" && o.session == "" && !isTerminal(cmd.InOrStdin())) {
+		b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 16<<20))
+		if err != nil {
+			return "", failed(fmt.Errorf("read the prompt from stdin: %w", err))
+		}
+		prompt = strings.TrimSpace(string(b))
+	}
+	return prompt, nil
+}
+
+// prepare completes the run's input from the open host: --agent (which must exist),
+// --prompt's messages; and checks that the --session continued is stored (unless --new).
+func (o *runFlags) prepare(ctx context.Context, h *host.Host, base *loop.RunInput) error {
+	if o.agentName != "" {
+		if _, ok := h.Manifest.AgentConfig(o.agentName); !ok {
+			return usage(fmt.Errorf("--agent %q: no such agent (agents: %s)", o.agentName, strings.Join(h.Manifest.AgentNames(), ", ")))
+		}
+		base.Agent = o.agentName
+	}
+	if err := useMCPPrompt(ctx, h, o.mcpPrompt, o.promptArgs, base); err != nil {
+		return err
+	}
+	if o.session != "" && !o.newSession {
+		if es, err := h.Store.Load(ctx, o.session); err != nil {
+			return failed(err)
+		} else if len(es) == 0 {
+			return usage(fmt.Errorf("no session %q in %s (--new starts one with that id)", o.session, h.Manifest.Store.Where()))
+		}
+	}
+	return nil
+}
+
+// nextReload waits (--watch) until a plugin is rebuilt and reloaded; a reload that
+// fails keeps the running plugins and waits again. False when ctx ends first.
+func nextReload(ctx context.Context, cmd *cobra.Command, h *host.Host) bool {
+	fmt.Fprintln(cmd.ErrOrStderr(), "watching the plugins; the prompt runs again when one is rebuilt (Ctrl-C stops)")
+	names, err := h.NextReload(ctx, watchInterval)
+	for err != nil && ctx.Err() == nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: watch: kept the running plugins:", err)
+		names, err = h.NextReload(ctx, watchInterval)
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "reloaded %s\n", strings.Join(names, ", "))
+	return true
 }
 
 // compileNote prints one line on stderr before a plugin's first compile into the cache:

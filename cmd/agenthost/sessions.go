@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,47 +22,7 @@ func newSessionsCmd() *cobra.Command {
   agenthost sessions show ses_0123abcd --json | jq -c 'select(.type == "tool_result")'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
-				entries, err := h.Store.Load(cmd.Context(), args[0])
-				if err != nil {
-					return failed(err)
-				}
-				if len(entries) == 0 {
-					return failed(fmt.Errorf("no session %q in %s", args[0], h.Manifest.Store.Where()))
-				}
-				if jsonOut {
-					emit := jsonLines(cmd.OutOrStdout())
-					for _, e := range entries {
-						if e.Kind == loop.EntryEvent {
-							emit(*e.Event)
-						}
-					}
-					return nil
-				}
-				out := cmd.OutOrStdout()
-				for _, e := range entries {
-					switch {
-					case e.Kind == loop.EntryMessage:
-						printMessage(out, *e.Message)
-					case e.Kind == loop.EntryCompaction:
-						fmt.Fprintf(out, "[compaction: %d messages replaced]\n", e.Compaction.Replace)
-					case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventRunFinished:
-						d := e.Event.Data.(loop.RunFinishedData)
-						fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
-						if m := d.Metrics; m != (loop.RunMetrics{}) {
-							fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
-								m.ModelCalls, m.ToolCalls, m.ToolErrors, m.Steps, m.Replans, m.Handoffs, m.DurationMS)
-						}
-						fmt.Fprintln(out)
-					case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventHandoff:
-						d := e.Event.Data.(loop.HandoffData)
-						fmt.Fprintf(out, "-- handoff %s → %s", d.From, d.To)
-						if d.Reason != "" {
-							fmt.Fprintf(out, ": %s", d.Reason)
-						}
-						fmt.Fprintln(out)
-					}
-				}
-				return nil
+				return showSession(cmd, h, args[0], jsonOut)
 			})
 		},
 	}
@@ -73,33 +34,7 @@ func newSessionsCmd() *cobra.Command {
   agenthost sessions list --json | jq -r '.[] | select(.last_status == "failed") | .id'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
-				ss, err := h.Sessions(cmd.Context())
-				if err != nil {
-					return failed(err)
-				}
-				if listJSON {
-					out := []sessionRow{}
-					for _, s := range ss {
-						sum, err := summarize(cmd.Context(), h.Store, s.ID)
-						if err != nil {
-							return failed(err)
-						}
-						out = append(out, sessionRow{ID: s.ID, Title: sum.title, LastStatus: sum.status, CostUSD: sum.cost,
-							Runs: s.Runs, Entries: s.Entries, Updated: s.Updated.UTC()})
-					}
-					return printJSON(cmd, out)
-				}
-				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "SESSION\tTITLE\tLAST STATUS\tCOST\tRUNS\tUPDATED")
-				for _, s := range ss {
-					sum, err := summarize(cmd.Context(), h.Store, s.ID)
-					if err != nil {
-						return failed(err)
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t$%.4f\t%d\t%s\n", s.ID, dash(sum.title), dash(sum.status), sum.cost, s.Runs,
-						s.Updated.Local().Format("2006-01-02 15:04:05"))
-				}
-				return w.Flush()
+				return listSessions(cmd, h, listJSON)
 			})
 		},
 	}
@@ -109,22 +44,109 @@ func newSessionsCmd() *cobra.Command {
 		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withPlugins(cmd, func(h *host.Host) error {
-				for _, id := range args {
-					if es, err := h.Store.Load(cmd.Context(), id); err != nil {
-						return failed(err)
-					} else if len(es) == 0 {
-						return usage(fmt.Errorf("no session %q", id))
-					}
-					if err := h.DeleteSession(cmd.Context(), id, "cli"); err != nil {
-						return failed(err)
-					}
-					fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", id)
-				}
-				return nil
+				return removeSessions(cmd, h, args)
 			})
 		},
 	})
 	return cmd
+}
+
+// showSession is `sessions show`: the conversation, or the stored events with --json.
+func showSession(cmd *cobra.Command, h *host.Host, id string, jsonOut bool) error {
+	entries, err := h.Store.Load(cmd.Context(), id)
+	if err != nil {
+		return failed(err)
+	}
+	if len(entries) == 0 {
+		return failed(fmt.Errorf("no session %q in %s", id, h.Manifest.Store.Where()))
+	}
+	if jsonOut {
+		emit := jsonLines(cmd.OutOrStdout())
+		for _, e := range entries {
+			if e.Kind == loop.EntryEvent {
+				emit(*e.Event)
+			}
+		}
+		return nil
+	}
+	out := cmd.OutOrStdout()
+	for _, e := range entries {
+		printEntry(out, e)
+	}
+	return nil
+}
+
+// printEntry prints one stored entry of a session's conversation: a message, a
+// compaction, a run's end or a hand-off (other events are not shown).
+func printEntry(out io.Writer, e loop.Entry) {
+	switch {
+	case e.Kind == loop.EntryMessage:
+		printMessage(out, *e.Message)
+	case e.Kind == loop.EntryCompaction:
+		fmt.Fprintf(out, "[compaction: %d messages replaced]\n", e.Compaction.Replace)
+	case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventRunFinished:
+		d := e.Event.Data.(loop.RunFinishedData)
+		fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
+		if m := d.Metrics; m != (loop.RunMetrics{}) {
+			fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
+				m.ModelCalls, m.ToolCalls, m.ToolErrors, m.Steps, m.Replans, m.Handoffs, m.DurationMS)
+		}
+		fmt.Fprintln(out)
+	case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventHandoff:
+		d := e.Event.Data.(loop.HandoffData)
+		fmt.Fprintf(out, "-- handoff %s → %s", d.From, d.To)
+		if d.Reason != "" {
+			fmt.Fprintf(out, ": %s", d.Reason)
+		}
+		fmt.Fprintln(out)
+	}
+}
+
+// listSessions is `sessions list`: a table, most recent first, or JSON with --json.
+func listSessions(cmd *cobra.Command, h *host.Host, jsonOut bool) error {
+	ss, err := h.Sessions(cmd.Context())
+	if err != nil {
+		return failed(err)
+	}
+	if jsonOut {
+		out := []sessionRow{}
+		for _, s := range ss {
+			sum, err := summarize(cmd.Context(), h.Store, s.ID)
+			if err != nil {
+				return failed(err)
+			}
+			out = append(out, sessionRow{ID: s.ID, Title: sum.title, LastStatus: sum.status, CostUSD: sum.cost,
+				Runs: s.Runs, Entries: s.Entries, Updated: s.Updated.UTC()})
+		}
+		return printJSON(cmd, out)
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SESSION\tTITLE\tLAST STATUS\tCOST\tRUNS\tUPDATED")
+	for _, s := range ss {
+		sum, err := summarize(cmd.Context(), h.Store, s.ID)
+		if err != nil {
+			return failed(err)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t$%.4f\t%d\t%s\n", s.ID, dash(sum.title), dash(sum.status), sum.cost, s.Runs,
+			s.Updated.Local().Format("2006-01-02 15:04:05"))
+	}
+	return w.Flush()
+}
+
+// removeSessions is `sessions rm`: each session must be stored.
+func removeSessions(cmd *cobra.Command, h *host.Host, ids []string) error {
+	for _, id := range ids {
+		if es, err := h.Store.Load(cmd.Context(), id); err != nil {
+			return failed(err)
+		} else if len(es) == 0 {
+			return usage(fmt.Errorf("no session %q", id))
+		}
+		if err := h.DeleteSession(cmd.Context(), id, "cli"); err != nil {
+			return failed(err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", id)
+	}
+	return nil
 }
 
 // sessionRow is one session of `sessions list --json`. A session with no run has
