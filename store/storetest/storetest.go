@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -123,93 +121,6 @@ func runs(t *testing.T, s loop.SessionStore) {
 	}
 }
 
-func kv(t *testing.T, s loop.SessionStore) {
-	ctx := context.Background()
-	if _, ok, err := s.KVGet(ctx, "p", "k"); ok || err != nil {
-		t.Fatalf("missing key: %v %v", ok, err)
-	}
-	for _, v := range [][]byte{[]byte("one"), {0, 0xff, 'x'}, {}} {
-		if err := s.KVSet(ctx, "p", "k", v); err != nil {
-			t.Fatal(err)
-		}
-		got, ok, err := s.KVGet(ctx, "p", "k")
-		if !ok || err != nil || !reflect.DeepEqual(append([]byte{}, got...), v) {
-			t.Fatalf("get after set %q: %q %v %v", v, got, ok, err)
-		}
-	}
-	if _, ok, _ := s.KVGet(ctx, "other", "k"); ok {
-		t.Fatal("a key is shared between plugins")
-	}
-	kvKeys(t, s)
-}
-
-// kvKeys: a lister lists one plugin's keys under a prefix, sorted, bounded; a prefix
-// with LIKE's wildcards means itself.
-func kvKeys(t *testing.T, s loop.SessionStore) {
-	l, ok := s.(loop.KVLister)
-	if !ok {
-		t.Fatalf("%T lists no keys (loop.KVLister)", s)
-	}
-	ctx := context.Background()
-	for _, k := range []string{"wf/b", "wf/a", "wf/c", "wf%/x", "wg/a", "w_/y"} {
-		if err := s.KVSet(ctx, "lister", k, []byte("v")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = s.KVSet(ctx, "other-plugin", "wf/z", []byte("v"))
-	for _, c := range []struct {
-		prefix string
-		limit  int
-		want   string
-	}{{"wf/", -1, "wf/a,wf/b,wf/c"}, {"wf/", 2, "wf/a,wf/b"}, {"wf%", -1, "wf%/x"}, {"w_", -1, "w_/y"}, {"", -1, "w_/y,wf%/x,wf/a,wf/b,wf/c,wg/a"}, {"nope", -1, ""}} {
-		got, err := l.KVKeys(ctx, "lister", c.prefix, c.limit)
-		if err != nil || strings.Join(got, ",") != c.want {
-			t.Fatalf("KVKeys(%q, %d) = %v %v, want %s", c.prefix, c.limit, got, err, c.want)
-		}
-	}
-}
-
-func lease(session, run string, pid int) loop.Lease {
-	return loop.Lease{SessionID: session, RunID: run, PID: pid, Host: "test-host", Instance: "i", Heartbeat: t0}
-}
-
-func leases(t *testing.T, s loop.SessionStore) {
-	ls, ok := s.(loop.Leaser)
-	if !ok {
-		t.Fatalf("%T has no leases (loop.Leaser)", s)
-	}
-	ctx := context.Background()
-	alive := func(loop.Lease) bool { return true }
-	dead := func(loop.Lease) bool { return false }
-	a, b := lease("s", "ra", 1), lease("s", "rb", 2)
-	if _, err := ls.AcquireLease(ctx, a, alive); err != nil {
-		t.Fatal(err)
-	}
-	held, err := ls.AcquireLease(ctx, b, alive)
-	if !errors.Is(err, loop.ErrSessionBusy) || !held.Same(a) {
-		t.Fatalf("second owner: %+v %v", held, err)
-	}
-	if err := ls.RenewLease(ctx, b); !errors.Is(err, loop.ErrLeaseLost) {
-		t.Fatalf("renew by a non-owner: %v", err)
-	}
-	a.Heartbeat = t0.Add(time.Second)
-	if err := ls.RenewLease(ctx, a); err != nil {
-		t.Fatalf("renew by the owner: %v", err)
-	}
-	if held, err := ls.AcquireLease(ctx, b, dead); err != nil || !held.Same(a) || !held.Heartbeat.Equal(a.Heartbeat) {
-		t.Fatalf("take-over of a dead owner: %+v %v", held, err)
-	}
-	if err := ls.ReleaseLease(ctx, a); !errors.Is(err, loop.ErrLeaseLost) {
-		t.Fatalf("release by the old owner: %v", err)
-	}
-	if err := ls.ReleaseLease(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ls.AcquireLease(ctx, a, alive); err != nil {
-		t.Fatalf("acquire after release: %v", err)
-	}
-}
-
 func sessions(t *testing.T, s loop.SessionStore) {
 	if _, ok := s.(loop.SessionLister); !ok {
 		t.Fatalf("%T cannot list (loop.SessionLister)", s)
@@ -278,61 +189,6 @@ func deleteSession(t *testing.T, s loop.SessionStore) {
 	}
 	if err := s.Append(ctx, "s", entries("s", "r", 1, 1)...); err != nil {
 		t.Fatalf("a deleted session starts again at seq 1: %v", err)
-	}
-}
-
-// Two writers append the same next seq to one session at once: exactly one wins.
-func raceOneSession(t *testing.T, s loop.SessionStore) {
-	ctx := context.Background()
-	for round := range 10 {
-		session := fmt.Sprintf("race%d", round)
-		var wg sync.WaitGroup
-		errs := make([]error, 4)
-		for w := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[w] = s.Append(ctx, session, entries(session, fmt.Sprint(w), 1, 2)...)
-			}()
-		}
-		wg.Wait()
-		wins := 0
-		for _, err := range errs {
-			if err == nil {
-				wins++
-			}
-		}
-		if es, _ := s.Load(ctx, session); wins != 1 || len(es) != 2 {
-			t.Fatalf("round %d: %d winners, %d entries (errors %v)", round, wins, len(es), errs)
-		}
-	}
-}
-
-func manySessions(t *testing.T, s loop.SessionStore) {
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8*20)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			session := fmt.Sprintf("many%d", w)
-			for i := range 20 {
-				if err := s.Append(ctx, session, entries(session, "r", int64(i+1), 1)...); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	for w := range 8 {
-		if es, _ := s.Load(ctx, fmt.Sprintf("many%d", w)); len(es) != 20 {
-			t.Fatalf("session %d has %d entries", w, len(es))
-		}
 	}
 }
 
