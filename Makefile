@@ -43,10 +43,15 @@ test: deps build plugins lint
 # the packages the binaries and tests reach; the plugin SDK (plugins/sdk) is a library
 # for Wasm guests, built for wasip1, so its API is unreachable from here by design. A
 # deliberate use of a deprecated API carries a //lint:ignore saying why.
+# Then the size limits (scripts/sizes.sh): no function over cyclomatic 20, no file over
+# 450 lines. Test files (*_test.go) are exempt: a test reads best as one scenario or one
+# table of cases, and splitting it for a count hides what it proves. Generated files
+# (*.pb.go) are exempt too. `bash scripts/sizes.sh DIR...` checks some directories only.
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	$(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(access|audit|bench|cmd|host|loop|memory|providers|sandbox|store|telemetry)' $(PKGS) | { ! grep . ; }
+	@bash scripts/sizes.sh
 
 test-short:
 	$(GO) test -count=1 $(PKGS)
