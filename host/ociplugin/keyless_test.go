@@ -236,3 +236,23 @@ func TestAttachBundleRefusesABundleOfAnotherArtifact(t *testing.T) {
 		t.Fatalf("a refused bundle was attached: %v", err)
 	}
 }
+
+// What a hostile registry holds as bundles — not JSON, not a bundle, more than 1 MiB — is
+// each refused with its reason, and the artifact with them.
+func TestKeylessHostileBundlesAreRefusedWithTheirReasons(t *testing.T) {
+	f := newKeylessFixture(t, true)
+	r, _ := ParseRef(f.ref)
+	desc, err := remote.Get(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{[]byte("\xff\xfe not json"), []byte(`{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json"}`), make([]byte, maxBundle+1)} {
+		if _, err := attach(r.Context(), desc.Descriptor, b, "message-signature"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = f.pull(t, f.ref, f.policy())
+	if err == nil || strings.Count(err.Error(), "not a Sigstore bundle") != 2 || !strings.Contains(err.Error(), "bundle larger than 1048576 bytes") {
+		t.Fatalf("%v", err)
+	}
+}
