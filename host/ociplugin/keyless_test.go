@@ -1,6 +1,8 @@
 package ociplugin
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
@@ -139,6 +141,7 @@ func TestKeylessBundleThatDoesNotVerifyIsRefused(t *testing.T) {
 			&Keyless{IdentityRegexp: `release@example\.com`, Issuer: issuer, TrustedRoot: f.root}, "release@example.com.evil.org"},
 		{"another CA", must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{CertFrom: other})), f.policy(), "leaf certificate verification failed"},
 		{"another artifact's bundle", must(f.ca.MessageBundle(signer, issuer, otherManifest, sigstoretest.Options{})), f.policy(), "digest"},
+		{"a tampered signature", tamper(t, must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{}))), f.policy(), "signature does not match"},
 		{"no log entry", must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{NoTlog: true})), f.policy(), "transparency log"},
 		{"no log entry nor timestamp, tlog = false", must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{NoTlog: true, NoTimestamp: true})),
 			&Keyless{Identity: signer, Issuer: issuer, TrustedRoot: f.root, NoTlog: true}, "timestamp"},
@@ -166,6 +169,7 @@ func TestKeylessBundleThatDoesNotVerifyIsRefused(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "no Sigstore bundle of "+f.digest.String()+" verifies") {
 				t.Fatalf("err %v, want %q", err, c.want)
 			}
+			t.Log(err)
 		})
 	}
 }
@@ -255,4 +259,19 @@ func TestKeylessHostileBundlesAreRefusedWithTheirReasons(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "not a Sigstore bundle") != 2 || !strings.Contains(err.Error(), "bundle larger than 1048576 bytes") {
 		t.Fatalf("%v", err)
 	}
+}
+
+// tamper flips a bit of a message-signature bundle's signature.
+func tamper(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	var b map[string]any
+	if err := json.Unmarshal(raw, &b); err != nil {
+		t.Fatal(err)
+	}
+	ms := b["messageSignature"].(map[string]any)
+	sig, _ := base64.StdEncoding.DecodeString(ms["signature"].(string))
+	sig[len(sig)/2] ^= 1
+	ms["signature"] = base64.StdEncoding.EncodeToString(sig)
+	out, _ := json.Marshal(b)
+	return out
 }
