@@ -271,9 +271,18 @@ type PluginConfig struct {
 }
 
 // VerifyConfig is a plugin's verify = { key = "cosign.pub" }: its artifact's signature
-// must verify with this ECDSA public key (PEM).
+// must verify with this ECDSA public key (PEM); or, keyless, verify = { identity = "…",
+// issuer = "https://…", trusted_root = "trusted_root.json" }: a Sigstore bundle by a
+// certificate for this identity (identity_regexp: a regexp the whole identity matches)
+// from this OIDC issuer, chaining to the trusted root, logged in its transparency log
+// (tlog = false: a timestamp authority's timestamp will do) (docs/oci.md).
 type VerifyConfig struct {
-	Key string `toml:"key"`
+	Key            string `toml:"key"`
+	Identity       string `toml:"identity"`
+	IdentityRegexp string `toml:"identity_regexp"`
+	Issuer         string `toml:"issuer"`
+	TrustedRoot    string `toml:"trusted_root"`
+	Tlog           *bool  `toml:"tlog"`
 }
 
 // ToolDecl declares a tool of an extism- or wasi-ABI plugin.

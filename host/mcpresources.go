@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,14 +19,7 @@ import (
 // is stored in the session; what a server returns is bounded by its max_output.
 
 func (h *Host) mcpResourceTools() []loop.Tool {
-	var names []string
-	servers := map[string]*mcpclient.Server{}
-	for _, s := range h.mcpServers {
-		if s.HasResources() {
-			names = append(names, s.Name())
-			servers[s.Name()] = s
-		}
-	}
+	names := h.resourceServers()
 	if len(names) == 0 {
 		return nil
 	}
@@ -36,16 +30,9 @@ func (h *Host) mcpResourceTools() []loop.Tool {
 		Fn: func(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
 			var a struct{ Server string }
 			_ = json.Unmarshal([]byte(c.Arguments), &a)
-			out := map[string][]mcpclient.Resource{}
-			for _, n := range names {
-				if a.Server != "" && a.Server != n {
-					continue
-				}
-				rs, err := servers[n].ListResources(ctx)
-				if err != nil {
-					return loop.ErrorResult("Error: " + err.Error()), nil
-				}
-				out[n] = rs
+			out, err := h.listResources(ctx, a.Server)
+			if err != nil {
+				return loop.ErrorResult("Error: " + err.Error()), nil
 			}
 			b, _ := json.Marshal(out)
 			return loop.ToolResult{Content: []loop.Part{loop.TextPart(string(b))}, Structured: b}, nil
@@ -58,9 +45,71 @@ func (h *Host) mcpResourceTools() []loop.Tool {
 			if err := json.Unmarshal([]byte(c.Arguments), &a); err != nil {
 				return loop.ErrorResult("Error: " + err.Error()), nil
 			}
-			return servers[a.Server].ReadResource(ctx, a.URI)
+			res, err := h.ReadMCPResource(ctx, a.Server, a.URI)
+			if errors.Is(err, ErrNoResourceServer) {
+				return loop.ErrorResult("Error: " + err.Error()), nil
+			}
+			return res, err
 		}}
 	return []loop.Tool{builtinTool{list, "agenthost/mcp"}, builtinTool{read, "agenthost/mcp"}}
+}
+
+// resourceServers names the MCP servers that announce resources, in manifest order.
+func (h *Host) resourceServers() []string {
+	var names []string
+	for _, s := range h.mcpServers {
+		if s.HasResources() {
+			names = append(names, s.Name())
+		}
+	}
+	return names
+}
+
+// resourceServer is the MCP server of that name announcing resources, or nil.
+func (h *Host) resourceServer(name string) *mcpclient.Server {
+	for _, s := range h.mcpServers {
+		if s.Name() == name && s.HasResources() {
+			return s
+		}
+	}
+	return nil
+}
+
+func (h *Host) listResources(ctx context.Context, only string) (map[string][]mcpclient.Resource, error) {
+	out := map[string][]mcpclient.Resource{}
+	for _, n := range h.resourceServers() {
+		if only != "" && only != n {
+			continue
+		}
+		rs, err := h.resourceServer(n).ListResources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = rs
+	}
+	return out, nil
+}
+
+// MCPResources lists the resources and resource templates of every MCP server that
+// announces resources, by server name (empty when none does): what the mcp_resources tool
+// answers, and the console's list of what a user can attach to a message.
+func (h *Host) MCPResources(ctx context.Context) (map[string][]mcpclient.Resource, error) {
+	return h.listResources(ctx, "")
+}
+
+// ErrNoResourceServer is ReadMCPResource's error for a server name that is not an MCP
+// server of the manifest announcing resources.
+var ErrNoResourceServer = errors.New("no MCP server with resources of that name")
+
+// ReadMCPResource reads a resource of an MCP server by URI: text as text, an image as an
+// image, bounded by the server's max_output; a server's refusal is an error result. The
+// mcp_read_resource tool and the console's attachments read through it.
+func (h *Host) ReadMCPResource(ctx context.Context, server, uri string) (loop.ToolResult, error) {
+	s := h.resourceServer(server)
+	if s == nil {
+		return loop.ToolResult{}, fmt.Errorf("%w: %q", ErrNoResourceServer, server)
+	}
+	return s.ReadResource(ctx, uri)
 }
 
 // builtinTool is one of the host's own tools with the names the tool listing needs.

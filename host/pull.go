@@ -15,15 +15,28 @@ import (
 // resolved to is checked against agent.lock (--locked) or recorded there (lock.go).
 func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
 	ref := p.Wasm
-	keyFile := ""
-	if p.Verify != nil {
-		if p.Verify.Key == "" {
-			return m.errKey(key+".verify.key", "verify needs a key (a PEM public key file)")
+	opts := ociplugin.PullOptions{Cache: filepath.Join(m.Dir, ".agenthost", "oci"), Check: m.lockCheck(p.Name)}
+	if v := p.Verify; v != nil {
+		keyless := v.Identity != "" || v.IdentityRegexp != "" || v.Issuer != "" || v.TrustedRoot != "" || v.Tlog != nil
+		switch {
+		case v.Key != "" && keyless:
+			return m.errKey(key+".verify", "verify takes a key, or identity, issuer and trusted_root (keyless), not both")
+		case v.Key != "":
+			opts.Key = m.resolve(v.Key)
+		case !keyless:
+			return m.errKey(key+".verify", "verify needs a key (a PEM public key file), or identity, issuer and trusted_root (keyless)")
+		default:
+			k := ociplugin.Keyless{Identity: v.Identity, IdentityRegexp: v.IdentityRegexp, Issuer: v.Issuer, NoTlog: v.Tlog != nil && !*v.Tlog}
+			if v.TrustedRoot != "" {
+				k.TrustedRoot = m.resolve(v.TrustedRoot)
+			}
+			if err := k.Validate(); err != nil {
+				return m.errKey(key+".verify", "%v", err)
+			}
+			opts.Keyless = &k
 		}
-		keyFile = m.resolve(p.Verify.Key)
 	}
-	got, err := ociplugin.PullWith(ref, ociplugin.PullOptions{Cache: filepath.Join(m.Dir, ".agenthost", "oci"), Key: keyFile,
-		Check: m.lockCheck(p.Name)})
+	got, err := ociplugin.PullWith(ref, opts)
 	if err != nil {
 		return m.errKey(key+".wasm", "%v", err)
 	}

@@ -11,13 +11,15 @@ import (
 )
 
 func newPluginsPushCmd() *cobra.Command {
-	var signKey string
-	cmd := &cobra.Command{Use: "push FILE.wasm oci://REGISTRY/REPO:TAG", Short: "Push a plugin to an OCI registry, signed with --sign-key",
+	var signKey, bundleFile string
+	cmd := &cobra.Command{Use: "push FILE.wasm oci://REGISTRY/REPO:TAG", Short: "Push a plugin to an OCI registry, signed with --sign-key or a Sigstore --bundle",
 		Long: `push uploads a module as a one-layer artifact (media type
 application/vnd.module.wasm.content.layer.v1+wasm) and prints its manifest digest. With
 --sign-key (an ECDSA P-256 private key, PEM) it also pushes a cosign-style signature, which
-a manifest entry's verify = { key = "cosign.pub" } checks. Plain HTTP only to loopback
-registries.`,
+a manifest entry's verify = { key = "cosign.pub" } checks. With --bundle (a Sigstore
+bundle signing the artifact's manifest, keyless: docs/oci.md) it attaches the bundle as a
+referrer of the artifact, which verify = { identity, issuer, trusted_root } checks. Plain
+HTTP only to loopback registries.`,
 		Example: "  agenthost plugins push calc.wasm oci://127.0.0.1:5000/plugins/calc:1.0 --sign-key cosign.key",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -29,11 +31,32 @@ registries.`,
 			if err != nil {
 				return failed(err)
 			}
+			if bundleFile != "" {
+				if err := attachBundle(args[1], d, bundleFile); err != nil {
+					return failed(err)
+				}
+			}
 			fmt.Fprintln(cmd.OutOrStdout(), d)
 			return nil
 		}}
 	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign with this ECDSA P-256 private key (PEM)")
+	cmd.Flags().StringVar(&bundleFile, "bundle", "", "attach this Sigstore bundle (JSON) signing the artifact's manifest")
 	return cmd
+}
+
+// attachBundle attaches the bundle in file to the artifact pushed at ref with manifest
+// digest d (by digest: the tag may have moved since).
+func attachBundle(ref, d, file string) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	r, err := ociplugin.ParseRef(ref)
+	if err != nil {
+		return err
+	}
+	_, err = ociplugin.AttachBundle(ociplugin.Scheme+r.Context().Digest(d).String(), raw)
+	return err
 }
 
 func newPluginsPullCmd() *cobra.Command {

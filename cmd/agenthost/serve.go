@@ -91,7 +91,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			}
 			srv, err := server.New(server.Options{Verify: verify, Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description}, Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
-				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
+				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch, Resources: &server.Resources{List: h.MCPResources, Read: h.ReadMCPResource},
 				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: accessOf(h),
 				Workflows: &server.Workflows{Find: h.Manifest.Workflow, List: h.Manifest.WorkflowNames, Engine: h.Workflows()},
 				Extract: func(ctx context.Context, hd http.Header) context.Context {

@@ -6,11 +6,15 @@
 // signature is cosign's key-based form: an image tagged sha256-<manifest digest>.sig whose
 // layer is the "simple signing" payload naming the manifest digest, with the ECDSA P-256
 // signature of that payload in the layer's dev.cosignproject.cosign/signature annotation.
-// Verification is offline against a public key file (PEM). A Lock is the agent.lock file
-// beside a manifest: what each reference resolved to, which PullWith can be made to check
-// (Check) before anything is fetched.
+// Verification is offline against a public key file (PEM). Keyless signatures
+// (keyless.go) are Sigstore bundles stored as OCI referrers of the artifact's manifest
+// (cosign 3's layout), verified with github.com/sigstore/sigstore-go against a trusted
+// root read from a file, for a certificate identity and OIDC issuer. A Lock is the
+// agent.lock file beside a manifest: what each reference resolved to, which PullWith can
+// be made to check (Check) before anything is fetched.
 //
 // What it must not do: load or run a module (the sandbox does, after the host checks the
 // module against the digest this package resolved), contact a registry over plain HTTP
-// unless it is on a loopback address, or read more than MaxModule bytes of a layer.
+// unless it is on a loopback address, read more than MaxModule bytes of a layer, or fetch a
+// trusted root (TUF) or anything else from Sigstore's services: the trusted root is a file.
 package ociplugin

@@ -75,19 +75,31 @@ type Pulled struct {
 type PullOptions struct {
 	Cache string // the directory modules are cached in, as <module sha256>.wasm
 	Key   string // a public key file (PEM): the artifact's signature must verify with it
+	// Keyless, instead of Key: the artifact must carry a Sigstore bundle that verifies
+	// under this policy (keyless.go).
+	Keyless *Keyless
 	// Check, when set, is shown what the reference resolved to (its manifest's digest and
 	// its layer's) before the signature is looked for or the module read: an error it
 	// returns is PullWith's, as it is, and nothing is fetched or cached.
 	Check func(LockEntry) error
 }
 
-// PullWith resolves ref, checks the artifact's shape and (with PullOptions.Key) its
-// signature, and caches the module under the cache as <module sha256>.wasm; Check, when
+// PullWith resolves ref, checks the artifact's shape and (with PullOptions.Key or
+// Keyless) its signature, and caches the module under the cache as <module sha256>.wasm; Check, when
 // set, sees the resolved digests first (agent.lock under --locked).
 func PullWith(ref string, o PullOptions) (Pulled, error) {
 	r, err := ParseRef(ref)
 	if err != nil {
 		return Pulled{}, err
+	}
+	if o.Key != "" && o.Keyless != nil {
+		return Pulled{}, errors.New("a key and a keyless policy exclude each other")
+	}
+	var keyless *keylessCheck
+	if o.Keyless != nil {
+		if keyless, err = o.Keyless.prepare(); err != nil {
+			return Pulled{}, err
+		}
 	}
 	desc, layer, err := resolve(r)
 	if err != nil {
@@ -102,10 +114,13 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 			return Pulled{}, err
 		}
 	}
-	if o.Key != "" {
-		if err := verify(r, desc.Digest, o.Key); err != nil {
-			return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
-		}
+	if keyless != nil {
+		err = keyless.verify(r, desc.Digest)
+	} else if o.Key != "" {
+		err = verify(r, desc.Digest, o.Key)
+	}
+	if err != nil {
+		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
 	}
 	mod, err := readModule(layer, want)
 	if err != nil {

@@ -78,6 +78,8 @@ type Options struct {
 	DeleteSession func(ctx context.Context, id, actor string) error
 	// Card names the agent on its A2A agent card (a2a.go).
 	Card AgentCard
+	// Resources, when set, lets the console attach MCP resources to a message (resources.go).
+	Resources *Resources
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
@@ -155,6 +157,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("DELETE /v1/memory/{id}", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
+	s.routeResources()
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
 		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleUser, s.handleWorkflowRun)))
