@@ -2,12 +2,19 @@ package providers
 
 import (
 	"fmt"
-	"google.golang.org/grpc"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 )
+
+// CPUProfileEnv names a file an adapter writes its CPU profile to, from the start of
+// Serve to its graceful shutdown (Client.Close), for `go tool pprof`. The host passes
+// only what ClientConfig.Env lists, so a diagnosis lists it there
+// (`env = ["AGENTHOST_PROVIDER_CPUPROFILE=/tmp/adapter.prof"]`); unset, nothing happens.
+const CPUProfileEnv = "AGENTHOST_PROVIDER_CPUPROFILE"
 
 // Serve runs impl as an adapter process; it is the whole of an adapter's main:
 //
@@ -18,6 +25,7 @@ import (
 // adapter is re-parented and exits instead of lingering as an orphan.
 func Serve(impl Provider) {
 	go watchParent(os.Getppid(), 250*time.Millisecond)
+	stop := startCPUProfile(os.Getenv(CPUProfileEnv))
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: handshake,
 		Plugins:         plugin.PluginSet{pluginName: &grpcPlugin{Impl: impl}},
@@ -25,7 +33,31 @@ func Serve(impl Provider) {
 			return plugin.DefaultGRPCServer(append(opts, grpcServerOptions()...))
 		},
 	})
+	stop()
 	os.Exit(0)
+}
+
+// startCPUProfile starts writing the process's CPU profile to path ("" = no profile)
+// and returns what finishes it. A profile that cannot start is said on stderr (the
+// host's log), not fatal: it is a diagnosis, not the adapter's work.
+func startCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agenthost provider: %s: %v\n", CPUProfileEnv, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // watchParent exits the process once its parent is no longer parent. Polling

@@ -304,6 +304,9 @@ var (
 // cannot, so tests can see what a confined adapter may read (the fixture is the
 // manifest author's, never the model's).
 func expand(ctx context.Context, s string, req *providers.ChatRequest) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil // nothing to expand: no regexp pass on every call
+	}
 	s = strings.ReplaceAll(s, "{{traceparent}}", providers.TraceParent(ctx))
 	s = readRef.ReplaceAllStringFunc(s, func(ref string) string {
 		b, err := os.ReadFile(readRef.FindStringSubmatch(ref)[1])
