@@ -3,6 +3,7 @@ package providers
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -23,8 +24,18 @@ const CPUProfileEnv = "AGENTHOST_PROVIDER_CPUPROFILE"
 // It never returns normally. Besides serving, it watches the parent process:
 // when the host dies without shutting the adapter down (SIGKILL, a crash), the
 // adapter is re-parented and exits instead of lingering as an orphan.
+//
+// An adapter runs Go code on one thread (GOMAXPROCS 1) unless its environment sets
+// GOMAXPROCS (the manifest's env = ["GOMAXPROCS=4"]). Its work is relaying: a request
+// in, a model's events out, waiting on the network in between, which one thread does
+// for many concurrent calls; more threads only hand each event from one to another
+// (the network poller, the handler, gRPC's writer), and on a machine the host shares
+// they compete with the host's threads. Measured in providers/README.md.
 func Serve(impl Provider) {
 	go watchParent(os.Getppid(), 250*time.Millisecond)
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	stop := startCPUProfile(os.Getenv(CPUProfileEnv))
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: handshake,
