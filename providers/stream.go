@@ -73,12 +73,14 @@ type eventStream struct {
 	idle   time.Duration // idle_timeout; 0 = none
 	st     grpc.ServerStreamingClient[providerpb.ChatEvent]
 
-	// The watchdog: one timer per call (nil without a first-token timeout), armed for
-	// the first event and re-armed for the idle timeout after each event; started says
-	// which of the two it is waiting for when it fires.
+	// The watchdog: one timer per call, armed for the first event (when there is a
+	// first-token timeout) and re-armed for the idle timeout after each event (when
+	// there is one); started says which of the two it waits for when it fires, stopped
+	// that the call is over and it must not be armed again.
 	mu      sync.Mutex
 	timer   *time.Timer
 	started bool
+	stopped bool
 
 	finished bool
 	err      error // sticky: once failed or finished, Recv keeps saying so
@@ -124,6 +126,7 @@ func (s *eventStream) stop() {
 func (s *eventStream) stopTimer() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopped = true
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
@@ -131,20 +134,24 @@ func (s *eventStream) stopTimer() {
 }
 
 // resetTimer re-arms the watchdog for the idle timeout after an event (or stops it
-// when there is none). The timer is reused: a call's events cost no new timers.
+// when there is none). The timer is reused: a call's events cost no new timers. The
+// two timeouts are independent: with the first-token one off, the idle one still
+// starts at the first event.
 func (s *eventStream) resetTimer() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.timer == nil {
-		return
-	}
 	s.started = true
-	if s.idle <= 0 {
+	switch {
+	case s.stopped:
+	case s.idle <= 0 && s.timer != nil:
 		s.timer.Stop()
 		s.timer = nil
-		return
+	case s.idle <= 0:
+	case s.timer == nil: // no first-token timeout: the idle one starts with the first event
+		s.timer = time.AfterFunc(s.idle, s.timedOut)
+	default:
+		s.timer.Reset(s.idle)
 	}
-	s.timer.Reset(s.idle)
 }
 
 // timedOut is the watchdog firing: it ends the call with the timeout it waited for.
