@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/testbin"
 )
 
 // fixtures are built from source once per test binary, and only under -bench: plain
@@ -30,6 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
+		defer testbin.Cleanup()
 		if err := buildFixtures(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "bench fixtures:", err)
 			return 1
@@ -44,9 +47,8 @@ var fx fixtures
 
 func buildFixtures(dir string) error {
 	fx.dir = dir
-	goWasm := filepath.Join(dir, "guest.wasm")
-	if err := run(append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm"),
-		"go", "build", "-buildmode=c-shared", "-o", goWasm, "../sandbox/testdata/guest"); err != nil {
+	goWasm, err := testbin.Build(testbin.Bin{Pkg: "sandbox/testdata/guest", Wasm: true, CShared: true})
+	if err != nil {
 		return err
 	}
 	cWasm := filepath.Join(dir, "cgreet.wasm")
@@ -54,11 +56,9 @@ func buildFixtures(dir string) error {
 		"-o", cWasm, "testdata/cgreet/greet.c"); err != nil {
 		return fmt.Errorf("%w (clang and wasi-libc come with `make deps`)", err)
 	}
-	fx.scripted = filepath.Join(dir, "agenthost-provider-scripted")
-	if err := run(nil, "go", "build", "-o", fx.scripted, "../cmd/agenthost-provider-scripted"); err != nil {
+	if fx.scripted, err = testbin.Build(testbin.Scripted); err != nil {
 		return err
 	}
-	var err error
 	if fx.goGuest, err = os.ReadFile(goWasm); err != nil {
 		return err
 	}

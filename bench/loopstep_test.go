@@ -19,8 +19,9 @@ import (
 // what the row adds:
 //
 //   - in-process: fake.Model, a store that keeps nothing (loop.BenchmarkStep's setup).
-//   - provider-subprocess: the scripted provider adapter as a child process (gRPC over
-//     go-plugin's AutoMTLS), playing bench/testdata/step.json, adapted by the host's
+//   - provider-subprocess: the scripted provider adapter as a child process (gRPC on a
+//     Unix socket in a private directory, no TLS: providers/tls.go; the adapter on one
+//     thread: providers.Serve), playing bench/testdata/step.json, adapted by the host's
 //     loop.Model (host.NewProviderModel): both model calls cross the process boundary.
 //   - sqlite: fake.Model with the SQLite session store (WAL, group commit) in a
 //     temporary directory: every entry and the run record are written, once per step

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 )
@@ -33,9 +34,9 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(dir)
 		defer providers.CleanupClients()
 		wasmCache = filepath.Join(dir, "wasm-cache")
-		scriptedBin = filepath.Join(dir, "agenthost-provider-scripted")
-		if b, err := exec.Command("go", "build", "-o", scriptedBin, "../cmd/agenthost-provider-scripted").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build scripted adapter: %v\n%s", err, b)
+		defer testbin.Cleanup()
+		if scriptedBin, err = testbin.Build(testbin.Scripted); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		root, _ := filepath.Abs("..")

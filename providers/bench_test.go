@@ -11,13 +11,17 @@ import (
 
 // BenchmarkRoundTrip measures one model call of the scripted provider (five
 // events: reasoning, text, tool call, usage, finish; no delays) through the
-// adapter subprocess (gRPC over AutoMTLS) and in-process, in the same run.
+// adapter subprocess (gRPC on a Unix socket in a private directory, no TLS) and
+// in-process, in the same run; subprocess-info is the floor under a call, one unary
+// RPC. With AGENTHOST_PROVIDER_CPUPROFILE set, the subprocess's adapter writes its CPU
+// profile there (-cpuprofile is the host's side).
 func BenchmarkRoundTrip(b *testing.B) {
 	req := &providers.ChatRequest{Messages: []*providers.Message{userMsg("what is 1+1?")}, Tools: []*providers.Tool{calcTool}}
 	ctx := context.Background()
 
 	b.Run("subprocess", func(b *testing.B) {
-		c, err := providers.Start(ctx, providers.ClientConfig{Name: "scripted", Command: scriptedBin, Options: map[string]string{"script": "testdata/bench.json"}})
+		c, err := providers.Start(ctx, providers.ClientConfig{Name: "scripted", Command: scriptedBin,
+			Env: []string{providers.CPUProfileEnv}, Options: map[string]string{"script": "testdata/bench.json"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,6 +46,21 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 			if n != 5 {
 				b.Fatalf("%d events, want 5", n)
+			}
+		}
+	})
+
+	// The floor under a call: one unary Info RPC on the same connection, no stream.
+	b.Run("subprocess-info", func(b *testing.B) {
+		c, err := providers.Start(ctx, providers.ClientConfig{Name: "scripted", Command: scriptedBin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Info(ctx); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

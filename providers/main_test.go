@@ -1,38 +1,28 @@
 package providers_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/providers"
 )
 
-// scriptedBin is the real adapter binary, built once for the package's tests.
+// scriptedBin is the real adapter binary, built once for the package's tests (testbin).
 var scriptedBin string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(hostHelperEnv) != "" {
 		runHostHelper() // never returns
 	}
-	dir, err := os.MkdirTemp("", "providers-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	if os.Getenv(adapterHelperEnv) != "" {
+		providers.Serve(procsProvider{}) // never returns
 	}
-	scriptedBin = filepath.Join(dir, "agenthost-provider-scripted")
-	build := exec.Command("go", "build", "-o", scriptedBin, "../cmd/agenthost-provider-scripted")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build scripted adapter:", err)
-		os.Exit(1)
-	}
+	scriptedBin = testbin.Must(testbin.Scripted)
 	code := m.Run()
 	providers.CleanupClients()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

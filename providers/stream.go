@@ -50,9 +50,8 @@ func (c *Client) Stream(ctx context.Context, req *ChatRequest) (EventStream, err
 	callCtx, cancel := context.WithCancelCause(ctx)
 	s := &eventStream{c: c, gen: gen, parent: ctx, ctx: callCtx, cancel: cancel, idle: c.cfg.idleTimeout()}
 	if d := c.cfg.firstTokenTimeout(); d > 0 {
-		s.timer = time.AfterFunc(d, func() {
-			cancel(&errCallTimeout{fmt.Sprintf("provider %q: no event within first_token_timeout (%s)", c.cfg.Name, d)})
-		})
+		s.first = d
+		s.timer = time.AfterFunc(d, s.timedOut)
 	}
 	st, err := rpc.Stream(withTraceMetadata(callCtx), req)
 	if err != nil {
@@ -70,11 +69,18 @@ type eventStream struct {
 	parent context.Context // the caller's: its end is a cancellation, not a failure
 	ctx    context.Context // the call's: also ended by the watchdog
 	cancel context.CancelCauseFunc
-	idle   time.Duration
+	first  time.Duration // first_token_timeout; 0 = none
+	idle   time.Duration // idle_timeout; 0 = none
 	st     grpc.ServerStreamingClient[providerpb.ChatEvent]
 
-	mu    sync.Mutex
-	timer *time.Timer // nil without timeouts
+	// The watchdog: one timer per call, armed for the first event (when there is a
+	// first-token timeout) and re-armed for the idle timeout after each event (when
+	// there is one); started says which of the two it waits for when it fires, stopped
+	// that the call is over and it must not be armed again.
+	mu      sync.Mutex
+	timer   *time.Timer
+	started bool
+	stopped bool
 
 	finished bool
 	err      error // sticky: once failed or finished, Recv keeps saying so
@@ -120,28 +126,44 @@ func (s *eventStream) stop() {
 func (s *eventStream) stopTimer() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopped = true
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
 }
 
-// resetTimer restarts the watchdog for the idle timeout after an event.
+// resetTimer re-arms the watchdog for the idle timeout after an event (or stops it
+// when there is none). The timer is reused: a call's events cost no new timers. The
+// two timeouts are independent: with the first-token one off, the idle one still
+// starts at the first event.
 func (s *eventStream) resetTimer() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.timer == nil {
-		return
-	}
-	s.timer.Stop()
-	if s.idle <= 0 {
+	s.started = true
+	switch {
+	case s.stopped:
+	case s.idle <= 0 && s.timer != nil:
+		s.timer.Stop()
 		s.timer = nil
-		return
+	case s.idle <= 0:
+	case s.timer == nil: // no first-token timeout: the idle one starts with the first event
+		s.timer = time.AfterFunc(s.idle, s.timedOut)
+	default:
+		s.timer.Reset(s.idle)
 	}
-	d, name := s.idle, s.c.cfg.Name
-	s.timer = time.AfterFunc(d, func() {
-		s.cancel(&errCallTimeout{fmt.Sprintf("provider %q: no event for idle_timeout (%s) mid-stream", name, d)})
-	})
+}
+
+// timedOut is the watchdog firing: it ends the call with the timeout it waited for.
+func (s *eventStream) timedOut() {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	msg := fmt.Sprintf("provider %q: no event within first_token_timeout (%s)", s.c.cfg.Name, s.first)
+	if started {
+		msg = fmt.Sprintf("provider %q: no event for idle_timeout (%s) mid-stream", s.c.cfg.Name, s.idle)
+	}
+	s.cancel(&errCallTimeout{msg})
 }
 
 // classify turns a gRPC failure into the caller's cancellation, a timeout (retryable,

@@ -78,6 +78,27 @@ func TestHole9_IdleTimeoutEndsASilentStream(t *testing.T) {
 	}
 }
 
+// The two timeouts are independent: with first_token_timeout off, a stream that stops
+// mid-way still fails after idle_timeout.
+func TestIdleTimeoutHoldsWithTheFirstTokenTimeoutOff(t *testing.T) {
+	c := startWith(t, `{"turns": [{"text": "abc", "chunk": 1, "delay_ms": 300, "chunk_delay_ms": 600000}]}`,
+		providers.ClientConfig{FirstTokenTimeout: -1, IdleTimeout: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // without the idle timeout: a failure, not a hang
+	defer cancel()
+	st, err := c.Stream(ctx, &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := collect(t, st)
+	var pe *providers.Error
+	if !errors.As(err, &pe) || !pe.Retryable || pe.Message != `provider "scripted": no event for idle_timeout (200ms) mid-stream` {
+		t.Fatalf("err = %#v", err)
+	}
+	if join(got) != `1 text "a"` {
+		t.Fatalf("events before the silence: %q", got)
+	}
+}
+
 // A slow but steady stream is not cut: the idle timer restarts at every event.
 func TestHole9_SteadyStreamIsNotCut(t *testing.T) {
 	// Six pauses of 100ms add up to more than either timeout; no single one comes close.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -33,7 +34,11 @@ func (c metadataCarrier) Keys() []string {
 }
 
 // withTraceMetadata adds ctx's trace context to the outgoing metadata.
+// A context without a span (the host traces nothing) adds none, and costs no map.
 func withTraceMetadata(ctx context.Context) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
 	md := metadata.MD{}
 	traceContext.Inject(ctx, metadataCarrier(md))
 	if len(md) == 0 {

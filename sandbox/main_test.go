@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/testbin"
 )
 
 // Wasm built from source once per test binary (see TestMain), and the
@@ -37,6 +39,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer testbin.Cleanup()
 	if err := buildFixtures(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "build test plugins:", err)
 		return 1
@@ -45,17 +48,13 @@ func runTests(m *testing.M) int {
 }
 
 func buildFixtures(dir string) error {
-	fixtures.guestPath = filepath.Join(dir, "guest.wasm")
-	build := exec.Command("go", "build", "-buildmode=c-shared", "-o", fixtures.guestPath, "./testdata/guest")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build testdata/guest: %v\n%s", err, out)
+	var err error
+	if fixtures.guestPath, err = testbin.Build(testbin.Bin{Pkg: "sandbox/testdata/guest", Wasm: true, CShared: true}); err != nil {
+		return err
 	}
-	cmdPath := filepath.Join(dir, "wasicmd.wasm")
-	build = exec.Command("go", "build", "-o", cmdPath, "./testdata/wasicmd")
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build testdata/wasicmd: %v\n%s", err, out)
+	cmdPath, err := testbin.Build(testbin.Bin{Pkg: "sandbox/testdata/wasicmd", Wasm: true})
+	if err != nil {
+		return err
 	}
 	hostile := filepath.Join(dir, "hostile.wasm")
 	if out, err := exec.Command("wat2wasm", "testdata/wat/hostile.wat", "-o", hostile).CombinedOutput(); err != nil {
@@ -65,7 +64,6 @@ func buildFixtures(dir string) error {
 	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-o", csleep, "testdata/csleep/main.c").CombinedOutput(); err != nil {
 		return fmt.Errorf("clang --target=wasm32-wasi (run `make deps` for clang and wasi-libc): %v\n%s", err, out)
 	}
-	var err error
 	if fixtures.csleep, err = os.ReadFile(csleep); err != nil {
 		return err
 	}

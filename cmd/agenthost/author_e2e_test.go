@@ -6,48 +6,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // The plugin author's view (issue 15): what a plugin logs and prints is seen, a .wasm is
 // callable by path, and a broken build is named with its fix.
 
-var (
-	authorOnce  sync.Once
-	authorWasm  map[string]string // chatty, notools (reactors), command (chatty built without c-shared)
-	authorBuild error
-)
-
+// authorPlugins builds (once per test process, testbin) chatty and notools as reactors
+// and command (chatty built without c-shared).
 func authorPlugins(t *testing.T) map[string]string {
 	t.Helper()
-	authorOnce.Do(func() {
-		authorWasm = map[string]string{}
-		for name, b := range map[string]struct{ pkg, mode string }{
-			"chatty":  {"./testdata/chatty", "c-shared"},
-			"notools": {"./testdata/notools", "c-shared"},
-			"command": {"./testdata/chatty", ""},
-		} {
-			out := filepath.Join(binDir, name+".wasm")
-			args := []string{"build", "-o", out}
-			if b.mode != "" {
-				args = append(args, "-buildmode="+b.mode)
-			}
-			cmd := exec.Command("go", append(args, b.pkg)...)
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				authorBuild = fmt.Errorf("build %s: %v\n%s", name, err, msg)
-				return
-			}
-			authorWasm[name] = out
-		}
-	})
-	if authorBuild != nil {
-		t.Fatal(authorBuild)
+	return map[string]string{
+		"chatty":  testbin.Path(t, testbin.Bin{Pkg: "cmd/agenthost/testdata/chatty", Wasm: true, CShared: true}),
+		"notools": testbin.Path(t, testbin.Bin{Pkg: "cmd/agenthost/testdata/notools", Wasm: true, CShared: true}),
+		"command": testbin.Path(t, testbin.Bin{Pkg: "cmd/agenthost/testdata/chatty", Name: "command.wasm", Wasm: true}),
 	}
-	return authorWasm
 }
 
 // chattyEnv is a manifest whose model calls the chatty tool once, then answers.

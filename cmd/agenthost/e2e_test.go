@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store/pgtest"
 )
@@ -36,17 +37,19 @@ func runTests(m *testing.M) int {
 	if err != nil {
 		panic(err)
 	}
-	binDir, err = os.MkdirTemp("", "agenthost-e2e-")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(binDir)
+	// agenthost and the scripted adapter side by side in testbin's directory, where the
+	// other binaries tests build (the openai adapter, mcpecho, test plugins) join them.
+	defer testbin.Cleanup()
 	defer pgtest.Stop() // the PostgreSQL server, if a test started one
-	for out, pkg := range map[string]string{"agenthost": ".", "agenthost-provider-scripted": "../agenthost-provider-scripted"} {
-		if b, err := exec.Command("go", "build", "-o", filepath.Join(binDir, out), pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", out, err, b)
+	for _, b := range []testbin.Bin{testbin.Agenthost, testbin.Scripted} {
+		if _, err := testbin.Build(b); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+	}
+	if binDir, err = testbin.Dir(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	calcWasm = filepath.Join(repoRoot, "plugins/examples/go/calc/calc.wasm")
 	if _, err := os.Stat(calcWasm); err != nil { // `make test` builds it first; `go test` alone builds it here

@@ -8,19 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
 func buildMCPEcho(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(binDir, "mcpecho")
-	if _, err := os.Stat(out); err == nil {
-		return out
-	}
-	if b, err := exec.Command("go", "build", "-o", out, "./testdata/mcpecho").CombinedOutput(); err != nil {
-		t.Fatalf("build mcpecho: %v\n%s", err, b)
-	}
-	return out
+	return testbin.Path(t, testbin.Bin{Pkg: "cmd/agenthost/testdata/mcpecho"})
 }
 
 // [[mcp_servers]]: a real MCP server's tools join the agent's; the server sees only the

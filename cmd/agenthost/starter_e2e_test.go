@@ -7,16 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/testbin"
 )
 
 // The starter manifest run with no OPENAI_API_KEY stops at once with exit 2 and the
 // variable's name, before any model call: no retried errors, no DNS or 401 noise.
 func TestE2E_StarterManifestWithoutAPIKeySaysSoInsteadOfRetrying(t *testing.T) {
 	// The starter manifest finds the adapter next to agenthost, where this puts it.
-	build := exec.Command("go", "build", "-o", filepath.Join(binDir, "agenthost-provider-openai"), "../agenthost-provider-openai")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the openai adapter: %v\n%s", err, out)
-	}
+	testbin.Path(t, testbin.OpenAI)
 	run := starterDir(t)
 	if _, errs, code := run("init"); code != 0 {
 		t.Fatalf("init: %d %s", code, errs)

@@ -4,11 +4,13 @@ import (
 	"os"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/store/pgtest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Stop() // the PostgreSQL server of the two-node benchmark, if it ran
+	testbin.Cleanup()
 	os.Exit(code)
 }

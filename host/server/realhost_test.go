@@ -12,15 +12,16 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/testbin"
 )
 
 // The tests in this file and the benchmark serve a real host: the scripted provider
-// binary (built once per test process) and the calc Wasm plugin from scripts/plugins.sh.
+// binary (built once per test process, testbin) and the calc Wasm plugin from
+// scripts/plugins.sh.
 
 var (
-	buildOnce   sync.Once
-	buildErr    error
-	providerBin string
+	pluginsOnce sync.Once
+	pluginsErr  error
 )
 
 func repoRoot(tb testing.TB) string {
@@ -36,35 +37,24 @@ func repoRoot(tb testing.TB) string {
 func realDeps(tb testing.TB) (provider, calc string) {
 	tb.Helper()
 	root := repoRoot(tb)
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agenthost-server-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		providerBin = filepath.Join(dir, "agenthost-provider-scripted")
-		cmd := exec.Command("go", "build", "-o", providerBin, "./cmd/agenthost-provider-scripted")
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build scripted provider: %v\n%s", err, b)
-			return
-		}
+	provider = testbin.Path(tb, testbin.Scripted)
+	pluginsOnce.Do(func() {
 		if _, err := os.Stat(filepath.Join(root, "plugins/examples/go/calc/calc.wasm")); err != nil {
 			cmd := exec.Command("bash", "scripts/plugins.sh")
 			cmd.Dir = root
 			if b, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("build plugins: %v\n%s", err, b)
+				pluginsErr = fmt.Errorf("build plugins: %v\n%s", err, b)
 			}
 		}
 	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
+	if pluginsErr != nil {
+		tb.Fatal(pluginsErr)
 	}
 	calc = filepath.Join(root, "plugins/examples/go/calc/calc.wasm")
 	if _, err := os.Stat(calc); err != nil {
 		tb.Fatalf("calc plugin: %v (scripts/plugins.sh builds it)", err)
 	}
-	return providerBin, calc
+	return provider, calc
 }
 
 // writeManifest writes agent.toml and the fixture into dir. policy is added to

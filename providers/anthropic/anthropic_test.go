@@ -5,150 +5,48 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/providers"
+	"github.com/agenthost/agenthost/providers/providertest"
 )
 
 var adapterBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "anthropic-adapter-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	adapterBin = filepath.Join(dir, "agenthost-provider-anthropic")
-	build := exec.Command("go", "build", "-o", adapterBin, "../../cmd/agenthost-provider-anthropic")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build anthropic adapter:", err)
-		os.Exit(1)
-	}
+	adapterBin = testbin.Must(testbin.Anthropic)
 	code := m.Run()
 	providers.CleanupClients()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
-// replay is a loopback Messages API that answers every request with the recorded
-// response currently selected, and keeps what it received.
-type replay struct {
-	t   *testing.T
-	srv *httptest.Server
+// newReplay is a loopback Messages API replaying testdata's recordings.
+func newReplay(t *testing.T) *providertest.Replay { return providertest.NewReplay(t, "testdata") }
 
-	mu       sync.Mutex
-	file     string
-	requests []received
-}
-
-type received struct {
-	path    string
-	headers http.Header
-	body    []byte
-}
-
-func newReplay(t *testing.T) *replay {
-	r := &replay{t: t}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *replay) use(file string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.file = file
-}
-
-func (r *replay) last() received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.requests) == 0 {
-		r.t.Fatal("the server received no request")
-	}
-	return r.requests[len(r.requests)-1]
-}
-
-func (r *replay) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.requests = append(r.requests, received{path: req.URL.Path, headers: req.Header.Clone(), body: body})
-	file := r.file
-	r.mu.Unlock()
-	f, err := os.Open(filepath.Join("testdata", file))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusTeapot)
-		return
-	}
-	defer f.Close()
-	rec, err := http.ReadResponse(bufio.NewReader(f), req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusTeapot)
-		return
-	}
-	for k, vs := range rec.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(rec.StatusCode)
-	io.Copy(w, rec.Body)
-	w.(http.Flusher).Flush()
-	if file == "cut.http" {
-		panic(http.ErrAbortHandler) // drop the connection mid-stream
-	}
-}
-
-func startAdapter(t *testing.T, r *replay, extra map[string]string) *providers.Client {
+func startAdapter(t *testing.T, r *providertest.Replay, extra map[string]string) *providers.Client {
 	t.Helper()
-	opts := map[string]string{"base_url": r.srv.URL, "api_key": "sk-ant-test", "model": "claude-sonnet-4-5"}
+	opts := map[string]string{"base_url": r.URL, "api_key": "sk-ant-test", "model": "claude-sonnet-4-5"}
 	for k, v := range extra {
 		opts[k] = v
 	}
-	c, err := providers.Start(context.Background(), providers.ClientConfig{Name: "anthropic", Command: adapterBin, Options: opts})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return providertest.Start(t, providers.ClientConfig{Name: "anthropic", Command: adapterBin, Options: opts})
 }
 
-func hello() *providers.ChatRequest {
-	return &providers.ChatRequest{Messages: []*providers.Message{
-		{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "Hello"}}},
-	}}
-}
-
-func run(t *testing.T, c *providers.Client, req *providers.ChatRequest) ([]string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := c.Stream(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	var got []string
-	for {
-		ev, err := st.Recv()
-		if err != nil {
-			return got, err
-		}
-		got = append(got, providers.FormatEvent(ev))
-	}
-}
+var (
+	run       = providertest.Run
+	canonical = providertest.Canonical
+)
 
 const thinkingState = `[{"type":"thinking","thinking":"Two products, then a sum.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},` +
 	`{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}]`
@@ -158,14 +56,10 @@ const thinkingState = `[{"type":"thinking","thinking":"Two products, then a sum.
 func TestRecordedStreams(t *testing.T) {
 	r := newReplay(t)
 	c := startAdapter(t, r, nil)
-	cases := []struct {
-		file   string
-		events []string
-		err    *providers.Error // nil: the stream must end with io.EOF
-	}{
-		{file: "text.http", events: []string{`1 text "Hello"`, `2 text ", world!"`,
+	cases := []providertest.Case{
+		{File: "text.http", Events: []string{`1 text "Hello"`, `2 text ", world!"`,
 			`3 usage prompt=3560 completion=6 total=3566 cache_read=2048 cache_write=1500`, `4 finish end_turn`}},
-		{file: "tool_use.http", events: []string{
+		{File: "tool_use.http", Events: []string{
 			`1 text "Let me compute both."`,
 			`2 tool_call 0 id=toolu_01A name=calc args=""`,
 			`3 tool_call 0 id= name= args=""`,
@@ -176,61 +70,29 @@ func TestRecordedStreams(t *testing.T) {
 			`8 usage prompt=420 completion=97 total=517`,
 			`9 finish tool_use`,
 		}},
-		{file: "thinking.http", events: []string{
+		{File: "thinking.http", Events: []string{
 			`1 reasoning "Two products, "`, `2 reasoning "then a sum."`, `3 text "942"`,
 			`4 reasoning_state ` + fmt.Sprintf("%q", thinkingState),
 			`5 usage prompt=36 completion=61 total=97`, `6 finish end_turn`,
 		}},
-		{file: "max_tokens.http", events: []string{`1 text "Once upon a"`, `2 usage prompt=10 completion=4 total=14`, `3 finish max_tokens`}},
-		{file: "refusal.http", events: []string{`1 text "I can't help with that."`, `2 usage prompt=10 completion=8 total=18`, `3 finish content_filter`}},
-		{file: "rate_limit.http", err: &providers.Error{Kind: providers.KindRateLimit, RetryAfter: 12 * time.Second, Retryable: true,
+		{File: "max_tokens.http", Events: []string{`1 text "Once upon a"`, `2 usage prompt=10 completion=4 total=14`, `3 finish max_tokens`}},
+		{File: "refusal.http", Events: []string{`1 text "I can't help with that."`, `2 usage prompt=10 completion=8 total=18`, `3 finish content_filter`}},
+		{File: "rate_limit.http", Err: &providers.Error{Kind: providers.KindRateLimit, RetryAfter: 12 * time.Second, Retryable: true,
 			Message: "anthropic: HTTP 429: rate_limit_error: This request would exceed the rate limit for your organization of 50 requests per minute."}},
-		{file: "overloaded.http", err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
+		{File: "overloaded.http", Err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
 			Message: "anthropic: HTTP 529: overloaded_error: Overloaded"}},
-		{file: "overloaded_in_stream.http", events: []string{`1 text "Partial"`}, err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
+		{File: "overloaded_in_stream.http", Events: []string{`1 text "Partial"`}, Err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
 			Message: "anthropic: in stream: overloaded_error: Overloaded"}},
-		{file: "auth.http", err: &providers.Error{Kind: providers.KindAuth, Message: "anthropic: HTTP 401: authentication_error: invalid x-api-key"}},
-		{file: "context_length.http", err: &providers.Error{Kind: providers.KindContextOverflow,
+		{File: "auth.http", Err: &providers.Error{Kind: providers.KindAuth, Message: "anthropic: HTTP 401: authentication_error: invalid x-api-key"}},
+		{File: "context_length.http", Err: &providers.Error{Kind: providers.KindContextOverflow,
 			Message: "anthropic: HTTP 400: invalid_request_error: prompt is too long: 208123 tokens > 200000 maximum"}},
-		{file: "no_stop.http", events: []string{`1 text "Hello"`, `2 text ", world!"`},
-			err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "anthropic: stream ended before message_stop"}},
-		{file: "cut.http", events: []string{
+		{File: "no_stop.http", Events: []string{`1 text "Hello"`, `2 text ", world!"`},
+			Err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "anthropic: stream ended before message_stop"}},
+		{File: "cut.http", Events: []string{
 			`1 text "Let me compute both."`, `2 tool_call 0 id=toolu_01A name=calc args=""`, `3 tool_call 0 id= name= args=""`,
-		}, err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "anthropic: stream interrupted: unexpected EOF"}},
+		}, Err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "anthropic: stream interrupted: unexpected EOF"}},
 	}
-	for _, tc := range cases {
-		t.Run(strings.TrimSuffix(tc.file, ".http"), func(t *testing.T) {
-			r.use(tc.file)
-			got, err := run(t, c, hello())
-			if strings.Join(got, "\n") != strings.Join(tc.events, "\n") {
-				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.events, "\n"))
-			}
-			if tc.err == nil {
-				if err != io.EOF {
-					t.Fatalf("stream ended with %v, want io.EOF", err)
-				}
-				return
-			}
-			var pe *providers.Error
-			if !errors.As(err, &pe) {
-				t.Fatalf("err = %v (%T), want %+v", err, err, tc.err)
-			}
-			if *pe != *tc.err {
-				t.Fatalf("err = %+v\nwant  %+v", *pe, *tc.err)
-			}
-		})
-	}
-}
-
-// canonical re-encodes JSON with sorted keys, for exact comparisons.
-func canonical(t *testing.T, b []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, b)
-	}
-	out, _ := json.MarshalIndent(v, "", " ")
-	return string(out)
+	providertest.CheckRecordings(t, r, c, cases)
 }
 
 // TestRequestSent checks what reaches the API: path, key and version headers, the
@@ -241,7 +103,7 @@ func canonical(t *testing.T, b []byte) string {
 func TestRequestSent(t *testing.T) {
 	r := newReplay(t)
 	c := startAdapter(t, r, map[string]string{"thinking_budget": "2048"})
-	r.use("text.http")
+	r.Use("text.http")
 	req := &providers.ChatRequest{
 		ToolChoice: "required",
 		Messages: []*providers.Message{
@@ -262,9 +124,9 @@ func TestRequestSent(t *testing.T) {
 	if _, err := run(t, c, req); err != io.EOF {
 		t.Fatalf("stream: %v", err)
 	}
-	got := r.last()
-	if got.path != "/v1/messages" || got.headers.Get("X-Api-Key") != "sk-ant-test" || got.headers.Get("Anthropic-Version") == "" {
-		t.Fatalf("path %s, headers %v", got.path, got.headers)
+	got := r.Last()
+	if got.Path != "/v1/messages" || got.Header.Get("X-Api-Key") != "sk-ant-test" || got.Header.Get("Anthropic-Version") == "" {
+		t.Fatalf("path %s, headers %v", got.Path, got.Header)
 	}
 	want := `{
  "max_tokens": 4096,
@@ -292,7 +154,7 @@ func TestRequestSent(t *testing.T) {
  "tools": [{"name": "calc", "description": "Evaluate arithmetic.", "cache_control": {"type": "ephemeral"},
   "input_schema": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"], "additionalProperties": false}}]
 }`
-	if g, w := canonical(t, got.body), canonical(t, []byte(want)); g != w {
+	if g, w := canonical(t, got.Body), canonical(t, []byte(want)); g != w {
 		t.Fatalf("request body:\n%s\nwant:\n%s", g, w)
 	}
 }
@@ -356,7 +218,7 @@ func TestConfigureRefusesBadOptions(t *testing.T) {
 			k, v, _ := strings.Cut(kv, "=")
 			extra[k] = v
 		}
-		o := map[string]string{"base_url": r.srv.URL, "api_key": "k"}
+		o := map[string]string{"base_url": r.URL, "api_key": "k"}
 		for k, v := range extra {
 			o[k] = v
 		}

@@ -64,25 +64,37 @@ func apiError(e *sdk.Error) *providers.Error {
 	if e.StatusCode == http.StatusOK {
 		where = "in stream"
 	}
-	text := fmt.Sprintf("anthropic: %s: %s: %s", where, cmpOr(typ, "error"), msg)
-	lower := strings.ToLower(msg)
-	switch {
-	case typ == "rate_limit_error" || e.StatusCode == http.StatusTooManyRequests:
-		return &providers.Error{Kind: providers.KindRateLimit, Message: text, RetryAfter: retryAfter(e.Response), Retryable: true}
-	case typ == "billing_error":
-		return &providers.Error{Kind: providers.KindRateLimit, Message: text}
-	case typ == "overloaded_error" || typ == "api_error" || typ == "timeout_error" || e.StatusCode >= 500:
-		return &providers.Error{Kind: providers.KindOverloaded, Message: text, RetryAfter: retryAfter(e.Response), Retryable: true}
-	case typ == "authentication_error" || typ == "permission_error" ||
-		e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
-		return &providers.Error{Kind: providers.KindAuth, Message: text}
-	case strings.Contains(lower, "prompt is too long") || strings.Contains(lower, "context window") ||
-		strings.Contains(lower, "context length"):
-		return &providers.Error{Kind: providers.KindContextOverflow, Message: text}
-	case typ == "invalid_request_error" || typ == "not_found_error" || (e.StatusCode >= 400 && e.StatusCode < 500):
-		return &providers.Error{Kind: providers.KindInvalidRequest, Message: text}
+	kind, retryable := errorKind(typ, e.StatusCode, strings.ToLower(msg))
+	out := &providers.Error{Kind: kind, Message: fmt.Sprintf("anthropic: %s: %s: %s", where, cmpOr(typ, "error"), msg), Retryable: retryable}
+	if retryable { // rate_limit and overloaded: the API may say when to come back
+		out.RetryAfter = retryAfter(e.Response)
 	}
-	return &providers.Error{Kind: providers.KindProvider, Message: text}
+	return out
+}
+
+// errorKind classifies an API error by its type, HTTP status and (lower-cased)
+// message, in this order: the first rule that matches decides (mapError's table).
+func errorKind(typ string, status int, lowerMsg string) (kind string, retryable bool) {
+	switch {
+	case typ == "rate_limit_error" || status == http.StatusTooManyRequests:
+		return providers.KindRateLimit, true
+	case typ == "billing_error":
+		return providers.KindRateLimit, false
+	case typ == "overloaded_error" || typ == "api_error" || typ == "timeout_error" || status >= 500:
+		return providers.KindOverloaded, true
+	case typ == "authentication_error" || typ == "permission_error" || status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return providers.KindAuth, false
+	case isContextOverflow(lowerMsg):
+		return providers.KindContextOverflow, false
+	case typ == "invalid_request_error" || typ == "not_found_error" || (status >= 400 && status < 500):
+		return providers.KindInvalidRequest, false
+	}
+	return providers.KindProvider, false
+}
+
+func isContextOverflow(lowerMsg string) bool {
+	return strings.Contains(lowerMsg, "prompt is too long") || strings.Contains(lowerMsg, "context window") ||
+		strings.Contains(lowerMsg, "context length")
 }
 
 // retryAfter reads retry-after (seconds or an HTTP date); 0 when absent.

@@ -132,83 +132,10 @@ func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send 
 	stream := client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
 
-	var (
-		blocks    = map[int64]*block{}
-		order     []int64
-		tools     int32
-		usage     = &providers.Usage{}
-		stop      string
-		gotStop   bool
-		completed bool
-	)
+	a := &answer{send: send, blocks: map[int64]*block{}, usage: &providers.Usage{}}
 	for stream.Next() {
-		ev := stream.Current()
-		switch ev.Type {
-		case "message_start":
-			u := ev.Message.Usage
-			usage.CacheReadTokens = u.CacheReadInputTokens
-			usage.CacheWriteTokens = u.CacheCreationInputTokens
-			usage.PromptTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-			usage.CompletionTokens = u.OutputTokens
-		case "content_block_start":
-			cb := ev.ContentBlock
-			b := &block{kind: cb.Type}
-			blocks[ev.Index], order = b, append(order, ev.Index)
-			switch cb.Type {
-			case "tool_use":
-				b.toolIndex = tools
-				tools++
-				if err := send(providers.ToolCallEvent(&providers.ToolCallDelta{Index: b.toolIndex, Id: cb.ID, Name: cb.Name})); err != nil {
-					return err
-				}
-			case "thinking":
-				b.signature = cb.Signature
-				if cb.Thinking != "" {
-					b.thinking.WriteString(cb.Thinking)
-					if err := send(providers.ReasoningEvent(cb.Thinking)); err != nil {
-						return err
-					}
-				}
-			case "redacted_thinking":
-				b.data = cb.Data
-			case "text":
-				if cb.Text != "" {
-					if err := send(providers.TextEvent(cb.Text)); err != nil {
-						return err
-					}
-				}
-			}
-		case "content_block_delta":
-			b := blocks[ev.Index]
-			if b == nil {
-				return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("anthropic: delta for block %d, which never started", ev.Index)}
-			}
-			var out *providers.ChatEvent
-			switch d := ev.Delta; d.Type {
-			case "text_delta":
-				out = providers.TextEvent(d.Text)
-			case "input_json_delta":
-				out = providers.ToolCallEvent(&providers.ToolCallDelta{Index: b.toolIndex, Arguments: d.PartialJSON})
-			case "thinking_delta":
-				b.thinking.WriteString(d.Thinking)
-				out = providers.ReasoningEvent(d.Thinking)
-			case "signature_delta":
-				b.signature += d.Signature
-			}
-			if out != nil {
-				if err := send(out); err != nil {
-					return err
-				}
-			}
-		case "message_delta":
-			if ev.Delta.StopReason != "" {
-				stop, gotStop = stopReason(string(ev.Delta.StopReason)), true
-			}
-			if ev.Usage.OutputTokens > 0 {
-				usage.CompletionTokens = ev.Usage.OutputTokens
-			}
-		case "message_stop":
-			completed = true
+		if err := a.on(stream.Current()); err != nil {
+			return err
 		}
 	}
 	if err := stream.Err(); err != nil {
@@ -217,19 +144,113 @@ func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send 
 		}
 		return mapError(err)
 	}
-	if !completed || !gotStop {
+	return a.finish()
+}
+
+// answer is the state of one streamed answer: its content blocks by index, in the
+// order they started, the tool calls so far, usage and the stop reason.
+type answer struct {
+	send      func(*providers.ChatEvent) error
+	blocks    map[int64]*block
+	order     []int64
+	tools     int32
+	usage     *providers.Usage
+	stop      string
+	gotStop   bool
+	completed bool
+}
+
+// on handles one server-sent event of the stream.
+func (a *answer) on(ev sdk.MessageStreamEventUnion) error {
+	switch ev.Type {
+	case "message_start":
+		u := ev.Message.Usage
+		a.usage.CacheReadTokens = u.CacheReadInputTokens
+		a.usage.CacheWriteTokens = u.CacheCreationInputTokens
+		a.usage.PromptTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+		a.usage.CompletionTokens = u.OutputTokens
+	case "content_block_start":
+		return a.blockStart(ev)
+	case "content_block_delta":
+		return a.blockDelta(ev)
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			a.stop, a.gotStop = stopReason(string(ev.Delta.StopReason)), true
+		}
+		if ev.Usage.OutputTokens > 0 {
+			a.usage.CompletionTokens = ev.Usage.OutputTokens
+		}
+	case "message_stop":
+		a.completed = true
+	}
+	return nil
+}
+
+// blockStart opens a content block; a tool call's id and name, and the first text or
+// thinking a block may carry, are sent at once.
+func (a *answer) blockStart(ev sdk.MessageStreamEventUnion) error {
+	cb := ev.ContentBlock
+	b := &block{kind: cb.Type}
+	a.blocks[ev.Index], a.order = b, append(a.order, ev.Index)
+	switch cb.Type {
+	case "tool_use":
+		b.toolIndex = a.tools
+		a.tools++
+		return a.send(providers.ToolCallEvent(&providers.ToolCallDelta{Index: b.toolIndex, Id: cb.ID, Name: cb.Name}))
+	case "thinking":
+		b.signature = cb.Signature
+		if cb.Thinking != "" {
+			b.thinking.WriteString(cb.Thinking)
+			return a.send(providers.ReasoningEvent(cb.Thinking))
+		}
+	case "redacted_thinking":
+		b.data = cb.Data
+	case "text":
+		if cb.Text != "" {
+			return a.send(providers.TextEvent(cb.Text))
+		}
+	}
+	return nil
+}
+
+// blockDelta continues a started block: text, a tool call's arguments, thinking (kept
+// for reasoning_state) or its signature.
+func (a *answer) blockDelta(ev sdk.MessageStreamEventUnion) error {
+	b := a.blocks[ev.Index]
+	if b == nil {
+		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("anthropic: delta for block %d, which never started", ev.Index)}
+	}
+	switch d := ev.Delta; d.Type {
+	case "text_delta":
+		return a.send(providers.TextEvent(d.Text))
+	case "input_json_delta":
+		return a.send(providers.ToolCallEvent(&providers.ToolCallDelta{Index: b.toolIndex, Arguments: d.PartialJSON}))
+	case "thinking_delta":
+		b.thinking.WriteString(d.Thinking)
+		return a.send(providers.ReasoningEvent(d.Thinking))
+	case "signature_delta":
+		b.signature += d.Signature
+	}
+	return nil
+}
+
+// finish ends a stream that closed without a transport error: one that never reached
+// message_stop (with a stop reason) is a retryable failure; otherwise the thinking to
+// send back, the usage and the finish event follow.
+func (a *answer) finish() error {
+	if !a.completed || !a.gotStop {
 		return &providers.Error{Kind: providers.KindProvider, Message: "anthropic: stream ended before message_stop", Retryable: true}
 	}
-	if state := reasoningState(blocks, order); state != "" {
-		if err := send(providers.ReasoningStateEvent(state)); err != nil {
+	if state := reasoningState(a.blocks, a.order); state != "" {
+		if err := a.send(providers.ReasoningStateEvent(state)); err != nil {
 			return err
 		}
 	}
-	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
-	if err := send(providers.UsageEvent(usage)); err != nil {
+	a.usage.TotalTokens = a.usage.PromptTokens + a.usage.CompletionTokens
+	if err := a.send(providers.UsageEvent(a.usage)); err != nil {
 		return err
 	}
-	return send(providers.FinishEvent(stop))
+	return a.send(providers.FinishEvent(a.stop))
 }
 
 // thinkingBlock is how thinking travels in reasoning_state: exactly what the API

@@ -34,50 +34,11 @@ func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, 
 			params.MaxTokens = cfg.thinkingBudget + cfg.maxTokens
 		}
 	}
-	var system []string
-	var pendingResults []sdk.ContentBlockParamUnion
-	flush := func() {
-		if len(pendingResults) > 0 {
-			params.Messages = append(params.Messages, sdk.NewUserMessage(pendingResults...))
-			pendingResults = nil
-		}
+	messages, system, err := buildMessages(req.GetMessages())
+	if err != nil {
+		return params, err
 	}
-	for i, m := range req.GetMessages() {
-		switch m.GetRole() {
-		case providers.RoleSystem:
-			if t := partsText(m.GetContent()); t != "" {
-				system = append(system, t)
-			}
-		case providers.RoleTool:
-			content, err := toolResult(m)
-			if err != nil {
-				return params, fmt.Errorf("message %d: %w", i, err)
-			}
-			pendingResults = append(pendingResults, content)
-		case providers.RoleUser:
-			flush()
-			blocks, err := contentBlocks(m.GetContent())
-			if err != nil {
-				return params, fmt.Errorf("message %d: %w", i, err)
-			}
-			if len(blocks) == 0 {
-				continue // the API refuses an empty message
-			}
-			params.Messages = append(params.Messages, sdk.NewUserMessage(blocks...))
-		case providers.RoleAssistant:
-			flush()
-			blocks, err := assistantBlocks(m)
-			if err != nil {
-				return params, fmt.Errorf("message %d: %w", i, err)
-			}
-			if len(blocks) > 0 {
-				params.Messages = append(params.Messages, sdk.NewAssistantMessage(blocks...))
-			}
-		default:
-			return params, fmt.Errorf("message %d: unknown role %q", i, m.GetRole())
-		}
-	}
-	flush()
+	params.Messages = messages
 	if len(system) > 0 {
 		sys := sdk.TextBlockParam{Text: strings.Join(system, "\n\n")}
 		if cfg.cache {
@@ -85,27 +46,8 @@ func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, 
 		}
 		params.System = []sdk.TextBlockParam{sys}
 	}
-	for i, t := range req.GetTools() {
-		schema := sdk.ToolInputSchemaParam{}
-		if s := t.GetInputSchema(); s != "" {
-			var fields map[string]any
-			if err := json.Unmarshal([]byte(s), &fields); err != nil {
-				return params, fmt.Errorf("tool %q: input schema is not a JSON object: %w", t.GetName(), err)
-			}
-			schema.Properties, schema.Required = fields["properties"], toStrings(fields["required"])
-			delete(fields, "properties")
-			delete(fields, "required")
-			delete(fields, "type")
-			schema.ExtraFields = fields
-		}
-		tool := sdk.ToolParam{Name: t.GetName(), InputSchema: schema}
-		if d := t.GetDescription(); d != "" {
-			tool.Description = sdk.String(d)
-		}
-		if cfg.cache && i == len(req.GetTools())-1 {
-			tool.CacheControl = sdk.NewCacheControlEphemeralParam()
-		}
-		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tool})
+	if params.Tools, err = buildTools(req.GetTools(), cfg.cache); err != nil {
+		return params, err
 	}
 	switch c := req.GetToolChoice(); c {
 	case "", "auto":
@@ -117,6 +59,85 @@ func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, 
 		params.ToolChoice = sdk.ToolChoiceParamOfTool(c)
 	}
 	return params, nil
+}
+
+// buildMessages maps the conversation: the system messages' texts apart, tool results
+// gathered into the user message that follows their turn, empty user messages left out.
+func buildMessages(msgs []*providers.Message) (messages []sdk.MessageParam, system []string, err error) {
+	var pendingResults []sdk.ContentBlockParamUnion
+	flush := func() {
+		if len(pendingResults) > 0 {
+			messages = append(messages, sdk.NewUserMessage(pendingResults...))
+			pendingResults = nil
+		}
+	}
+	for i, m := range msgs {
+		var blocks []sdk.ContentBlockParamUnion
+		switch m.GetRole() {
+		case providers.RoleSystem:
+			if t := partsText(m.GetContent()); t != "" {
+				system = append(system, t)
+			}
+			continue
+		case providers.RoleTool:
+			content, err := toolResult(m)
+			if err != nil {
+				return nil, nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			pendingResults = append(pendingResults, content)
+			continue
+		case providers.RoleUser:
+			blocks, err = contentBlocks(m.GetContent())
+		case providers.RoleAssistant:
+			blocks, err = assistantBlocks(m)
+		default:
+			return nil, nil, fmt.Errorf("message %d: unknown role %q", i, m.GetRole())
+		}
+		flush()
+		if err != nil {
+			return nil, nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		if len(blocks) == 0 {
+			continue // the API refuses an empty message
+		}
+		if m.GetRole() == providers.RoleUser {
+			messages = append(messages, sdk.NewUserMessage(blocks...))
+		} else {
+			messages = append(messages, sdk.NewAssistantMessage(blocks...))
+		}
+	}
+	flush()
+	return messages, system, nil
+}
+
+// buildTools maps the tools offered: the input schema's properties and required list
+// go to their fields, the rest of the schema (but its type) alongside; with caching on,
+// the last tool is a cache breakpoint.
+func buildTools(tools []*providers.Tool, cache bool) ([]sdk.ToolUnionParam, error) {
+	var out []sdk.ToolUnionParam
+	for i, t := range tools {
+		schema := sdk.ToolInputSchemaParam{}
+		if s := t.GetInputSchema(); s != "" {
+			var fields map[string]any
+			if err := json.Unmarshal([]byte(s), &fields); err != nil {
+				return nil, fmt.Errorf("tool %q: input schema is not a JSON object: %w", t.GetName(), err)
+			}
+			schema.Properties, schema.Required = fields["properties"], toStrings(fields["required"])
+			delete(fields, "properties")
+			delete(fields, "required")
+			delete(fields, "type")
+			schema.ExtraFields = fields
+		}
+		tool := sdk.ToolParam{Name: t.GetName(), InputSchema: schema}
+		if d := t.GetDescription(); d != "" {
+			tool.Description = sdk.String(d)
+		}
+		if cache && i == len(tools)-1 {
+			tool.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		out = append(out, sdk.ToolUnionParam{OfTool: &tool})
+	}
+	return out, nil
 }
 
 func assistantBlocks(m *providers.Message) ([]sdk.ContentBlockParamUnion, error) {

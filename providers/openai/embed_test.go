@@ -20,7 +20,7 @@ func TestEmbedThroughTheAdapter(t *testing.T) {
 	c := startAdapter(t, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r.use("embeddings.http")
+	r.Use("embeddings.http")
 	got, usage, err := c.Embed(ctx, "text-embedding-3-small", []string{"first", "second"})
 	if err != nil {
 		t.Fatal(err)
@@ -32,25 +32,25 @@ func TestEmbedThroughTheAdapter(t *testing.T) {
 	if usage.GetPromptTokens() != 4 || usage.GetTotalTokens() != 4 {
 		t.Fatalf("usage %v", usage)
 	}
-	req := r.last()
+	req := r.Last()
 	var body struct {
 		Model string   `json:"model"`
 		Input []string `json:"input"`
 	}
-	if req.path != "/v1/embeddings" || json.Unmarshal(req.body, &body) != nil || body.Model != "text-embedding-3-small" || strings.Join(body.Input, ",") != "first,second" {
-		t.Fatalf("request %s %s", req.path, req.body)
+	if req.Path != "/v1/embeddings" || json.Unmarshal(req.Body, &body) != nil || body.Model != "text-embedding-3-small" || strings.Join(body.Input, ",") != "first,second" {
+		t.Fatalf("request %s %s", req.Path, req.Body)
 	}
-	r.use("rate_limit.http")
+	r.Use("rate_limit.http")
 	var pe *providers.Error
 	if _, _, err := c.Embed(ctx, "m", []string{"x"}); !errors.As(err, &pe) || pe.Kind != providers.KindRateLimit {
 		t.Fatalf("429: %v", err)
 	}
-	r.use("embeddings_dup.http")
+	r.Use("embeddings_dup.http")
 	if _, _, err := c.Embed(ctx, "m", []string{"a", "b"}); !errors.As(err, &pe) || !strings.Contains(pe.Message, "out of place") {
 		t.Fatalf("duplicate index: %v", err)
 	}
 	// The host's own check: a vector count that is not the input count is refused.
-	r.use("embeddings.http")
+	r.Use("embeddings.http")
 	if _, _, err := c.Embed(ctx, "m", []string{"only one"}); err == nil || !strings.Contains(err.Error(), "out of place") {
 		t.Fatalf("two vectors for one input: %v", err)
 	}

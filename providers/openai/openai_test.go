@@ -1,170 +1,63 @@
 package openai_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/providers"
+	"github.com/agenthost/agenthost/providers/providertest"
 )
 
 var adapterBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "openai-adapter-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	adapterBin = filepath.Join(dir, "agenthost-provider-openai")
-	build := exec.Command("go", "build", "-o", adapterBin, "../../cmd/agenthost-provider-openai")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build openai adapter:", err)
-		os.Exit(1)
-	}
+	adapterBin = testbin.Must(testbin.OpenAI)
 	code := m.Run()
 	providers.CleanupClients()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
-// replay is a loopback OpenAI-compatible server that answers every request
-// with the recorded response currently selected, and keeps what it received.
-type replay struct {
-	t   *testing.T
-	srv *httptest.Server
+// newReplay is a loopback OpenAI-compatible server replaying testdata's recordings.
+func newReplay(t *testing.T) *providertest.Replay { return providertest.NewReplay(t, "testdata") }
 
-	mu       sync.Mutex
-	file     string
-	requests []received
-}
-
-type received struct {
-	path, auth string
-	body       []byte
-}
-
-func newReplay(t *testing.T) *replay {
-	r := &replay{t: t}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *replay) use(file string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.file = file
-}
-
-func (r *replay) last() received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.requests) == 0 {
-		r.t.Fatal("the server received no request")
-	}
-	return r.requests[len(r.requests)-1]
-}
-
-func (r *replay) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.requests = append(r.requests, received{path: req.URL.Path, auth: req.Header.Get("Authorization"), body: body})
-	file := r.file
-	r.mu.Unlock()
-
-	f, err := os.Open(filepath.Join("testdata", file))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusTeapot)
-		return
-	}
-	defer f.Close()
-	rec, err := http.ReadResponse(bufio.NewReader(f), req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusTeapot)
-		return
-	}
-	for k, vs := range rec.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(rec.StatusCode)
-	io.Copy(w, rec.Body)
-	w.(http.Flusher).Flush()
-	if file == "cut.http" {
-		panic(http.ErrAbortHandler) // drop the connection mid-stream
-	}
-}
-
-func startAdapter(t *testing.T, r *replay) *providers.Client {
+func startAdapter(t *testing.T, r *providertest.Replay) *providers.Client {
 	t.Helper()
-	c, err := providers.Start(context.Background(), providers.ClientConfig{
+	return providertest.Start(t, providers.ClientConfig{
 		Name:    "openai",
 		Command: adapterBin,
-		Options: map[string]string{"base_url": r.srv.URL + "/v1", "api_key": "sk-test", "model": "gpt-4o-mini"},
+		Options: map[string]string{"base_url": r.URL + "/v1", "api_key": "sk-test", "model": "gpt-4o-mini"},
 	})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
-func hello() *providers.ChatRequest {
-	return &providers.ChatRequest{Messages: []*providers.Message{
-		{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "Hello"}}},
-	}}
-}
-
-func run(t *testing.T, c *providers.Client, req *providers.ChatRequest) ([]string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := c.Stream(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	var got []string
-	for {
-		ev, err := st.Recv()
-		if err != nil {
-			return got, err
-		}
-		got = append(got, providers.FormatEvent(ev))
-	}
-}
+var (
+	hello            = providertest.Hello
+	run              = providertest.Run
+	canonical        = providertest.Canonical
+	canonicalCompact = providertest.CanonicalCompact
+)
 
 // TestRecordedStreams replays each recording through the real adapter process
 // and checks the exact events, or the exact typed error.
 func TestRecordedStreams(t *testing.T) {
 	r := newReplay(t)
 	c := startAdapter(t, r)
-	cases := []struct {
-		file   string
-		events []string
-		err    *providers.Error // nil: the stream must end with io.EOF
-	}{
-		{file: "text.http", events: []string{`1 text "Hello"`, `2 text ", world"`, `3 text "!"`, `4 finish end_turn`}},
-		{file: "tool_call.http", events: []string{
+	cases := []providertest.Case{
+		{File: "text.http", Events: []string{`1 text "Hello"`, `2 text ", world"`, `3 text "!"`, `4 finish end_turn`}},
+		{File: "tool_call.http", Events: []string{
 			`1 tool_call 0 id=call_abc123 name=calc args=""`,
 			`2 tool_call 0 id= name= args="{\"expr"`,
 			`3 tool_call 0 id= name= args="ession\":\"17*23\"}"`,
 			`4 finish tool_use`,
 		}},
-		{file: "parallel_tool_calls.http", events: []string{
+		{File: "parallel_tool_calls.http", Events: []string{
 			`1 tool_call 0 id=call_1 name=get_weather args=""`,
 			`2 tool_call 0 id= name= args="{\"ci"`,
 			`3 tool_call 0 id= name= args="ty\": \"Par"`,
@@ -178,50 +71,29 @@ func TestRecordedStreams(t *testing.T) {
 			`11 tool_call 2 id= name= args="Tokyo\"}"`,
 			`12 finish tool_use`,
 		}},
-		{file: "usage.http", events: []string{`1 text "Hi there."`, `2 usage prompt=21 completion=3 total=24`, `3 finish max_tokens`}},
-		{file: "reasoning.http", events: []string{`1 reasoning "The user"`, `2 reasoning " greets me."`, `3 reasoning "(ollama field)"`, `4 text "Hello!"`, `5 finish end_turn`}},
-		{file: "rate_limit.http", err: &providers.Error{Kind: providers.KindRateLimit, RetryAfter: 7 * time.Second, Retryable: true,
+		{File: "usage.http", Events: []string{`1 text "Hi there."`, `2 usage prompt=21 completion=3 total=24`, `3 finish max_tokens`}},
+		{File: "reasoning.http", Events: []string{`1 reasoning "The user"`, `2 reasoning " greets me."`, `3 reasoning "(ollama field)"`, `4 text "Hello!"`, `5 finish end_turn`}},
+		{File: "rate_limit.http", Err: &providers.Error{Kind: providers.KindRateLimit, RetryAfter: 7 * time.Second, Retryable: true,
 			Message: "openai: HTTP 429: Rate limit reached for gpt-4o-mini in organization org-test on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 7s."}},
-		{file: "quota.http", err: &providers.Error{Kind: providers.KindRateLimit,
+		{File: "quota.http", Err: &providers.Error{Kind: providers.KindRateLimit,
 			Message: "openai: HTTP 429: You exceeded your current quota, please check your plan and billing details."}},
-		{file: "refusal.http", events: []string{`1 text "I'm sorry, "`, `2 text "I can't help with that."`, `3 finish end_turn`}},
-		{file: "server_error.http", err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
+		{File: "refusal.http", Events: []string{`1 text "I'm sorry, "`, `2 text "I can't help with that."`, `3 finish end_turn`}},
+		{File: "server_error.http", Err: &providers.Error{Kind: providers.KindOverloaded, Retryable: true,
 			Message: "openai: HTTP 500: The server had an error while processing your request. Sorry about that!"}},
-		{file: "context_length.http", err: &providers.Error{Kind: providers.KindContextOverflow,
+		{File: "context_length.http", Err: &providers.Error{Kind: providers.KindContextOverflow,
 			Message: "openai: HTTP 400: This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages."}},
-		{file: "auth.http", err: &providers.Error{Kind: providers.KindAuth,
+		{File: "auth.http", Err: &providers.Error{Kind: providers.KindAuth,
 			Message: "openai: HTTP 401: Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys."}},
-		{file: "bad_request.http", err: &providers.Error{Kind: providers.KindInvalidRequest,
+		{File: "bad_request.http", Err: &providers.Error{Kind: providers.KindInvalidRequest,
 			Message: "openai: HTTP 400: Invalid schema for function 'calc': 'object' is not valid under any of the given schemas."}},
-		{file: "cut.http", events: []string{`1 text "The answer"`, `2 text " is"`},
-			err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "openai: stream interrupted: unexpected EOF"}},
-		{file: "no_finish.http", events: []string{`1 text "The answer"`},
-			err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "openai: stream ended before a finish_reason"}},
-		{file: "malformed.http", events: []string{`1 text "Hi"`},
-			err: &providers.Error{Kind: providers.KindProvider, Message: "openai: malformed stream chunk: unexpected end of JSON input"}},
+		{File: "cut.http", Events: []string{`1 text "The answer"`, `2 text " is"`},
+			Err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "openai: stream interrupted: unexpected EOF"}},
+		{File: "no_finish.http", Events: []string{`1 text "The answer"`},
+			Err: &providers.Error{Kind: providers.KindProvider, Retryable: true, Message: "openai: stream ended before a finish_reason"}},
+		{File: "malformed.http", Events: []string{`1 text "Hi"`},
+			Err: &providers.Error{Kind: providers.KindProvider, Message: "openai: malformed stream chunk: unexpected end of JSON input"}},
 	}
-	for _, tc := range cases {
-		t.Run(strings.TrimSuffix(tc.file, ".http"), func(t *testing.T) {
-			r.use(tc.file)
-			got, err := run(t, c, hello())
-			if strings.Join(got, "\n") != strings.Join(tc.events, "\n") {
-				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.events, "\n"))
-			}
-			if tc.err == nil {
-				if err != io.EOF {
-					t.Fatalf("stream ended with %v, want io.EOF", err)
-				}
-				return
-			}
-			var pe *providers.Error
-			if !errors.As(err, &pe) {
-				t.Fatalf("err = %v (%T), want %+v", err, err, tc.err)
-			}
-			if *pe != *tc.err {
-				t.Fatalf("err = %+v\nwant  %+v", *pe, *tc.err)
-			}
-		})
-	}
+	providertest.CheckRecordings(t, r, c, cases)
 }
 
 // TestRequestSent checks what reaches the server: path (base_url), bearer
@@ -230,7 +102,7 @@ func TestRecordedStreams(t *testing.T) {
 func TestRequestSent(t *testing.T) {
 	r := newReplay(t)
 	c := startAdapter(t, r)
-	r.use("text.http")
+	r.Use("text.http")
 	req := &providers.ChatRequest{
 		Messages: []*providers.Message{
 			{Role: providers.RoleSystem, Content: []*providers.Part{{Type: providers.PartText, Text: "You are terse."}}},
@@ -253,27 +125,17 @@ func TestRequestSent(t *testing.T) {
 	if _, err := run(t, c, req); err != io.EOF {
 		t.Fatalf("stream ended with %v", err)
 	}
-	got := r.last()
-	if got.path != "/v1/chat/completions" || got.auth != "Bearer sk-test" {
-		t.Fatalf("path %q, authorization %q", got.path, got.auth)
+	got := r.Last()
+	if got.Path != "/v1/chat/completions" || got.Header.Get("Authorization") != "Bearer sk-test" {
+		t.Fatalf("path %q, authorization %q", got.Path, got.Header.Get("Authorization"))
 	}
 	want, err := os.ReadFile("testdata/request_full.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := canonical(t, got.body), canonical(t, want); a != b {
+	if a, b := canonical(t, got.Body), canonical(t, want); a != b {
 		t.Fatalf("request body:\n%s\nwant:\n%s", a, b)
 	}
-}
-
-func canonical(t *testing.T, data []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatalf("%v in %s", err, data)
-	}
-	out, _ := json.MarshalIndent(v, "", "  ")
-	return string(out)
 }
 
 // TestEnvFallback: with no base_url/api_key options the adapter uses
@@ -281,11 +143,11 @@ func canonical(t *testing.T, data []byte) string {
 // manifest's env list passes them (nothing else of the host env does).
 func TestEnvFallback(t *testing.T) {
 	r := newReplay(t)
-	r.use("text.http")
+	r.Use("text.http")
 	c, err := providers.Start(context.Background(), providers.ClientConfig{
 		Name:    "openai",
 		Command: adapterBin,
-		Env:     []string{"OPENAI_BASE_URL=" + r.srv.URL + "/compat/v1", "OPENAI_API_KEY=sk-from-env"},
+		Env:     []string{"OPENAI_BASE_URL=" + r.URL + "/compat/v1", "OPENAI_API_KEY=sk-from-env"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -303,11 +165,11 @@ func TestEnvFallback(t *testing.T) {
 	if _, err := run(t, c, req); err != io.EOF {
 		t.Fatalf("stream ended with %v", err)
 	}
-	got := r.last()
+	got := r.Last()
 	var body struct{ Model string }
-	json.Unmarshal(got.body, &body)
-	if got.path != "/compat/v1/chat/completions" || got.auth != "Bearer sk-from-env" || body.Model != "llama3.2" {
-		t.Fatalf("path %q, authorization %q, model %q", got.path, got.auth, body.Model)
+	json.Unmarshal(got.Body, &body)
+	if got.Path != "/compat/v1/chat/completions" || got.Header.Get("Authorization") != "Bearer sk-from-env" || body.Model != "llama3.2" {
+		t.Fatalf("path %q, authorization %q, model %q", got.Path, got.Header.Get("Authorization"), body.Model)
 	}
 }
 
@@ -317,7 +179,7 @@ func TestEnvFallback(t *testing.T) {
 func TestToolImagesFollowAsAUserMessage(t *testing.T) {
 	r := newReplay(t)
 	c := startAdapter(t, r)
-	r.use("text.http")
+	r.Use("text.http")
 	req := &providers.ChatRequest{Messages: []*providers.Message{
 		{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "Plot both."}}},
 		{Role: providers.RoleAssistant, ToolCalls: []*providers.ToolCall{
@@ -333,7 +195,7 @@ func TestToolImagesFollowAsAUserMessage(t *testing.T) {
 	var body struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(r.last().body, &body); err != nil {
+	if err := json.Unmarshal(r.Last().Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -353,27 +215,17 @@ func TestToolImagesFollowAsAUserMessage(t *testing.T) {
 	}
 }
 
-func canonicalCompact(t *testing.T, data []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
-}
-
 // With send_reasoning the earlier reasoning goes back in the field the server reads;
 // without it, never (TestRequestSent).
 func TestSendReasoningOption(t *testing.T) {
 	r := newReplay(t)
 	c, err := providers.Start(context.Background(), providers.ClientConfig{Name: "openai", Command: adapterBin,
-		Options: map[string]string{"base_url": r.srv.URL + "/v1", "api_key": "k", "model": "m", "send_reasoning": "reasoning_content"}})
+		Options: map[string]string{"base_url": r.URL + "/v1", "api_key": "k", "model": "m", "send_reasoning": "reasoning_content"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r.use("text.http")
+	r.Use("text.http")
 	req := hello()
 	req.Messages = append(req.Messages,
 		&providers.Message{Role: providers.RoleAssistant, Reasoning: "think first", Content: []*providers.Part{{Type: providers.PartText, Text: "Hi"}}},
@@ -384,7 +236,7 @@ func TestSendReasoningOption(t *testing.T) {
 	var body struct {
 		Messages []map[string]any `json:"messages"`
 	}
-	json.Unmarshal(r.last().body, &body)
+	json.Unmarshal(r.Last().Body, &body)
 	if got := body.Messages[1]["reasoning_content"]; got != "think first" {
 		t.Fatalf("assistant message sent as %v", body.Messages[1])
 	}

@@ -105,15 +105,7 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 		return err
 	}
 	if e := turn.Error; e != nil {
-		retryable := providers.DefaultRetryable(e.Kind)
-		if e.Retryable != nil {
-			retryable = *e.Retryable
-		}
-		msg := e.Message
-		if msg == "" {
-			msg = fmt.Sprintf("scripted: turn %d: scripted %s error", n, e.Kind)
-		}
-		return &providers.Error{Kind: e.Kind, Message: msg, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond, Retryable: retryable}
+		return scriptedError(e, n)
 	}
 	reasoning, err := expand(ctx, turn.Reasoning, req)
 	if err != nil {
@@ -123,7 +115,35 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 	if err != nil {
 		return &providers.Error{Kind: providers.KindProvider, Message: fmt.Sprintf("scripted: turn %d: text: %v", n, err)}
 	}
+	for i, ev := range turnEvents(turn, reasoning, text) {
+		if i > 0 {
+			if err := sleep(ctx, turn.ChunkDelayMs); err != nil {
+				return err
+			}
+		}
+		if err := send(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
+// scriptedError is the typed error a turn's `error` plays (turn n).
+func scriptedError(e *TurnError, n int) error {
+	retryable := providers.DefaultRetryable(e.Kind)
+	if e.Retryable != nil {
+		retryable = *e.Retryable
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = fmt.Sprintf("scripted: turn %d: scripted %s error", n, e.Kind)
+	}
+	return &providers.Error{Kind: e.Kind, Message: msg, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond, Retryable: retryable}
+}
+
+// turnEvents is what a turn streams, in order: reasoning and text (cut into chunks),
+// each tool call's argument fragments, usage, and the finish event.
+func turnEvents(turn *Turn, reasoning, text string) []*providers.ChatEvent {
 	var events []*providers.ChatEvent
 	for _, s := range split(reasoning, turn.Chunk) {
 		events = append(events, providers.ReasoningEvent(s))
@@ -158,19 +178,7 @@ func (m *Model) Stream(ctx context.Context, req *providers.ChatRequest, send fun
 			stop = providers.StopToolUse
 		}
 	}
-	events = append(events, providers.FinishEvent(stop))
-
-	for i, ev := range events {
-		if i > 0 {
-			if err := sleep(ctx, turn.ChunkDelayMs); err != nil {
-				return err
-			}
-		}
-		if err := send(ev); err != nil {
-			return err
-		}
-	}
-	return nil
+	return append(events, providers.FinishEvent(stop))
 }
 
 // take consumes the next turn (of the session, for a PerSession fixture); n is its
@@ -304,6 +312,9 @@ var (
 // cannot, so tests can see what a confined adapter may read (the fixture is the
 // manifest author's, never the model's).
 func expand(ctx context.Context, s string, req *providers.ChatRequest) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil // nothing to expand: no regexp pass on every call
+	}
 	s = strings.ReplaceAll(s, "{{traceparent}}", providers.TraceParent(ctx))
 	s = readRef.ReplaceAllStringFunc(s, func(ref string) string {
 		b, err := os.ReadFile(readRef.FindStringSubmatch(ref)[1])

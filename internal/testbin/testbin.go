@@ -1,0 +1,159 @@
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Bin is a binary built from a main package of this module.
+type Bin struct {
+	// Pkg is the package's directory from the module root: "cmd/agenthost".
+	Pkg string
+	// Name is the file name in Dir; "" is the last element of Pkg, with ".wasm" for Wasm.
+	Name string
+	// Wasm builds for GOOS=wasip1 GOARCH=wasm; CShared with -buildmode=c-shared (a
+	// reactor module, as plugins are built).
+	Wasm, CShared bool
+}
+
+// The binaries most tests use.
+var (
+	Agenthost = Bin{Pkg: "cmd/agenthost"}
+	Scripted  = Bin{Pkg: "cmd/agenthost-provider-scripted"}
+	OpenAI    = Bin{Pkg: "cmd/agenthost-provider-openai"}
+	Anthropic = Bin{Pkg: "cmd/agenthost-provider-anthropic"}
+)
+
+func (b Bin) name() string {
+	switch {
+	case b.Name != "":
+		return b.Name
+	case b.Wasm:
+		return path.Base(b.Pkg) + ".wasm"
+	}
+	return path.Base(b.Pkg)
+}
+
+var (
+	mu    sync.Mutex
+	dir   string
+	built = map[Bin]*result{}
+)
+
+type result struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Build returns the path of b in Dir, building it on the first call for b; concurrent
+// and later calls wait for that build and share its outcome, failure included.
+func Build(b Bin) (string, error) {
+	mu.Lock()
+	r := built[b]
+	if r == nil {
+		r = &result{}
+		built[b] = r
+	}
+	mu.Unlock()
+	r.once.Do(func() { r.path, r.err = build(b) })
+	return r.path, r.err
+}
+
+// Path is Build for a test: a failed build fails tb.
+func Path(tb testing.TB, b Bin) string {
+	tb.Helper()
+	p, err := Build(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// Must is Build for TestMain: a failed build ends the process with its message.
+func Must(b Bin) string {
+	p, err := Build(b)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		Cleanup()
+		os.Exit(1)
+	}
+	return p
+}
+
+// Dir is the directory every binary of this process is built into, made on first use.
+// Tests may put other files there (a binary's neighbours).
+func Dir() (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "agenthost-testbin-")
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	return dir, nil
+}
+
+// Cleanup removes Dir and everything in it. TestMain calls it after m.Run.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	dir, built = "", map[Bin]*result{}
+}
+
+// Root is the module's root directory (where go.mod is), found from the working
+// directory, which `go test` sets to the package's.
+func Root() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("testbin: no go.mod above the working directory")
+		}
+		d = parent
+	}
+}
+
+func build(b Bin) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(d, b.name())
+	args := []string{"run", "-exec", "cp"}
+	if b.CShared {
+		args = append(args, "-buildmode=c-shared")
+	}
+	// cp is given the built executable, then out.
+	cmd := exec.Command("go", append(args, "./"+strings.TrimPrefix(b.Pkg, "./"), out)...)
+	cmd.Dir = root
+	cmd.Env = os.Environ()
+	if b.Wasm {
+		cmd.Env = append(cmd.Env, "GOOS=wasip1", "GOARCH=wasm")
+	}
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("testbin: build %s: %v\n%s", b.Pkg, err, msg)
+	}
+	return out, nil
+}
