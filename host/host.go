@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/loop"
@@ -27,13 +28,13 @@ import (
 
 // Options say how to open a host. Only Manifest is required.
 type Options struct {
-	Manifest   string    // path to agent.toml
-	Loaded     *Manifest // or a manifest already decoded (ParseManifest); Manifest is then ignored
-	Provider   string    // overrides agent.provider
-	NoProvider bool      // load plugins and the store only (plugins list/call/verify, sessions)
+	Manifest   string             // path to agent.toml
+	Loaded     *manifest.Manifest // or a manifest already decoded (manifest.Parse); Manifest is then ignored
+	Provider   string             // overrides agent.provider
+	NoProvider bool               // load plugins and the store only (plugins list/call/verify, sessions)
 	// Lock is what loading Manifest does with its agent.lock (LockUpdate: record; the
-	// CLI's --locked: LockStrict). Ignored with Loaded.
-	Lock LockMode
+	// CLI's --locked: manifest.LockStrict). Ignored with Loaded.
+	Lock manifest.LockMode
 	// ConfineExe is the agenthost binary, which confines commands with a sandbox entry
 	// (host/confine); empty: SelfExe.
 	ConfineExe string
@@ -76,7 +77,7 @@ var SelfExe string
 
 // Host is a loaded manifest: store, plugins, provider and the agent wired from them.
 type Host struct {
-	Manifest *Manifest
+	Manifest *manifest.Manifest
 	Agent    *loop.Agent // nil with NoProvider
 	// toolAgent is the entry agent built with noModel when NoProvider: the policy Call
 	// applies without a provider (pipeline.go).
@@ -121,7 +122,7 @@ func (h *Host) Telemetry() *telemetry.Telemetry { return h.tel }
 func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	m := opts.Loaded
 	if m == nil {
-		if m, err = LoadManifestWith(opts.Manifest, opts.Lock); err != nil {
+		if m, err = manifest.LoadWith(opts.Manifest, opts.Lock); err != nil {
 			return nil, err
 		}
 	}
@@ -200,18 +201,18 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 
 // providerOptions resolves option values that name files (the scripted provider's
 // script) against the manifest's directory: the adapter runs elsewhere.
-func providerOptions(m *Manifest, name string, pc ProviderConfig) map[string]string {
+func providerOptions(m *manifest.Manifest, name string, pc manifest.ProviderConfig) map[string]string {
 	out := make(map[string]string, len(pc.Options))
 	for k, v := range pc.Options {
 		if k == "script" && v != "" {
-			v = m.resolve(v)
+			v = m.Resolve(v)
 		}
 		out[k] = v
 	}
 	return out
 }
 
-func openStore(ctx context.Context, c StoreConfig) (loop.SessionStore, error) {
+func openStore(ctx context.Context, c manifest.StoreConfig) (loop.SessionStore, error) {
 	keys, err := storeKeys(c)
 	if err != nil {
 		return nil, err
@@ -238,7 +239,7 @@ const StoreKeyEnv = "AGENTHOST_STORE_KEY"
 
 // storeKeys is the store's key ring: from AGENTHOST_STORE_KEY or [store] key_file (one,
 // not both: which one wins would be a guess), nil with neither.
-func storeKeys(c StoreConfig) (*seal.Keys, error) {
+func storeKeys(c manifest.StoreConfig) (*seal.Keys, error) {
 	env := os.Getenv(StoreKeyEnv)
 	switch {
 	case env != "" && c.KeyFile != "":
@@ -270,7 +271,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 }
 
 // agentFrom builds one agent of the manifest.
-func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
+func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
 		StoreOutage:   h.storeOutage(),
@@ -314,7 +315,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 		cfg.Permission = wasmPermission(permits)
 	}
 	if mc := h.Manifest.Memory; mc.Enabled && h.memory != nil && mc.Recall >= 0 {
-		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, defaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
+		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, manifest.DefaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
 	}
 	if len(strategies) > 0 {
 		// Plugins shape the input; the default strategy still trims old tool outputs and
@@ -396,7 +397,7 @@ const defaultContextWindow = 128_000
 
 // compactAt is loop.Config.CompactAt for an agent: compact_at (default 0.8) of its
 // context window (default 128000 tokens); 0 when compact_at is negative.
-func compactAt(a AgentConfig) int {
+func compactAt(a manifest.AgentConfig) int {
 	if a.CompactAt < 0 {
 		return 0
 	}
@@ -404,7 +405,7 @@ func compactAt(a AgentConfig) int {
 }
 
 // telemetryScrub is [redact]'s "telemetry" stage for captured span content, nil without.
-func telemetryScrub(m *Manifest) func(string) string {
+func telemetryScrub(m *manifest.Manifest) func(string) string {
 	if m.Redact == nil {
 		return nil
 	}

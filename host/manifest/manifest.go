@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ type Manifest struct {
 	Store     StoreConfig               `toml:"store"`
 	Plugins   []PluginConfig            `toml:"plugins"`
 	Telemetry TelemetryConfig           `toml:"telemetry"`
-	// MCPServers are existing MCP servers whose tools the agent gets (mcptools.go).
+	// MCPServers are existing MCP servers whose tools the agent gets (mcpservers.go).
 	MCPServers []MCPServerConfig `toml:"mcp_servers"`
 	// Redact is the built-in PII guardrail (host/redact); nil is off.
 	Redact *redact.Config `toml:"redact"`
@@ -86,7 +86,7 @@ type AgentConfig struct {
 	ContextBudget  int          `toml:"context_budget"`
 	// ContextWindow is the model's context window in tokens (default 128000) and
 	// CompactAt the share of it past which older turns are summarised (default 0.8;
-	// negative: never). See compactAt.
+	// negative: never). See compactAt in host/host.go.
 	ContextWindow    int              `toml:"context_window"`
 	CompactAt        float64          `toml:"compact_at"`
 	MaxContinuations int              `toml:"max_continuations"`
@@ -102,18 +102,18 @@ type AgentConfig struct {
 	Metadata     map[string]string `toml:"metadata"`      // passed to the provider with every call
 
 	// Several agents (agents.go): [agent] is the entry agent, [agents.NAME] the others.
-	Description string       `toml:"description"`  // what the agent is for, shown to the others' models
-	Tools       []string     `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all)
-	Handoffs    []string     `toml:"handoffs"`     // agents it may transfer the conversation to
-	AsTool      bool         `toml:"as_tool"`      // the others may call it as ask_NAME
-	MaxHandoffs int          `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
-	AllowCycles bool         `toml:"allow_cycles"` // a run may hand back to an agent it already had
-	Mode        string       `toml:"mode"`         // react (default) | plan
-	Plan        PlanSettings `toml:"plan"`         // for mode = "plan"
+	Description string     `toml:"description"`  // what the agent is for, shown to the others' models
+	Tools       []string   `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all)
+	Handoffs    []string   `toml:"handoffs"`     // agents it may transfer the conversation to
+	AsTool      bool       `toml:"as_tool"`      // the others may call it as ask_NAME
+	MaxHandoffs int        `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
+	AllowCycles bool       `toml:"allow_cycles"` // a run may hand back to an agent it already had
+	Mode        string     `toml:"mode"`         // react (default) | plan
+	Plan        PlanConfig `toml:"plan"`         // for mode = "plan"
 }
 
-// PlanSettings is [agent.plan] / [agents.NAME.plan].
-type PlanSettings struct {
+// PlanConfig is [agent.plan] / [agents.NAME.plan].
+type PlanConfig struct {
 	MaxSteps    int      `toml:"max_steps"`    // steps executed over all revisions; default 8
 	MaxReplans  int      `toml:"max_replans"`  // default 2
 	StepTimeout Duration `toml:"step_timeout"` // for steps without their own timeout
@@ -165,7 +165,7 @@ type ProviderConfig struct {
 	// Protection for a fallback chain (agent.provider = [...]) and for every process
 	// sharing this provider: client-side rate limits that make calls wait rather than
 	// draw 429s, a circuit breaker that stops calling a failing provider for a while,
-	// and the provider's own prices. See fallback.go.
+	// and the provider's own prices. See host/fallback.go.
 	RequestsPerMinute int            `toml:"requests_per_minute"`
 	TokensPerMinute   int            `toml:"tokens_per_minute"`
 	BreakerFailures   int            `toml:"breaker_failures"` // consecutive failed calls that open it; default 5
@@ -203,18 +203,6 @@ func (p *ProviderList) UnmarshalTOML(v any) error {
 		return nil
 	}
 	return fmt.Errorf("agent.provider: want a provider name or a list of names, got %T", v)
-}
-
-// callTimeout maps a manifest timeout onto providers.ClientConfig's convention:
-// unset is 0 (the default), an explicit 0 is negative (off).
-func callTimeout(d *Duration) time.Duration {
-	switch {
-	case d == nil:
-		return 0
-	case *d == 0:
-		return -1
-	}
-	return time.Duration(*d)
 }
 
 // TelemetryConfig is [telemetry]; the standard OTEL_EXPORTER_OTLP_* variables do the
@@ -311,8 +299,8 @@ var (
 	storeKinds  = []string{"", "memory", "sqlite", "postgres"}
 )
 
-// ManifestError is a manifest problem at a file, line and key.
-type ManifestError struct {
+// Error is a manifest problem at a file, line and key.
+type Error struct {
 	File string
 	Line int // 0 when unknown
 	Key  string
@@ -321,43 +309,43 @@ type ManifestError struct {
 }
 
 // Unwrap returns the cause.
-func (e *ManifestError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-func (e *ManifestError) Error() string {
+func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
 }
 
-// LoadManifest reads and checks a manifest. Every problem is a *ManifestError naming the
+// Load reads and checks a manifest. Every problem is a *Error naming the
 // file, line and key: unknown keys, bad sizes and durations, missing files, digest
 // mismatches, duplicate names and unknown providers. It records what its oci:// plugins
 // resolved to in its lock file (LockUpdate).
-func LoadManifest(path string) (*Manifest, error) {
-	return LoadManifestWith(path, LockUpdate)
+func Load(path string) (*Manifest, error) {
+	return LoadWith(path, LockUpdate)
 }
 
-// LoadManifestWith is LoadManifest with what to do with the lock file (lock.go).
-func LoadManifestWith(path string, lock LockMode) (*Manifest, error) {
+// LoadWith is Load with what to do with the lock file (lock.go).
+func LoadWith(path string, lock LockMode) (*Manifest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-	return decodeManifest(path, data, lock)
+	return decode(path, data, lock)
 }
 
-// ParseManifest decodes and checks manifest text as if read from path (relative paths
+// Parse decodes and checks manifest text as if read from path (relative paths
 // in it start from path's directory; the file need not exist). It is how a manifest
 // made by a program, such as `plugins call` on a bare .wasm, is checked like a file.
 // It neither reads nor writes a lock file.
-func ParseManifest(path string, data []byte) (*Manifest, error) {
-	return decodeManifest(path, data, LockOff)
+func Parse(path string, data []byte) (*Manifest, error) {
+	return decode(path, data, LockOff)
 }
 
-// decodeManifest decodes and checks the manifest text data read from path (relative
+// decode decodes and checks the manifest text data read from path (relative
 // paths in it are resolved from path's directory), treating its lock file as lock says.
-func decodeManifest(path string, data []byte, lock LockMode) (*Manifest, error) {
+func decode(path string, data []byte, lock LockMode) (*Manifest, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
@@ -390,7 +378,7 @@ func decodeManifest(path string, data []byte, lock LockMode) (*Manifest, error) 
 // typeErr matches the decoder's type errors, which are not ParseErrors.
 var typeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
-// decodeError turns a decoder error into a ManifestError. The decoder keys positions
+// decodeError turns a decoder error into an *Error. The decoder keys positions
 // without array indexes, so for a key repeated across [[tables]] it reports the last
 // one's line; when the message quotes the offending value, the line holding it wins.
 func (m *Manifest) decodeError(data []byte, err error) error {
@@ -422,7 +410,7 @@ func (m *Manifest) decodeError(data []byte, err error) error {
 			}
 		}
 	}
-	return &ManifestError{File: m.Path, Line: line, Key: key, Msg: strings.TrimPrefix(msg, "toml: ")}
+	return &Error{File: m.Path, Line: line, Key: key, Msg: strings.TrimPrefix(msg, "toml: ")}
 }
 
 // quoted returns the "..." strings in s, unquoted.
@@ -437,7 +425,7 @@ func quoted(s string) []string {
 }
 
 func (m *Manifest) errAt(line int, key, format string, args ...any) error {
-	e := &ManifestError{File: m.Path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{File: m.Path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
 	for _, a := range args {
 		if err, ok := a.(error); ok {
 			e.Err = err
@@ -446,8 +434,9 @@ func (m *Manifest) errAt(line int, key, format string, args ...any) error {
 	return e
 }
 
-// errKey reports a problem at an indexed key path such as "plugins.1.wasm".
-func (m *Manifest) errKey(path, format string, args ...any) error {
+// ErrorAt reports a problem at an indexed key path such as "plugins.1.wasm": an *Error
+// naming the manifest, the key's line and the key as users write it ("plugins[1].wasm").
+func (m *Manifest) ErrorAt(path, format string, args ...any) error {
 	return m.errAt(m.lines.line(path), displayKey(path), format, args...)
 }
 
@@ -462,13 +451,13 @@ func (m *Manifest) check() error {
 	if c := m.Auth.OIDC; c != nil {
 		if err := c.Check(); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
-			return m.errKey("auth.oidc."+key, "%s", msg)
+			return m.ErrorAt("auth.oidc."+key, "%s", msg)
 		}
 	}
 	if m.Redact != nil {
 		if _, err := redact.New(*m.Redact); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
-			return m.errKey(key, "%s", msg)
+			return m.ErrorAt(key, "%s", msg)
 		}
 	}
 	a := &m.Agent
@@ -477,17 +466,17 @@ func (m *Manifest) check() error {
 	}
 	for i, name := range a.Provider {
 		if _, ok := m.Providers[name]; !ok {
-			return m.errKey("agent.provider", "unknown provider %q (defined: %s)", name, strings.Join(m.providerNames(), ", "))
+			return m.ErrorAt("agent.provider", "unknown provider %q (defined: %s)", name, strings.Join(m.ProviderNames(), ", "))
 		}
 		if slices.Contains(a.Provider[:i], name) {
-			return m.errKey("agent.provider", "provider %q is twice in the fallback chain", name)
+			return m.ErrorAt("agent.provider", "provider %q is twice in the fallback chain", name)
 		}
 	}
-	for _, name := range m.providerNames() {
+	for _, name := range m.ProviderNames() {
 		p := m.Providers[name]
 		key := "providers." + name
 		if p.Command == "" {
-			return m.errKey(key, "no command")
+			return m.ErrorAt(key, "no command")
 		}
 		p.Command = m.resolveCommand(p.Command)
 		for k, v := range p.Options {
@@ -497,22 +486,22 @@ func (m *Manifest) check() error {
 		m.resolveSandbox(p.Sandbox)
 		if p.SHA256 != "" {
 			if err := checkDigest(p.Command, p.SHA256); err != nil {
-				return m.errKey(key+".sha256", "%v", err)
+				return m.ErrorAt(key+".sha256", "%v", err)
 			}
 		}
 		m.Providers[name] = p
 	}
 	m.Telemetry.OTLPEndpoint = os.ExpandEnv(m.Telemetry.OTLPEndpoint)
 	if p := m.Telemetry.Protocol; p != "" && p != "http/protobuf" && p != "grpc" {
-		return m.errKey("telemetry.protocol", "unknown protocol %q (http/protobuf or grpc)", p)
+		return m.ErrorAt("telemetry.protocol", "unknown protocol %q (http/protobuf or grpc)", p)
 	}
 	if !slices.Contains(storeKinds, m.Store.Kind) {
-		return m.errKey("store.kind", "unknown store kind %q (memory, sqlite or postgres)", m.Store.Kind)
+		return m.ErrorAt("store.kind", "unknown store kind %q (memory, sqlite or postgres)", m.Store.Kind)
 	}
 	if m.Store.Kind == "postgres" {
 		m.Store.URL = os.ExpandEnv(m.Store.URL)
 		if m.Store.URL == "" {
-			return m.errKey("store.url", `a postgres store needs a url: url = "${DATABASE_URL}" or postgres://user@host:5432/db`)
+			return m.ErrorAt("store.url", `a postgres store needs a url: url = "${DATABASE_URL}" or postgres://user@host:5432/db`)
 		}
 	}
 	if m.Store.Kind == "" {
@@ -521,12 +510,12 @@ func (m *Manifest) check() error {
 	if m.Store.Path == "" {
 		m.Store.Path = ".agenthost/sessions.db"
 	}
-	m.Store.Path = m.resolve(m.Store.Path)
+	m.Store.Path = m.Resolve(m.Store.Path)
 	if m.Store.KeyFile != "" {
 		if m.Store.Kind == "memory" {
-			return m.errKey("store.key_file", "a memory store keeps nothing at rest to seal")
+			return m.ErrorAt("store.key_file", "a memory store keeps nothing at rest to seal")
 		}
-		m.Store.KeyFile = m.resolve(m.Store.KeyFile)
+		m.Store.KeyFile = m.Resolve(m.Store.KeyFile)
 	}
 	if err := m.checkNumbers(); err != nil {
 		return err
@@ -555,70 +544,70 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	p := &m.Plugins[i]
 	key := fmt.Sprintf("plugins.%d", i)
 	if p.Name == "" {
-		return m.errKey(key, "plugin has no name")
+		return m.ErrorAt(key, "plugin has no name")
 	}
 	if strings.HasPrefix(p.Name, "agenthost/") {
 		// The host keeps its own state in the store's key/value table under such names
 		// (workflow runs: agenthost/workflows); a plugin's kv must not reach it.
-		return m.errKey(key+".name", "plugin names starting \"agenthost/\" are the host's (%q)", p.Name)
+		return m.ErrorAt(key+".name", "plugin names starting \"agenthost/\" are the host's (%q)", p.Name)
 	}
 	if j, dup := names[p.Name]; dup {
-		return m.errKey(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
+		return m.ErrorAt(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
 	}
 	names[p.Name] = i
 	if p.Kind == "" {
 		p.Kind = "tool"
 	}
 	if !slices.Contains(pluginKinds, p.Kind) {
-		return m.errKey(key+".kind", "unknown kind %q (one of %s)", p.Kind, strings.Join(pluginKinds, ", "))
+		return m.ErrorAt(key+".kind", "unknown kind %q (one of %s)", p.Kind, strings.Join(pluginKinds, ", "))
 	}
 	if !slices.Contains(pluginABIs, p.ABI) {
-		return m.errKey(key+".abi", "unknown abi %q (mcp, extism or wasi)", p.ABI)
+		return m.ErrorAt(key+".abi", "unknown abi %q (mcp, extism or wasi)", p.ABI)
 	}
 	if !slices.Contains(isolations, p.Permissions.Isolation) {
-		return m.errKey(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
+		return m.ErrorAt(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
 	}
 	if p.Wasm == "" {
-		return m.errKey(key, "plugin %q has no wasm file", p.Name)
+		return m.ErrorAt(key, "plugin %q has no wasm file", p.Name)
 	}
 	if strings.HasPrefix(p.Wasm, ociplugin.Scheme) {
 		if err := m.pullPlugin(p, key); err != nil {
 			return err
 		}
 	} else if p.Verify != nil {
-		return m.errKey(key+".verify", "verify applies to plugins pulled from a registry (wasm = \"oci://…\")")
+		return m.ErrorAt(key+".verify", "verify applies to plugins pulled from a registry (wasm = \"oci://…\")")
 	}
-	p.Wasm = m.resolve(p.Wasm)
+	p.Wasm = m.Resolve(p.Wasm)
 	if _, err := os.Stat(p.Wasm); err != nil {
-		return m.errKey(key+".wasm", "cannot read %s: %v", p.Wasm, errors.Unwrap(err))
+		return m.ErrorAt(key+".wasm", "cannot read %s: %v", p.Wasm, errors.Unwrap(err))
 	}
 	if p.SHA256 != "" {
 		// An early error with the manifest's line. It protects nothing by itself: the
 		// sandbox checks the pin again on the bytes it compiles (sandboxConfig).
 		if err := sandbox.VerifyModule(p.Wasm, p.SHA256); err != nil {
-			return m.errKey(key+".sha256", "%v", err)
+			return m.ErrorAt(key+".sha256", "%v", err)
 		}
 	}
 	if (p.ABI == "extism" || p.ABI == "wasi") && len(p.Tools) == 0 && p.Kind == "tool" {
-		return m.errKey(key+".abi", "abi %q needs its tools declared in [[plugins.tools]]", p.ABI)
+		return m.ErrorAt(key+".abi", "abi %q needs its tools declared in [[plugins.tools]]", p.ABI)
 	}
 	tools := map[string]bool{}
 	for j, t := range p.Tools {
 		tk := fmt.Sprintf("%s.tools.%d", key, j)
 		if t.Name == "" {
-			return m.errKey(tk, "tool has no name")
+			return m.ErrorAt(tk, "tool has no name")
 		}
 		if tools[t.Name] {
-			return m.errKey(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
+			return m.ErrorAt(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
 		}
 		tools[t.Name] = true
 	}
 	paths := map[string]string{}
 	for host, guest := range p.Permissions.AllowedPaths {
 		ro := strings.HasPrefix(host, "ro:")
-		h := m.resolve(strings.TrimPrefix(host, "ro:"))
+		h := m.Resolve(strings.TrimPrefix(host, "ro:"))
 		if _, err := os.Stat(h); err != nil {
-			return m.errKey(key+".permissions.allowed_paths", "cannot read %s: %v", h, errors.Unwrap(err))
+			return m.ErrorAt(key+".permissions.allowed_paths", "cannot read %s: %v", h, errors.Unwrap(err))
 		}
 		if ro {
 			h = "ro:" + h
@@ -632,7 +621,8 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	return nil
 }
 
-func (m *Manifest) providerNames() []string {
+// ProviderNames lists the manifest's [providers.NAME] tables by name.
+func (m *Manifest) ProviderNames() []string {
 	var out []string
 	for n := range m.Providers {
 		out = append(out, n)
@@ -641,8 +631,8 @@ func (m *Manifest) providerNames() []string {
 	return out
 }
 
-// resolve makes a path relative to the manifest's directory absolute.
-func (m *Manifest) resolve(p string) string {
+// Resolve makes a path relative to the manifest's directory absolute.
+func (m *Manifest) Resolve(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
@@ -656,7 +646,7 @@ func (m *Manifest) resolve(p string) string {
 // the provider starts.
 func (m *Manifest) resolveCommand(c string) string {
 	if strings.ContainsRune(c, '/') {
-		return m.resolve(c)
+		return m.Resolve(c)
 	}
 	if exe, err := os.Executable(); err == nil {
 		beside := filepath.Join(filepath.Dir(exe), c)

@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"path/filepath"
@@ -18,17 +18,17 @@ func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
 	keyFile := ""
 	if p.Verify != nil {
 		if p.Verify.Key == "" {
-			return m.errKey(key+".verify.key", "verify needs a key (a PEM public key file)")
+			return m.ErrorAt(key+".verify.key", "verify needs a key (a PEM public key file)")
 		}
-		keyFile = m.resolve(p.Verify.Key)
+		keyFile = m.Resolve(p.Verify.Key)
 	}
 	got, err := ociplugin.PullWith(ref, ociplugin.PullOptions{Cache: filepath.Join(m.Dir, ".agenthost", "oci"), Key: keyFile,
 		Check: m.lockCheck(p.Name)})
 	if err != nil {
-		return m.errKey(key+".wasm", "%v", err)
+		return m.ErrorAt(key+".wasm", "%v", err)
 	}
 	if p.SHA256 != "" && !strings.EqualFold(p.SHA256, got.ModuleDigest) {
-		return m.errKey(key+".sha256", "digest mismatch for %s: sha256 pins %s, the registry served %s", ref, p.SHA256, got.ModuleDigest)
+		return m.ErrorAt(key+".sha256", "digest mismatch for %s: sha256 pins %s, the registry served %s", ref, p.SHA256, got.ModuleDigest)
 	}
 	m.lockRecord(p.Name, ociplugin.LockEntry{Ref: ref, Manifest: got.ManifestDigest, Module: "sha256:" + got.ModuleDigest})
 	p.Source, p.Wasm, p.SHA256 = ref, got.Path, got.ModuleDigest
