@@ -3,9 +3,8 @@ package manifest
 import (
 	"fmt"
 	"os"
+	"net/url"
 	"regexp"
-
-	"github.com/agenthost/agenthost/host/a2abridge"
 )
 
 // A2AAgentConfig is one [[a2a_agents]] entry: a remote agent the agent may call over A2A
@@ -32,12 +31,22 @@ func (m *Manifest) checkA2A() error {
 			return m.ErrorAt(key+".name", "duplicate A2A agent %q", a.Name)
 		}
 		seen[a.Name] = true
-		if err := a2abridge.CheckURL(a.URL); err != nil {
+		if err := checkA2AURL(a.URL); err != nil {
 			return m.ErrorAt(key+".url", "%v", err)
 		}
 		if a.TokenEnv != "" && os.Getenv(a.TokenEnv) == "" {
 			return m.ErrorAt(key+".token_env", "%s is not set", a.TokenEnv)
 		}
+	}
+	return nil
+}
+
+// checkA2AURL accepts only absolute http and https URLs: a remote agent is reached over
+// HTTP (host/a2abridge), never through a file: or other scheme.
+func checkA2AURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", raw)
 	}
 	return nil
 }

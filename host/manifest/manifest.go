@@ -26,7 +26,6 @@ import (
 	"github.com/agenthost/agenthost/host/oidc"
 	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/host/workflow"
-	"github.com/agenthost/agenthost/sandbox"
 )
 
 // Manifest is a decoded agent.toml (README.md; `agenthost init` writes a commented one). Paths in it are already resolved against
@@ -582,9 +581,10 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 		return m.ErrorAt(key+".wasm", "cannot read %s: %v", p.Wasm, errors.Unwrap(err))
 	}
 	if p.SHA256 != "" {
-		// An early error with the manifest's line. It protects nothing by itself: the
-		// sandbox checks the pin again on the bytes it compiles (sandboxConfig).
-		if err := sandbox.VerifyModule(p.Wasm, p.SHA256); err != nil {
+		// An early error with the manifest's line, read as a provider's pin is (a FIFO is
+		// refused, not waited on). It protects nothing by itself: the sandbox checks the
+		// pin again on the bytes it compiles (host's sandboxConfig).
+		if err := checkDigest(p.Wasm, p.SHA256); err != nil {
 			return m.ErrorAt(key+".sha256", "%v", err)
 		}
 	}

@@ -282,3 +282,11 @@ func TestManifestRefusesUnknownIsolation(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// An [[a2a_agents]] url is an http(s) URL: a file URL is refused (moved from
+// host/a2abridge with the check).
+func TestA2AAgentURLMustBeHTTP(t *testing.T) {
+	if err := checkA2AURL("file:///etc/passwd"); err == nil {
+		t.Error("a file URL was taken")
+	}
+}
