@@ -2,8 +2,8 @@ package manifest
 
 import (
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"regexp"
 )
 
