@@ -30,46 +30,7 @@ func (m *Manifest) AgentConfig(name string) (AgentConfig, bool) {
 // providers, hand-off targets, modes.
 func (m *Manifest) checkAgents() error {
 	names := m.AgentNames()
-	check := func(key string, a *AgentConfig) error {
-		for i, p := range a.Provider {
-			if _, ok := m.Providers[p]; !ok {
-				return m.ErrorAt(key+".provider", "unknown provider %q (defined: %s)", p, strings.Join(m.ProviderNames(), ", "))
-			}
-			if slices.Contains(a.Provider[:i], p) {
-				return m.ErrorAt(key+".provider", "provider %q is twice in the fallback chain", p)
-			}
-		}
-		for _, h := range a.Handoffs {
-			if !slices.Contains(names, h) {
-				return m.ErrorAt(key+".handoffs", "no agent %q (agents: %s)", h, strings.Join(names, ", "))
-			}
-			if h == a.Name {
-				return m.ErrorAt(key+".handoffs", "agent %q hands off to itself", h)
-			}
-		}
-		switch a.Mode {
-		case "", "react", "plan":
-		default:
-			return m.ErrorAt(key+".mode", "unknown mode %q (react or plan)", a.Mode)
-		}
-		for _, pk := range []struct{ key, name, kind string }{{"planner", a.Plan.Planner, "planner"}, {"evaluator", a.Plan.Evaluator, "evaluator"}} {
-			if pk.name == "" || pk.name == "model" {
-				continue
-			}
-			i := slices.IndexFunc(m.Plugins, func(p PluginConfig) bool { return p.Name == pk.name })
-			if i < 0 || m.Plugins[i].Kind != pk.kind {
-				return m.ErrorAt(key+".plan."+pk.key, "%q is not a plugin of kind %s (or \"model\")", pk.name, pk.kind)
-			}
-		}
-		if a.Plan.MaxSteps < 0 || a.Plan.MaxReplans < 0 || a.Plan.MaxParallel < 0 || a.Plan.MaxParallel > 64 {
-			return m.ErrorAt(key+".plan", "max_steps and max_replans must not be negative, max_parallel from 0 (default 4) to 64")
-		}
-		if a.MaxHandoffs < 0 {
-			return m.ErrorAt(key+".max_handoffs", "%d: want 0 (default 5) or more", a.MaxHandoffs)
-		}
-		return nil
-	}
-	if err := check("agent", &m.Agent); err != nil {
+	if err := m.checkAgent("agent", &m.Agent, names); err != nil {
 		return err
 	}
 	for _, name := range names[1:] {
@@ -82,7 +43,7 @@ func (m *Manifest) checkAgents() error {
 			return m.ErrorAt(key, "the entry agent ([agent]) is already named %q", name)
 		}
 		a.Name = name
-		if err := check(key, &a); err != nil {
+		if err := m.checkAgent(key, &a, names); err != nil {
 			return err
 		}
 		m.Agents[name] = a
@@ -90,4 +51,61 @@ func (m *Manifest) checkAgents() error {
 	return nil
 }
 
-// planConfig is the loop's plan configuration of a, with its planner and evaluator
+// checkAgent checks one agent's table at key; names are all the agents'.
+func (m *Manifest) checkAgent(key string, a *AgentConfig, names []string) error {
+	if err := m.checkProviderChain(key, a); err != nil {
+		return err
+	}
+	for _, h := range a.Handoffs {
+		if !slices.Contains(names, h) {
+			return m.ErrorAt(key+".handoffs", "no agent %q (agents: %s)", h, strings.Join(names, ", "))
+		}
+		if h == a.Name {
+			return m.ErrorAt(key+".handoffs", "agent %q hands off to itself", h)
+		}
+	}
+	switch a.Mode {
+	case "", "react", "plan":
+	default:
+		return m.ErrorAt(key+".mode", "unknown mode %q (react or plan)", a.Mode)
+	}
+	if err := m.checkPlan(key, a.Plan); err != nil {
+		return err
+	}
+	if a.MaxHandoffs < 0 {
+		return m.ErrorAt(key+".max_handoffs", "%d: want 0 (default 5) or more", a.MaxHandoffs)
+	}
+	return nil
+}
+
+// checkProviderChain checks an agent's provider: each name is a [providers.NAME] table,
+// and none is twice in its fallback chain.
+func (m *Manifest) checkProviderChain(key string, a *AgentConfig) error {
+	for i, p := range a.Provider {
+		if _, ok := m.Providers[p]; !ok {
+			return m.ErrorAt(key+".provider", "unknown provider %q (defined: %s)", p, strings.Join(m.ProviderNames(), ", "))
+		}
+		if slices.Contains(a.Provider[:i], p) {
+			return m.ErrorAt(key+".provider", "provider %q is twice in the fallback chain", p)
+		}
+	}
+	return nil
+}
+
+// checkPlan checks an agent's plan table: its planner and evaluator are "model" or
+// plugins of that kind, its bounds are sane.
+func (m *Manifest) checkPlan(key string, p PlanConfig) error {
+	for _, pk := range []struct{ key, name, kind string }{{"planner", p.Planner, "planner"}, {"evaluator", p.Evaluator, "evaluator"}} {
+		if pk.name == "" || pk.name == "model" {
+			continue
+		}
+		i := slices.IndexFunc(m.Plugins, func(p PluginConfig) bool { return p.Name == pk.name })
+		if i < 0 || m.Plugins[i].Kind != pk.kind {
+			return m.ErrorAt(key+".plan."+pk.key, "%q is not a plugin of kind %s (or \"model\")", pk.name, pk.kind)
+		}
+	}
+	if p.MaxSteps < 0 || p.MaxReplans < 0 || p.MaxParallel < 0 || p.MaxParallel > 64 {
+		return m.ErrorAt(key+".plan", "max_steps and max_replans must not be negative, max_parallel from 0 (default 4) to 64")
+	}
+	return nil
+}

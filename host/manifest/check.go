@@ -15,38 +15,50 @@ import (
 	"github.com/agenthost/agenthost/host/redact"
 )
 
-// check validates what the decoder cannot: references, files, digests, names.
+// check validates what the decoder cannot: references, files, digests, names. The
+// tables are checked in this order, and the first problem is the error.
 func (m *Manifest) check() error {
-	if err := m.checkMemory(); err != nil {
-		return err
+	if m.Agent.Name == "" {
+		m.Agent.Name = "agent"
 	}
-	if err := m.checkA2A(); err != nil {
-		return err
+	for _, step := range []func() error{
+		m.checkMemory, m.checkA2A, m.checkAuth, m.checkRedact,
+		func() error { return m.checkProviderChain("agent", &m.Agent) },
+		m.checkProviders, m.checkTelemetry, m.checkStore, m.checkNumbers, m.checkAgents,
+		m.checkPluginsAndServers, m.loadWorkflowFiles, m.checkWorkflows,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// checkAuth checks [auth.oidc] (host/oidc), at the key its error names.
+func (m *Manifest) checkAuth() error {
 	if c := m.Auth.OIDC; c != nil {
 		if err := c.Check(); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
 			return m.ErrorAt("auth.oidc."+key, "%s", msg)
 		}
 	}
+	return nil
+}
+
+// checkRedact checks [redact] by building the guardrail it describes (host/redact).
+func (m *Manifest) checkRedact() error {
 	if m.Redact != nil {
 		if _, err := redact.New(*m.Redact); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
 			return m.ErrorAt(key, "%s", msg)
 		}
 	}
-	a := &m.Agent
-	if a.Name == "" {
-		a.Name = "agent"
-	}
-	for i, name := range a.Provider {
-		if _, ok := m.Providers[name]; !ok {
-			return m.ErrorAt("agent.provider", "unknown provider %q (defined: %s)", name, strings.Join(m.ProviderNames(), ", "))
-		}
-		if slices.Contains(a.Provider[:i], name) {
-			return m.ErrorAt("agent.provider", "provider %q is twice in the fallback chain", name)
-		}
-	}
+	return nil
+}
+
+// checkProviders checks the [providers.NAME] tables and resolves their commands,
+// options, sandboxes and pins.
+func (m *Manifest) checkProviders() error {
 	for _, name := range m.ProviderNames() {
 		p := m.Providers[name]
 		key := "providers." + name
@@ -66,10 +78,20 @@ func (m *Manifest) check() error {
 		}
 		m.Providers[name] = p
 	}
+	return nil
+}
+
+// checkTelemetry checks [telemetry] and expands its endpoint.
+func (m *Manifest) checkTelemetry() error {
 	m.Telemetry.OTLPEndpoint = os.ExpandEnv(m.Telemetry.OTLPEndpoint)
 	if p := m.Telemetry.Protocol; p != "" && p != "http/protobuf" && p != "grpc" {
 		return m.ErrorAt("telemetry.protocol", "unknown protocol %q (http/protobuf or grpc)", p)
 	}
+	return nil
+}
+
+// checkStore checks [store] and fills in its defaults: a SQLite file in .agenthost.
+func (m *Manifest) checkStore() error {
 	if !slices.Contains(storeKinds, m.Store.Kind) {
 		return m.ErrorAt("store.kind", "unknown store kind %q (memory, sqlite or postgres)", m.Store.Kind)
 	}
@@ -92,12 +114,12 @@ func (m *Manifest) check() error {
 		}
 		m.Store.KeyFile = m.Resolve(m.Store.KeyFile)
 	}
-	if err := m.checkNumbers(); err != nil {
-		return err
-	}
-	if err := m.checkAgents(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// checkPluginsAndServers checks [[plugins]] then [[mcp_servers]]: their names share one
+// namespace (a tool's owner).
+func (m *Manifest) checkPluginsAndServers() error {
 	names := map[string]int{}
 	for i := range m.Plugins {
 		if err := m.checkPlugin(i, names); err != nil {
@@ -109,10 +131,7 @@ func (m *Manifest) check() error {
 			return err
 		}
 	}
-	if err := m.loadWorkflowFiles(); err != nil {
-		return err
-	}
-	return m.checkWorkflows()
+	return nil
 }
 
 // ProviderNames lists the manifest's [providers.NAME] tables by name.

@@ -53,6 +53,22 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 		return m.ErrorAt(key+".name", "name %q is taken (plugins or mcp_servers %d)", s.Name, j)
 	}
 	names[s.Name] = i
+	m.resolveMCPServer(s)
+	if err := m.checkMCPOAuth(key, s); err != nil {
+		return err
+	}
+	if sb := s.Sandbox; sb != nil {
+		if len(s.Command) == 0 {
+			return m.ErrorAt(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
+		}
+		m.resolveSandbox(sb)
+	}
+	return nil
+}
+
+// resolveMCPServer expands an entry's url and headers and makes its paths absolute: its
+// working directory (default: the manifest's), a command given as a path, its roots.
+func (m *Manifest) resolveMCPServer(s *MCPServerConfig) {
 	s.URL = os.ExpandEnv(s.URL)
 	for k, v := range s.Headers {
 		s.Headers[k] = os.ExpandEnv(v)
@@ -65,24 +81,26 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
 		s.Command[0] = m.Resolve(s.Command[0])
 	}
-	if o := s.OAuth; o != nil && (s.URL == "" || o.TokenURL == "" || o.ClientID == "" || (o.ClientSecretEnv == "" && o.AuthorizeURL == "")) {
-		return m.ErrorAt(key+".oauth", "oauth needs a url entry and token_url, client_id, and authorize_url (a person signs in) or client_secret_env (client credentials)")
-	}
-	if o := s.OAuth; o != nil {
-		for k, u := range map[string]string{"token_url": o.TokenURL, "authorize_url": o.AuthorizeURL} {
-			if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && !(pu.Scheme == "http" && isLoopback(pu.Hostname())))) {
-				return m.ErrorAt(key+".oauth."+k, "%q must be https (or http on loopback)", u)
-			}
-		}
-	}
 	for j := range s.Roots {
 		s.Roots[j] = m.Resolve(s.Roots[j])
 	}
-	if sb := s.Sandbox; sb != nil {
-		if len(s.Command) == 0 {
-			return m.ErrorAt(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
+}
+
+// checkMCPOAuth checks an entry's oauth table: complete for one of its two grants, on a
+// url entry, its endpoints https (or http on loopback).
+func (m *Manifest) checkMCPOAuth(key string, s *MCPServerConfig) error {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	if s.URL == "" || o.TokenURL == "" || o.ClientID == "" || (o.ClientSecretEnv == "" && o.AuthorizeURL == "") {
+		return m.ErrorAt(key+".oauth", "oauth needs a url entry and token_url, client_id, and authorize_url (a person signs in) or client_secret_env (client credentials)")
+	}
+	for _, e := range [][2]string{{"token_url", o.TokenURL}, {"authorize_url", o.AuthorizeURL}} {
+		u := e[1]
+		if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && !(pu.Scheme == "http" && isLoopback(pu.Hostname())))) {
+			return m.ErrorAt(key+".oauth."+e[0], "%q must be https (or http on loopback)", u)
 		}
-		m.resolveSandbox(sb)
 	}
 	return nil
 }

@@ -68,9 +68,27 @@ var (
 	storeKinds  = []string{"", "memory", "sqlite", "postgres"}
 )
 
+// checkPlugin checks the [[plugins]] entry i, resolves its paths and pulls it when it is
+// an oci:// reference; names holds the names taken so far.
 func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	p := &m.Plugins[i]
 	key := fmt.Sprintf("plugins.%d", i)
+	if err := m.checkPluginName(i, p, key, names); err != nil {
+		return err
+	}
+	if p.Kind == "" {
+		p.Kind = "tool"
+	}
+	for _, step := range []func(*PluginConfig, string) error{m.checkPluginEnums, m.checkPluginWasm, m.checkPluginTools, m.resolvePermissions} {
+		if err := step(p, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPluginName refuses a missing, reserved or duplicate name, and records it.
+func (m *Manifest) checkPluginName(i int, p *PluginConfig, key string, names map[string]int) error {
 	if p.Name == "" {
 		return m.ErrorAt(key, "plugin has no name")
 	}
@@ -83,9 +101,11 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 		return m.ErrorAt(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
 	}
 	names[p.Name] = i
-	if p.Kind == "" {
-		p.Kind = "tool"
-	}
+	return nil
+}
+
+// checkPluginEnums checks the keys that take one of a few words.
+func (m *Manifest) checkPluginEnums(p *PluginConfig, key string) error {
 	if !slices.Contains(pluginKinds, p.Kind) {
 		return m.ErrorAt(key+".kind", "unknown kind %q (one of %s)", p.Kind, strings.Join(pluginKinds, ", "))
 	}
@@ -95,6 +115,12 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	if !slices.Contains(isolations, p.Permissions.Isolation) {
 		return m.ErrorAt(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
 	}
+	return nil
+}
+
+// checkPluginWasm finds the module: pulled from a registry, or a file beside the
+// manifest; and checks its pin early.
+func (m *Manifest) checkPluginWasm(p *PluginConfig, key string) error {
 	if p.Wasm == "" {
 		return m.ErrorAt(key, "plugin %q has no wasm file", p.Name)
 	}
@@ -117,6 +143,12 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 			return m.ErrorAt(key+".sha256", "%v", err)
 		}
 	}
+	return nil
+}
+
+// checkPluginTools checks the declared tools: required for a tool plugin of the extism
+// and wasi ABIs, named, and named once.
+func (m *Manifest) checkPluginTools(p *PluginConfig, key string) error {
 	if (p.ABI == "extism" || p.ABI == "wasi") && len(p.Tools) == 0 && p.Kind == "tool" {
 		return m.ErrorAt(key+".abi", "abi %q needs its tools declared in [[plugins.tools]]", p.ABI)
 	}
@@ -131,6 +163,12 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 		}
 		tools[t.Name] = true
 	}
+	return nil
+}
+
+// resolvePermissions makes the allowed paths absolute (each must exist) and expands the
+// config values.
+func (m *Manifest) resolvePermissions(p *PluginConfig, key string) error {
 	paths := map[string]string{}
 	for host, guest := range p.Permissions.AllowedPaths {
 		ro := strings.HasPrefix(host, "ro:")
