@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -20,9 +19,6 @@ import (
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
-	"github.com/agenthost/agenthost/store"
-	"github.com/agenthost/agenthost/store/postgres"
-	"github.com/agenthost/agenthost/store/seal"
 	"github.com/agenthost/agenthost/telemetry"
 )
 
@@ -135,68 +131,101 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			h.Close() // h, not the result: a failed Open returns nil
 		}
 	}()
-	if topts := (telemetry.Options{Endpoint: m.Telemetry.OTLPEndpoint, Protocol: m.Telemetry.Protocol,
-		CaptureContent: m.Telemetry.CaptureContent, Metrics: opts.Metrics, Scrub: telemetryScrub(m)}); h.tel == nil && (opts.Metrics || telemetry.TracingConfigured(topts)) {
-		if h.tel, err = telemetry.New(ctx, topts); err != nil {
+	for _, step := range []func(context.Context) error{h.openTelemetry, h.openStores, h.openPlugins, h.openTools} {
+		if err := step(ctx); err != nil {
 			return nil, err
 		}
-		h.ownTel = true
 	}
-	if h.Store, err = openStore(ctx, m.Store); err != nil {
-		return nil, err
+	if opts.NoProvider {
+		// The agent's policy still applies to the tools called without a model (Call).
+		return h, h.buildToolAgent()
+	}
+	return h, h.startAgent(ctx)
+}
+
+// openTelemetry makes the host's telemetry when none was given and [telemetry], the
+// OTEL_EXPORTER_OTLP_* variables or Options.Metrics ask for it.
+func (h *Host) openTelemetry(ctx context.Context) (err error) {
+	m := h.Manifest
+	topts := telemetry.Options{Endpoint: m.Telemetry.OTLPEndpoint, Protocol: m.Telemetry.Protocol,
+		CaptureContent: m.Telemetry.CaptureContent, Metrics: h.opts.Metrics, Scrub: telemetryScrub(m)}
+	if h.tel != nil || !(h.opts.Metrics || telemetry.TracingConfigured(topts)) {
+		return nil
+	}
+	if h.tel, err = telemetry.New(ctx, topts); err != nil {
+		return err
+	}
+	h.ownTel = true
+	return nil
+}
+
+// openStores opens the session store, the memory store on it and the embeddings
+// provider, and the services plugins call back into.
+func (h *Host) openStores(ctx context.Context) (err error) {
+	if h.Store, err = openStore(ctx, h.Manifest.Store); err != nil {
+		return err
 	}
 	h.openMemory()
 	if err := h.openEmbeddings(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	h.services = &services{store: h.Store, name: m.Agent.Model, onReport: opts.OnReport}
-	cache := opts.CacheDir
-	if cache == "" {
-		cache = filepath.Join(m.Dir, ".agenthost", "cache")
+	h.services = &services{store: h.Store, name: h.Manifest.Agent.Model, onReport: h.opts.OnReport}
+	return nil
+}
+
+// openPlugins starts the Wasm runtime and loads the plugins, all at once
+// (sandbox.LoadEach): the error is the first failing one's in manifest order, whichever
+// finished first.
+func (h *Host) openPlugins(ctx context.Context) (err error) {
+	m := h.Manifest
+	cache := cmp.Or(h.opts.CacheDir, filepath.Join(m.Dir, ".agenthost", "cache"))
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: h.opts.OnCompile}); err != nil {
+		return fmt.Errorf("start wasm runtime: %w", err)
 	}
-	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: opts.OnCompile}); err != nil {
-		return nil, fmt.Errorf("start wasm runtime: %w", err)
-	}
-	// The plugins load at once (sandbox.LoadEach); the error is the first failing one's
-	// in manifest order, whichever finished first.
 	plugins, _, err := sandbox.LoadEach(ctx, len(m.Plugins), h.loadPlugin)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	h.plugins = plugins
 	for i := range m.Plugins {
 		h.stamps = append(h.stamps, stampOf(m.Plugins[i].Wasm))
 	}
+	return nil
+}
+
+// openTools starts the MCP servers and names every tool as the model sees it: the
+// plugins', the servers', the A2A agents' and the servers' resources; then checks the
+// workflows' tool steps against them and records the configuration in the audit log.
+func (h *Host) openTools(ctx context.Context) error {
 	if err := h.startMCPServers(ctx, "agenthost"); err != nil {
-		return nil, err
+		return err
 	}
 	h.steady = append(h.steady, h.unconfinedProviders()...)
 	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
 	h.tools = append(h.tools, h.a2aTools()...)
 	h.tools = append(h.tools, h.mcpResourceTools()...)
 	if err := h.checkWorkflowTools(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := h.auditConfig(ctx, "host"); err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("audit: %w", err)
 	}
-	if opts.NoProvider {
-		// The agent's policy still applies to the tools called without a model (Call).
-		h.opts = opts
-		return h, h.buildToolAgent()
-	}
-	h.opts = opts
-	model, modelName, err := h.chainModel(ctx, m.Agent)
+	return nil
+}
+
+// startAgent starts the agent's providers and builds the agent on them.
+func (h *Host) startAgent(ctx context.Context) (err error) {
+	model, modelName, err := h.chainModel(ctx, h.Manifest.Agent)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	h.services.model, h.services.name = model, modelName
-	h.model, h.modelName, h.approver = model, modelName, opts.Approver
-	if h.Agent, err = h.newAgent(model, modelName, opts.Approver); err != nil {
-		return nil, err
+	h.model, h.modelName, h.approver = model, modelName, h.opts.Approver
+	if h.Agent, err = h.newAgent(model, modelName, h.opts.Approver); err != nil {
+		return err
 	}
 	h.live.cur.Store(h.Agent)
-	return h, nil
+	return nil
 }
 
 // providerOptions resolves option values that name files (the scripted provider's
@@ -210,54 +239,6 @@ func providerOptions(m *manifest.Manifest, name string, pc manifest.ProviderConf
 		out[k] = v
 	}
 	return out
-}
-
-func openStore(ctx context.Context, c manifest.StoreConfig) (loop.SessionStore, error) {
-	keys, err := storeKeys(c)
-	if err != nil {
-		return nil, err
-	}
-	switch c.Kind {
-	case "memory":
-		return loop.NewMemoryStore(), nil
-	case "postgres":
-		s, err := postgres.OpenWith(ctx, c.URL, postgres.Options{Keys: keys})
-		if err != nil {
-			return nil, err // not s: see below
-		}
-		return s, nil
-	}
-	s, err := store.OpenSQLiteWith(c.Path, store.Options{Keys: keys})
-	if err != nil {
-		return nil, err // not s: a nil *SQLite in the interface would reach Close
-	}
-	return s, nil
-}
-
-// StoreKeyEnv names the environment variable that may hold the store's key ring.
-const StoreKeyEnv = "AGENTHOST_STORE_KEY"
-
-// storeKeys is the store's key ring: from AGENTHOST_STORE_KEY or [store] key_file (one,
-// not both: which one wins would be a guess), nil with neither.
-func storeKeys(c manifest.StoreConfig) (*seal.Keys, error) {
-	env := os.Getenv(StoreKeyEnv)
-	switch {
-	case env != "" && c.KeyFile != "":
-		return nil, fmt.Errorf("store keys: both %s and [store] key_file are set; set one", StoreKeyEnv)
-	case env != "":
-		k, err := seal.Parse(env)
-		if err != nil {
-			return nil, fmt.Errorf("store keys: %s: %w", StoreKeyEnv, err)
-		}
-		return k, nil
-	case c.KeyFile != "":
-		k, err := seal.Load(c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("store keys: %w", err)
-		}
-		return k, nil
-	}
-	return nil, nil
 }
 
 // newAgent wires the loop from the manifest and the loaded plugins: the entry agent,
