@@ -8,11 +8,13 @@ import (
 	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store"
-	"github.com/agenthost/agenthost/store/postgres"
 	"github.com/agenthost/agenthost/store/seal"
 )
 
-// openStore opens the manifest's session store.
+// openStore opens the manifest's session store: memory and SQLite are the host's own;
+// another kind (postgres) is the store.Driver its package registered when the program
+// imported it (cmd/agenthost imports store/postgres), so the host links no database
+// client itself.
 func openStore(ctx context.Context, c manifest.StoreConfig) (loop.SessionStore, error) {
 	keys, err := storeKeys(c)
 	if err != nil {
@@ -21,18 +23,14 @@ func openStore(ctx context.Context, c manifest.StoreConfig) (loop.SessionStore, 
 	switch c.Kind {
 	case "memory":
 		return loop.NewMemoryStore(), nil
-	case "postgres":
-		s, err := postgres.OpenWith(ctx, c.URL, postgres.Options{Keys: keys})
+	case "", "sqlite":
+		s, err := store.OpenSQLiteWith(c.Path, store.Options{Keys: keys})
 		if err != nil {
-			return nil, err // not s: see below
+			return nil, err // not s: a nil *SQLite in the interface would reach Close
 		}
 		return s, nil
 	}
-	s, err := store.OpenSQLiteWith(c.Path, store.Options{Keys: keys})
-	if err != nil {
-		return nil, err // not s: a nil *SQLite in the interface would reach Close
-	}
-	return s, nil
+	return store.OpenDriver(ctx, c.Kind, c.URL, store.Options{Keys: keys})
 }
 
 // StoreKeyEnv names the environment variable that may hold the store's key ring.

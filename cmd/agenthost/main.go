@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
+	_ "github.com/agenthost/agenthost/store/postgres" // [store] kind = "postgres" (store.Driver)
 	"github.com/spf13/cobra"
 )
 
