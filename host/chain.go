@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/telemetry"
@@ -13,7 +14,7 @@ import (
 // chainModel builds an agent's model: its provider, or its fallback chain of providers
 // (--provider replaces it), each started once per host and shared by the agents that
 // name it. The name returned is the first provider's model, for events.
-func (h *Host) chainModel(ctx context.Context, a AgentConfig) (loop.Model, string, error) {
+func (h *Host) chainModel(ctx context.Context, a manifest.AgentConfig) (loop.Model, string, error) {
 	m := h.Manifest
 	chain := []string(a.Provider)
 	if h.opts.Provider != "" {
@@ -21,9 +22,9 @@ func (h *Host) chainModel(ctx context.Context, a AgentConfig) (loop.Model, strin
 	}
 	if len(chain) == 0 { // only a run needs one: plugins and sessions commands do not
 		if a.Name != m.Agent.Name {
-			return nil, "", m.errKey("agents."+a.Name, "no provider: set provider here or in [agent]")
+			return nil, "", m.ErrorAt("agents."+a.Name, "no provider: set provider here or in [agent]")
 		}
-		return nil, "", m.errKey("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
+		return nil, "", m.ErrorAt("agent", "no provider: set agent.provider to one of the [providers.NAME] tables")
 	}
 	cm := &chainModel{retry: withRetryDefaults(loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts,
 		BaseDelay: time.Duration(a.Retry.BaseDelay), MaxDelay: time.Duration(a.Retry.MaxDelay)}), sleep: sleepCtx}
@@ -60,7 +61,7 @@ func (h *Host) chainModel(ctx context.Context, a AgentConfig) (loop.Model, strin
 }
 
 // client starts the provider name once.
-func (h *Host) client(ctx context.Context, name string, pc ProviderConfig) (*providers.Client, error) {
+func (h *Host) client(ctx context.Context, name string, pc manifest.ProviderConfig) (*providers.Client, error) {
 	if c, ok := h.clients[name]; ok {
 		return c, nil
 	}
@@ -79,4 +80,16 @@ func (h *Host) client(ctx context.Context, name string, pc ProviderConfig) (*pro
 	h.clients[name] = c
 	h.providers = append(h.providers, c)
 	return c, nil
+}
+
+// callTimeout maps a manifest timeout onto providers.ClientConfig's convention:
+// unset is 0 (the default), an explicit 0 is negative (off).
+func callTimeout(d *manifest.Duration) time.Duration {
+	switch {
+	case d == nil:
+		return 0
+	case *d == 0:
+		return -1
+	}
+	return time.Duration(*d)
 }

@@ -6,34 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/sandbox"
-	"github.com/agenthost/agenthost/store"
-	"github.com/agenthost/agenthost/store/postgres"
-	"github.com/agenthost/agenthost/store/seal"
 	"github.com/agenthost/agenthost/telemetry"
 )
 
 // Options say how to open a host. Only Manifest is required.
 type Options struct {
-	Manifest   string    // path to agent.toml
-	Loaded     *Manifest // or a manifest already decoded (ParseManifest); Manifest is then ignored
-	Provider   string    // overrides agent.provider
-	NoProvider bool      // load plugins and the store only (plugins list/call/verify, sessions)
+	Manifest   string             // path to agent.toml
+	Loaded     *manifest.Manifest // or a manifest already decoded (manifest.Parse); Manifest is then ignored
+	Provider   string             // overrides agent.provider
+	NoProvider bool               // load plugins and the store only (plugins list/call/verify, sessions)
 	// Lock is what loading Manifest does with its agent.lock (LockUpdate: record; the
-	// CLI's --locked: LockStrict). Ignored with Loaded.
-	Lock LockMode
+	// CLI's --locked: manifest.LockStrict). Ignored with Loaded.
+	Lock manifest.LockMode
 	// ConfineExe is the agenthost binary, which confines commands with a sandbox entry
 	// (host/confine); empty: SelfExe.
 	ConfineExe string
@@ -76,7 +73,7 @@ var SelfExe string
 
 // Host is a loaded manifest: store, plugins, provider and the agent wired from them.
 type Host struct {
-	Manifest *Manifest
+	Manifest *manifest.Manifest
 	Agent    *loop.Agent // nil with NoProvider
 	// toolAgent is the entry agent built with noModel when NoProvider: the policy Call
 	// applies without a provider (pipeline.go).
@@ -121,7 +118,7 @@ func (h *Host) Telemetry() *telemetry.Telemetry { return h.tel }
 func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	m := opts.Loaded
 	if m == nil {
-		if m, err = LoadManifestWith(opts.Manifest, opts.Lock); err != nil {
+		if m, err = manifest.LoadWith(opts.Manifest, opts.Lock); err != nil {
 			return nil, err
 		}
 	}
@@ -134,129 +131,114 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			h.Close() // h, not the result: a failed Open returns nil
 		}
 	}()
-	if topts := (telemetry.Options{Endpoint: m.Telemetry.OTLPEndpoint, Protocol: m.Telemetry.Protocol,
-		CaptureContent: m.Telemetry.CaptureContent, Metrics: opts.Metrics, Scrub: telemetryScrub(m)}); h.tel == nil && (opts.Metrics || telemetry.TracingConfigured(topts)) {
-		if h.tel, err = telemetry.New(ctx, topts); err != nil {
+	for _, step := range []func(context.Context) error{h.openTelemetry, h.openStores, h.openPlugins, h.openTools} {
+		if err := step(ctx); err != nil {
 			return nil, err
 		}
-		h.ownTel = true
 	}
-	if h.Store, err = openStore(ctx, m.Store); err != nil {
-		return nil, err
+	if opts.NoProvider {
+		// The agent's policy still applies to the tools called without a model (Call).
+		return h, h.buildToolAgent()
+	}
+	return h, h.startAgent(ctx)
+}
+
+// openTelemetry makes the host's telemetry when none was given and [telemetry], the
+// OTEL_EXPORTER_OTLP_* variables or Options.Metrics ask for it.
+func (h *Host) openTelemetry(ctx context.Context) (err error) {
+	m := h.Manifest
+	topts := telemetry.Options{Endpoint: m.Telemetry.OTLPEndpoint, Protocol: m.Telemetry.Protocol,
+		CaptureContent: m.Telemetry.CaptureContent, Metrics: h.opts.Metrics, Scrub: telemetryScrub(m)}
+	if h.tel != nil || !(h.opts.Metrics || telemetry.TracingConfigured(topts)) {
+		return nil
+	}
+	if h.tel, err = telemetry.New(ctx, topts); err != nil {
+		return err
+	}
+	h.ownTel = true
+	return nil
+}
+
+// openStores opens the session store, the memory store on it and the embeddings
+// provider, and the services plugins call back into.
+func (h *Host) openStores(ctx context.Context) (err error) {
+	if h.Store, err = openStore(ctx, h.Manifest.Store); err != nil {
+		return err
 	}
 	h.openMemory()
 	if err := h.openEmbeddings(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	h.services = &services{store: h.Store, name: m.Agent.Model, onReport: opts.OnReport}
-	cache := opts.CacheDir
-	if cache == "" {
-		cache = filepath.Join(m.Dir, ".agenthost", "cache")
+	h.services = &services{store: h.Store, name: h.Manifest.Agent.Model, onReport: h.opts.OnReport}
+	return nil
+}
+
+// openPlugins starts the Wasm runtime and loads the plugins, all at once
+// (sandbox.LoadEach): the error is the first failing one's in manifest order, whichever
+// finished first.
+func (h *Host) openPlugins(ctx context.Context) (err error) {
+	m := h.Manifest
+	cache := cmp.Or(h.opts.CacheDir, filepath.Join(m.Dir, ".agenthost", "cache"))
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: h.opts.OnCompile}); err != nil {
+		return fmt.Errorf("start wasm runtime: %w", err)
 	}
-	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: opts.OnCompile}); err != nil {
-		return nil, fmt.Errorf("start wasm runtime: %w", err)
-	}
-	// The plugins load at once (sandbox.LoadEach); the error is the first failing one's
-	// in manifest order, whichever finished first.
 	plugins, _, err := sandbox.LoadEach(ctx, len(m.Plugins), h.loadPlugin)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	h.plugins = plugins
 	for i := range m.Plugins {
 		h.stamps = append(h.stamps, stampOf(m.Plugins[i].Wasm))
 	}
+	return nil
+}
+
+// openTools starts the MCP servers and names every tool as the model sees it: the
+// plugins', the servers', the A2A agents' and the servers' resources; then checks the
+// workflows' tool steps against them and records the configuration in the audit log.
+func (h *Host) openTools(ctx context.Context) error {
 	if err := h.startMCPServers(ctx, "agenthost"); err != nil {
-		return nil, err
+		return err
 	}
 	h.steady = append(h.steady, h.unconfinedProviders()...)
 	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
 	h.tools = append(h.tools, h.a2aTools()...)
 	h.tools = append(h.tools, h.mcpResourceTools()...)
 	if err := h.checkWorkflowTools(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := h.auditConfig(ctx, "host"); err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("audit: %w", err)
 	}
-	if opts.NoProvider {
-		// The agent's policy still applies to the tools called without a model (Call).
-		h.opts = opts
-		return h, h.buildToolAgent()
-	}
-	h.opts = opts
-	model, modelName, err := h.chainModel(ctx, m.Agent)
+	return nil
+}
+
+// startAgent starts the agent's providers and builds the agent on them.
+func (h *Host) startAgent(ctx context.Context) (err error) {
+	model, modelName, err := h.chainModel(ctx, h.Manifest.Agent)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	h.services.model, h.services.name = model, modelName
-	h.model, h.modelName, h.approver = model, modelName, opts.Approver
-	if h.Agent, err = h.newAgent(model, modelName, opts.Approver); err != nil {
-		return nil, err
+	h.model, h.modelName, h.approver = model, modelName, h.opts.Approver
+	if h.Agent, err = h.newAgent(model, modelName, h.opts.Approver); err != nil {
+		return err
 	}
 	h.live.cur.Store(h.Agent)
-	return h, nil
+	return nil
 }
 
 // providerOptions resolves option values that name files (the scripted provider's
 // script) against the manifest's directory: the adapter runs elsewhere.
-func providerOptions(m *Manifest, name string, pc ProviderConfig) map[string]string {
+func providerOptions(m *manifest.Manifest, name string, pc manifest.ProviderConfig) map[string]string {
 	out := make(map[string]string, len(pc.Options))
 	for k, v := range pc.Options {
 		if k == "script" && v != "" {
-			v = m.resolve(v)
+			v = m.Resolve(v)
 		}
 		out[k] = v
 	}
 	return out
-}
-
-func openStore(ctx context.Context, c StoreConfig) (loop.SessionStore, error) {
-	keys, err := storeKeys(c)
-	if err != nil {
-		return nil, err
-	}
-	switch c.Kind {
-	case "memory":
-		return loop.NewMemoryStore(), nil
-	case "postgres":
-		s, err := postgres.OpenWith(ctx, c.URL, postgres.Options{Keys: keys})
-		if err != nil {
-			return nil, err // not s: see below
-		}
-		return s, nil
-	}
-	s, err := store.OpenSQLiteWith(c.Path, store.Options{Keys: keys})
-	if err != nil {
-		return nil, err // not s: a nil *SQLite in the interface would reach Close
-	}
-	return s, nil
-}
-
-// StoreKeyEnv names the environment variable that may hold the store's key ring.
-const StoreKeyEnv = "AGENTHOST_STORE_KEY"
-
-// storeKeys is the store's key ring: from AGENTHOST_STORE_KEY or [store] key_file (one,
-// not both: which one wins would be a guess), nil with neither.
-func storeKeys(c StoreConfig) (*seal.Keys, error) {
-	env := os.Getenv(StoreKeyEnv)
-	switch {
-	case env != "" && c.KeyFile != "":
-		return nil, fmt.Errorf("store keys: both %s and [store] key_file are set; set one", StoreKeyEnv)
-	case env != "":
-		k, err := seal.Parse(env)
-		if err != nil {
-			return nil, fmt.Errorf("store keys: %s: %w", StoreKeyEnv, err)
-		}
-		return k, nil
-	case c.KeyFile != "":
-		k, err := seal.Load(c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("store keys: %w", err)
-		}
-		return k, nil
-	}
-	return nil, nil
 }
 
 // newAgent wires the loop from the manifest and the loaded plugins: the entry agent,
@@ -270,7 +252,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 }
 
 // agentFrom builds one agent of the manifest.
-func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
+func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
 		StoreOutage:   h.storeOutage(),
@@ -314,7 +296,7 @@ func (h *Host) agentFrom(a AgentConfig, model loop.Model, modelName string, appr
 		cfg.Permission = wasmPermission(permits)
 	}
 	if mc := h.Manifest.Memory; mc.Enabled && h.memory != nil && mc.Recall >= 0 {
-		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, defaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
+		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, manifest.DefaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
 	}
 	if len(strategies) > 0 {
 		// Plugins shape the input; the default strategy still trims old tool outputs and
@@ -396,7 +378,7 @@ const defaultContextWindow = 128_000
 
 // compactAt is loop.Config.CompactAt for an agent: compact_at (default 0.8) of its
 // context window (default 128000 tokens); 0 when compact_at is negative.
-func compactAt(a AgentConfig) int {
+func compactAt(a manifest.AgentConfig) int {
 	if a.CompactAt < 0 {
 		return 0
 	}
@@ -404,7 +386,7 @@ func compactAt(a AgentConfig) int {
 }
 
 // telemetryScrub is [redact]'s "telemetry" stage for captured span content, nil without.
-func telemetryScrub(m *Manifest) func(string) string {
+func telemetryScrub(m *manifest.Manifest) func(string) string {
 	if m.Redact == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/host/manifest"
 )
 
 // PluginInfo describes a loaded plugin, MCP server or provider for a person: what it
@@ -21,10 +22,10 @@ type PluginInfo struct {
 	Tools     []string `json:"tools,omitempty"` // as the model sees them
 	// Permissions are the manifest's, except that config values are left out (they are
 	// often secrets expanded from the environment): ConfigKeys names them.
-	Permissions     *PermissionsConfig `json:"permissions,omitempty"`
-	ConfigKeys      []string           `json:"config_keys,omitempty"`
-	RequireApproval []string           `json:"require_approval,omitempty"`
-	Source          string             `json:"source,omitempty"` // the .wasm, the MCP server's command or URL, the provider's command
+	Permissions     *manifest.PermissionsConfig `json:"permissions,omitempty"`
+	ConfigKeys      []string                    `json:"config_keys,omitempty"`
+	RequireApproval []string                    `json:"require_approval,omitempty"`
+	Source          string                      `json:"source,omitempty"` // the .wasm, the MCP server's command or URL, the provider's command
 	// Confined is an MCP server's or provider's Landlock confinement, when its entry has
 	// one and the kernel applies it.
 	Confined *confine.Spec `json:"confined,omitempty"`

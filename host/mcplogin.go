@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -32,9 +33,8 @@ const oauthKV = "agenthost/oauth"
 // loginWait bounds how long `mcp login` waits for the browser to come back.
 const loginWait = 5 * time.Minute
 
-func (o *MCPOAuthConfig) authCode() bool { return o != nil && o.AuthorizeURL != "" }
-
-func (o *MCPOAuthConfig) config(redirect string) *oauth2.Config {
+// oauthConfig is the OAuth 2 client configuration of an entry's oauth table.
+func oauthConfig(o *manifest.MCPOAuthConfig, redirect string) *oauth2.Config {
 	c := &oauth2.Config{ClientID: o.ClientID, Scopes: o.Scopes, RedirectURL: redirect,
 		Endpoint: oauth2.Endpoint{AuthURL: o.AuthorizeURL, TokenURL: o.TokenURL}}
 	if o.ClientSecretEnv != "" {
@@ -45,18 +45,18 @@ func (o *MCPOAuthConfig) config(redirect string) *oauth2.Config {
 
 // MCPLogin signs in to an MCP server's authorization server (authorization code with
 // PKCE) and stores the token. say prints the URL to open.
-func MCPLogin(ctx context.Context, manifest, name string, say func(string)) error {
-	m, err := LoadManifest(manifest)
+func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
+	m, err := manifest.Load(path)
 	if err != nil {
 		return err
 	}
-	var entry *MCPServerConfig
+	var entry *manifest.MCPServerConfig
 	for i := range m.MCPServers {
 		if m.MCPServers[i].Name == name {
 			entry = &m.MCPServers[i]
 		}
 	}
-	if entry == nil || !entry.OAuth.authCode() {
+	if entry == nil || !entry.OAuth.AuthCode() {
 		return fmt.Errorf("mcp login %s: no [[mcp_servers]] entry %q with oauth.authorize_url", name, name)
 	}
 	st, err := openStore(ctx, m.Store)
@@ -70,7 +70,7 @@ func MCPLogin(ctx context.Context, manifest, name string, say func(string)) erro
 	}
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + "/callback"
-	cfg := entry.OAuth.config(redirect)
+	cfg := oauthConfig(entry.OAuth, redirect)
 	verifier, state := oauth2.GenerateVerifier(), randomHex()
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(*entry))}
 	say(cfg.AuthCodeURL(state, opts...))
@@ -135,7 +135,7 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-func resourceOf(c MCPServerConfig) string {
+func resourceOf(c manifest.MCPServerConfig) string {
 	if c.OAuth.Resource != "" {
 		return c.OAuth.Resource
 	}
@@ -152,7 +152,7 @@ func saveToken(ctx context.Context, st loop.SessionStore, name string, tok *oaut
 
 // storedTokenSource is the token `mcp login` stored for a server, refreshed when it
 // expires; a refreshed token is stored again.
-func (h *Host) storedTokenSource(ctx context.Context, c MCPServerConfig) (oauth2.TokenSource, error) {
+func (h *Host) storedTokenSource(ctx context.Context, c manifest.MCPServerConfig) (oauth2.TokenSource, error) {
 	b, ok, err := h.Store.KVGet(ctx, oauthKV, c.Name)
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func (h *Host) storedTokenSource(ctx context.Context, c MCPServerConfig) (oauth2
 	if err := json.Unmarshal(b, &tok); err != nil {
 		return nil, fmt.Errorf("the stored token is not readable: %w", err)
 	}
-	cfg := c.OAuth.config("")
+	cfg := oauthConfig(c.OAuth, "")
 	hc := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: http.DefaultTransport, Timeout: 30 * time.Second})
 	return &savingSource{src: oauth2.ReuseTokenSource(&tok, cfg.TokenSource(hc, &tok)), last: tok.AccessToken,
 		save: func(t *oauth2.Token) error { return saveToken(context.Background(), h.Store, c.Name, t) }}, nil

@@ -13,44 +13,8 @@ import (
 	"github.com/agenthost/agenthost/sandbox"
 )
 
-// MemoryConfig is the [memory] table: long-term memory (package memory), kept in the
-// session store's database. Off unless enabled.
-type MemoryConfig struct {
-	Enabled bool `toml:"enabled"`
-	// Recall is how many memories matching the user's latest message are given to the
-	// model before each model call, with the user's preferences (0: 5; -1: none, the
-	// model uses the recall tool).
-	Recall int `toml:"recall"`
-	// Tools offers remember, recall and forget to the model (default true).
-	Tools *bool `toml:"tools"`
-	// Embeddings, when set, names the provider (and model) that embeds memories: search
-	// is then hybrid, words and similarity (embed.go, docs/memory.md).
-	Embeddings *EmbeddingsConfig `toml:"embeddings"`
-}
-
-// EmbeddingsConfig is [memory.embeddings].
-type EmbeddingsConfig struct {
-	Provider string `toml:"provider"` // a [providers.NAME] whose adapter has embeddings
-	Model    string `toml:"model"`    // the embedding model; "" is the adapter's default
-}
-
-const defaultRecall = 5
-
 // maxPreferences bounds the profile given to the model on every call.
 const maxPreferences = 20
-
-func (m *Manifest) checkMemory() error {
-	c := m.Memory
-	if c.Recall < -1 || c.Recall > 50 {
-		return m.errKey("memory.recall", "recall %d: want -1 (none), 0 (default %d) or up to 50", c.Recall, defaultRecall)
-	}
-	if e := c.Embeddings; e != nil {
-		if _, ok := m.Providers[e.Provider]; !ok {
-			return m.errKey("memory.embeddings.provider", "unknown provider %q (defined: %s)", e.Provider, strings.Join(m.providerNames(), ", "))
-		}
-	}
-	return nil
-}
 
 // Memory is the host's memory store: the session store's memories (SQLite,
 // PostgreSQL) whether or not [memory] is on, so that memories can be listed and a

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
-	"github.com/agenthost/agenthost/providers/proto"
 )
 
 // modelStreamer is the part of *providers.Client the loop needs; tests and the
@@ -52,23 +51,23 @@ func (s *providerStream) Recv() (loop.Delta, error) {
 		}
 		d := loop.Delta{Seq: int(ev.GetSeq())}
 		switch e := ev.GetEvent().(type) {
-		case *providerpb.ChatEvent_Text:
+		case *providers.EventText:
 			d.Kind, d.Text = loop.DeltaText, e.Text
-		case *providerpb.ChatEvent_Reasoning:
+		case *providers.EventReasoning:
 			d.Kind, d.Text = loop.DeltaReasoning, e.Reasoning
-		case *providerpb.ChatEvent_ToolCall:
+		case *providers.EventToolCall:
 			tc := e.ToolCall
 			d.Kind = loop.DeltaToolCall
 			d.ToolCall = &loop.ToolCallDelta{Index: int(tc.GetIndex()), ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments()}
-		case *providerpb.ChatEvent_Usage:
+		case *providers.EventUsage:
 			u := e.Usage
 			d.Kind = loop.DeltaUsage
 			d.Usage = &loop.Usage{PromptTokens: int(u.GetPromptTokens()), CompletionTokens: int(u.GetCompletionTokens()),
 				TotalTokens: int(u.GetTotalTokens()), CostUSD: u.GetCostUsd(),
 				CacheReadTokens: int(u.GetCacheReadTokens()), CacheWriteTokens: int(u.GetCacheWriteTokens())}
-		case *providerpb.ChatEvent_ReasoningState:
+		case *providers.EventReasoningState:
 			d.Kind, d.Text = loop.DeltaReasoningState, e.ReasoningState
-		case *providerpb.ChatEvent_Finish:
+		case *providers.EventFinish:
 			d.Kind, d.StopReason = loop.DeltaFinish, e.Finish.GetStopReason()
 		default:
 			continue // an event kind this host does not know: skip it
@@ -120,7 +119,7 @@ func toChatRequest(r loop.Request) *providers.ChatRequest {
 		ToolChoice:     r.ToolChoice,
 		ResponseFormat: string(r.ResponseFormat),
 		MaxTokens:      int64(r.MaxTokens),
-		Metadata: &providerpb.Metadata{Session: r.Metadata.SessionID, Run: r.Metadata.RunID,
+		Metadata: &providers.Metadata{Session: r.Metadata.SessionID, Run: r.Metadata.RunID,
 			CallIndex: int64(r.Metadata.CallIndex)},
 	}
 	for _, m := range r.Messages {

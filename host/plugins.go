@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/sandbox"
@@ -18,7 +19,7 @@ import (
 )
 
 // sandboxConfig maps a manifest plugin onto the sandbox's configuration.
-func sandboxConfig(p PluginConfig, services sandbox.Host) sandbox.Config {
+func sandboxConfig(p manifest.PluginConfig, services sandbox.Host) sandbox.Config {
 	cfg := sandbox.Config{
 		Name: p.Name, Path: p.Wasm, SHA256: p.SHA256, ABI: p.ABI, Args: p.Args, PoolSize: p.PoolSize, Host: services,
 		Permissions: sandbox.Permissions{

@@ -2,12 +2,10 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -69,16 +67,6 @@ func TestPluginIsolationCallIsFresh(t *testing.T) {
 	h := openHost(t, counterFixture, probePlugin(t, "", `isolation = "call"`), Options{})
 	if res, _ := runHost(t, h, "s1", "count"); res.Final.Text() != "1 1" {
 		t.Fatalf("final %q, want 1 1", res.Final.Text())
-	}
-}
-
-func TestManifestRefusesUnknownIsolation(t *testing.T) {
-	body := goodManifest + "\n[[plugins]]\nname = \"x\"\nwasm = \"calc.wasm\"\n[plugins.permissions]\nisolation = \"shared\"\n"
-	_, err := LoadManifest(writeManifest(t, body))
-	var me *ManifestError
-	if !errors.As(err, &me) || me.Line != strings.Count(body, "\n") || me.Key != "plugins[2].permissions.isolation" ||
-		me.Msg != `unknown isolation "shared" (pooled, session or call)` {
-		t.Fatalf("got %v", err)
 	}
 }
 

@@ -52,11 +52,11 @@ func (h *Host) loadPlugin(ctx context.Context, i int) (*sandbox.Plugin, error) {
 	pl, err := h.runtime.Load(ctx, sandboxConfig(p, h.services))
 	end(err)
 	if err != nil {
-		return nil, m.errKey(key, "%v", err)
+		return nil, m.ErrorAt(key, "%v", err)
 	}
 	if p.Kind == "tool" && len(pl.Tools()) == 0 {
 		pl.Close(ctx)
-		return nil, m.errKey(key, "%v", noToolsError(pl))
+		return nil, m.ErrorAt(key, "%v", noToolsError(pl))
 	}
 	return pl, nil
 }

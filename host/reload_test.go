@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -116,10 +117,10 @@ func TestPinnedPluginSwappedAfterTheManifestCheckIsRefused(t *testing.T) {
 	// Open: the manifest checked the pin, then the file changed.
 	script := filepath.Join(dir, "script.json")
 	os.WriteFile(script, []byte(`{"turns": []}`), 0o644)
-	manifest := filepath.Join(dir, "agent.toml")
-	os.WriteFile(manifest, []byte(fmt.Sprintf("[agent]\nprovider = \"scripted\"\nmodel = \"m1\"\n[providers.scripted]\ncommand = %q\n"+
+	path := filepath.Join(dir, "agent.toml")
+	os.WriteFile(path, []byte(fmt.Sprintf("[agent]\nprovider = \"scripted\"\nmodel = \"m1\"\n[providers.scripted]\ncommand = %q\n"+
 		"options = { script = \"script.json\" }\n[store]\nkind = \"memory\"\n%s", scriptedBin, plugins)), 0o644)
-	m, err := LoadManifest(manifest)
+	m, err := manifest.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,54 +12,6 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// checkWorkflows compiles the [workflows.NAME] tables (host/workflow, docs/workflows.md):
-// a cycle, an unknown step or agent, an expression that does not compile is an error
-// at the offending key. Tool names are checked by Open, once the plugins said which
-// tools they have.
-func (m *Manifest) checkWorkflows() error {
-	m.workflows = map[string]*workflow.Workflow{}
-	for _, name := range m.WorkflowNames() {
-		w, err := workflow.Compile(name, m.Workflows[name])
-		if err != nil {
-			var ke *workflow.KeyError
-			if errors.As(err, &ke) {
-				return m.errWorkflow(name, ke.Key, "%s", ke.Msg)
-			}
-			return m.errWorkflow(name, "", "%v", err)
-		}
-		for key, agent := range w.Agents() {
-			if _, ok := m.AgentConfig(agent); !ok {
-				return m.errWorkflow(name, key, "unknown agent %q (agents: %s)", agent, strings.Join(m.AgentNames(), ", "))
-			}
-		}
-		m.workflows[name] = w
-	}
-	if err := workflow.Link(m.workflows); err != nil {
-		var le *workflow.LinkError
-		if errors.As(err, &le) {
-			return m.errWorkflow(le.Workflow, le.Key, "%s", le.Msg)
-		}
-		return err
-	}
-	return nil
-}
-
-// WorkflowNames lists the declared workflows, sorted.
-func (m *Manifest) WorkflowNames() []string {
-	names := make([]string, 0, len(m.Workflows))
-	for n := range m.Workflows {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Workflow returns a compiled workflow by name.
-func (m *Manifest) Workflow(name string) (*workflow.Workflow, bool) {
-	w, ok := m.workflows[name]
-	return w, ok
-}
-
 // checkWorkflowTools is the part of the workflows' check that needs the loaded tools:
 // every tool step names a tool the model could call.
 func (h *Host) checkWorkflowTools() error {
@@ -69,7 +20,7 @@ func (h *Host) checkWorkflowTools() error {
 		have = append(have, t.Name)
 	}
 	for _, name := range h.Manifest.WorkflowNames() {
-		w := h.Manifest.workflows[name]
+		w, _ := h.Manifest.Workflow(name)
 		keys := make([]string, 0)
 		tools := w.Tools()
 		for k := range tools {
@@ -78,7 +29,7 @@ func (h *Host) checkWorkflowTools() error {
 		sort.Strings(keys)
 		for _, key := range keys {
 			if !slices.Contains(have, tools[key]) {
-				return h.Manifest.errWorkflow(name, key, "unknown tool %q (tools: %s)", tools[key], strings.Join(have, ", "))
+				return h.Manifest.WorkflowErrorAt(name, key, "unknown tool %q (tools: %s)", tools[key], strings.Join(have, ", "))
 			}
 		}
 	}

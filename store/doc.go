@@ -40,6 +40,10 @@
 // fails in OpenSQLite with an error naming the file (PRAGMA quick_check finds pages a
 // truncated file lost), so a broken store is reported once, before any run.
 //
+// Stores kept by a database server are drivers (driver.go): store/postgres registers
+// "postgres" when a program imports it, and OpenDriver opens a registered kind, so this
+// package, and the host, link no server's client.
+//
 // What it must not do: interpret entries (it stores the JSON the loop types encode to and
 // decodes it back, checking only that the body matches its row), decide whether a lease
 // is alive, or know about plugins beyond the name that scopes their KV.

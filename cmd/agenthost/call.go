@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/spf13/cobra"
 )
 
@@ -140,7 +141,7 @@ func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(
 			err = first
 		}
 	}
-	var me *host.ManifestError
+	var me *manifest.Error
 	if errors.As(err, &me) {
 		return nil, "", usage(fmt.Errorf("%s: %s", path, me.Msg)) // the manifest is ours, not the user's
 	}
@@ -206,7 +207,7 @@ func isWasmPath(s string) bool {
 // bareManifest is the manifest of `plugins call FILE.wasm`: the one plugin with the
 // flags' permissions and a memory store, checked as a manifest file is. declare names
 // TOOL as the plugin's one tool (extism and wasi modules do not describe their tools).
-func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest, error) {
+func bareManifest(wasm, tool string, f callFlags, declare bool) (*manifest.Manifest, error) {
 	if _, err := os.Stat(wasm); err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest,
 		perms["timeout"] = f.timeout
 	}
 	if f.memory != "" {
-		if _, err := host.ParseSize(f.memory); err != nil {
+		if _, err := manifest.ParseSize(f.memory); err != nil {
 			return nil, fmt.Errorf("--memory: %w", err)
 		}
 		perms["memory"] = f.memory
@@ -247,7 +248,7 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*host.Manifest,
 	if err != nil {
 		return nil, err
 	}
-	return host.ParseManifest(filepath.Join(cwd, "(plugins call)"), buf.Bytes())
+	return manifest.Parse(filepath.Join(cwd, "(plugins call)"), buf.Bytes())
 }
 
 // accessPermissions adds to perms what the flags grant beyond time and memory: hosts,

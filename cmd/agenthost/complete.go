@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/manifest"
 )
 
 // Shell completion of the names a command takes: plugins, tools, agents, providers and
@@ -29,12 +30,12 @@ type completeFunc = func(cmd *cobra.Command, args []string, toComplete string) (
 
 // completeManifest loads the manifest quietly; nil when it does not load. It writes no
 // agent.lock (completion changes nothing), and honours --locked when it is given.
-func completeManifest(cmd *cobra.Command) *host.Manifest {
+func completeManifest(cmd *cobra.Command) *manifest.Manifest {
 	mode := lockMode(cmd)
-	if mode == host.LockUpdate {
-		mode = host.LockOff
+	if mode == manifest.LockUpdate {
+		mode = manifest.LockOff
 	}
-	m, err := host.LoadManifestWith(manifestPath(cmd), mode)
+	m, err := manifest.LoadWith(manifestPath(cmd), mode)
 	if err != nil {
 		return nil
 	}
@@ -148,7 +149,7 @@ func pluginToolNames(cmd *cobra.Command, args []string) []string {
 			return out
 		}
 		one := *m
-		one.Plugins, one.MCPServers = []host.PluginConfig{p}, nil
+		one.Plugins, one.MCPServers = []manifest.PluginConfig{p}, nil
 		return loadedTools(cmd, &one, func(t host.ToolEntry) string { return t.Tool })
 	}
 	return nil
@@ -166,11 +167,11 @@ func modelToolNames(cmd *cobra.Command, _ []string) []string {
 
 // loadedTools opens the host on m without a provider and with a throwaway store (so no
 // database is created or touched) and names its tools with name.
-func loadedTools(cmd *cobra.Command, m *host.Manifest, name func(host.ToolEntry) string) []string {
+func loadedTools(cmd *cobra.Command, m *manifest.Manifest, name func(host.ToolEntry) string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
 	defer cancel()
 	quiet := *m
-	quiet.Store = host.StoreConfig{Kind: "memory"}
+	quiet.Store = manifest.StoreConfig{Kind: "memory"}
 	h, err := host.Open(ctx, host.Options{Loaded: &quiet, NoProvider: true})
 	if err != nil {
 		return nil

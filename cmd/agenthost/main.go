@@ -12,8 +12,10 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
+	_ "github.com/agenthost/agenthost/store/postgres" // [store] kind = "postgres" (store.Driver)
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +57,7 @@ func main() {
 	}
 	code := exitOK
 	var ee *exitError
-	var me *host.ManifestError
+	var me *manifest.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
@@ -139,11 +141,11 @@ func manifestPath(cmd *cobra.Command) string {
 
 // lockMode is what loading the manifest does with its agent.lock: record what its
 // oci:// plugins resolved to, or, with --locked, refuse what the lock does not hold.
-func lockMode(cmd *cobra.Command) host.LockMode {
+func lockMode(cmd *cobra.Command) manifest.LockMode {
 	if on, _ := cmd.Flags().GetBool("locked"); on {
-		return host.LockStrict
+		return manifest.LockStrict
 	}
-	return host.LockUpdate
+	return manifest.LockUpdate
 }
 
 // failed wraps an error with exit code 1; usage wraps one with exit code 2.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/spf13/cobra"
 )
@@ -164,7 +165,7 @@ func inspect(cmd *cobra.Command, h *host.Host, name string) error {
 	if !ok {
 		return usage(fmt.Errorf("no plugin %q in %s", name, h.Manifest.Path))
 	}
-	var cfg host.PluginConfig
+	var cfg manifest.PluginConfig
 	for _, c := range h.Manifest.Plugins {
 		if c.Name == p.Name() {
 			cfg = c

@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/host/manifest"
+	"github.com/agenthost/agenthost/host/ociplugin"
 )
 
 func newPluginsPushCmd() *cobra.Command {
@@ -72,7 +73,7 @@ otherwise it is refused before the module is fetched, naming both digests.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := ociplugin.PullOptions{Cache: dir, Key: key}
-			if lockMode(cmd) == host.LockStrict {
+			if lockMode(cmd) == manifest.LockStrict {
 				lock, err := ociplugin.ReadLock(ociplugin.LockPath(manifestPath(cmd)))
 				if err != nil {
 					return usage(err)

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/spf13/cobra"
 )
@@ -37,7 +38,7 @@ func newWorkflowListCmd() *cobra.Command {
 		Example: `  agenthost workflow list`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := host.LoadManifestWith(manifestPath(cmd), lockMode(cmd))
+			m, err := manifest.LoadWith(manifestPath(cmd), lockMode(cmd))
 			if err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ Exit status: 0 completed, 1 failed or aborted, 2 usage or manifest error,
   agenthost workflow run pipeline --run-id nightly-1 --approve publish`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := host.LoadManifestWith(manifestPath(cmd), lockMode(cmd))
+			m, err := manifest.LoadWith(manifestPath(cmd), lockMode(cmd))
 			if err != nil {
 				return err
 			}

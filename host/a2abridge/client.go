@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -31,15 +30,6 @@ const (
 	DefaultTimeout   = 2 * time.Minute
 	DefaultMaxOutput = 1 << 20
 )
-
-// CheckURL accepts only absolute http and https URLs.
-func CheckURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", raw)
-	}
-	return nil
-}
 
 // Tool is a remote A2A agent as a loop.Tool named a2a_NAME, taking {"message"}: the
 // message is sent as a new task, and the agent's answer (its final message and

@@ -2,6 +2,9 @@
 // SQLite store — append-only, gapless sessions, runs keyed by session, plugin KV, run
 // leases — for several agenthost processes that share one database.
 //
+// Importing the package registers it as the store.Driver of [store] kind = "postgres"
+// (driver.go); cmd/agenthost does.
+//
 // It must not hold a transaction across a model or tool call: every method is one short
 // transaction. Appends and leases on a session are ordered by a transaction-scoped
 // advisory lock on the session, so two processes appending to one session, or taking

@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"path/filepath"
@@ -20,28 +20,28 @@ func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
 		keyless := v.Identity != "" || v.IdentityRegexp != "" || v.Issuer != "" || v.TrustedRoot != "" || v.Tlog != nil
 		switch {
 		case v.Key != "" && keyless:
-			return m.errKey(key+".verify", "verify takes a key, or identity, issuer and trusted_root (keyless), not both")
+			return m.ErrorAt(key+".verify", "verify takes a key, or identity, issuer and trusted_root (keyless), not both")
 		case v.Key != "":
-			opts.Key = m.resolve(v.Key)
+			opts.Key = m.Resolve(v.Key)
 		case !keyless:
-			return m.errKey(key+".verify", "verify needs a key (a PEM public key file), or identity, issuer and trusted_root (keyless)")
+			return m.ErrorAt(key+".verify", "verify needs a key (a PEM public key file), or identity, issuer and trusted_root (keyless)")
 		default:
 			k := ociplugin.Keyless{Identity: v.Identity, IdentityRegexp: v.IdentityRegexp, Issuer: v.Issuer, NoTlog: v.Tlog != nil && !*v.Tlog}
 			if v.TrustedRoot != "" {
-				k.TrustedRoot = m.resolve(v.TrustedRoot)
+				k.TrustedRoot = m.Resolve(v.TrustedRoot)
 			}
 			if err := k.Validate(); err != nil {
-				return m.errKey(key+".verify", "%v", err)
+				return m.ErrorAt(key+".verify", "%v", err)
 			}
 			opts.Keyless = &k
 		}
 	}
 	got, err := ociplugin.PullWith(ref, opts)
 	if err != nil {
-		return m.errKey(key+".wasm", "%v", err)
+		return m.ErrorAt(key+".wasm", "%v", err)
 	}
 	if p.SHA256 != "" && !strings.EqualFold(p.SHA256, got.ModuleDigest) {
-		return m.errKey(key+".sha256", "digest mismatch for %s: sha256 pins %s, the registry served %s", ref, p.SHA256, got.ModuleDigest)
+		return m.ErrorAt(key+".sha256", "digest mismatch for %s: sha256 pins %s, the registry served %s", ref, p.SHA256, got.ModuleDigest)
 	}
 	m.lockRecord(p.Name, ociplugin.LockEntry{Ref: ref, Manifest: got.ManifestDigest, Module: "sha256:" + got.ModuleDigest})
 	p.Source, p.Wasm, p.SHA256 = ref, got.Path, got.ModuleDigest

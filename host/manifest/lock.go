@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func (m *Manifest) openLock(mode LockMode) error {
 	}
 	l, err := ociplugin.ReadLock(ociplugin.LockPath(m.abs()))
 	if err != nil {
-		return &ManifestError{File: ociplugin.LockPath(m.Path), Key: "(lock)", Msg: err.Error(), Err: err}
+		return &Error{File: ociplugin.LockPath(m.Path), Key: "(lock)", Msg: err.Error(), Err: err}
 	}
 	m.lock.file = l
 	return nil
@@ -91,7 +91,7 @@ func (m *Manifest) finishLock() error {
 		return nil
 	}
 	if err := s.file.Write(s.seen); err != nil {
-		return &ManifestError{File: ociplugin.LockPath(m.Path), Key: "(lock)", Msg: "write: " + err.Error(), Err: err}
+		return &Error{File: ociplugin.LockPath(m.Path), Key: "(lock)", Msg: "write: " + err.Error(), Err: err}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"strings"
@@ -60,7 +60,7 @@ func TestHole10_NumbersAtTheirBoundsLoad(t *testing.T) {
 		{"max_iterations = 7", "max_iterations = 0"},
 	} {
 		p := writeManifest(t, strings.Replace(goodManifest, edit[0], edit[1], 1))
-		if _, err := LoadManifest(p); err != nil {
+		if _, err := Load(p); err != nil {
 			t.Errorf("%s: %v", edit[1], err)
 		}
 	}

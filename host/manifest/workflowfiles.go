@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"bytes"
@@ -41,12 +41,12 @@ func (m *Manifest) loadWorkflowFiles() error {
 	m.workflowFiles = map[string]*workflowFile{}
 	for i, pat := range m.WorkflowFiles {
 		key := fmt.Sprintf("workflow_files.%d", i)
-		matches, err := filepath.Glob(m.resolve(pat))
+		matches, err := filepath.Glob(m.Resolve(pat))
 		if err != nil {
-			return m.errKey(key, "bad pattern %q: %v", pat, err)
+			return m.ErrorAt(key, "bad pattern %q: %v", pat, err)
 		}
 		if len(matches) == 0 {
-			return m.errKey(key, "%q matches no file", pat)
+			return m.ErrorAt(key, "%q matches no file", pat)
 		}
 		slices.Sort(matches)
 		for _, path := range matches {
@@ -59,7 +59,7 @@ func (m *Manifest) loadWorkflowFiles() error {
 				if other := m.workflowFiles[name]; other != nil {
 					where = other.path
 				}
-				return &ManifestError{File: path, Line: src.line("name"), Key: "name", Msg: fmt.Sprintf("workflow %q is also declared in %s", name, where)}
+				return &Error{File: path, Line: src.line("name"), Key: "name", Msg: fmt.Sprintf("workflow %q is also declared in %s", name, where)}
 			}
 			if m.Workflows == nil {
 				m.Workflows = map[string]workflow.Definition{}
@@ -70,21 +70,21 @@ func (m *Manifest) loadWorkflowFiles() error {
 	return nil
 }
 
-// errWorkflow reports a problem at key (relative: "steps.1.tool") of workflow name, in
+// WorkflowErrorAt reports a problem at key (relative: "steps.1.tool") of workflow name, in
 // the file that declares it.
-func (m *Manifest) errWorkflow(name, key, format string, args ...any) error {
+func (m *Manifest) WorkflowErrorAt(name, key, format string, args ...any) error {
 	if src := m.workflowFiles[name]; src != nil {
 		k := key
 		if k == "" {
 			k = "(workflow)"
 		}
-		return &ManifestError{File: src.path, Line: src.line(key), Key: displayKey(k), Msg: fmt.Sprintf(format, args...)}
+		return &Error{File: src.path, Line: src.line(key), Key: displayKey(k), Msg: fmt.Sprintf(format, args...)}
 	}
 	path := "workflows." + name
 	if key != "" {
 		path += "." + key
 	}
-	return m.errKey(path, format, args...)
+	return m.ErrorAt(path, format, args...)
 }
 
 type fileDefinition struct {
@@ -95,7 +95,7 @@ type fileDefinition struct {
 func readWorkflowFile(path string) (string, workflow.Definition, *workflowFile, error) {
 	src := &workflowFile{path: path, line: func(string) int { return 0 }}
 	fail := func(line int, key, format string, args ...any) (string, workflow.Definition, *workflowFile, error) {
-		return "", workflow.Definition{}, src, &ManifestError{File: path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+		return "", workflow.Definition{}, src, &Error{File: path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
 	f, err := os.Open(path)
 	if err != nil {

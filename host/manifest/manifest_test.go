@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"crypto/sha256"
@@ -78,7 +78,7 @@ func TestPluginConfigExpandsVariablesAsProviderOptionsDo(t *testing.T) {
 	t.Setenv("AGENTHOST_TEST_KEY", "s3cret")
 	p := writeManifest(t, strings.Replace(goodManifest, `max_input = "1 MiB"`,
 		`max_input = "1 MiB"`+"\nconfig = { api_key = \"${AGENTHOST_TEST_KEY}\", unset = \"[${AGENTHOST_TEST_UNSET}]\" }", 1))
-	m, err := LoadManifest(p)
+	m, err := Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestPluginConfigExpandsVariablesAsProviderOptionsDo(t *testing.T) {
 func TestLoadManifestDecodesAndResolves(t *testing.T) {
 	t.Setenv("AGENTHOST_TEST_SCRIPT", "demo.json")
 	p := writeManifest(t, goodManifest)
-	m, err := LoadManifest(p)
+	m, err := Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
 	}
 	// A correct pin loads.
 	p := writeManifest(t, strings.Replace(goodManifest, `name = "calc"`, `name = "calc"`+"\nsha256 = \""+good+"\"", 1))
-	if _, err := LoadManifest(p); err != nil {
+	if _, err := Load(p); err != nil {
 		t.Fatalf("good digest: %v", err)
 	}
 }
@@ -175,8 +175,8 @@ func wantManifestError(t *testing.T, edit [2]string, line int, key, msg string) 
 		t.Fatal("edit did not apply")
 	}
 	p := writeManifest(t, body)
-	_, err := LoadManifest(p)
-	var me *ManifestError
+	_, err := Load(p)
+	var me *Error
 	if !errors.As(err, &me) {
 		t.Fatalf("err = %v (%T), want a ManifestError", err, err)
 	}
@@ -202,7 +202,7 @@ func TestParseSize(t *testing.T) {
 func TestManifestApprovalDefaultReachesTheLoopPolicy(t *testing.T) {
 	t.Setenv("AGENTHOST_TEST_SCRIPT", "demo.json")
 	src := strings.Replace(goodManifest, `require_approval = ["fs_write"]`, "require_approval = [\"*\"]\napproval_default = \"deny\"", 1)
-	m, err := LoadManifest(writeManifest(t, src))
+	m, err := Load(writeManifest(t, src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestManifestPinOfAFIFOIsRefusedNotWaitedOn(t *testing.T) {
 		t.Skipf("mkfifo: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := LoadManifest(p); done <- err }()
+	go func() { _, err := Load(p); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), ": providers.scripted.sha256: cannot check the digest of ") ||
@@ -232,7 +232,7 @@ func TestManifestPinOfAFIFOIsRefusedNotWaitedOn(t *testing.T) {
 		if f, err := os.OpenFile(filepath.Join(filepath.Dir(p), "bin", "fifo"), os.O_WRONLY, 0); err == nil {
 			f.Close() // let the blocked reader go
 		}
-		t.Fatal("LoadManifest blocked on the FIFO")
+		t.Fatal("Load blocked on the FIFO")
 	}
 }
 
@@ -241,17 +241,17 @@ func TestManifestPinOfAFIFOIsRefusedNotWaitedOn(t *testing.T) {
 // file:line: key error.
 func TestManifestMCPServerMaxOutputIsASizeLikePlugins(t *testing.T) {
 	entry := "\n[[mcp_servers]]\nname = \"remote\"\nurl = \"http://127.0.0.1:1/mcp\"\n"
-	m, err := LoadManifest(writeManifest(t, goodManifest+entry+"max_output = \"2MiB\"\n"))
+	m, err := Load(writeManifest(t, goodManifest+entry+"max_output = \"2MiB\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := m.MCPServers[0].MaxOutput; got != 2<<20 {
 		t.Fatalf("max_output = %d, want 2 MiB", got)
 	}
-	if m, err := LoadManifest(writeManifest(t, goodManifest+entry)); err != nil || m.MCPServers[0].MaxOutput != 0 {
+	if m, err := Load(writeManifest(t, goodManifest+entry)); err != nil || m.MCPServers[0].MaxOutput != 0 {
 		t.Fatalf("without max_output: %v, %d", err, m.MCPServers[0].MaxOutput)
 	}
-	_, err = LoadManifest(writeManifest(t, goodManifest+entry+"max_output = \"lots\"\n"))
+	_, err = Load(writeManifest(t, goodManifest+entry+"max_output = \"lots\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "mcp_servers.max_output: invalid size \"lots\"") {
 		t.Fatalf("bad max_output: %v", err)
 	}
@@ -260,7 +260,7 @@ func TestManifestMCPServerMaxOutputIsASizeLikePlugins(t *testing.T) {
 // A plugin cannot take a name under which the host keeps state in the key/value table
 // (a plugin's kv is keyed by its name).
 func TestAPluginCannotTakeTheHostsStateNamespace(t *testing.T) {
-	_, err := ParseManifest("agent.toml", []byte("[agent]\nname = \"a\"\nprovider = \"p\"\n[providers.p]\ncommand = \"x\"\n[[plugins]]\nname = \"agenthost/workflows\"\nwasm = \"x.wasm\"\n"))
+	_, err := Parse("agent.toml", []byte("[agent]\nname = \"a\"\nprovider = \"p\"\n[providers.p]\ncommand = \"x\"\n[[plugins]]\nname = \"agenthost/workflows\"\nwasm = \"x.wasm\"\n"))
 	if err == nil || !strings.Contains(err.Error(), `plugin names starting "agenthost/" are the host's ("agenthost/workflows")`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -271,4 +271,22 @@ func TestManifestAuthOIDCErrorsNameTheKey(t *testing.T) {
 	wantManifestError(t, [2]string{"# a comment", "[auth.oidc]\nissuer = \"https://idp.test\"\naudience = \"a\"\njwks_url = \"ftp://idp.test/keys\""}, 4,
 		"auth.oidc.jwks_url", `"ftp://idp.test/keys" is not an http(s) URL`)
 	wantManifestError(t, [2]string{"# a comment", "[auth.oidc]\naudience = \"a\"\njwks_file = \"k.json\""}, 1, "auth.oidc.issuer", "required")
+}
+
+func TestManifestRefusesUnknownIsolation(t *testing.T) {
+	body := goodManifest + "\n[[plugins]]\nname = \"x\"\nwasm = \"calc.wasm\"\n[plugins.permissions]\nisolation = \"shared\"\n"
+	_, err := Load(writeManifest(t, body))
+	var me *Error
+	if !errors.As(err, &me) || me.Line != strings.Count(body, "\n") || me.Key != "plugins[2].permissions.isolation" ||
+		me.Msg != `unknown isolation "shared" (pooled, session or call)` {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// An [[a2a_agents]] url is an http(s) URL: a file URL is refused (moved from
+// host/a2abridge with the check).
+func TestA2AAgentURLMustBeHTTP(t *testing.T) {
+	if err := checkA2AURL("file:///etc/passwd"); err == nil {
+		t.Error("a file URL was taken")
+	}
 }

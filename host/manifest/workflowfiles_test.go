@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ steps:
 		"tally.json": `{"name": "tally", "steps": [{"id": "t", "tool": "calc", "arguments": {"expression": "1"}}]}`,
 		"other.toml": "name = \"other\"\n[[steps]]\nid = \"x\"\ntool = \"calc\"\n",
 	})
-	m, err := LoadManifest(p)
+	m, err := Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func TestWorkflowFileErrorsNameTheFileLineAndKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := LoadManifest(workflowDir(t, "", c.files))
-			var me *ManifestError
+			_, err := Load(workflowDir(t, "", c.files))
+			var me *Error
 			if !errors.As(err, &me) {
 				t.Fatalf("err = %v, want a ManifestError", err)
 			}
@@ -99,16 +99,16 @@ func TestWorkflowFileErrorsNameTheFileLineAndKey(t *testing.T) {
 
 func TestWorkflowFilesClashWithTheManifestAndEmptyGlobs(t *testing.T) {
 	p := workflowDir(t, "[workflows.a]\n[[workflows.a.steps]]\nid = \"s\"\ntool = \"calc\"\n", map[string]string{"a.yaml": "steps: [{id: s, tool: calc}]\n"})
-	if _, err := LoadManifest(p); err == nil || !strings.Contains(err.Error(), `workflow "a" is also declared in`) || !strings.Contains(err.Error(), "agent.toml") {
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `workflow "a" is also declared in`) || !strings.Contains(err.Error(), "agent.toml") {
 		t.Fatalf("err = %v", err)
 	}
 	p = workflowDir(t, "", nil)
-	if _, err := LoadManifest(p); err == nil || !strings.Contains(err.Error(), `agent.toml:1: workflow_files[0]: "flows/*" matches no file`) {
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `agent.toml:1: workflow_files[0]: "flows/*" matches no file`) {
 		t.Fatalf("err = %v", err)
 	}
 	huge := strings.Repeat("#", maxWorkflowFile+1)
 	p = workflowDir(t, "", map[string]string{"h.yaml": huge})
-	if _, err := LoadManifest(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ func (m *Manifest) checkNumbers() error {
 		key string
 		v   float64
 	}
-	for _, name := range m.providerNames() {
+	for _, name := range m.ProviderNames() {
 		p, key := m.Providers[name], "providers."+name
 		rules = append(rules,
 			intRule{key + ".requests_per_minute", p.RequestsPerMinute, 0, maxFiniteLimit},
@@ -69,7 +69,7 @@ func (m *Manifest) checkNumbers() error {
 	}
 	for _, r := range rules {
 		if r.v < r.min || r.v > r.max {
-			return m.errKey(r.key, "%d is out of range (%d to %d)", r.v, r.min, r.max)
+			return m.ErrorAt(r.key, "%d is out of range (%d to %d)", r.v, r.min, r.max)
 		}
 	}
 	prices = append(prices, []struct {
@@ -83,15 +83,15 @@ func (m *Manifest) checkNumbers() error {
 	}...)
 	for _, f := range prices {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return m.errKey(f.key, "%v is not a non-negative finite number", f.v)
+			return m.ErrorAt(f.key, "%v is not a non-negative finite number", f.v)
 		}
 	}
 	if a.CompactAt > 1 {
-		return m.errKey("agent.compact_at", "%v: a share of the context window, at most 1 (negative: never summarise)", a.CompactAt)
+		return m.ErrorAt("agent.compact_at", "%v: a share of the context window, at most 1 (negative: never summarise)", a.CompactAt)
 	}
 	for i, p := range m.Plugins {
 		if p.Permissions.Memory > maxWasmMemory {
-			return m.errKey(fmt.Sprintf("plugins.%d.permissions.memory", i),
+			return m.ErrorAt(fmt.Sprintf("plugins.%d.permissions.memory", i),
 				"%d bytes is more than a wasm32 module can address (4GiB)", uint64(p.Permissions.Memory))
 		}
 	}

@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 
 // FuzzManifest feeds arbitrary text to the manifest decoder: it must return a manifest
 // or an error, never panic, and every error it returns for bad text must be a
-// *ManifestError naming the file (the contract of LoadManifest). Seeds:
+// *Error naming the file (the contract of Load). Seeds:
 // testdata/fuzz/FuzzManifest (the repository's agent.toml and workflow example, the test manifest, the
 // values of hole 10 and broken syntax).
 func FuzzManifest(f *testing.F) {
 	f.Add([]byte(goodManifest))
-	for _, seed := range []string{"../agent.toml", "../examples/workflows/agent.toml"} {
+	for _, seed := range []string{"../../agent.toml", "../../examples/workflows/agent.toml"} {
 		if b, err := os.ReadFile(seed); err == nil {
 			f.Add(b)
 		}
@@ -31,9 +31,9 @@ func FuzzManifest(f *testing.F) {
 	}
 	path := filepath.Join(dir, "agent.toml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := decodeManifest(path, data, LockOff)
+		m, err := decode(path, data, LockOff)
 		if err != nil {
-			var me *ManifestError
+			var me *Error
 			if !errors.As(err, &me) || me.File != path {
 				t.Fatalf("error %v (%T) is not a ManifestError naming the file", err, err)
 			}

@@ -1,4 +1,4 @@
-package host
+package manifest
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func tomlKeys(t reflect.Type, seen map[reflect.Type]bool, out map[string]bool) {
 
 // The README is the manifest's reference: every key the manifest accepts is named in it.
 func TestReadmeNamesEveryManifestKey(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
