@@ -9,7 +9,8 @@ import (
 
 // FuzzManifest feeds arbitrary text to the manifest decoder: it must return a manifest
 // or an error, never panic, and every error it returns for bad text must be a
-// *Error naming the file (the contract of Load). Seeds:
+// *Error naming the file (the contract of Load); an accepted one has its defaults
+// and names only the providers it defines. Seeds:
 // testdata/fuzz/FuzzManifest (the repository's agent.toml and workflow example, the test manifest, the
 // values of hole 10 and broken syntax).
 func FuzzManifest(f *testing.F) {
@@ -39,8 +40,15 @@ func FuzzManifest(f *testing.F) {
 			}
 			return
 		}
-		if len(m.Agent.Provider) == 0 || m.Store.Kind == "" {
-			t.Fatalf("accepted manifest lacks defaults: %+v", m.Agent)
+		// A manifest may name no provider (plugins call, mcp serve of tools only), but
+		// an accepted one has its store's default and names only providers it defines.
+		if m.Store.Kind == "" {
+			t.Fatalf("accepted manifest lacks the store's default: %+v", m.Store)
+		}
+		for _, p := range m.Agent.Provider {
+			if _, ok := m.Providers[p]; !ok {
+				t.Fatalf("accepted manifest names undefined provider %q", p)
+			}
 		}
 	})
 }
