@@ -190,27 +190,27 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 		}
 	}
 	if in.SessionID == "" {
-		in.SessionID = "ses_" + newID()
+		in.SessionID = newID("ses_")
 	}
 	if in.RunID == "" {
-		in.RunID = "run_" + newID()
+		in.RunID = newID("run_")
 	}
+	r := &run{a: a, cfg: &a.cfg, in: in}
+	rctx, cancel := context.WithCancelCause(r.context(ctx))
 	a.mu.Lock()
 	if _, busy := a.sessions[in.SessionID]; busy {
 		a.mu.Unlock()
+		cancel(nil)
 		return nil, &startError{fmt.Errorf("loop: session %q: %w", in.SessionID, ErrSessionBusy)}
 	}
-	// Hooks, guardrails and context strategies see which run they serve (CallInfo);
-	// tool calls add their call id (toolexec.go).
-	ctx = WithCallInfo(ctx, CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name, User: in.User})
-	rctx, cancel := context.WithCancelCause(ctx)
 	a.runs[runKey{in.SessionID, in.RunID}] = cancel
 	a.sessions[in.SessionID] = in.RunID
 	a.mu.Unlock()
 	if err := a.claim(rctx, in, cancel); err != nil { // the store's side: lease, run id (lease.go)
 		return nil, &startError{err}
 	}
-	return newRun(a, rctx, cancel, in, emit), nil
+	r.init(rctx, cancel, emit)
+	return r, nil
 }
 
 func (a *Agent) finish(r *run) {
@@ -241,10 +241,13 @@ func checkInputMessage(m Message) error {
 	return nil
 }
 
-func newID() string {
+// newID is prefix followed by 16 random hex digits, built in one allocation.
+func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	buf := make([]byte, 0, 24)
+	buf = append(buf, prefix...)
+	return string(hex.AppendEncode(buf, b[:]))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -49,18 +49,28 @@ type journal struct {
 	// again (stores may keep the entries and the events they point to).
 	entrySlab []Entry
 	eventSlab []Event
+
+	// What pending, queued and ends start on, in the run's own allocation: a step
+	// queues a few events and entries between two writes, the end holds two events.
+	pendingBuf [8]Event
+	queuedBuf  [4]queuedEntry
+	endsBuf    [2]Event
 }
 
-// cut returns n zeroed elements of a slab with capacity n, taking a new slab when the
-// current one is short.
-func cut[T any](slab *[]T, n int) []T {
+// cut returns n zeroed elements of a slab with capacity n, taking a new slab of at least
+// size elements when the current one is short.
+func cut[T any](slab *[]T, n, size int) []T {
 	if cap(*slab)-len(*slab) < n {
-		*slab = make([]T, 0, max(n, 24)) // a one-step run stores about 20 events and 4 entries
+		*slab = make([]T, 0, max(n, size))
 	}
 	l := len(*slab)
 	*slab = (*slab)[:l+n]
 	return (*slab)[l : l+n : l+n]
 }
+
+// slabSize is the least a new slab of entries or events holds: a one-step run stores
+// about 20 events and 4 entries.
+const slabSize = 24
 
 // queuedEntry is an entry waiting for the next flush, stored after the first after
 // pending events.
@@ -161,6 +171,9 @@ func (j *journal) endWrite(emit func()) error {
 		j.ended = false
 		return err
 	}
+	if j.ends == nil {
+		j.ends = j.endsBuf[:0]
+	}
 	for _, e := range batch[len(batch)-n:] {
 		j.ends = append(j.ends, *e.Event) // delivered by deliverEnd, once the run has let go of its session
 	}
@@ -194,11 +207,11 @@ func (j *journal) takeLocked() []Entry {
 	if len(j.failed) > 0 {
 		batch = append(append([]Entry(nil), j.failed...), make([]Entry, n+len(j.queued))...)
 	} else {
-		batch = cut(&j.entrySlab, n+len(j.queued))
+		batch = cut(&j.entrySlab, n+len(j.queued), slabSize)
 	}
 	old := len(j.failed)
 	j.failed = nil
-	evs := cut(&j.eventSlab, n)
+	evs := cut(&j.eventSlab, n, slabSize)
 	copy(evs, j.pending)
 	k, q := old, 0
 	for i := range evs {
