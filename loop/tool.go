@@ -30,6 +30,7 @@ func (f FuncTool) Call(ctx context.Context, c ToolCall) (ToolResult, error) {
 type ToolSet struct {
 	order   []string
 	entries map[string]*toolEntry
+	specs   []ToolSpec // in order: what a run that may use every tool offers (read only)
 }
 
 type toolEntry struct {
@@ -72,6 +73,7 @@ func NewToolSet(tools ...Tool) (*ToolSet, error) {
 		}
 		ts.entries[spec.Name] = e
 		ts.order = append(ts.order, spec.Name)
+		ts.specs = append(ts.specs, spec)
 	}
 	return ts, nil
 }
@@ -119,7 +121,7 @@ func (ts *ToolSet) offered(allowed, order []string) []ToolSpec {
 		return nil
 	}
 	if allowed == nil && order == nil {
-		return ts.Specs()
+		return ts.specs[:len(ts.specs):len(ts.specs)] // shared, read only: an append copies
 	}
 	ok := func(n string) bool {
 		if allowed == nil {
