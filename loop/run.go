@@ -362,11 +362,15 @@ func (r *run) ctxErr() error {
 // The stored copy is cut from a slab of the run's: a message is never changed once
 // appended (the store may keep it), so messages can share an allocation.
 func (r *run) appendMessage(m Message) {
-	p := &cut(&r.msgSlab, 1, 6)[0] // a one-step run appends 5: system, user, call, result, answer
+	p := &cut(&r.msgSlab, 1, msgSlabSize)[0]
 	*p = m
 	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: p})
 	r.transcript.add(p, seq)
 }
+
+// msgSlabSize is the least a new slab of messages holds: a one-step run appends five
+// (system, user, call, result, answer), and its RunResult.Final is a sixth.
+const msgSlabSize = 6
 
 // lastEventSeq is the seq of the last stored event: a run's events continue from it, so
 // seq is gapless per session across runs (L17; deltas are numbered but not stored).
