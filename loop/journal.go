@@ -36,7 +36,10 @@ type journal struct {
 
 	evSeq   int64         // last event seq of the session (L17)
 	seq     int64         // last stored entry seq of the session
-	pending []Event       // events not yet stored (flushed with the next append)
+	// pending are the events not yet stored (flushed with the next append), written
+	// where the store will get them: a flush hands its events to the batch and the next
+	// ones go on in the rest of the same slab (pendingRoom), so an event is never copied.
+	pending []Event
 	queued  []queuedEntry // entries not yet stored
 	run     runStore      // the run record to save with the next append, if run.set (in the journal, so handing it to the store allocates nothing)
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
@@ -48,13 +51,11 @@ type journal struct {
 	// allocations, not a few per step. A batch handed to the store is never written
 	// again (stores may keep the entries and the events they point to).
 	entrySlab []Entry
-	eventSlab []Event
 
-	// What pending, queued and ends start on, in the run's own allocation: a step
-	// queues a few events and entries between two writes, the end holds two events.
-	pendingBuf [8]Event
-	queuedBuf  [4]queuedEntry
-	endsBuf    [2]Event
+	// What queued and ends start on, in the run's own allocation: a step queues a few
+	// entries between two writes, the end holds two events.
+	queuedBuf [4]queuedEntry
+	endsBuf   [2]Event
 }
 
 // cut returns n zeroed elements of a slab with capacity n, taking a new slab of at least
@@ -101,8 +102,18 @@ func (j *journal) emitLocked(t EventType, data any) {
 		j.emitFn(e)
 	}
 	if t != EventModelDelta {
+		if len(j.pending) == cap(j.pending) {
+			j.pendingRoom()
+		}
 		j.pending = append(j.pending, e)
 	}
+}
+
+// pendingRoom moves the pending events to a new slab with room for more.
+func (j *journal) pendingRoom() {
+	s := make([]Event, len(j.pending), max(2*len(j.pending), slabSize))
+	copy(s, j.pending)
+	j.pending = s
 }
 
 // queue adds an entry for the next flush and returns the seq it will be stored at: the
@@ -211,8 +222,7 @@ func (j *journal) takeLocked() []Entry {
 	}
 	old := len(j.failed)
 	j.failed = nil
-	evs := cut(&j.eventSlab, n, slabSize)
-	copy(evs, j.pending)
+	evs := j.pending[:n:n] // the batch's from now on: the next events go after them
 	k, q := old, 0
 	for i := range evs {
 		for ; q < len(j.queued) && j.queued[q].after <= i; q++ {
@@ -225,7 +235,7 @@ func (j *journal) takeLocked() []Entry {
 	}
 	clear(j.queued)
 	j.queued = j.queued[:0]
-	j.pending = j.pending[:0]
+	j.pending = j.pending[n:n]
 	for i := old; i < len(batch); i++ {
 		j.seq++
 		batch[i].Seq = j.seq

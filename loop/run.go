@@ -85,7 +85,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
 		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit,
 		outage: outageWait{max: cfg.StoreOutage, ctx: ctx}, scrub: cfg.Scrub}
-	r.journal.pending, r.journal.queued = r.journal.pendingBuf[:0], r.journal.queuedBuf[:0]
+	r.journal.queued = r.journal.queuedBuf[:0]
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
