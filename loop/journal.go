@@ -45,7 +45,7 @@ type journal struct {
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
 	holding bool          // events are queued but not delivered until the end's write (endWrite)
 	held    int           // how many were held
-	ends    []Event       // the held events once written, for deliverEnd
+	ends    []*Event      // the held events once written (as the batch holds them), for deliverEnd
 
 	// Slabs that batches are cut from: a run's entries and stored events take a few
 	// allocations, not a few per step. A batch handed to the store is never written
@@ -55,7 +55,7 @@ type journal struct {
 	// What queued and ends start on, in the run's own allocation: a step queues a few
 	// entries between two writes, the end holds two events.
 	queuedBuf [4]queuedEntry
-	endsBuf   [2]Event
+	endsBuf   [2]*Event
 }
 
 // cut returns n zeroed elements of a slab with capacity n, taking a new slab of at least
@@ -69,9 +69,12 @@ func cut[T any](slab *[]T, n, size int) []T {
 	return (*slab)[l : l+n : l+n]
 }
 
-// slabSize is the least a new slab of entries or events holds: a one-step run stores
-// about 20 events and 4 entries.
-const slabSize = 24
+// The least a new slab of events or entries holds: a one-step run stores 16 events
+// (of the 20 it emits, the 4 model_delta are not stored) and 5 messages.
+const (
+	eventSlabSize = 16
+	entrySlabSize = 24
+)
 
 // queuedEntry is an entry waiting for the next flush, stored after the first after
 // pending events.
@@ -111,7 +114,7 @@ func (j *journal) emitLocked(t EventType, data any) {
 
 // pendingRoom moves the pending events to a new slab with room for more.
 func (j *journal) pendingRoom() {
-	s := make([]Event, len(j.pending), max(2*len(j.pending), slabSize))
+	s := make([]Event, len(j.pending), max(2*len(j.pending), eventSlabSize))
 	copy(s, j.pending)
 	j.pending = s
 }
@@ -186,7 +189,7 @@ func (j *journal) endWrite(emit func()) error {
 		j.ends = j.endsBuf[:0]
 	}
 	for _, e := range batch[len(batch)-n:] {
-		j.ends = append(j.ends, *e.Event) // delivered by deliverEnd, once the run has let go of its session
+		j.ends = append(j.ends, e.Event) // delivered by deliverEnd, once the run has let go of its session
 	}
 	return nil
 }
@@ -202,7 +205,7 @@ func (j *journal) deliverEnd() {
 		return
 	}
 	for _, e := range ends {
-		j.emitFn(e)
+		j.emitFn(*e)
 	}
 }
 
@@ -218,7 +221,7 @@ func (j *journal) takeLocked() []Entry {
 	if len(j.failed) > 0 {
 		batch = append(append([]Entry(nil), j.failed...), make([]Entry, n+len(j.queued))...)
 	} else {
-		batch = cut(&j.entrySlab, n+len(j.queued), slabSize)
+		batch = cut(&j.entrySlab, n+len(j.queued), entrySlabSize)
 	}
 	old := len(j.failed)
 	j.failed = nil
