@@ -34,8 +34,8 @@ type journal struct {
 	ended   bool
 	notices int // plugin reports so far (notify.go)
 
-	evSeq   int64         // last event seq of the session (L17)
-	seq     int64         // last stored entry seq of the session
+	evSeq int64 // last event seq of the session (L17)
+	seq   int64 // last stored entry seq of the session
 	// pending are the events not yet stored (flushed with the next append), written
 	// where the store will get them: a flush hands its events to the batch and the next
 	// ones go on in the rest of the same slab (pendingRoom), so an event is never copied.
