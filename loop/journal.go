@@ -47,9 +47,10 @@ type journal struct {
 	held    int           // how many were held
 	ends    []*Event      // the held events once written (as the batch holds them), for deliverEnd
 
-	// Slabs that batches are cut from: a run's entries and stored events take a few
-	// allocations, not a few per step. A batch handed to the store is never written
-	// again (stores may keep the entries and the events they point to).
+	// The slab batches' entries are cut from (their events are pending's): a run's
+	// entries and stored events take a few allocations, not a few per step. A batch
+	// handed to the store is never written again (stores may keep the entries and the
+	// events they point to).
 	entrySlab []Entry
 
 	// What queued and ends start on, in the run's own allocation: a step queues a few
