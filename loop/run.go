@@ -82,10 +82,13 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	r.policy = cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults()
 	r.state, r.started = StateIdle, cfg.Driver.Now()
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
-	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
-		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit,
-		outage: outageWait{max: cfg.StoreOutage, ctx: ctx}, scrub: cfg.Scrub}
-	r.journal.queued = r.journal.queuedBuf[:0]
+	// Field by field: the journal is zero here, and a literal of it would be built in a
+	// temporary on the stack (1.8 KiB of frame, which grows a run goroutine's stack).
+	j := &r.journal
+	j.sessions, j.ctx, j.session, j.runID = cfg.Store, r.sctx, in.SessionID, in.RunID
+	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
+	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
+	j.queued = j.queuedBuf[:0]
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
