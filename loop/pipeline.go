@@ -161,8 +161,12 @@ func (r *run) awaitInput(pc *pendingCall) {
 // admit applies the checks before a call runs: run deadline, unknown tool, argument
 // schema, tool_args guardrails, permission, approval. A call that fails one gets its
 // error result and a nil tool.
-func (r *run) admit(c ToolCall) (*pendingCall, error) {
-	pc := &pendingCall{call: c, args: c.Arguments}
+func (r *run) admit(c ToolCall) (*pendingCall, error) { return r.admitInto(new(pendingCall), c) }
+
+// admitInto is admit with the call's pendingCall given (zero): a batch's first call
+// uses one in the batch's allocation.
+func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
+	pc.call, pc.args = c, c.Arguments
 	reject := func(text string) (*pendingCall, error) {
 		pc.result = ErrorResult(text)
 		return pc, nil

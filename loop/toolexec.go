@@ -62,6 +62,17 @@ type batch struct {
 	// The usual answer has one call: its result and call live in the batch's allocation.
 	resultBuf   [1]ToolResult
 	preparedBuf [1]*pendingCall
+	firstCall   pendingCall
+	used        bool // firstCall is taken
+}
+
+// newCall is a zero pendingCall for the next call of the batch.
+func (b *batch) newCall() *pendingCall {
+	if b.used {
+		return new(pendingCall)
+	}
+	b.used = true
+	return &b.firstCall
 }
 
 // admit announces a call and admits it; a client tool's call waits for the caller
@@ -73,7 +84,7 @@ func (b *batch) admit(c ToolCall) (*pendingCall, error) {
 		r.clientPending = append(r.clientPending, c)
 		return &pendingCall{call: c, client: true}, nil
 	}
-	pc, err := r.admit(c)
+	pc, err := r.admitInto(b.newCall(), c)
 	if err == nil && pc.tool != nil {
 		err = r.journal.flush()
 	}
