@@ -42,7 +42,13 @@ type toolEntry struct {
 // validate checks arguments against the tool's input schema. Arguments that are not
 // JSON pass: the tool gets them raw and says what it makes of them (L5).
 func (e *toolEntry) validate(args string) error {
-	if e.schema == nil || !json.Valid([]byte(args)) {
+	if e.schema == nil {
+		return nil
+	}
+	if f := e.schema.flat; f != nil && f.accepts(args) {
+		return nil // what the fast path accepts is JSON by construction: one scan, not two
+	}
+	if !json.Valid([]byte(args)) {
 		return nil
 	}
 	return e.schema.validate(args)
