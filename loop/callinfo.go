@@ -25,10 +25,6 @@ type callInfoKey struct{}
 // carries the run's CallInfo, without boxing a whole CallInfo for every call.
 type callIDKey struct{}
 
-func withCallID(ctx context.Context, id *string) context.Context {
-	return context.WithValue(ctx, callIDKey{}, id)
-}
-
 // WithCallInfo returns ctx carrying info.
 func WithCallInfo(ctx context.Context, info CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, info)
@@ -36,7 +32,14 @@ func WithCallInfo(ctx context.Context, info CallInfo) context.Context {
 
 // CallInfoFrom returns the CallInfo of ctx, if the loop set one.
 func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
-	info, ok := ctx.Value(callInfoKey{}).(CallInfo)
+	var info CallInfo
+	ok := false
+	switch v := ctx.Value(callInfoKey{}).(type) {
+	case CallInfo: // WithCallInfo's
+		info, ok = v, true
+	case *CallInfo: // a run's (runctx.go)
+		info, ok = *v, true
+	}
 	if id, _ := ctx.Value(callIDKey{}).(*string); id != nil {
 		info.CallID, ok = *id, true
 	}

@@ -52,6 +52,42 @@ func TestCallInfoReachesToolsAndHooks(t *testing.T) {
 	}
 }
 
+// WithCallInfo's context reads back with CallInfoFrom (a host calling a tool outside a
+// run); a run started under such a context serves its own CallInfo instead (the run's
+// context answers for it, runctx.go), and its tool calls add their id.
+func TestCallInfoFromReadsWithCallInfoAndARunsOwn(t *testing.T) {
+	if _, ok := CallInfoFrom(context.Background()); ok {
+		t.Fatal("a bare context has a CallInfo")
+	}
+	outer := CallInfo{SessionID: "s-out", RunID: "r-out", Agent: "host", CallID: "c-out", User: "ann"}
+	ctx := WithCallInfo(context.Background(), outer)
+	if got, ok := CallInfoFrom(ctx); !ok || got != outer {
+		t.Fatalf("CallInfoFrom(WithCallInfo) = %+v %v, want %+v", got, ok, outer)
+	}
+	var inTool CallInfo
+	probe := FuncTool{ToolSpec: ToolSpec{Name: "probe"}, Fn: func(ctx context.Context, c ToolCall) (ToolResult, error) {
+		inTool, _ = CallInfoFrom(ctx)
+		return TextResult("ok"), nil
+	}}
+	hook := &infoHook{}
+	a := newAgent(t, Config{Name: "ag", Model: script(turn{calls: []ToolCall{call("c1", "probe", `{}`)}}, turn{text: "done"}),
+		Tools: tools(t, probe), Hooks: []TerminationHook{hook}})
+	in := userIn("s-in", "go")
+	in.RunID, in.User = "r-in", "bob"
+	if res, err := a.RunWith(ctx, in, nil); err != nil || res.Status != StatusCompleted {
+		t.Fatalf("run: %v %s", err, res.Status)
+	}
+	if want := (CallInfo{SessionID: "s-in", RunID: "r-in", Agent: "ag", CallID: "c1", User: "bob"}); inTool != want {
+		t.Fatalf("tool saw %+v, want %+v", inTool, want)
+	}
+	if want := (CallInfo{SessionID: "s-in", RunID: "r-in", Agent: "ag", User: "bob"}); len(hook.seen) == 0 || hook.seen[0] != want {
+		t.Fatalf("hook saw %+v, want %+v", hook.seen, want)
+	}
+	if got, _ := CallInfoFrom(ctx); got != outer {
+		t.Fatalf("the caller's context changed: %+v", got)
+	}
+}
+
 // L7: a done tool's structured result is the run's output, beside its final text.
 func TestL7_DoneToolStructuredResultIsTheOutput(t *testing.T) {
 	done := FuncTool{ToolSpec: ToolSpec{Name: "done"}, Fn: func(context.Context, ToolCall) (ToolResult, error) {

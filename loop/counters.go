@@ -5,6 +5,7 @@ package loop
 type counters struct {
 	toolCalls int            // executed or attempted this run
 	perTool   []toolCount    // calls per tool name (a run calls few tools: a slice beats a map)
+	perBuf    [2]toolCount   // where perTool starts, in the run's allocation
 	dupes     map[string]int // calls per name + canonical args, from a tool's second call
 }
 
@@ -21,6 +22,9 @@ func (r *counters) countTool(name string) *toolCount {
 			r.perTool[i].n++
 			return &r.perTool[i]
 		}
+	}
+	if r.perTool == nil {
+		r.perTool = r.perBuf[:0]
 	}
 	r.perTool = append(r.perTool, toolCount{name: name, n: 1})
 	return &r.perTool[len(r.perTool)-1]

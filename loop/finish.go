@@ -149,7 +149,9 @@ func (r *run) endFinal(status Status, reason Reason, final Message, output json.
 		final.Content = []Part{TextPart(text)}
 	}
 	r.journal.emit(EventFinal, FinalData{Text: text, Output: output})
-	return r.end(status, reason, &final, output, nil)
+	p := &cut(&r.msgSlab, 1, msgSlabSize)[0] // RunResult.Final: beside the run's messages
+	*p = final
+	return r.end(status, reason, p, output, nil)
 }
 
 // fail ends the run with an error.

@@ -34,33 +34,48 @@ type journal struct {
 	ended   bool
 	notices int // plugin reports so far (notify.go)
 
-	evSeq   int64         // last event seq of the session (L17)
-	seq     int64         // last stored entry seq of the session
-	pending []Event       // events not yet stored (flushed with the next append)
+	evSeq int64 // last event seq of the session (L17)
+	seq   int64 // last stored entry seq of the session
+	// pending are the events not yet stored (flushed with the next append), written
+	// where the store will get them: a flush hands its events to the batch and the next
+	// ones go on in the rest of the same slab (pendingRoom), so an event is never copied.
+	pending []Event
 	queued  []queuedEntry // entries not yet stored
 	run     runStore      // the run record to save with the next append, if run.set (in the journal, so handing it to the store allocates nothing)
 	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
 	holding bool          // events are queued but not delivered until the end's write (endWrite)
 	held    int           // how many were held
-	ends    []Event       // the held events once written, for deliverEnd
+	ends    []*Event      // the held events once written (as the batch holds them), for deliverEnd
 
-	// Slabs that batches are cut from: a run's entries and stored events take a few
-	// allocations, not a few per step. A batch handed to the store is never written
-	// again (stores may keep the entries and the events they point to).
+	// The slab batches' entries are cut from (their events are pending's): a run's
+	// entries and stored events take a few allocations, not a few per step. A batch
+	// handed to the store is never written again (stores may keep the entries and the
+	// events they point to).
 	entrySlab []Entry
-	eventSlab []Event
+
+	// What queued and ends start on, in the run's own allocation: a step queues a few
+	// entries between two writes, the end holds two events.
+	queuedBuf [4]queuedEntry
+	endsBuf   [2]*Event
 }
 
-// cut returns n zeroed elements of a slab with capacity n, taking a new slab when the
-// current one is short.
-func cut[T any](slab *[]T, n int) []T {
+// cut returns n zeroed elements of a slab with capacity n, taking a new slab of at least
+// size elements when the current one is short.
+func cut[T any](slab *[]T, n, size int) []T {
 	if cap(*slab)-len(*slab) < n {
-		*slab = make([]T, 0, max(n, 24)) // a one-step run stores about 20 events and 4 entries
+		*slab = make([]T, 0, max(n, size))
 	}
 	l := len(*slab)
 	*slab = (*slab)[:l+n]
 	return (*slab)[l : l+n : l+n]
 }
+
+// The least a new slab of events or entries holds: a one-step run stores 16 events
+// (of the 20 it emits, the 4 model_delta are not stored) and 5 messages.
+const (
+	eventSlabSize = 16
+	entrySlabSize = 24
+)
 
 // queuedEntry is an entry waiting for the next flush, stored after the first after
 // pending events.
@@ -91,8 +106,18 @@ func (j *journal) emitLocked(t EventType, data any) {
 		j.emitFn(e)
 	}
 	if t != EventModelDelta {
+		if len(j.pending) == cap(j.pending) {
+			j.pendingRoom()
+		}
 		j.pending = append(j.pending, e)
 	}
+}
+
+// pendingRoom moves the pending events to a new slab with room for more.
+func (j *journal) pendingRoom() {
+	s := make([]Event, len(j.pending), max(2*len(j.pending), eventSlabSize))
+	copy(s, j.pending)
+	j.pending = s
 }
 
 // queue adds an entry for the next flush and returns the seq it will be stored at: the
@@ -161,8 +186,11 @@ func (j *journal) endWrite(emit func()) error {
 		j.ended = false
 		return err
 	}
+	if j.ends == nil {
+		j.ends = j.endsBuf[:0]
+	}
 	for _, e := range batch[len(batch)-n:] {
-		j.ends = append(j.ends, *e.Event) // delivered by deliverEnd, once the run has let go of its session
+		j.ends = append(j.ends, e.Event) // delivered by deliverEnd, once the run has let go of its session
 	}
 	return nil
 }
@@ -178,7 +206,7 @@ func (j *journal) deliverEnd() {
 		return
 	}
 	for _, e := range ends {
-		j.emitFn(e)
+		j.emitFn(*e)
 	}
 }
 
@@ -194,12 +222,11 @@ func (j *journal) takeLocked() []Entry {
 	if len(j.failed) > 0 {
 		batch = append(append([]Entry(nil), j.failed...), make([]Entry, n+len(j.queued))...)
 	} else {
-		batch = cut(&j.entrySlab, n+len(j.queued))
+		batch = cut(&j.entrySlab, n+len(j.queued), entrySlabSize)
 	}
 	old := len(j.failed)
 	j.failed = nil
-	evs := cut(&j.eventSlab, n)
-	copy(evs, j.pending)
+	evs := j.pending[:n:n] // the batch's from now on: the next events go after them
 	k, q := old, 0
 	for i := range evs {
 		for ; q < len(j.queued) && j.queued[q].after <= i; q++ {
@@ -212,7 +239,7 @@ func (j *journal) takeLocked() []Entry {
 	}
 	clear(j.queued)
 	j.queued = j.queued[:0]
-	j.pending = j.pending[:0]
+	j.pending = j.pending[n:n]
 	for i := old; i < len(batch); i++ {
 		j.seq++
 		batch[i].Seq = j.seq

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -35,6 +36,34 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 	bad.emit(EventText, TextData{})
 	if err := bad.store(); err == nil || err.Error() != `store session "s": disk full` {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// Events are written into the slab the store receives them in (no copy at a flush): an
+// event a store already holds is never overwritten by the ones emitted after it, across
+// flushes and when the pending events outgrow their slab.
+func TestJournal_StoredEventsStayAsStoredWhileMoreAreEmitted(t *testing.T) {
+	st := NewMemoryStore()
+	j := journal{sessions: st, ctx: context.Background(), session: "s", runID: "r", agent: "a", clock: GoDriver{}}
+	var want []string
+	for _, n := range []int{3, 2*eventSlabSize + 1, 1, eventSlabSize} {
+		for range n {
+			text := fmt.Sprintf("t%d", len(want))
+			want = append(want, text)
+			j.emit(EventText, TextData{Text: text})
+		}
+		if err := j.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := st.Load(context.Background(), "s")
+	if len(entries) != len(want) {
+		t.Fatalf("%d entries, want %d", len(entries), len(want))
+	}
+	for i, e := range entries {
+		if d, _ := e.Event.Data.(TextData); e.Seq != int64(i+1) || e.Event.Seq != int64(i+1) || d.Text != want[i] {
+			t.Fatalf("entry %d: seq %d, event %d %+v, want %q", i, e.Seq, e.Event.Seq, e.Event.Data, want[i])
+		}
 	}
 }
 

@@ -142,7 +142,10 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 	if err != nil {
 		return nil, fmt.Errorf("loop: %w", err)
 	}
-	h := &heldSession{st: st, lease: lease, lost: lost}
+	var h *heldSession // nil for a store without leases: nothing to hold (release is a no-op)
+	if lease != nil {
+		h = &heldSession{st: st, lease: lease, lost: lost}
+	}
 	fail := func(err error) (*heldSession, error) {
 		h.release()
 		return nil, fmt.Errorf("loop: %w", err)

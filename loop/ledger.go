@@ -100,14 +100,15 @@ func (l *Ledger) exhausted() bool {
 var ErrBudgetExceeded = errBudget
 
 // joinLedger gives the run its ledger: the one of the run it is nested in, or a new one
-// with its own budgets; ctx then carries it.
-func (r *run) joinLedger(ctx context.Context) context.Context {
+// with its own budgets, which the run's context (runctx.go) then carries.
+func (r *run) joinLedger(ctx context.Context) {
 	if l := LedgerFrom(ctx); l != nil {
 		r.ledger, r.nested = l, true
-		return ctx
+		return
 	}
-	r.ledger = &Ledger{limits: r.limits, pricing: r.cfg.Pricing}
-	return context.WithValue(ctx, ledgerKey{}, r.ledger)
+	r.ownLedger = Ledger{limits: r.limits, pricing: r.cfg.Pricing}
+	r.ledger = &r.ownLedger
+	r.rc.ledger = r.ledger // the run's context carries it (runctx.go)
 }
 
 // charge records a model call of this run: on its own usage and on the ledger.

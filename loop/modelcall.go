@@ -69,13 +69,19 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			return response{}, err
 		}
 		resp, err := r.retrying(ctx, req)
-		var me *ModelError
-		if errors.As(err, &me) && me.Kind == KindContextOverflow && compactions < r.cfg.MaxOverflowRetries {
+		if err != nil && isOverflow(err) && compactions < r.cfg.MaxOverflowRetries {
 			overflow = true
 			continue
 		}
 		return resp, err
 	}
+}
+
+// isOverflow reports a context_overflow model error (apart from callModelWith, so that a
+// call that succeeds allocates nothing for the error's inspection).
+func isOverflow(err error) bool {
+	var me *ModelError
+	return errors.As(err, &me) && me.Kind == KindContextOverflow
 }
 
 // errBudget ends a model call the budget cannot pay for (L18).

@@ -43,6 +43,7 @@ type pendingCall struct {
 	// answers re-runs the call (L14), which resumes what waited.
 	pending bool
 	input   *InputRequest // what the pending call asks of a human (input.go)
+	ctx     callCtx       // the call's context (invoke)
 }
 
 // announce emits the events that open a call.
@@ -160,8 +161,12 @@ func (r *run) awaitInput(pc *pendingCall) {
 // admit applies the checks before a call runs: run deadline, unknown tool, argument
 // schema, tool_args guardrails, permission, approval. A call that fails one gets its
 // error result and a nil tool.
-func (r *run) admit(c ToolCall) (*pendingCall, error) {
-	pc := &pendingCall{call: c, args: c.Arguments}
+func (r *run) admit(c ToolCall) (*pendingCall, error) { return r.admitInto(new(pendingCall), c) }
+
+// admitInto is admit with the call's pendingCall given (zero): a batch's first call
+// uses one in the batch's allocation.
+func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
+	pc.call, pc.args = c, c.Arguments
 	reject := func(text string) (*pendingCall, error) {
 		pc.result = ErrorResult(text)
 		return pc, nil
@@ -303,7 +308,8 @@ func (r *run) invoke(pc *pendingCall) {
 	}()
 	call := pc.call
 	call.Arguments = pc.args
-	ctx = withCallID(ctx, &pc.call.ID)           // beside the run's CallInfo (agent.go)
+	pc.ctx = callCtx{Context: ctx, id: &pc.call.ID} // beside the run's CallInfo (runctx.go)
+	ctx = &pc.ctx
 	if a, ok := r.in.Approvals[pc.call.ID]; ok { // the answer to its input request (input.go)
 		ctx = context.WithValue(ctx, answerKey{}, a)
 	}
@@ -312,20 +318,30 @@ func (r *run) invoke(pc *pendingCall) {
 		ctx = context.WithValue(ctx, askerKey{}, func(req InputRequest) (Approval, error) { return asker.AskInput(actx, call, req) })
 	}
 	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
+	if err != nil {
+		res = r.toolFailed(pc, res, err, limit)
+	}
+	pc.result = res
+}
+
+// toolFailed is the result of a call whose tool returned err: none while it waits for a
+// human (pending), else an error result saying why. (Apart from invoke, so that a call
+// that succeeds allocates nothing for the error's inspection.)
+func (r *run) toolFailed(pc *pendingCall, res ToolResult, err error, limit time.Duration) ToolResult {
 	var ir *InputRequiredError
 	switch {
 	case errors.As(err, &ir):
 		pc.pending, pc.input = true, &ir.Request
 	case errors.Is(err, ErrApprovalPending):
 		pc.pending = true
-	case err != nil && r.outOfTime():
-		res = ErrorResult(fmt.Sprintf("Error: tool '%s' stopped: %v (%s)", call.Name, errOutOfTime, r.limits.MaxRunDuration))
+	case r.outOfTime():
+		res = ErrorResult(fmt.Sprintf("Error: tool '%s' stopped: %v (%s)", pc.call.Name, errOutOfTime, r.limits.MaxRunDuration))
 	case errors.Is(err, context.DeadlineExceeded) && r.ctx.Err() == nil:
-		res = ErrorResult(fmt.Sprintf("Error: tool '%s' timed out after %s", call.Name, limit))
-	case err != nil:
+		res = ErrorResult(fmt.Sprintf("Error: tool '%s' timed out after %s", pc.call.Name, limit))
+	default:
 		res = ErrorResult(fmt.Sprintf("Error: %v", err))
 	}
-	pc.result = res
+	return res
 }
 
 // settle applies the tool_result guardrails to a call's result, counts it and emits the

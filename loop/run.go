@@ -45,6 +45,12 @@ type run struct {
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
 	deltaBuf      [4]int
+	// rc is the values ctx carries for the run (runctx.go); ownLedger is the ledger of a
+	// top-level run; msgSlab is where appendMessage keeps the run's messages. Each saves
+	// allocations a run would otherwise make (BENCHMARKS.md).
+	rc        runCtx
+	ownLedger Ledger
+	msgSlab   []Message
 
 	lastStop      StopReason // of the last model answer, for run_finished (L15)
 	truncations   int        // answers cut by max_tokens so far (L15)
@@ -68,21 +74,21 @@ type run struct {
 	nestedPending bool
 }
 
-func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in RunInput, emit func(Event)) *run {
-	cfg := &a.cfg
-	r := &run{
-		a: a, cfg: cfg, cancel: cancel, in: in,
-		policy:  cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults(),
-		limits:  cfg.Limits.merge(in.Limits),
-		state:   StateIdle,
-		started: cfg.Driver.Now(),
-	}
-	ctx = context.WithValue(ctx, noticeKey{}, &r.journal) // plugins' reports (notify.go)
-	ctx = r.joinLedger(ctx)
+// init readies a run that start made (with its a, cfg and in) to execute under ctx, the
+// context r.context gave, cancelled by cancel.
+func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit func(Event)) {
+	cfg, in := r.cfg, r.in
+	r.cancel = cancel
+	r.policy = cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults()
+	r.state, r.started = StateIdle, cfg.Driver.Now()
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
-	r.journal = journal{sessions: cfg.Store, ctx: r.sctx, session: in.SessionID, runID: in.RunID,
-		agent: cfg.Name, traceID: in.TraceID, clock: cfg.Driver, emitFn: emit, pending: make([]Event, 0, 8),
-		outage: outageWait{max: cfg.StoreOutage, ctx: ctx}, scrub: cfg.Scrub}
+	// Field by field: the journal is zero here, and a literal of it would be built in a
+	// temporary on the stack (1.8 KiB of frame, which grows a run goroutine's stack).
+	j := &r.journal
+	j.sessions, j.ctx, j.session, j.runID = cfg.Store, r.sctx, in.SessionID, in.RunID
+	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
+	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
+	j.queued = j.queuedBuf[:0]
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
@@ -91,7 +97,6 @@ func newRun(a *Agent, ctx context.Context, cancel context.CancelCauseFunc, in Ru
 	if d := r.limits.MaxRunDuration; d > 0 {
 		r.work, r.stopWork = context.WithTimeout(ctx, d)
 	}
-	return r
 }
 
 // errOutOfTime ends a model call cut short by the run's deadline.
@@ -172,8 +177,11 @@ func (r *run) prepare(entries []Entry) error {
 }
 
 // guardInput is the run's input messages after the input guardrails; the caller's slice
-// is not modified.
+// is not modified (without guardrails it is returned as it is: nothing changes it).
 func (r *run) guardInput() ([]Message, error) {
+	if len(r.cfg.Guardrails) == 0 {
+		return r.in.Messages, nil
+	}
 	input := make([]Message, len(r.in.Messages))
 	copy(input, r.in.Messages)
 	for i := range input {
@@ -353,10 +361,19 @@ func (r *run) ctxErr() error {
 // appendMessage queues the message for the store, after the events queued before it,
 // and adds it to the history. It is written with the step's other entries at the next
 // flush (L21); a failure to write it fails the run there.
+//
+// The stored copy is cut from a slab of the run's: a message is never changed once
+// appended (the store may keep it), so messages can share an allocation.
 func (r *run) appendMessage(m Message) {
-	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: &m})
-	r.transcript.add(&m, seq)
+	p := &cut(&r.msgSlab, 1, msgSlabSize)[0]
+	*p = m
+	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: p})
+	r.transcript.add(p, seq)
 }
+
+// msgSlabSize is the least a new slab of messages holds: a one-step run appends five
+// (system, user, call, result, answer), and its RunResult.Final is a sixth.
+const msgSlabSize = 6
 
 // lastEventSeq is the seq of the last stored event: a run's events continue from it, so
 // seq is gapless per session across runs (L17; deltas are numbered but not stored).

@@ -92,7 +92,8 @@ func (f *flatSchema) accepts(doc string) bool {
 	if !p.eat('{') {
 		return false
 	}
-	seen, ok := f.members(&p)
+	var buf [8]string // the keys seen: room for the usual handful without allocating
+	seen, ok := f.members(&p, buf[:0])
 	if !ok {
 		return false
 	}
@@ -110,8 +111,7 @@ func (f *flatSchema) accepts(doc string) bool {
 
 // members reads the object's members up to its closing brace, checking each value's
 // type, and returns the keys seen.
-func (f *flatSchema) members(p *scanner) ([]string, bool) {
-	var seen []string
+func (f *flatSchema) members(p *scanner, seen []string) ([]string, bool) {
 	p.space()
 	if p.eat('}') {
 		return seen, true

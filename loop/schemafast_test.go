@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -46,6 +47,31 @@ func TestFastSchemaAgreesWithTheValidator(t *testing.T) {
 	}
 }
 
+// What the fast path accepts is JSON: a tool's arguments it accepts are not scanned
+// again by json.Valid (toolEntry.validate), so it must never accept anything else.
+func TestFastSchemaAcceptsOnlyJSON(t *testing.T) {
+	docs := append([]string{`{"a":1,"b":2}garbage`, `{"a":1,"b":2}}`, `{"a":1 "b":2}`, `{"a":1,"b":2`,
+		`{"a":+1,"b":2}`, `{"a":1.,"b":2}`, `{"a":.5,"b":2}`, `{"a":1e,"b":2}`, `{"a":0x1,"b":2}`, "{\"a\":1,\"b\":2}\x00"}, fastDocs...)
+	accepted := 0
+	for _, raw := range fastSchemas {
+		s, err := compileSchema("t", []byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range docs {
+			if s.flat.accepts(doc) {
+				accepted++
+				if !json.Valid([]byte(doc)) {
+					t.Errorf("schema %s: the fast path accepted %q, which is not JSON", raw, doc)
+				}
+			}
+		}
+	}
+	if accepted < 8 {
+		t.Fatalf("the fast path accepted only %d documents: it is not being used", accepted)
+	}
+}
+
 // Schemas with anything the fast path does not check are left to the validator whole.
 func TestFastSchemaLeavesOtherSchemasAlone(t *testing.T) {
 	for _, raw := range []string{
@@ -82,6 +108,25 @@ func FuzzFastSchema(f *testing.F) {
 				if err := (&argsSchema{schema: s.schema}).validate(doc); err != nil {
 					t.Fatalf("fast path accepted %q, validator: %v", doc, err)
 				}
+			}
+		}
+	})
+}
+
+// FuzzFastSchemaAcceptsOnlyJSON: no document the fast path accepts is anything but JSON
+// (TestFastSchemaAcceptsOnlyJSON says why it matters).
+func FuzzFastSchemaAcceptsOnlyJSON(f *testing.F) {
+	for _, d := range fastDocs {
+		f.Add(d)
+	}
+	flats := make([]*flatSchema, len(fastSchemas))
+	for i, raw := range fastSchemas {
+		flats[i] = flatSchemaOf([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		for _, fl := range flats {
+			if fl.accepts(doc) && !json.Valid([]byte(doc)) {
+				t.Fatalf("the fast path accepted %q, which is not JSON", doc)
 			}
 		}
 	})

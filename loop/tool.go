@@ -30,6 +30,7 @@ func (f FuncTool) Call(ctx context.Context, c ToolCall) (ToolResult, error) {
 type ToolSet struct {
 	order   []string
 	entries map[string]*toolEntry
+	specs   []ToolSpec // in order: what a run that may use every tool offers (read only)
 }
 
 type toolEntry struct {
@@ -41,7 +42,13 @@ type toolEntry struct {
 // validate checks arguments against the tool's input schema. Arguments that are not
 // JSON pass: the tool gets them raw and says what it makes of them (L5).
 func (e *toolEntry) validate(args string) error {
-	if e.schema == nil || !json.Valid([]byte(args)) {
+	if e.schema == nil {
+		return nil
+	}
+	if f := e.schema.flat; f != nil && f.accepts(args) {
+		return nil // what the fast path accepts is JSON by construction: one scan, not two
+	}
+	if !json.Valid([]byte(args)) {
 		return nil
 	}
 	return e.schema.validate(args)
@@ -72,6 +79,7 @@ func NewToolSet(tools ...Tool) (*ToolSet, error) {
 		}
 		ts.entries[spec.Name] = e
 		ts.order = append(ts.order, spec.Name)
+		ts.specs = append(ts.specs, spec)
 	}
 	return ts, nil
 }
@@ -119,7 +127,7 @@ func (ts *ToolSet) offered(allowed, order []string) []ToolSpec {
 		return nil
 	}
 	if allowed == nil && order == nil {
-		return ts.Specs()
+		return ts.specs[:len(ts.specs):len(ts.specs)] // shared, read only: an append copies
 	}
 	ok := func(n string) bool {
 		if allowed == nil {

@@ -23,7 +23,12 @@ func (r *run) refuseCalls(calls []ToolCall, from int, reason Reason) {
 // the results as tool messages in the model's call order.
 func (r *run) runTools(calls []ToolCall) ([]ToolResult, error) {
 	r.on(onRunTools)
-	b := &batch{r: r, results: make([]ToolResult, len(calls)), prepared: make([]*pendingCall, len(calls))}
+	b := &batch{r: r}
+	b.results, b.prepared = b.resultBuf[:0], b.preparedBuf[:0]
+	if len(calls) > len(b.resultBuf) {
+		b.results, b.prepared = make([]ToolResult, 0, len(calls)), make([]*pendingCall, 0, len(calls))
+	}
+	b.results, b.prepared = b.results[:len(calls)], b.prepared[:len(calls)]
 	if r.policy.MaxParallel > 1 && len(calls) > 1 {
 		b.sem = make(chan struct{}, r.policy.MaxParallel)
 	}
@@ -54,6 +59,20 @@ type batch struct {
 	results  []ToolResult
 	finished int           // results recorded so far, in call order
 	sem      chan struct{} // parallel calls' slots; nil runs them one at a time
+	// The usual answer has one call: its result and call live in the batch's allocation.
+	resultBuf   [1]ToolResult
+	preparedBuf [1]*pendingCall
+	firstCall   pendingCall
+	used        bool // firstCall is taken
+}
+
+// newCall is a zero pendingCall for the next call of the batch.
+func (b *batch) newCall() *pendingCall {
+	if b.used {
+		return new(pendingCall)
+	}
+	b.used = true
+	return &b.firstCall
 }
 
 // admit announces a call and admits it; a client tool's call waits for the caller
@@ -65,7 +84,7 @@ func (b *batch) admit(c ToolCall) (*pendingCall, error) {
 		r.clientPending = append(r.clientPending, c)
 		return &pendingCall{call: c, client: true}, nil
 	}
-	pc, err := r.admit(c)
+	pc, err := r.admitInto(b.newCall(), c)
 	if err == nil && pc.tool != nil {
 		err = r.journal.flush()
 	}

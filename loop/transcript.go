@@ -8,6 +8,7 @@ type transcript struct {
 	system      *Message  // the stored system prompt, if any
 	history     []Message // conversation after the system prompt, compactions applied
 	historySeqs []int64   // entry seq behind each history message
+	seqBuf      [8]int64  // where historySeqs starts for a short session, in the run's allocation
 }
 
 // add appends a message stored at seq. The session's first message, when it is a system
@@ -32,7 +33,10 @@ func (r *transcript) project(entries []Entry) int64 {
 			n++
 		}
 	}
-	r.system, r.history, r.historySeqs = nil, make([]Message, 0, n+4), make([]int64, 0, n+4)
+	r.system, r.history, r.historySeqs = nil, make([]Message, 0, n+4), r.seqBuf[:0]
+	if n+4 > len(r.seqBuf) {
+		r.historySeqs = make([]int64, 0, n+4)
+	}
 	var last int64
 	for _, e := range entries {
 		last = e.Seq
