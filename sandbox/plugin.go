@@ -141,6 +141,12 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	p.roots = roots
 	p.moduleConfig = moduleConfig(perms, env, fs)
+	if cfg.Preinit {
+		if wasm, err = r.preinit(ctx, p, wasm, env); err != nil {
+			_ = p.Close(ctx)
+			return nil, err
+		}
+	}
 
 	size := cfg.PoolSize
 	if size <= 0 {
