@@ -59,6 +59,15 @@ func BenchmarkServeConcurrentRuns(b *testing.B) {
 		_, ts := serveHost(b, writeManifest(b, b.TempDir(), benchFixture, "", false), "bench-token")
 		benchServe(b, []string{ts.URL})
 	})
+	// The same with the calc plugin pre-initialised (preinit = true): each session's
+	// fresh instance starts from the snapshot instead of running the Go runtime's start.
+	b.Run("store=sqlite,preinit", func(b *testing.B) {
+		manifest := writeManifest(b, b.TempDir(), benchFixture, "", false)
+		raw, _ := os.ReadFile(manifest)
+		os.WriteFile(manifest, []byte(strings.Replace(string(raw), "name = \"calc\"\n", "name = \"calc\"\npreinit = true\n", 1)), 0o644)
+		_, ts := serveHost(b, manifest, "bench-token")
+		benchServe(b, []string{ts.URL})
+	})
 	b.Run("store=memory", func(b *testing.B) {
 		_, ts := serveHost(b, writeManifest(b, b.TempDir(), benchFixture, "", true), "bench-token")
 		benchServe(b, []string{ts.URL})
