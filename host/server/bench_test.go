@@ -64,7 +64,11 @@ func BenchmarkServeConcurrentRuns(b *testing.B) {
 	b.Run("store=sqlite,preinit", func(b *testing.B) {
 		manifest := writeManifest(b, b.TempDir(), benchFixture, "", false)
 		raw, _ := os.ReadFile(manifest)
-		os.WriteFile(manifest, []byte(strings.Replace(string(raw), "name = \"calc\"\n", "name = \"calc\"\npreinit = true\n", 1)), 0o644)
+		edited := strings.Replace(string(raw), "name = \"calc\"\n", "name = \"calc\"\npreinit = true\n", 1)
+		if edited == string(raw) {
+			b.Fatal("no calc plugin in the manifest")
+		}
+		os.WriteFile(manifest, []byte(edited), 0o644)
 		_, ts := serveHost(b, manifest, "bench-token")
 		benchServe(b, []string{ts.URL})
 	})
