@@ -3,6 +3,13 @@
 // one part of them, the data section, so that instantiating a module costs
 // less without changing what it does (MergeData).
 //
+// It also does the binary half of pre-initialisation: ParseReactor checks that
+// a reactor's whole state after _initialize is its one memory and its mutable
+// globals (decoding every function body to find instructions that change
+// tables or segments), Instrument exports those globals to be read, and
+// Snapshot writes the module that starts in the state read. Running
+// _initialize is the sandbox's (preinit.go).
+//
 // Go's linker splits a program's initialised data into tens of thousands of
 // active data segments (37,436 for the calc example), leaving out runs of
 // zeros between them. wazero evaluates the offset expression of every
