@@ -18,7 +18,9 @@
 // Merging neighbouring segments, with the few zero bytes between them
 // written out, gives the same initial memory from a few hundred segments.
 //
-// What it must not do: change a module's behaviour, or validate modules
+// What it must not do: change a module's behaviour (a snapshot behaves as
+// the module after _initialize; ParseReactor refuses what it cannot prove
+// that for), run code (the sandbox runs _initialize), or validate modules
 // (the compiler does; a module these readers cannot read is the compiler's
 // to refuse). MergeData rewrites only a data
 // section whose every segment is active, in memory 0, at an i32.const
