@@ -141,11 +141,9 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	p.roots = roots
 	p.moduleConfig = moduleConfig(perms, env, fs)
-	if cfg.Preinit {
-		if wasm, err = r.preinit(ctx, p, wasm, env); err != nil {
-			_ = p.Close(ctx)
-			return nil, err
-		}
+	if wasm, err = r.preinit(ctx, cfg.Preinit, p, wasm, env); err != nil { // preinit.go
+		_ = p.Close(ctx)
+		return nil, err
 	}
 
 	size := cfg.PoolSize

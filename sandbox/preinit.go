@@ -58,10 +58,14 @@ type snapshotEntry struct {
 	wasm []byte
 }
 
-// preinit returns the pre-initialised module of a plugin: from the
-// Runtime's memory, from CacheDir, or made now and kept in both. wasm is
-// the module Load compiles; it sets p's clock and exports to match.
-func (r *Runtime) preinit(ctx context.Context, p *Plugin, wasm []byte, env map[string]string) ([]byte, error) {
+// preinit returns the module Load compiles: wasm itself unless on
+// (Config.Preinit), else its pre-initialised module, from the Runtime's
+// memory, from CacheDir, or made now and kept in both; it then sets p's
+// clock and exports to match.
+func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, env map[string]string) ([]byte, error) {
+	if !on {
+		return wasm, nil
+	}
 	if p.abi == ABIWASI {
 		return nil, errors.New("pre-initialisation: a wasi command runs _start at every call; preinit is for reactors (abi mcp or extism)")
 	}

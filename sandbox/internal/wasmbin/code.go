@@ -81,55 +81,97 @@ func scanBody(r *Reader, end int) (string, error) {
 	return "", nil
 }
 
+// Immediates of an opcode: what follows it in the instruction stream.
+const (
+	immUnknown   = iota
+	immNone      // most instructions
+	immU32       // an index, a label, a memory
+	immU32x2     // call_indirect: type and table
+	immBlockType // block, loop, if: an s33
+	immBrTable   // a vector of labels and a default
+	immSelectT   // select with a vector of value types
+	immMemArg    // loads and stores: alignment (with a memory index) and offset
+	immI32
+	immI64
+	immF32
+	immF64
+	immByte // ref.null: a reference type
+	immFC   // 0xFC prefix
+	immSIMD // 0xFD prefix
+	immAtom // 0xFE prefix
+)
+
+var immediates = func() (t [256]byte) {
+	set := func(kind byte, ops ...int) {
+		for _, op := range ops {
+			t[op] = kind
+		}
+	}
+	set(immNone, 0x00, 0x01, 0x05, 0x0b, 0x0f, 0x1a, 0x1b, 0xd1)
+	for op := 0x45; op <= 0xc4; op++ {
+		t[op] = immNone
+	}
+	set(immBlockType, 0x02, 0x03, 0x04)
+	set(immU32, 0x0c, 0x0d, 0x10, 0x12, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x3f, 0x40, 0xd2)
+	set(immBrTable, 0x0e)
+	set(immU32x2, 0x11, 0x13)
+	set(immSelectT, 0x1c)
+	for op := 0x28; op <= 0x3e; op++ {
+		t[op] = immMemArg
+	}
+	set(immI32, 0x41)
+	set(immI64, 0x42)
+	set(immF32, 0x43)
+	set(immF64, 0x44)
+	set(immByte, 0xd0)
+	set(immFC, 0xfc)
+	set(immSIMD, 0xfd)
+	set(immAtom, 0xfe)
+	return t
+}()
+
 // scanInstr reads the immediates of one instruction whose opcode op is
 // read, and returns its name if it is a state operation.
 func scanInstr(r *Reader, op byte) (string, error) {
-	switch {
-	case op <= 0x01, op == 0x05, op == 0x0b, op == 0x0f, op == 0x1a, op == 0x1b,
-		op >= 0x45 && op <= 0xc4, op == 0xd1: // no immediates
-	case op >= 0x02 && op <= 0x04: // block, loop, if: a block type
-		r.S64()
-	case op == 0x0c, op == 0x0d, op == 0x10, op == 0x12, op >= 0x20 && op <= 0x25,
-		op == 0x3f, op == 0x40, op == 0xd2:
+	switch immediates[op] {
+	case immNone:
+	case immU32:
 		r.U32()
-	case op == 0x0e: // br_table
+	case immU32x2:
+		r.U32()
+		r.U32()
+	case immBlockType, immI64:
+		r.S64()
+	case immBrTable:
 		for n := r.U32(); n > 0 && r.Err == nil; n-- {
 			r.U32()
 		}
 		r.U32()
-	case op == 0x11, op == 0x13: // call_indirect, return_call_indirect
-		r.U32()
-		r.U32()
-	case op == 0x1c: // select t*
+	case immSelectT:
 		r.Skip(int(r.U32()))
-	case op == 0x26:
-		r.U32()
-		return stateOps[0x26], nil
-	case op >= 0x28 && op <= 0x3e: // loads and stores: a memarg
+	case immMemArg:
 		if r.U32()&0x40 != 0 { // multi-memory: a memory index follows
 			r.U32()
 		}
 		r.U32()
-	case op == 0x41:
+	case immI32:
 		r.S32()
-	case op == 0x42:
-		r.S64()
-	case op == 0x43:
+	case immF32:
 		r.Skip(4)
-	case op == 0x44:
+	case immF64:
 		r.Skip(8)
-	case op == 0xd0:
+	case immByte:
 		r.Byte()
-	case op == 0xfc:
+	case immFC:
 		return scanFC(r)
-	case op == 0xfd:
+	case immSIMD:
 		return "", errSIMD
-	case op == 0xfe:
+	case immAtom:
 		return "", errAtomics
 	default:
 		return "", fmt.Errorf("%w (opcode 0x%02x)", errUnknownOp, op)
 	}
-	return "", nil
+	return stateOps[uint32(op)], nil
 }
 
 // scanFC reads a 0xFC-prefixed instruction (saturating conversions, bulk
