@@ -52,7 +52,8 @@ var preinitWASI = map[string]bool{
 // a snapshot holds changes.
 const preinitFormat = "1"
 
-// snapshotEntry is one snapshot of a Runtime, made at most once at a time.
+// snapshotEntry is one snapshot of a Runtime, made at most once at a time,
+// and kept here only without a CacheDir.
 type snapshotEntry struct {
 	mu   sync.Mutex
 	wasm []byte
@@ -78,18 +79,20 @@ func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, 
 	e := v.(*snapshotEntry)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.wasm == nil {
-		e.wasm = r.readSnapshot(key)
+	snap := e.wasm
+	if snap == nil {
+		snap = r.readSnapshot(key)
 	}
-	if e.wasm == nil {
-		snap, err := makeSnapshot(ctx, m, p.moduleConfig, p.perms)
-		if err != nil {
+	if snap == nil {
+		if snap, err = makeSnapshot(ctx, m, p.moduleConfig, p.perms); err != nil {
 			return nil, err
 		}
-		e.wasm = snap
 		r.writeSnapshot(key, snap)
 	}
-	floor, _ := wasmbin.Clock(e.wasm)
+	if r.dir == "" { // with a CacheDir, the file is the copy kept
+		e.wasm = snap
+	}
+	floor, _ := wasmbin.Clock(snap)
 	// The guest's monotonic clock goes on from where _initialize left it
 	// (the Go runtime keeps its readings: timers, its start time), in this
 	// process or a later one.
@@ -97,7 +100,7 @@ func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, 
 	p.moduleConfig = p.moduleConfig.WithNanotime(func() int64 { return int64(floor) + int64(time.Since(base)) }, 1)
 	delete(p.exports, wasmbin.InitExport)
 	p.exportsL = slices.DeleteFunc(p.exportsL, func(s string) bool { return s == wasmbin.InitExport })
-	return e.wasm, nil
+	return snap, nil
 }
 
 // snapshotKey names a snapshot by everything _initialize could see: the

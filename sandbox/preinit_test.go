@@ -120,6 +120,11 @@ func TestPreinitSnapshotIsMadeOnceAndCached(t *testing.T) {
 	if other := seed(t, load(t, rt(t.TempDir()), cfg)); bytes.Equal(other, first) {
 		t.Fatalf("another CacheDir served the same snapshot %x", other)
 	}
+	// Without a CacheDir the Runtime keeps it in memory.
+	inMemory := rt("")
+	if a, b := seed(t, load(t, inMemory, cfg)), seed(t, load(t, inMemory, cfg)); !bytes.Equal(a, b) {
+		t.Fatalf("no CacheDir, same runtime: %x then %x", a, b)
+	}
 }
 
 // Each shape pre-initialisation cannot prove safe is refused at Load, with
@@ -173,6 +178,8 @@ func TestPreinitRefusesShapesItCannotProveSafe(t *testing.T) {
 			(import "wasi_snapshot_preview1" "fd_fdstat_set_flags" (func $f (param i32 i32) (result i32)))
 			(memory 1) (func (export "_initialize") (drop (call $f (i32.const 3) (i32.const 4)))))`, nil,
 			"_initialize called wasi_snapshot_preview1.fd_fdstat_set_flags(fd 3);"},
+		{"constructors exported", `(module (memory 1) (func (export "__wasm_call_ctors")) ` + init + `)`, nil,
+			"the module exports __wasm_call_ctors, which its host runs at every instance"},
 		{"_initialize traps", `(module (memory 1) (func (export "_initialize") unreachable))`, nil,
 			"pre-initialisation: _initialize failed: "},
 	} {

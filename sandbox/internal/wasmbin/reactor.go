@@ -264,6 +264,10 @@ func (p *parser) exportSection(r *Reader) error {
 			return refuse("the module exports a table (%q), which its host could change", name)
 		case kind == 0 && name == InitExport:
 			p.initFunc = int64(idx)
+		case kind == 0 && (name == "__wasm_call_ctors" || name == "hs_init"):
+			// Extism runs these itself at an instance's first call: they would
+			// run again on the snapshot.
+			return refuse("the module exports %s, which its host runs at every instance besides _initialize", name)
 		}
 	}
 	return nil
