@@ -120,6 +120,17 @@ func TestPreinitSnapshotIsMadeOnceAndCached(t *testing.T) {
 	if other := seed(t, load(t, rt(t.TempDir()), cfg)); bytes.Equal(other, first) {
 		t.Fatalf("another CacheDir served the same snapshot %x", other)
 	}
+	// A damaged file in the cache is made again, not compiled or refused.
+	files, _ := filepath.Glob(filepath.Join(dir, "agenthost-preinit-*", "*.wasm"))
+	if len(files) != 1 {
+		t.Fatalf("cache holds %v, want one snapshot", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(files[0], b, 0o644)
+	if remade := seed(t, load(t, rt(dir), cfg)); bytes.Equal(remade, first) {
+		t.Fatalf("a damaged snapshot file was used as it was")
+	}
 	// Without a CacheDir the Runtime keeps it in memory.
 	inMemory := rt("")
 	if a, b := seed(t, load(t, inMemory, cfg)), seed(t, load(t, inMemory, cfg)); !bytes.Equal(a, b) {

@@ -1,6 +1,8 @@
 package wasmbin
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"strconv"
@@ -10,9 +12,11 @@ import (
 // index of a mutable global.
 const GlobalExportPrefix = "agenthost:preinit:global:"
 
-// ClockSection is the custom section a snapshot carries: the monotonic
+// ClockSection is the custom section a snapshot ends with: the monotonic
 // clock reading (ns, u64 LEB128) its _initialize ran up to, so instances
-// can continue the clock from there instead of going back in time.
+// can continue the clock from there instead of going back in time, then the
+// sha256 of every byte before the section, so that a snapshot read back
+// from a cache is known whole (Clock).
 const ClockSection = "agenthost:preinit"
 
 // MutableGlobals lists the indices of the module's mutable globals, in order.
@@ -192,7 +196,7 @@ func (m *Reactor) find(id byte) (section, bool) {
 // rebuild returns the module with the sections in replace rebuilt by their
 // functions (inserted where the format puts them if the module has none),
 // any earlier ClockSection dropped, and a custom section with content
-// custom appended if it is not nil.
+// custom and the sha256 of all before it appended if custom is not nil.
 func (m *Reactor) rebuild(replace map[byte]func() []byte, custom []byte) []byte {
 	out := append([]byte(nil), m.module[:8]...)
 	done := map[byte]bool{}
@@ -229,30 +233,34 @@ func (m *Reactor) rebuild(replace map[byte]func() []byte, custom []byte) []byte 
 	}
 	insertBefore(1 << 30)
 	if custom != nil {
-		emit(sectionCustom, custom)
+		sum := sha256.Sum256(out)
+		emit(sectionCustom, append(custom, sum[:]...))
 	}
 	return out
 }
 
 // Clock returns the ClockSection value of a snapshot, and whether module
-// has one.
+// is a whole snapshot: one that ends with a ClockSection whose digest
+// matches the bytes before it.
 func Clock(module []byte) (uint64, bool) {
 	if len(module) < 8 {
 		return 0, false
 	}
 	r := &Reader{Buf: module, Pos: 8}
 	for r.Pos < len(module) && r.Err == nil {
+		start := r.Pos
 		id := r.Byte()
 		size := r.U32()
 		end := r.Pos + int(size)
 		if r.Err != nil || uint64(r.Pos)+uint64(size) > uint64(len(module)) {
 			return 0, false
 		}
-		if id == sectionCustom && (&Reader{Buf: module[:end], Pos: r.Pos}).Name() == ClockSection {
+		if end == len(module) && id == sectionCustom {
 			cr := &Reader{Buf: module[:end], Pos: r.Pos}
-			cr.Name()
-			v := cr.U64()
-			return v, cr.Err == nil
+			name, v := cr.Name(), cr.U64()
+			sum := sha256.Sum256(module[:start])
+			ok := cr.Err == nil && name == ClockSection && end-cr.Pos == len(sum) && bytes.Equal(module[cr.Pos:end], sum[:])
+			return v, ok
 		}
 		r.Pos = end
 	}

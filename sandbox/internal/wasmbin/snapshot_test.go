@@ -127,6 +127,20 @@ func TestSnapshotStartsWhereInitializeEnded(t *testing.T) {
 	if c, ok := Clock(out); !ok || c != 123456789 {
 		t.Errorf("Clock = %d %v", c, ok)
 	}
+	// A snapshot cut short or changed anywhere is not whole.
+	for _, i := range []int{8, len(out) / 2, len(out) - 40, len(out) - 1} {
+		bad := bytes.Clone(out)
+		bad[i] ^= 1
+		if _, ok := Clock(bad); ok {
+			t.Errorf("byte %d flipped: still whole", i)
+		}
+	}
+	if _, ok := Clock(out[:len(out)-1]); ok {
+		t.Error("truncated: still whole")
+	}
+	if _, ok := Clock(assemble(t, reactorWAT)); ok {
+		t.Error("a module that is no snapshot counts as one")
+	}
 }
 
 func TestNonZeroRangesJoinShortGaps(t *testing.T) {
