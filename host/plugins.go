@@ -21,7 +21,7 @@ import (
 // sandboxConfig maps a manifest plugin onto the sandbox's configuration.
 func sandboxConfig(p manifest.PluginConfig, services sandbox.Host) sandbox.Config {
 	cfg := sandbox.Config{
-		Name: p.Name, Path: p.Wasm, SHA256: p.SHA256, ABI: p.ABI, Args: p.Args, PoolSize: p.PoolSize, Host: services,
+		Name: p.Name, Path: p.Wasm, SHA256: p.SHA256, ABI: p.ABI, Args: p.Args, PoolSize: p.PoolSize, Host: services, Preinit: p.Preinit,
 		Permissions: sandbox.Permissions{
 			Memory: uint64(p.Permissions.Memory), Timeout: time.Duration(p.Permissions.Timeout),
 			MaxInput: int64(p.Permissions.MaxInput), MaxOutput: int64(p.Permissions.MaxOutput),

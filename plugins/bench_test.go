@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agenthost/agenthost/bench/fake"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -157,6 +158,45 @@ func BenchmarkExamples(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				call(b, p)
 			}
+		})
+	}
+}
+
+// BenchmarkFreshInstance is a call of the Go calc example on a fresh instance (isolation
+// "call": one op is instantiate, call, dispose), as built and pre-initialised
+// (sandbox.Config.Preinit: the snapshot instantiates where _initialize ended, so the Go
+// runtime's start is not run again). Compare the two ns/op (and cpu-ns/op, the steadier
+// figure on a shared machine) of one run.
+//
+//	go test -run '^$' -bench BenchmarkFreshInstance -count 5 ./plugins/
+func BenchmarkFreshInstance(b *testing.B) {
+	ctx := context.Background()
+	path := examplePath(b, "go/calc")
+	for _, c := range []struct {
+		name    string
+		preinit bool
+	}{{"built", false}, {"preinit", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			r, err := sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cacheDir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close(ctx)
+			p, err := r.Load(ctx, sandbox.Config{Name: "calc", Path: path, Preinit: c.preinit,
+				Permissions: sandbox.Permissions{Isolation: sandbox.IsolationCall}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(ctx)
+			args := []byte(`{"expression":"-(1.5+2)*4/(3-1)"}`)
+			fake.WithCPU(b, func() {
+				for b.Loop() {
+					res, err := p.CallTool(ctx, "calc", args)
+					if err != nil || res.Text() != "-7" {
+						b.Fatal(res, err)
+					}
+				}
+			})
 		})
 	}
 }

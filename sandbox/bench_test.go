@@ -118,6 +118,19 @@ func BenchmarkIsolation(b *testing.B) {
 			}
 		})
 	}
+	// "call" with the guest pre-initialised (Config.Preinit): each fresh instance starts
+	// from the snapshot taken after _initialize.
+	b.Run("call-preinit", func(b *testing.B) {
+		p := load(b, newTestRuntime(b), Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet"),
+			Permissions: Permissions{Isolation: IsolationCall}, Preinit: true})
+		args := []byte(`{"text":"bench"}`)
+		for b.Loop() {
+			res, err := p.CallTool(context.Background(), "greet", args)
+			if err != nil || res.Text() != "Hello, bench!" {
+				b.Fatal(res, err)
+			}
+		}
+	})
 	// Worst case of "session": every call from a session not seen before.
 	b.Run("session-new-each-call", func(b *testing.B) {
 		p := load(b, newTestRuntime(b), Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet")})

@@ -141,6 +141,10 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	p.roots = roots
 	p.moduleConfig = moduleConfig(perms, env, fs)
+	if wasm, err = r.preinit(ctx, cfg.Preinit, p, wasm, env); err != nil { // preinit.go
+		_ = p.Close(ctx)
+		return nil, err
+	}
 
 	size := cfg.PoolSize
 	if size <= 0 {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -33,6 +34,8 @@ type Runtime struct {
 	cache     wazero.CompilationCache
 	marks     string // CacheDir's record of what it holds (compiledMark); "" in memory
 	onCompile func(string)
+	dir       string   // CacheDir
+	snapshots sync.Map // pre-initialised modules by snapshotKey (preinit.go)
 }
 
 // NewRuntime creates a Runtime. Close it after every plugin is closed.
@@ -52,7 +55,7 @@ func NewRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	return &Runtime{cache: cache, marks: marks, onCompile: opts.OnCompile}, nil
+	return &Runtime{cache: cache, marks: marks, onCompile: opts.OnCompile, dir: opts.CacheDir}, nil
 }
 
 // wazero keys its cache files on the module, the CPU and magic of its own, under a

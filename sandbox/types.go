@@ -40,6 +40,10 @@ type Config struct {
 	// Host serves create_message, notifications and KV. Nil behaves like a
 	// host that refuses everything.
 	Host Host
+	// Preinit runs the module's _initialize once, at Load, and serves every
+	// instance from a module that starts where it ended (preinit.go; README.md,
+	// "Pre-initialisation"). Load refuses a module it cannot prove this safe for.
+	Preinit bool
 }
 
 // ToolDecl declares a tool backed by an export of an extism plugin, or by the

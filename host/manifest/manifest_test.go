@@ -156,6 +156,8 @@ func TestManifestErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad schema string", [2]string{`input_schema = '{"type":"object","properties":{"text":{"type":"string"}}}'`, `input_schema = '{oops'`}, 36,
 			"plugins.tools.input_schema", "input_schema is a string but not JSON"},
 		{"syntax", [2]string{`model = "demo"`, `model = "demo`}, 6, "agent.model", "strings cannot contain newlines"},
+		{"preinit of a wasi command", [2]string{`name = "calc"`, `name = "calc"` + "\nabi = \"wasi\"\npreinit = true"}, 23, "plugins[0].preinit",
+			"preinit applies to reactor plugins (abi mcp or extism), not to a wasi command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantManifestError(t, tc.replace, tc.line, tc.key, tc.msg) })
 	}

@@ -21,6 +21,9 @@ type PluginConfig struct {
 	PoolSize    int               `toml:"pool_size"`
 	Tools       []ToolDecl        `toml:"tools"`
 	Permissions PermissionsConfig `toml:"permissions"`
+	// Preinit serves the plugin from a snapshot taken after its _initialize ran once
+	// (sandbox.Config.Preinit): faster fresh instances, the Go runtime's random state frozen.
+	Preinit bool `toml:"preinit"`
 	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
 	Verify *VerifyConfig `toml:"verify"`
 	// Source is the oci:// reference Wasm was pulled from ("" for a file).
@@ -123,6 +126,9 @@ func (m *Manifest) checkPluginEnums(p *PluginConfig, key string) error {
 	}
 	if !slices.Contains(isolations, p.Permissions.Isolation) {
 		return m.ErrorAt(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
+	}
+	if p.Preinit && p.ABI == "wasi" {
+		return m.ErrorAt(key+".preinit", "preinit applies to reactor plugins (abi mcp or extism), not to a wasi command")
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func jobs() []job {
 		{dir: ".", bench: "^Benchmark(WarmCall|Start|LoopStep)$", pkg: "./bench/", why: "warm call, start, loop step"},
 		{dir: ".", bench: "^BenchmarkSessions$", pkg: "./bench/", why: "1,000 sessions, alone for its peak RSS"},
 		{dir: "bench/eino", bench: "^BenchmarkReAct$", pkg: ".", why: "agenthost vs eino"},
-		{dir: ".", bench: "^BenchmarkLoadExamples", pkg: "./plugins/", why: "fourteen plugins from a warm cache, one by one and at once"},
+		{dir: ".", bench: "^Benchmark(LoadExamples|FreshInstance)", pkg: "./plugins/", why: "fourteen plugins from a warm cache, one by one and at once; a fresh instance of calc, pre-initialised or not"},
 		{dir: ".", bench: "^BenchmarkMemoryRecall$", pkg: "./store/", why: "memory recall at 10k and 100k memories"},
 	}
 }

@@ -33,6 +33,8 @@ const (
 	sessionsName = "BenchmarkSessions"
 	loadExamples = "BenchmarkLoadExamples"
 	loadAtOnce   = "BenchmarkLoadExamplesConcurrent"
+	freshBuilt   = "BenchmarkFreshInstance/built"
+	freshPreinit = "BenchmarkFreshInstance/preinit"
 )
 
 // summary builds the rows from the medians of s. A missing figure shows as "–".
@@ -69,6 +71,9 @@ func summary(s samples) []row {
 		"< 100 ms", check(load < 100e6, load, 1), "– (new)"},
 		row{"Plugin start, the 14 examples loaded at once (host.Open) vs one by one", dur(atOnce), dur(load),
 			times(atOnce, load), "≤ 0.7×", check(atOnce/load <= 0.7, atOnce, load), "– (new)"})
+	built, pre := ns(freshBuilt), ns(freshPreinit)
+	rows = append(rows, row{"Fresh-instance call of the Go calc plugin (isolation `call`): pre-initialised vs as built",
+		dur(pre), dur(built), times(pre, built), "≤ 0.55×", check(pre/built <= 0.55, pre, built), "– (new)"})
 
 	in := ns(stepInProc)
 	rows = append(rows,
