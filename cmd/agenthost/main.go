@@ -13,6 +13,7 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/confine"
 	"github.com/agenthost/agenthost/host/manifest"
+	_ "github.com/agenthost/agenthost/host/ociplugin/keyless" // verify = { identity, issuer, trusted_root } (ociplugin.RegisterKeyless)
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
 	_ "github.com/agenthost/agenthost/store/postgres" // [store] kind = "postgres" (store.Driver)

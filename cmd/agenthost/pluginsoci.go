@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/host/ociplugin"
+	"github.com/agenthost/agenthost/host/ociplugin/keyless"
 )
 
 func newPluginsPushCmd() *cobra.Command {
@@ -56,7 +57,7 @@ func attachBundle(ref, d, file string) error {
 	if err != nil {
 		return err
 	}
-	_, err = ociplugin.AttachBundle(ociplugin.Scheme+r.Context().Digest(d).String(), raw)
+	_, err = keyless.AttachBundle(ociplugin.Scheme+r.Context().Digest(d).String(), raw)
 	return err
 }
 

@@ -29,7 +29,7 @@ func TestManifestImportsOnlyTheStandardLibraryTOMLAndLeafPackages(t *testing.T) 
 	// package here forbids its subpackages too, except host's (the leaves above).
 	forbidden := []string{mod + "sandbox", mod + "providers", mod + "store", mod + "telemetry",
 		mod + "memory", mod + "audit", mod + "host/mcpclient", mod + "host/server", mod + "host/a2abridge",
-		"github.com/tetratelabs/wazero", "github.com/extism", "github.com/jackc/pgx", "modernc.org/sqlite",
+		"github.com/tetratelabs/wazero", "github.com/extism", "github.com/sigstore", "github.com/jackc/pgx", "modernc.org/sqlite",
 		"google.golang.org/grpc", "github.com/hashicorp/go-plugin", "github.com/a2aproject", "github.com/modelcontextprotocol",
 		"go.opentelemetry.io"}
 

@@ -6,10 +6,12 @@
 // signature is cosign's key-based form: an image tagged sha256-<manifest digest>.sig whose
 // layer is the "simple signing" payload naming the manifest digest, with the ECDSA P-256
 // signature of that payload in the layer's dev.cosignproject.cosign/signature annotation.
-// Verification is offline against a public key file (PEM). Keyless signatures
-// (keyless.go) are Sigstore bundles stored as OCI referrers of the artifact's manifest
-// (cosign 3's layout), verified with github.com/sigstore/sigstore-go against a trusted
-// root read from a file, for a certificate identity and OIDC issuer. A Lock is the
+// Verification is offline against a public key file (PEM). Keyless signatures are
+// Sigstore bundles stored as OCI referrers of the artifact's manifest (cosign 3's layout),
+// for a certificate identity and OIDC issuer (a Keyless policy, policy.go); they are
+// verified by host/ociplugin/keyless (github.com/sigstore/sigstore-go, against a trusted
+// root read from a file), which registers itself (RegisterKeyless), so that this package,
+// and host/manifest that pulls with it, link no Sigstore code. A Lock is the
 // agent.lock file beside a manifest: what each reference resolved to, which PullWith can
 // be made to check (Check) before anything is fetched.
 //

@@ -95,9 +95,9 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 	if o.Key != "" && o.Keyless != nil {
 		return Pulled{}, errors.New("a key and a keyless policy exclude each other")
 	}
-	var keyless *keylessCheck
+	var keyless KeylessCheck
 	if o.Keyless != nil {
-		if keyless, err = o.Keyless.prepare(); err != nil {
+		if keyless, err = prepareKeyless(*o.Keyless); err != nil {
 			return Pulled{}, err
 		}
 	}
@@ -115,7 +115,7 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 		}
 	}
 	if keyless != nil {
-		err = keyless.verify(r, desc.Digest)
+		err = keyless(r, desc.Digest)
 	} else if o.Key != "" {
 		err = verify(r, desc.Digest, o.Key)
 	}
@@ -134,7 +134,7 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 // resolve fetches ref's manifest and checks that it is a plugin artifact: one layer of
 // media type WasmLayer.
 func resolve(r name.Reference) (*remote.Descriptor, v1.Layer, error) {
-	desc, err := remote.Get(r, remoteOptions()...)
+	desc, err := remote.Get(r, RemoteOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,7 +209,7 @@ func Push(module []byte, ref, signKey string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := remote.Write(r, img, remoteOptions()...); err != nil {
+	if err := remote.Write(r, img, RemoteOptions()...); err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
 	}
 	d, err := img.Digest()
@@ -257,7 +257,7 @@ func sign(r name.Reference, d v1.Hash, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	return remote.Write(t, img, remoteOptions()...)
+	return remote.Write(t, img, RemoteOptions()...)
 }
 
 // ErrUnsigned is an artifact without a signature where a verify policy asks for one.
@@ -272,7 +272,7 @@ func verify(r name.Reference, d v1.Hash, keyFile string) error {
 	if err != nil {
 		return err
 	}
-	img, err := remote.Image(t, remoteOptions()...)
+	img, err := remote.Image(t, RemoteOptions()...)
 	if err != nil {
 		return fmt.Errorf("%w for %s (looked for %s): %v", ErrUnsigned, d, t, err)
 	}
@@ -366,11 +366,11 @@ func readPrivate(path string) (*ecdsa.PrivateKey, error) {
 	return priv, nil
 }
 
-// remoteOptions are every registry call's: HTTPS (plain HTTP to loopback only) and the
+// RemoteOptions are every registry call's: HTTPS (plain HTTP to loopback only) and the
 // credentials of the docker config ($DOCKER_CONFIG/config.json or ~/.docker/config.json,
 // and the credential helpers it names), as `docker login` and other tools leave them, so
 // an authenticated registry needs no key of its own in agent.toml. None found: anonymous.
-func remoteOptions() []remote.Option {
+func RemoteOptions() []remote.Option {
 	return []remote.Option{remote.WithTransport(httpsOnly{}), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
 }
 

@@ -37,3 +37,20 @@ func TestRefsUseHTTPOnlyOnLoopback(t *testing.T) {
 		t.Errorf("push of a non-module: %v", err)
 	}
 }
+
+// Keyless verification is linked by the programs that import host/ociplugin/keyless (the
+// agenthost binary does); in one that did not (this test binary), a keyless policy is
+// refused with what to import, before the registry is asked anything.
+func TestAKeylessPolicyWithoutItsVerifierLinkedSaysWhatToImport(t *testing.T) {
+	k := &Keyless{Identity: "release@example.com", Issuer: "https://issuer.example.com", TrustedRoot: "trusted_root.json"}
+	_, err := PullWith("oci://127.0.0.1:1/p/x:1", PullOptions{Keyless: k})
+	const want = "keyless verification is not linked into this program (import github.com/agenthost/agenthost/host/ociplugin/keyless)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("PullWith = %v, want %q", err, want)
+	}
+	// An invalid policy is still named for what it lacks, linked or not.
+	_, err = PullWith("oci://127.0.0.1:1/p/x:1", PullOptions{Keyless: &Keyless{Issuer: "https://issuer.example.com"}})
+	if err == nil || !strings.Contains(err.Error(), "needs identity") {
+		t.Fatalf("PullWith = %v", err)
+	}
+}

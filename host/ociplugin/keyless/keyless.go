@@ -1,14 +1,13 @@
-package ociplugin
+package keyless
 
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
+	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -34,50 +33,19 @@ const (
 	maxBundles = 32
 )
 
-// Keyless is a keyless verify policy: the artifact must carry a Sigstore bundle whose
-// certificate chains to a Fulcio CA of TrustedRoot and names this identity and issuer.
-type Keyless struct {
-	Identity       string // the certificate's subject alternative name (an e-mail, a URI), exactly
-	IdentityRegexp string // or a regular expression the whole subject alternative name matches
-	Issuer         string // the OIDC issuer the certificate names, exactly
-	TrustedRoot    string // a trusted_root.json file (Sigstore's trusted-root format)
-	// NoTlog accepts a bundle without a transparency-log entry; it must then carry a
-	// timestamp signed by a timestamp authority of TrustedRoot instead.
-	NoTlog bool
-}
-
-// Validate says what is missing or contradictory in the policy.
-func (k Keyless) Validate() error {
-	switch {
-	case k.Identity == "" && k.IdentityRegexp == "":
-		return errors.New("keyless verify needs identity (or identity_regexp): the signer's certificate identity")
-	case k.Identity != "" && k.IdentityRegexp != "":
-		return errors.New("identity and identity_regexp exclude each other")
-	case k.Issuer == "":
-		return errors.New("keyless verify needs issuer: the OIDC issuer of the signer's certificate (e.g. https://token.actions.githubusercontent.com)")
-	case k.TrustedRoot == "":
-		return errors.New("keyless verify needs trusted_root: a Sigstore trusted_root.json file")
-	}
-	if k.IdentityRegexp != "" {
-		if _, err := regexp.Compile(k.IdentityRegexp); err != nil {
-			return fmt.Errorf("identity_regexp: %w", err)
-		}
-	}
-	return nil
-}
-
 // keylessCheck is a Keyless policy made ready: its trusted root read, its verifier and
 // certificate identity built (before the registry is asked anything).
 type keylessCheck struct {
-	k  Keyless
+	k  ociplugin.Keyless
 	v  *sigverify.Verifier
 	id sigverify.CertificateIdentity
 }
 
-func (k Keyless) prepare() (*keylessCheck, error) {
-	if err := k.Validate(); err != nil {
-		return nil, err
-	}
+func init() { ociplugin.RegisterKeyless(prepare) }
+
+// prepare reads the policy's trusted root and builds its verifier and certificate
+// identity; the policy was validated by ociplugin.
+func prepare(k ociplugin.Keyless) (ociplugin.KeylessCheck, error) {
 	tr, err := root.NewTrustedRootFromPath(k.TrustedRoot)
 	if err != nil {
 		return nil, fmt.Errorf("trusted root %s: %w", k.TrustedRoot, err)
@@ -98,11 +66,11 @@ func (k Keyless) prepare() (*keylessCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keylessCheck{k: k, v: v, id: id}, nil
+	return (&keylessCheck{k: k, v: v, id: id}).verify, nil
 }
 
 // verify looks for the Sigstore bundles referring to manifest d of r and accepts the
-// artifact when one of them verifies. Nothing found is ErrUnsigned; bundles that do not
+// artifact when one of them verifies. Nothing found is ociplugin.ErrUnsigned; bundles that do not
 // verify give each one's reason.
 func (c *keylessCheck) verify(r name.Reference, d v1.Hash) error {
 	sum, err := hex.DecodeString(d.Hex)
@@ -129,16 +97,9 @@ func (c *keylessCheck) verify(r name.Reference, d v1.Hash) error {
 		why = append(why, fmt.Sprintf("bundle %s: %v", desc.Digest, err))
 	}
 	if len(why) == 0 {
-		return fmt.Errorf("%w for %s: no Sigstore bundle (%s) refers to it", ErrUnsigned, d, BundleType)
+		return fmt.Errorf("%w for %s: no Sigstore bundle (%s) refers to it", ociplugin.ErrUnsigned, d, BundleType)
 	}
-	return fmt.Errorf("no Sigstore bundle of %s verifies for identity %s, issuer %q: %s", d, c.k.identity(), c.k.Issuer, strings.Join(why, "; "))
-}
-
-func (k Keyless) identity() string {
-	if k.IdentityRegexp != "" {
-		return fmt.Sprintf("matching %q", k.IdentityRegexp)
-	}
-	return fmt.Sprintf("%q", k.Identity)
+	return fmt.Errorf("no Sigstore bundle of %s verifies for identity %s, issuer %q: %s", d, c.k.Describe(), c.k.Issuer, strings.Join(why, "; "))
 }
 
 func verifyBundle(v *sigverify.Verifier, policy sigverify.PolicyBuilder, b *bundle.Bundle) error {
@@ -157,7 +118,7 @@ func verifyBundle(v *sigverify.Verifier, policy sigverify.PolicyBuilder, b *bund
 // registries list an artifact by its config's media type instead of its artifactType:
 // referrers of the empty config's type are candidates too (fetchBundle tells).
 func bundleReferrers(r name.Reference, d v1.Hash) ([]v1.Descriptor, error) {
-	idx, err := remote.Referrers(r.Context().Digest(d.String()), remoteOptions()...)
+	idx, err := remote.Referrers(r.Context().Digest(d.String()), ociplugin.RemoteOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("listing the referrers of %s: %w", d, err)
 	}
@@ -179,7 +140,7 @@ func isBundleType(t string) bool { return strings.HasPrefix(t, "application/vnd.
 // fetchBundle reads the bundle layer of a referrer manifest; nil and no error for an
 // artifact that is not a bundle.
 func fetchBundle(ref name.Digest) (*bundle.Bundle, error) {
-	img, err := remote.Image(ref, remoteOptions()...)
+	img, err := remote.Image(ref, ociplugin.RemoteOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -227,11 +188,11 @@ func parseBundle(raw []byte) (*bundle.Bundle, error) {
 // DSSE in-toto statement naming its digest (cosign sign); it is not verified here (that
 // needs a policy: the manifest's verify), only checked to be about this artifact.
 func AttachBundle(ref string, raw []byte) (string, error) {
-	r, err := ParseRef(ref)
+	r, err := ociplugin.ParseRef(ref)
 	if err != nil {
 		return "", err
 	}
-	desc, err := remote.Get(r, remoteOptions()...)
+	desc, err := remote.Get(r, ociplugin.RemoteOptions()...)
 	if err != nil {
 		return "", fmt.Errorf("attach to %s: %w", ref, err)
 	}
@@ -256,17 +217,17 @@ func AttachBundle(ref string, raw []byte) (string, error) {
 // attach writes raw as a bundle referrer of subject in repo and returns its digest.
 func attach(repo name.Repository, subject v1.Descriptor, raw []byte, content string) (string, error) {
 	layer := static.NewLayer(raw, BundleType)
-	if err := remote.WriteLayer(repo, layer, remoteOptions()...); err != nil {
+	if err := remote.WriteLayer(repo, layer, ociplugin.RemoteOptions()...); err != nil {
 		return "", err
 	}
-	if err := remote.WriteLayer(repo, static.NewLayer([]byte("{}"), emptyType), remoteOptions()...); err != nil {
+	if err := remote.WriteLayer(repo, static.NewLayer([]byte("{}"), emptyType), ociplugin.RemoteOptions()...); err != nil {
 		return "", err
 	}
 	m, err := referrerManifest(layer, subject, content)
 	if err != nil {
 		return "", err
 	}
-	if err := remote.Put(repo.Digest(m.digest.String()), m, remoteOptions()...); err != nil {
+	if err := remote.Put(repo.Digest(m.digest.String()), m, ociplugin.RemoteOptions()...); err != nil {
 		return "", err
 	}
 	return m.digest.String(), nil

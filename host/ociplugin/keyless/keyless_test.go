@@ -1,4 +1,4 @@
-package ociplugin
+package keyless
 
 import (
 	"encoding/base64"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/host/ociplugin"
 	"github.com/agenthost/agenthost/host/ociplugin/sigstoretest"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -53,10 +54,10 @@ func newKeylessFixture(t *testing.T, referrersAPI bool) *keylessFixture {
 // push pushes module at ref and returns its manifest's bytes and digest.
 func (f *keylessFixture) push(t *testing.T, ref string, module []byte) ([]byte, v1.Hash) {
 	t.Helper()
-	if _, err := Push(module, ref, ""); err != nil {
+	if _, err := ociplugin.Push(module, ref, ""); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := ParseRef(ref)
+	r, _ := ociplugin.ParseRef(ref)
 	desc, err := remote.Get(r)
 	if err != nil {
 		t.Fatal(err)
@@ -64,13 +65,13 @@ func (f *keylessFixture) push(t *testing.T, ref string, module []byte) ([]byte, 
 	return desc.Manifest, desc.Digest
 }
 
-func (f *keylessFixture) policy() *Keyless {
-	return &Keyless{Identity: signer, Issuer: issuer, TrustedRoot: f.root}
+func (f *keylessFixture) policy() *ociplugin.Keyless {
+	return &ociplugin.Keyless{Identity: signer, Issuer: issuer, TrustedRoot: f.root}
 }
 
-func (f *keylessFixture) pull(t *testing.T, ref string, k *Keyless) error {
+func (f *keylessFixture) pull(t *testing.T, ref string, k *ociplugin.Keyless) error {
 	t.Helper()
-	_, err := PullWith(ref, PullOptions{Cache: filepath.Join(t.TempDir(), "oci"), Keyless: k})
+	_, err := ociplugin.PullWith(ref, ociplugin.PullOptions{Cache: filepath.Join(t.TempDir(), "oci"), Keyless: k})
 	return err
 }
 
@@ -99,7 +100,7 @@ func TestKeylessBundleOfTheTrustedIdentityIsAccepted(t *testing.T) {
 		if err := f.pull(t, f.ref, f.policy()); err != nil {
 			t.Fatalf("referrers API %v, message signature: %v", api, err)
 		}
-		if err := f.pull(t, f.ref, &Keyless{IdentityRegexp: `.*@example\.com`, Issuer: issuer, TrustedRoot: f.root}); err != nil {
+		if err := f.pull(t, f.ref, &ociplugin.Keyless{IdentityRegexp: `.*@example\.com`, Issuer: issuer, TrustedRoot: f.root}); err != nil {
 			t.Fatalf("referrers API %v, identity_regexp: %v", api, err)
 		}
 		ref2 := "oci://" + f.host + "/plugins/calc:2"
@@ -121,7 +122,7 @@ func TestKeylessBundleOfTheTrustedIdentityIsAccepted(t *testing.T) {
 func TestKeylessBundleThatDoesNotVerifyIsRefused(t *testing.T) {
 	f := newKeylessFixture(t, true)
 	must := mustBundle(t)
-	if err := f.pull(t, f.ref, f.policy()); !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), "no Sigstore bundle") {
+	if err := f.pull(t, f.ref, f.policy()); !errors.Is(err, ociplugin.ErrUnsigned) || !strings.Contains(err.Error(), "no Sigstore bundle") {
 		t.Fatalf("unsigned: %v", err)
 	}
 	other, err := sigstoretest.New()
@@ -132,19 +133,19 @@ func TestKeylessBundleThatDoesNotVerifyIsRefused(t *testing.T) {
 	for i, c := range []struct {
 		name   string
 		bundle []byte
-		policy *Keyless
+		policy *ociplugin.Keyless
 		want   string
 	}{
 		{"another identity", must(f.ca.MessageBundle("intruder@example.com", issuer, f.manifest, sigstoretest.Options{})), f.policy(), `expected SAN value "release@example.com", got "intruder@example.com"`},
 		{"another issuer", must(f.ca.MessageBundle(signer, "https://evil.example.com", f.manifest, sigstoretest.Options{})), f.policy(), "https://evil.example.com"},
 		{"a regexp matching a part", must(f.ca.MessageBundle("release@example.com.evil.org", issuer, f.manifest, sigstoretest.Options{})),
-			&Keyless{IdentityRegexp: `release@example\.com`, Issuer: issuer, TrustedRoot: f.root}, "release@example.com.evil.org"},
+			&ociplugin.Keyless{IdentityRegexp: `release@example\.com`, Issuer: issuer, TrustedRoot: f.root}, "release@example.com.evil.org"},
 		{"another CA", must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{CertFrom: other})), f.policy(), "leaf certificate verification failed"},
 		{"another artifact's bundle", must(f.ca.MessageBundle(signer, issuer, otherManifest, sigstoretest.Options{})), f.policy(), "digest"},
 		{"a tampered signature", tamper(t, must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{}))), f.policy(), "signature does not match"},
 		{"no log entry", must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{NoTlog: true})), f.policy(), "transparency log"},
 		{"no log entry nor timestamp, tlog = false", must(f.ca.MessageBundle(signer, issuer, f.manifest, sigstoretest.Options{NoTlog: true, NoTimestamp: true})),
-			&Keyless{Identity: signer, Issuer: issuer, TrustedRoot: f.root, NoTlog: true}, "timestamp"},
+			&ociplugin.Keyless{Identity: signer, Issuer: issuer, TrustedRoot: f.root, NoTlog: true}, "timestamp"},
 		{"an attestation", must(f.ca.StatementBundle(signer, issuer, "https://slsa.dev/provenance/v1", f.digest.Hex, sigstoretest.Options{})), f.policy(), `an attestation of type "https://slsa.dev/provenance/v1"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -152,7 +153,7 @@ func TestKeylessBundleThatDoesNotVerifyIsRefused(t *testing.T) {
 			// manifest digest): referrers are per repository.
 			ref := "oci://" + f.host + "/plugins/case" + strconv.Itoa(i) + ":1"
 			f.push(t, ref, []byte("\x00asm\x01\x00\x00\x00"))
-			r, _ := ParseRef(ref)
+			r, _ := ociplugin.ParseRef(ref)
 			desc, err := remote.Get(r)
 			if err != nil || desc.Digest != f.digest {
 				t.Fatal(desc.Digest, err)
@@ -198,23 +199,23 @@ func TestKeylessPolicyIsCheckedFirst(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root.json")
 	os.WriteFile(root, []byte(`{"mediaType": "nonsense"}`), 0o644)
 	for _, c := range []struct {
-		k    Keyless
+		k    ociplugin.Keyless
 		want string
 	}{
-		{Keyless{Issuer: issuer, TrustedRoot: root}, "needs identity"},
-		{Keyless{Identity: "a", IdentityRegexp: "b", Issuer: issuer, TrustedRoot: root}, "exclude each other"},
-		{Keyless{IdentityRegexp: "(", Issuer: issuer, TrustedRoot: root}, "identity_regexp: error parsing regexp"},
-		{Keyless{Identity: signer, TrustedRoot: root}, "needs issuer"},
-		{Keyless{Identity: signer, Issuer: issuer}, "needs trusted_root"},
-		{Keyless{Identity: signer, Issuer: issuer, TrustedRoot: root}, "trusted root " + root},
-		{Keyless{Identity: signer, Issuer: issuer, TrustedRoot: root + ".missing"}, "no such file"},
+		{ociplugin.Keyless{Issuer: issuer, TrustedRoot: root}, "needs identity"},
+		{ociplugin.Keyless{Identity: "a", IdentityRegexp: "b", Issuer: issuer, TrustedRoot: root}, "exclude each other"},
+		{ociplugin.Keyless{IdentityRegexp: "(", Issuer: issuer, TrustedRoot: root}, "identity_regexp: error parsing regexp"},
+		{ociplugin.Keyless{Identity: signer, TrustedRoot: root}, "needs issuer"},
+		{ociplugin.Keyless{Identity: signer, Issuer: issuer}, "needs trusted_root"},
+		{ociplugin.Keyless{Identity: signer, Issuer: issuer, TrustedRoot: root}, "trusted root " + root},
+		{ociplugin.Keyless{Identity: signer, Issuer: issuer, TrustedRoot: root + ".missing"}, "no such file"},
 	} {
-		_, err := PullWith("oci://127.0.0.1:1/p/x:1", PullOptions{Keyless: &c.k})
+		_, err := ociplugin.PullWith("oci://127.0.0.1:1/p/x:1", ociplugin.PullOptions{Keyless: &c.k})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.k, err, c.want)
 		}
 	}
-	_, err := PullWith("oci://127.0.0.1:1/p/x:1", PullOptions{Key: "k.pub", Keyless: &Keyless{}})
+	_, err := ociplugin.PullWith("oci://127.0.0.1:1/p/x:1", ociplugin.PullOptions{Key: "k.pub", Keyless: &ociplugin.Keyless{}})
 	if err == nil || !strings.Contains(err.Error(), "exclude each other") {
 		t.Errorf("key and keyless: %v", err)
 	}
@@ -236,7 +237,7 @@ func TestAttachBundleRefusesABundleOfAnotherArtifact(t *testing.T) {
 			t.Errorf("%v, want %q", err, c.want)
 		}
 	}
-	if err := f.pull(t, f.ref, f.policy()); !errors.Is(err, ErrUnsigned) {
+	if err := f.pull(t, f.ref, f.policy()); !errors.Is(err, ociplugin.ErrUnsigned) {
 		t.Fatalf("a refused bundle was attached: %v", err)
 	}
 }
@@ -245,7 +246,7 @@ func TestAttachBundleRefusesABundleOfAnotherArtifact(t *testing.T) {
 // each refused with its reason, and the artifact with them.
 func TestKeylessHostileBundlesAreRefusedWithTheirReasons(t *testing.T) {
 	f := newKeylessFixture(t, true)
-	r, _ := ParseRef(f.ref)
+	r, _ := ociplugin.ParseRef(f.ref)
 	desc, err := remote.Get(r)
 	if err != nil {
 		t.Fatal(err)
