@@ -1,5 +1,6 @@
 // Package store keeps agent sessions in a SQLite file: the default loop.SessionStore of
-// the agenthost binary. It uses modernc.org/sqlite (pure Go, no cgo) in WAL mode.
+// the agenthost binary. It uses modernc.org/sqlite (pure Go, no cgo) in WAL mode, chosen over
+// ncruces/go-sqlite3 by measurement (BENCHMARKS.md, "SQLite driver, round three").
 //
 // What it guarantees: entries are append-only and gapless per session; an Append is one
 // transaction, so a process killed at any moment (SIGKILL included) leaves every session a
