@@ -14,10 +14,10 @@ import (
 // engine's kind at each step; the Plugin keeps no note of its ABI to branch on. The
 // implementations:
 //
-//	mcpV1   describe + call                  (abi_mcp.go)
-//	mcpV2   list_tools + call_tool, prompts and resources (abi_mcp.go)
-//	extismABI  declared exports; a Go "std" command among them (abi_extism.go, abi_extism_std.go)
-//	wasiABI    a WASI command run once per call (abi_wasi.go)
+//	mcpV1      describe + call                                    (abi_mcp.go)
+//	mcpV2      list_tools + call_tool, prompts and resources      (abi_mcp.go)
+//	extismABI  declared exports; _start of an Extism std command  (abi_extism.go, abi_extism_std.go)
+//	wasiABI    a WASI command, run once per call                  (abi_wasi.go)
 //
 // The first three run on Extism (extismEngine: the compiled plugin and its pool of
 // instances, which hooks use too); the wasi ABI on wazero alone.
@@ -81,34 +81,34 @@ func callsExports(a abi) bool {
 func pickABI(p *Plugin, declared string, info moduleInfo) (abi, error) {
 	v1 := p.exports["call"] && p.exports["describe"]
 	v2 := p.exports["list_tools"] && p.exports["call_tool"]
-	mcp := func() abi {
+	newMCP := func() abi {
 		if v1 {
 			return &mcpV1{extismEngine{p}}
 		}
 		return &mcpV2{extismEngine: extismEngine{p}}
 	}
-	extism := func() abi { return &extismABI{extismEngine: extismEngine{p}, std: isStdCommand(info)} }
+	newExtism := func() abi { return &extismABI{extismEngine: extismEngine{p}, std: isStdCommand(info)} }
 	switch declared {
 	case ABIMCP:
 		if !v1 && !v2 {
 			return nil, fmt.Errorf("abi mcp needs the exports call+describe (v1) or list_tools+call_tool (v2)")
 		}
-		return mcp(), nil
+		return newMCP(), nil
 	case ABIWASI:
 		if !p.exports["_start"] {
 			return nil, fmt.Errorf("abi wasi needs a WASI command exporting _start")
 		}
 		return &wasiABI{p: p}, nil
 	case ABIExtism:
-		return extism(), nil
+		return newExtism(), nil
 	case "":
 		switch {
 		case v1 || v2:
-			return mcp(), nil
+			return newMCP(), nil
 		case p.exports["_start"] && !info.extism:
 			return &wasiABI{p: p}, nil
 		default:
-			return extism(), nil
+			return newExtism(), nil
 		}
 	default:
 		return nil, fmt.Errorf("unknown abi %q (want mcp, extism or wasi)", declared)
