@@ -12,40 +12,70 @@ import (
 // export receives the text, as count_vowels expects). The output becomes a
 // text result, unless it is a CallToolResult JSON.
 
-func (p *Plugin) declareExtismTools(decls []ToolDecl) error {
-	p.decls = make(map[string]ToolDecl, len(decls))
+// extismABI is the extism ABI: declared exports. std marks an Extism std command
+// (abi_extism_std.go), whose tools all run _start, one instance per call.
+type extismABI struct {
+	extismEngine
+	std   bool
+	decls map[string]ToolDecl // by tool name
+}
+
+func (*extismABI) name() string { return ABIExtism }
+
+func (a *extismABI) load(ctx context.Context, s loadSpec) error {
+	isolation := a.p.perms.Isolation
+	if a.std { // a Go command exits after one call (abi_extism_std.go)
+		isolation = IsolationCall
+	}
+	if err := a.compile(ctx, s, isolation); err != nil {
+		return err
+	}
+	decls := s.decls
+	if a.std {
+		var err error
+		if decls, err = stdCommandDecls(a.p.name, decls); err != nil {
+			return err
+		}
+	}
+	return a.declare(decls)
+}
+
+// declare checks the declared tools against the module and makes them the plugin's.
+func (a *extismABI) declare(decls []ToolDecl) error {
+	a.decls = make(map[string]ToolDecl, len(decls))
 	for _, d := range decls {
 		if d.Name == "" {
 			return fmt.Errorf("a declared tool has no name")
 		}
-		if _, dup := p.decls[d.Name]; dup {
+		if _, dup := a.decls[d.Name]; dup {
 			return fmt.Errorf("tool %q declared twice", d.Name)
 		}
 		if d.Export == "" {
 			d.Export = d.Name
 		}
-		if !p.exports[d.Export] {
+		if !a.p.exports[d.Export] {
 			return fmt.Errorf("tool %q: the module has no export %q", d.Name, d.Export)
 		}
 		if len(d.InputSchema) > 0 && !json.Valid(d.InputSchema) {
 			return fmt.Errorf("tool %q: input_schema is not JSON", d.Name)
 		}
-		p.decls[d.Name] = d
-		p.tools = append(p.tools, ToolSpec{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+		a.decls[d.Name] = d
+		a.p.tools = append(a.p.tools, ToolSpec{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
 	}
 	return nil
 }
 
-func (p *Plugin) callExtism(ctx context.Context, d ToolDecl, args json.RawMessage) (CallResult, error) {
+func (a *extismABI) callTool(ctx context.Context, name string, args []byte) (CallResult, error) {
+	d := a.decls[name]
 	input, err := extismInput(d, args)
 	if err != nil {
 		return errorResult(err), nil
 	}
-	out, err := p.invoke(ctx, d.Export, input)
+	out, err := a.p.invoke(ctx, d.Export, input)
 	if err != nil {
 		return CallResult{}, err
 	}
-	return parseCallResult(p, d.Export, out, true)
+	return parseCallResult(a.p, d.Export, out, true)
 }
 
 // extismInput is the input of a declared tool's export: the arguments JSON,

@@ -15,8 +15,8 @@ import "fmt"
 const stdCommandExport = "_start"
 
 // isStdCommand says whether a module of the extism ABI is an Extism std command.
-func isStdCommand(abi string, info moduleInfo) bool {
-	return abi == ABIExtism && info.goBuilt && info.extism && info.exportSet()[stdCommandExport]
+func isStdCommand(info moduleInfo) bool {
+	return info.goBuilt && info.extism && info.exportSet()[stdCommandExport]
 }
 
 // stdCommandDecls are the tools of a std command: the declared ones, each of which

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // The mcp ABI is the hyper-mcp / mcp.run convention.
@@ -26,13 +27,77 @@ type mcpContext struct {
 	ID   int64          `json:"id"`
 }
 
-func (p *Plugin) loadMCPTools(ctx context.Context) error {
-	export, input := "describe", []byte("{}")
-	if !p.mcpV1 {
-		export = "list_tools"
-		input, _ = json.Marshal(map[string]any{"context": mcpContext{Meta: map[string]any{}, ID: p.requestID.Add(1)}})
+// mcpV1 is the v1 convention: describe and call.
+type mcpV1 struct{ extismEngine }
+
+// mcpV2 is the v2 convention: list_tools and call_tool in the request/context
+// envelope, and the prompt and resource requests (mcpRequests).
+type mcpV2 struct {
+	extismEngine
+	requestID atomic.Int64 // numbers the requests
+}
+
+func (*mcpV1) name() string { return ABIMCP }
+func (*mcpV2) name() string { return ABIMCP }
+
+func (a *mcpV1) load(ctx context.Context, s loadSpec) error { return a.loadMCP(ctx, s, a.refreshTools) }
+func (a *mcpV2) load(ctx context.Context, s loadSpec) error { return a.loadMCP(ctx, s, a.refreshTools) }
+
+func (a *mcpV1) refreshTools(ctx context.Context) error {
+	return a.listMCPTools(ctx, "describe", []byte("{}"))
+}
+
+func (a *mcpV2) refreshTools(ctx context.Context) error {
+	input, _ := json.Marshal(map[string]any{"context": a.context(map[string]any{})})
+	return a.listMCPTools(ctx, "list_tools", input)
+}
+
+func (a *mcpV1) callTool(ctx context.Context, name string, args []byte) (CallResult, error) {
+	params, _ := mcpParams(ctx, name, args)
+	input, _ := json.Marshal(map[string]any{"params": params})
+	return a.callMCP(ctx, "call", input)
+}
+
+func (a *mcpV2) callTool(ctx context.Context, name string, args []byte) (CallResult, error) {
+	params, meta := mcpParams(ctx, name, args)
+	input, _ := json.Marshal(map[string]any{"request": params, "context": a.context(meta)})
+	return a.callMCP(ctx, "call_tool", input)
+}
+
+func (a *mcpV2) request(ctx context.Context, export string, params json.RawMessage) (json.RawMessage, error) {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
 	}
-	out, err := p.invoke(ctx, export, input)
+	in, _ := json.Marshal(map[string]any{"request": params, "context": a.context(map[string]any{})})
+	out, err := a.p.invoke(ctx, export, in)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(out) {
+		return nil, fmt.Errorf("plugin %q: %s answered with something that is not JSON", a.p.name, export)
+	}
+	return json.RawMessage(strings.ToValidUTF8(string(out), "\uFFFD")), nil
+}
+
+// context is the v2 envelope's context of the next request.
+func (a *mcpV2) context(meta map[string]any) mcpContext {
+	return mcpContext{Meta: meta, ID: a.requestID.Add(1)}
+}
+
+// loadMCP compiles the module and asks the plugin for its tools (list).
+func (e extismEngine) loadMCP(ctx context.Context, s loadSpec, list func(context.Context) error) error {
+	if err := e.compile(ctx, s, e.p.perms.Isolation); err != nil {
+		return err
+	}
+	if len(s.decls) > 0 {
+		return fmt.Errorf("mcp plugins describe their own tools; remove the declared tools")
+	}
+	return list(ctx)
+}
+
+// listMCPTools calls describe or list_tools and makes its answer the plugin's tools.
+func (e extismEngine) listMCPTools(ctx context.Context, export string, input []byte) error {
+	out, err := e.p.invoke(ctx, export, input)
 	if err != nil {
 		return err
 	}
@@ -40,20 +105,38 @@ func (p *Plugin) loadMCPTools(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", export, err)
 	}
-	p.toolsMu.Lock()
-	p.tools = tools
-	p.toolsMu.Unlock()
+	e.p.toolsMu.Lock()
+	e.p.tools = tools
+	e.p.toolsMu.Unlock()
 	return nil
+}
+
+// callMCP calls call or call_tool and decodes its CallToolResult.
+func (e extismEngine) callMCP(ctx context.Context, export string, input []byte) (CallResult, error) {
+	out, err := e.p.invoke(ctx, export, input)
+	if err != nil {
+		return CallResult{}, err
+	}
+	return parseCallResult(e.p, export, out, false)
+}
+
+// mcpParams are a tools/call's params: the tool's name, its arguments (mcpArguments)
+// and the caller's _meta (WithCallMeta), left out when it gave none. meta is that
+// _meta, or an empty one, for the v2 context.
+func mcpParams(ctx context.Context, name string, args []byte) (params map[string]any, meta map[string]any) {
+	params = map[string]any{"name": name, "arguments": mcpArguments(args)}
+	meta = callMetaOf(ctx)
+	if len(meta) > 0 {
+		params["_meta"] = meta
+	} else {
+		meta = map[string]any{}
+	}
+	return params, meta
 }
 
 // RefreshTools asks an mcp plugin for its tools again, after it said its list changed
 // (notify_tool_list_changed). A plugin of another ABI has a fixed list: nothing to do.
-func (p *Plugin) RefreshTools(ctx context.Context) error {
-	if p.abi != ABIMCP {
-		return nil
-	}
-	return p.loadMCPTools(ctx)
-}
+func (p *Plugin) RefreshTools(ctx context.Context) error { return p.abi.refreshTools(ctx) }
 
 // mcpRequests are the v2 exports MCPRequest may call: a v2 plugin's prompts and resources.
 var mcpRequests = map[string]bool{"list_prompts": true, "get_prompt": true, "list_resources": true,
@@ -65,21 +148,10 @@ var mcpRequests = map[string]bool{"list_prompts": true, "get_prompt": true, "lis
 // A plugin without the export, or of another ABI, is an error the caller can test with
 // HasExport first.
 func (p *Plugin) MCPRequest(ctx context.Context, export string, params json.RawMessage) (json.RawMessage, error) {
-	if !mcpRequests[export] || p.abi != ABIMCP || p.mcpV1 {
-		return nil, fmt.Errorf("plugin %q: %s is not an mcp v2 request it serves", p.name, export)
+	if !mcpRequests[export] {
+		return nil, errNotMCPRequest(p, export)
 	}
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
-	}
-	in, _ := json.Marshal(map[string]any{"request": params, "context": mcpContext{Meta: map[string]any{}, ID: p.requestID.Add(1)}})
-	out, err := p.invoke(ctx, export, in)
-	if err != nil {
-		return nil, err
-	}
-	if !json.Valid(out) {
-		return nil, fmt.Errorf("plugin %q: %s answered with something that is not JSON", p.name, export)
-	}
-	return json.RawMessage(strings.ToValidUTF8(string(out), "\uFFFD")), nil
+	return p.abi.request(ctx, export, params)
 }
 
 // HasExport reports whether the module exports name.
@@ -122,34 +194,6 @@ func mcpArguments(args []byte) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]string{"_raw": validString(string(args))})
 	return b
-}
-
-func (p *Plugin) callMCP(ctx context.Context, name string, args json.RawMessage) (CallResult, error) {
-	args = mcpArguments(args)
-	var input []byte
-	var export string
-	params := map[string]any{"name": name, "arguments": args}
-	meta := callMetaOf(ctx) // the tools/call _meta (WithCallMeta)
-	if len(meta) > 0 {
-		params["_meta"] = meta
-	} else {
-		meta = map[string]any{}
-	}
-	if p.mcpV1 {
-		export = "call"
-		input, _ = json.Marshal(map[string]any{"params": params})
-	} else {
-		export = "call_tool"
-		input, _ = json.Marshal(map[string]any{
-			"request": params,
-			"context": mcpContext{Meta: meta, ID: p.requestID.Add(1)},
-		})
-	}
-	out, err := p.invoke(ctx, export, input)
-	if err != nil {
-		return CallResult{}, err
-	}
-	return parseCallResult(p, export, out, false)
 }
 
 // parseCallResult decodes a CallToolResult. With plainFallback, output that

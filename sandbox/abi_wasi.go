@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,14 +22,21 @@ import (
 // JSON, or else plain text). A non-zero exit code is an error result with
 // the code and stderr. Every call is a fresh instance of the compiled module
 // (a command runs once), so there is no pool, only a bound on concurrency.
-type wasiCommand struct {
+type wasiABI struct {
+	p        *Plugin
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
-	slots    chan struct{}
+	slots    chan struct{}       // a call holds one while its instance runs
 	args     map[string][]string // argv by tool, when its ToolDecl sets one
 }
 
-func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []ToolDecl, poolSize int) error {
+// wasiExport is what a call of a wasi plugin runs, as faults name it.
+const wasiExport = "_start"
+
+func (*wasiABI) name() string { return ABIWASI }
+
+func (a *wasiABI) load(ctx context.Context, s loadSpec) error {
+	p, decls := a.p, s.decls
 	if len(decls) == 0 {
 		decls = []ToolDecl{{Name: p.name}}
 	}
@@ -44,29 +52,52 @@ func (p *Plugin) loadWASI(ctx context.Context, r *Runtime, wasm []byte, decls []
 		seen[d.Name] = true
 		p.tools = append(p.tools, ToolSpec{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, r.runtimeConfig())
+	rt := wazero.NewRuntimeWithConfig(ctx, s.r.runtimeConfig())
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return fmt.Errorf("wasi: %w", err)
 	}
-	compiled, err := rt.CompileModule(ctx, wasm)
+	compiled, err := rt.CompileModule(ctx, s.wasm)
 	if err != nil {
 		_ = rt.Close(ctx)
 		return fmt.Errorf("compile: %w", err)
 	}
-	p.wasi = &wasiCommand{runtime: rt, compiled: compiled, slots: make(chan struct{}, poolSize), args: toolArgs}
+	a.runtime, a.compiled, a.slots, a.args = rt, compiled, make(chan struct{}, s.size), toolArgs
+	s.compiled()
 	return nil
 }
 
-func (w *wasiCommand) close(ctx context.Context) error { return w.runtime.Close(ctx) }
+func (a *wasiABI) callExport(context.Context, string, []byte) ([]byte, error) {
+	return nil, fmt.Errorf("plugin %q: a wasi command has no exports to call; use CallTool", a.p.name)
+}
 
-func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallResult, error) {
+func (a *wasiABI) refreshTools(context.Context) error { return nil }
+
+func (a *wasiABI) request(_ context.Context, export string, _ json.RawMessage) (json.RawMessage, error) {
+	return nil, errNotMCPRequest(a.p, export)
+}
+
+func (a *wasiABI) close(ctx context.Context) error {
+	if a.runtime == nil {
+		return nil
+	}
+	return a.runtime.Close(ctx)
+}
+
+// wasiCall is one run of the command: what it writes, and how much memory it took.
+type wasiCall struct {
+	ctx, timed     context.Context // the caller's, and with the plugin's timeout
+	stdout, stderr *cappedBuffer
+	watch          *memoryWatch
+}
+
+func (a *wasiABI) callTool(ctx context.Context, tool string, args []byte) (CallResult, error) {
+	p := a.p
 	if p.closed.Load() {
 		return CallResult{}, errClosed
 	}
-	const export = "_start"
 	if int64(len(args)) > p.perms.MaxInput {
-		return CallResult{}, &Fault{Plugin: p.name, Export: export, Kind: FaultInput,
+		return CallResult{}, &Fault{Plugin: p.name, Export: wasiExport, Kind: FaultInput,
 			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(args))), formatSize(p.perms.MaxInput))}
 	}
 	// As in invoke, the timeout starts before the wait for a slot.
@@ -74,68 +105,81 @@ func (p *Plugin) callWASI(ctx context.Context, tool string, args []byte) (CallRe
 	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
 	defer cancel()
 	select {
-	case p.wasi.slots <- struct{}{}:
-		defer func() { <-p.wasi.slots }()
+	case a.slots <- struct{}{}:
+		defer func() { <-a.slots }()
 	case <-timed.Done():
-		return CallResult{}, p.noInstance(ctx, export, cap(p.wasi.slots), start, context.Cause(timed))
+		return CallResult{}, p.noInstance(ctx, wasiExport, cap(a.slots), start, context.Cause(timed))
 	}
+	c := &wasiCall{ctx: ctx, timed: timed,
+		stdout: &cappedBuffer{max: p.perms.MaxOutput},
+		stderr: &cappedBuffer{max: min(64<<10, p.perms.MaxOutput)}, // a failed exit's error text: bounded as output is
+		watch:  &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories},
+	}
+	return a.result(c, a.run(c, tool, args))
+}
 
-	stdout := &cappedBuffer{max: p.perms.MaxOutput}
-	stderr := &cappedBuffer{max: min(64<<10, p.perms.MaxOutput)} // a failed exit's error text: bounded as output is
-	argv := p.wasi.args[tool]
+// run runs the command once, in a fresh instance, for tool with args on stdin.
+func (a *wasiABI) run(c *wasiCall, tool string, args []byte) error {
+	argv := a.args[tool]
 	if len(argv) == 0 {
-		argv = p.args
+		argv = a.p.args
 	}
 	if len(argv) == 0 {
-		argv = []string{p.name}
+		argv = []string{a.p.name}
 	}
-	mc := p.moduleConfig.
+	mc := a.p.moduleConfig.
 		WithName("").
-		WithNanosleep(func(ns int64) { sleepOrDone(ns, timed.Done()) }). // a fresh instance: its one call's context
+		WithNanosleep(func(ns int64) { sleepOrDone(ns, c.timed.Done()) }). // a fresh instance: its one call's context
 		WithArgs(argv...).
 		WithEnv("AGENTHOST_TOOL", tool).
 		WithStdin(bytes.NewReader(args)).
-		WithStdout(stdout).
-		WithStderr(stderr)
-	for _, kv := range callEnv(callMetaOf(ctx)) {
+		WithStdout(c.stdout).
+		WithStderr(c.stderr)
+	for _, kv := range callEnv(callMetaOf(c.ctx)) {
 		mc = mc.WithEnv(kv[0], kv[1])
 	}
 
-	watch := &memoryWatch{limit: uint64(p.perms.memoryPages()) * pageSize, pool: p.memories}
-	callCtx := experimental.WithMemoryAllocator(timed, watch)
-	mod, err := p.wasi.runtime.InstantiateModule(callCtx, p.wasi.compiled, mc)
+	callCtx := experimental.WithMemoryAllocator(c.timed, c.watch)
+	mod, err := a.runtime.InstantiateModule(callCtx, a.compiled, mc)
 	// The command has returned, so nothing runs in its memory any more and it
 	// can serve the next call. When instantiation failed before returning a
 	// module, the memory is left to the collector: wazero may not have closed it.
 	if mod != nil {
-		_ = mod.Close(context.WithoutCancel(ctx))
-		watch.recycle()
+		_ = mod.Close(context.WithoutCancel(c.ctx))
+		c.watch.recycle()
 	}
-	if err == nil && timed.Err() != nil {
+	if err == nil && c.timed.Err() != nil {
 		// The call's end cut a sleep short and the command went on to exit:
 		// its answer rests on a wait that did not happen (see invoke).
-		err = context.Cause(timed)
+		err = context.Cause(c.timed)
 	}
+	return err
+}
+
+// result is what a run that ended with err answers: an error result for a failed exit
+// (its code and stderr), a fault for a trap or a limit, else its stdout.
+func (a *wasiABI) result(c *wasiCall, err error) (CallResult, error) {
+	p := a.p
 	var exit *sys.ExitError
-	failedExit := errors.As(err, &exit) && exit.ExitCode() != 0 && ctx.Err() == nil && timed.Err() == nil && !watch.exceeded.Load()
-	if s := streamText(stderr); s != "" && !failedExit { // a failed exit's stderr is its error text
-		p.notifyLog(ctx, "debug", "stderr", s)
+	failedExit := errors.As(err, &exit) && exit.ExitCode() != 0 && c.ctx.Err() == nil && c.timed.Err() == nil && !c.watch.exceeded.Load()
+	if s := streamText(c.stderr); s != "" && !failedExit { // a failed exit's stderr is its error text
+		p.notifyLog(c.ctx, "debug", "stderr", s)
 	}
 	if failedExit {
 		msg := fmt.Sprintf("exited with code %d", exit.ExitCode())
-		if s := strings.TrimSpace(stderr.String()); s != "" {
+		if s := strings.TrimSpace(c.stderr.String()); s != "" {
 			msg += ": " + s
 		}
 		return CallResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}, nil
 	}
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
-		return CallResult{}, p.classify(ctx, timed, &callState{}, watch, export, err, false)
+		return CallResult{}, p.classify(c.ctx, c.timed, &callState{}, c.watch, wasiExport, err, false)
 	}
-	if stdout.total > stdout.max {
-		return CallResult{}, &Fault{Plugin: p.name, Export: export, Kind: FaultOutput,
-			Err: fmt.Errorf("output %s exceeds max_output %s", formatSize(stdout.total), formatSize(stdout.max))}
+	if c.stdout.total > c.stdout.max {
+		return CallResult{}, &Fault{Plugin: p.name, Export: wasiExport, Kind: FaultOutput,
+			Err: fmt.Errorf("output %s exceeds max_output %s", formatSize(c.stdout.total), formatSize(c.stdout.max))}
 	}
-	return parseCallResult(p, export, stdout.Bytes(), true)
+	return parseCallResult(p, wasiExport, c.stdout.Bytes(), true)
 }
 
 // cappedBuffer keeps at most max bytes and counts the rest, so a flood of

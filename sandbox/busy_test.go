@@ -91,7 +91,7 @@ func TestWASICallBehindASleepingCommandAnswersBusyAtItsDeadline(t *testing.T) {
 	defer wake()
 	slept := make(chan callOutcome, 1)
 	go func() { slept <- outcome(p.CallTool(sleepCtx, "sleep60", []byte(`{}`))) }()
-	waitUntil(t, busyBound, "holding the slot", func() bool { return len(p.wasi.slots) == 1 })
+	waitUntil(t, busyBound, "holding the slot", func() bool { return len(p.abi.(*wasiABI).slots) == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -14,8 +14,8 @@ const corpus = "../../shared/corpus/hyper-mcp/"
 func TestCorpusTimeV1(t *testing.T) {
 	r := newTestRuntime(t)
 	p := load(t, r, Config{Name: "time", Path: corpus + "time_v1.wasm"})
-	if p.ABI() != ABIMCP || !p.mcpV1 {
-		t.Fatalf("abi %s v1=%v, want mcp v1", p.ABI(), p.mcpV1)
+	if _, v1 := p.abi.(*mcpV1); p.ABI() != ABIMCP || !v1 {
+		t.Fatalf("abi %s v1=%v, want mcp v1", p.ABI(), v1)
 	}
 	tools := p.Tools()
 	if len(tools) != 1 || tools[0].Name != "time" || !strings.Contains(string(tools[0].InputSchema), `"name"`) {
@@ -47,8 +47,8 @@ func TestCorpusTimeV1(t *testing.T) {
 func TestCorpusRstimeV2(t *testing.T) {
 	r := newTestRuntime(t)
 	p := load(t, r, Config{Name: "rstime", Path: corpus + "rstime_v2.wasm"})
-	if p.ABI() != ABIMCP || p.mcpV1 {
-		t.Fatalf("abi %s v1=%v, want mcp v2", p.ABI(), p.mcpV1)
+	if _, v2 := p.abi.(*mcpV2); p.ABI() != ABIMCP || !v2 {
+		t.Fatalf("abi %s v2=%v, want mcp v2", p.ABI(), v2)
 	}
 	var names []string
 	for _, tool := range p.Tools() {

@@ -34,6 +34,10 @@
 //   - Speaks three tool ABIs: "mcp" (hyper-mcp / mcp.run v1 and v2), "extism"
 //     (any export declared as a tool) and "wasi" (a WASI command: arguments
 //     JSON on stdin, result on stdout). Hooks are raw calls (CallExport).
+//     Load chooses the ABI once, as one implementation of an internal
+//     interface (abi.go: mcp v1, mcp v2, extism, wasi), and every later step
+//     (compile, tools, calls, hooks, close) goes through it: nothing else
+//     tests which ABI a plugin has.
 //   - Reports a plugin's failure as what happened: "timed out after 2s",
 //     "memory limit 32 MiB exceeded", "host example.com:443 not in
 //     allowed_hosts", "input 3 MiB exceeds max_input 1 MiB", "exited with

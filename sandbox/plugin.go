@@ -24,8 +24,7 @@ import (
 type Plugin struct {
 	name     string
 	digest   string // sha256 of the module as read, hex
-	abi      string
-	mcpV1    bool
+	abi      abi    // the tool ABI, chosen once at load (abi.go)
 	perms    Permissions
 	hosts    hostPolicy
 	hostImpl Host
@@ -33,22 +32,17 @@ type Plugin struct {
 	exportsL []string
 	toolsMu  sync.RWMutex // tools change when an mcp plugin's list does (RefreshTools)
 	tools    []ToolSpec
-	decls    map[string]ToolDecl
 	args     []string
 
-	// extism-based ABIs (mcp, extism and hooks)
+	// the ABIs run on Extism (mcp, extism, and hooks: extismEngine, abi.go)
 	compiled     *extism.CompiledPlugin
 	moduleConfig wazero.ModuleConfig
 	pool         *pool
 	memories     *memoryPool // linear memories of disposed instances (memory.go)
 
-	// wasi ABI
-	wasi *wasiCommand
-
 	roots []*os.Root // the allowed_paths mounts, closed with the plugin
 
-	closed    atomic.Bool
-	requestID atomic.Int64 // numbers mcp v2 requests
+	closed atomic.Bool
 }
 
 // dataSegmentGap is the longest run of zeros written out to join two data
@@ -72,21 +66,9 @@ func (r *Runtime) Load(ctx context.Context, cfg Config) (*Plugin, error) {
 }
 
 func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
-	wasm, source := cfg.Wasm, "the module bytes"
-	if len(wasm) == 0 {
-		if cfg.Path == "" {
-			return nil, fmt.Errorf("no wasm bytes and no path")
-		}
-		b, err := readModule(cfg.Path) // once: what is hashed is what is compiled (module.go)
-		if err != nil {
-			return nil, err
-		}
-		wasm, source = b, cfg.Path
-	}
-	if cfg.SHA256 != "" {
-		if err := checkDigest(wasm, cfg.SHA256, source); err != nil {
-			return nil, err
-		}
+	wasm, err := moduleBytes(cfg)
+	if err != nil {
+		return nil, err
 	}
 	perms := cfg.Permissions.withDefaults()
 	if err := perms.validate(); err != nil {
@@ -115,37 +97,21 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 		exportsL: info.exports,
 		args:     cfg.Args,
 	}
-	if p.abi, p.mcpV1, err = detectABI(cfg.ABI, p.exports, info.extism); err != nil {
+	if p.abi, err = chooseABI(p, cfg.ABI, info); err != nil {
 		return nil, err
-	}
-	std := isStdCommand(p.abi, info)
-	if p.abi != ABIWASI && info.goBuilt && p.exports["_start"] && !std {
-		// A Go command module's exports trap until main has run; Extism never runs it.
-		return nil, fmt.Errorf("this Go module is a command (it exports _start), so its exports cannot be called: " +
-			"build it with -buildmode=c-shared (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared), " +
-			`or set abi = "wasi" if it is a command that reads its arguments on stdin`)
 	}
 	// What is compiled is the module with its data segments merged: the same
 	// initial memory from a few segments instead of a Go program's tens of
 	// thousands, each of which every instantiation would evaluate.
 	wasm, _, _ = wasmbin.MergeData(wasm, dataSegmentGap)
-	env := make(map[string]string, len(perms.Env))
-	for _, name := range perms.Env {
-		if v, ok := os.LookupEnv(name); ok {
-			env[name] = v
-		}
-	}
-	fs, roots, err := fsConfig(perms.AllowedPaths)
+	env, err := p.configureModule()
 	if err != nil {
 		return nil, err
 	}
-	p.roots = roots
-	p.moduleConfig = moduleConfig(perms, env, fs)
 	if wasm, err = r.preinit(ctx, cfg.Preinit, p, wasm, env); err != nil { // preinit.go
 		_ = p.Close(ctx)
 		return nil, err
 	}
-
 	size := cfg.PoolSize
 	if size <= 0 {
 		size = 4
@@ -157,104 +123,60 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	if cfg.Path != "" {
 		file = filepath.Base(cfg.Path)
 	}
-	compiled := r.beforeCompile(wasm, file)
-	if p.abi == ABIWASI {
-		if err := p.loadWASI(ctx, r, wasm, cfg.Tools, size); err != nil {
-			_ = p.Close(ctx)
-			return nil, err
-		}
-		compiled()
-		return p, nil
-	}
-
-	manifest := extism.Manifest{
-		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
-		Config: perms.Config,
-		Memory: &extism.ManifestMemory{
-			MaxHttpResponseBytes: perms.MaxOutput,
-			MaxVarBytes:          perms.MaxOutput,
-		},
-	}
-	// Extism's own check only sees the first URL and no port; netGuard
-	// checks every connection (an empty policy denies all), so let every
-	// request through to it and have one message for every refusal.
-	manifest.AllowedHosts = []string{"*"}
-	p.compiled, err = extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig: r.runtimeConfig(),
-		EnableWasi:    true,
-	}, p.hostFunctions())
-	if err != nil {
-		_ = p.Close(ctx)
-		return nil, fmt.Errorf("compile: %w", err)
-	}
-	compiled()
-	isolation := perms.Isolation
-	if std { // a Go command exits after one call (abi_extism_std.go)
-		isolation = IsolationCall
-	}
-	p.pool = newPool(size, isolation, p.newInstance)
-
-	switch p.abi {
-	case ABIMCP:
-		if len(cfg.Tools) > 0 {
-			err = fmt.Errorf("mcp plugins describe their own tools; remove the declared tools")
-		} else {
-			err = p.loadMCPTools(ctx)
-		}
-	case ABIExtism:
-		decls := cfg.Tools
-		if std {
-			decls, err = stdCommandDecls(cfg.Name, decls)
-		}
-		if err == nil {
-			err = p.declareExtismTools(decls)
-		}
-	}
-	if err != nil {
+	spec := loadSpec{r: r, wasm: wasm, decls: cfg.Tools, size: size, compiled: r.beforeCompile(wasm, file)}
+	if err := p.abi.load(ctx, spec); err != nil {
 		_ = p.Close(ctx)
 		return nil, err
 	}
 	return p, nil
 }
 
-// detectABI applies the manifest's choice or guesses from the exports: the
-// mcp exports ⇒ mcp; a command (_start) that does not import the Extism
-// kernel ⇒ wasi; anything else ⇒ extism.
-func detectABI(declared string, exports map[string]bool, extismImports bool) (abi string, mcpV1 bool, err error) {
-	v1 := exports["call"] && exports["describe"]
-	v2 := exports["list_tools"] && exports["call_tool"]
-	switch declared {
-	case ABIMCP:
-		if !v1 && !v2 {
-			return "", false, fmt.Errorf("abi mcp needs the exports call+describe (v1) or list_tools+call_tool (v2)")
+// moduleBytes is the module of cfg, read once if it is a path, and checked against its
+// sha256 pin.
+func moduleBytes(cfg Config) ([]byte, error) {
+	wasm, source := cfg.Wasm, "the module bytes"
+	if len(wasm) == 0 {
+		if cfg.Path == "" {
+			return nil, fmt.Errorf("no wasm bytes and no path")
 		}
-		return ABIMCP, v1, nil
-	case ABIWASI:
-		if !exports["_start"] {
-			return "", false, fmt.Errorf("abi wasi needs a WASI command exporting _start")
+		b, err := readModule(cfg.Path) // once: what is hashed is what is compiled (module.go)
+		if err != nil {
+			return nil, err
 		}
-		return ABIWASI, false, nil
-	case ABIExtism:
-		return ABIExtism, false, nil
-	case "":
-		switch {
-		case v1 || v2:
-			return ABIMCP, v1, nil
-		case exports["_start"] && !extismImports:
-			return ABIWASI, false, nil
-		default:
-			return ABIExtism, false, nil
-		}
-	default:
-		return "", false, fmt.Errorf("unknown abi %q (want mcp, extism or wasi)", declared)
+		wasm, source = b, cfg.Path
 	}
+	if cfg.SHA256 != "" {
+		if err := checkDigest(wasm, cfg.SHA256, source); err != nil {
+			return nil, err
+		}
+	}
+	return wasm, nil
+}
+
+// configureModule makes the module configuration every instance starts from: the
+// granted environment variables, read now (and returned: pre-initialisation runs with
+// them), and the mounts, opened now.
+func (p *Plugin) configureModule() (map[string]string, error) {
+	env := make(map[string]string, len(p.perms.Env))
+	for _, name := range p.perms.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	fs, roots, err := fsConfig(p.perms.AllowedPaths)
+	if err != nil {
+		return nil, err
+	}
+	p.roots = roots
+	p.moduleConfig = moduleConfig(p.perms, env, fs)
+	return env, nil
 }
 
 // Name is the plugin's name from its Config.
 func (p *Plugin) Name() string { return p.name }
 
 // ABI is "mcp", "extism" or "wasi".
-func (p *Plugin) ABI() string { return p.abi }
+func (p *Plugin) ABI() string { return p.abi.name() }
 
 // Tools lists the plugin's tools.
 func (p *Plugin) Tools() []ToolSpec {
@@ -270,10 +192,7 @@ func (p *Plugin) Exports() []string { return slices.Clone(p.exportsL) }
 // every limit of a tool call. It is how hooks (context_build, on_step,
 // before_final, guard) are called. A plugin failure is a *Fault.
 func (p *Plugin) CallExport(ctx context.Context, export string, input []byte) ([]byte, error) {
-	if p.abi == ABIWASI {
-		return nil, fmt.Errorf("plugin %q: a wasi command has no exports to call; use CallTool", p.name)
-	}
-	return p.invoke(ctx, export, input)
+	return p.abi.callExport(ctx, export, input)
 }
 
 // Close disposes of every instance. Calls in progress finish first only if
@@ -291,13 +210,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 			r.Close()
 		}
 	}()
-	if p.compiled != nil {
-		return p.compiled.Close(ctx)
-	}
-	if p.wasi != nil {
-		return p.wasi.close(ctx)
-	}
-	return nil
+	return p.abi.close(ctx)
 }
 
 // clipGuestError bounds a plugin's own error message (error_set) by its

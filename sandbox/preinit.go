@@ -67,7 +67,7 @@ func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, 
 	if !on {
 		return wasm, nil
 	}
-	if p.abi == ABIWASI {
+	if p.abi.name() == ABIWASI {
 		return nil, errors.New("pre-initialisation: a wasi command runs _start at every call; preinit is for reactors (abi mcp or extism)")
 	}
 	m, err := wasmbin.ParseReactor(wasm)

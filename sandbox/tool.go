@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -15,26 +14,10 @@ func (p *Plugin) CallTool(ctx context.Context, name string, args []byte) (CallRe
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	var res CallResult
-	var err error
-	switch p.abi {
-	case ABIMCP:
-		if !p.hasTool(name) {
-			return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
-		}
-		res, err = p.callMCP(ctx, name, json.RawMessage(args))
-	case ABIExtism:
-		d, ok := p.decls[name]
-		if !ok {
-			return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
-		}
-		res, err = p.callExtism(ctx, d, json.RawMessage(args))
-	case ABIWASI:
-		if !p.hasTool(name) {
-			return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
-		}
-		res, err = p.callWASI(ctx, name, args)
+	if !p.hasTool(name) {
+		return CallResult{}, fmt.Errorf("plugin %q has no tool %q", p.name, name)
 	}
+	res, err := p.abi.callTool(ctx, name, args)
 	var fault *Fault
 	if errors.As(err, &fault) {
 		return p.withFSHint(errorResult(fault)).validUTF8(), nil

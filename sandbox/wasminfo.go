@@ -40,45 +40,8 @@ func parseModuleInfo(b []byte) (moduleInfo, error) {
 		if r.Err != nil || end > len(r.Buf) {
 			return info, errors.New("truncated section")
 		}
-		switch id {
-		case 0: // custom
-			if r.Name() == "go:buildid" {
-				info.goBuilt = true
-			}
-		case 2: // imports
-			for n := r.U32(); n > 0 && r.Err == nil; n-- {
-				if r.Name() == "extism:host/env" {
-					info.extism = true
-				}
-				r.Name()
-				switch kind := r.Byte(); kind {
-				case 0:
-					r.U32()
-				case 1:
-					r.Byte()
-					r.Limits()
-				case 2:
-					info.minPages = r.Limits()
-				case 3:
-					r.Byte()
-					r.Byte()
-				default:
-					return info, fmt.Errorf("unknown import kind %d", kind)
-				}
-			}
-		case 5: // memories
-			if n := r.U32(); n > 0 {
-				info.minPages = r.Limits()
-			}
-		case 7: // exports
-			for n := r.U32(); n > 0 && r.Err == nil; n-- {
-				name := r.Name()
-				kind := r.Byte()
-				r.U32()
-				if kind == 0 {
-					info.exports = append(info.exports, name)
-				}
-			}
+		if err := info.readSection(r, id); err != nil {
+			return info, err
 		}
 		if r.Err != nil {
 			return info, r.Err
@@ -86,4 +49,54 @@ func parseModuleInfo(b []byte) (moduleInfo, error) {
 		r.Pos = end
 	}
 	return info, nil
+}
+
+// readSection reads what info needs from the section id at r; r.Err is the reader's error.
+func (info *moduleInfo) readSection(r *wasmbin.Reader, id byte) error {
+	switch id {
+	case 0: // custom
+		if r.Name() == "go:buildid" {
+			info.goBuilt = true
+		}
+	case 2: // imports
+		return info.readImports(r)
+	case 5: // memories
+		if n := r.U32(); n > 0 {
+			info.minPages = r.Limits()
+		}
+	case 7: // exports
+		for n := r.U32(); n > 0 && r.Err == nil; n-- {
+			name := r.Name()
+			kind := r.Byte()
+			r.U32()
+			if kind == 0 {
+				info.exports = append(info.exports, name)
+			}
+		}
+	}
+	return nil
+}
+
+func (info *moduleInfo) readImports(r *wasmbin.Reader) error {
+	for n := r.U32(); n > 0 && r.Err == nil; n-- {
+		if r.Name() == "extism:host/env" {
+			info.extism = true
+		}
+		r.Name()
+		switch kind := r.Byte(); kind {
+		case 0:
+			r.U32()
+		case 1:
+			r.Byte()
+			r.Limits()
+		case 2:
+			info.minPages = r.Limits()
+		case 3:
+			r.Byte()
+			r.Byte()
+		default:
+			return fmt.Errorf("unknown import kind %d", kind)
+		}
+	}
+	return nil
 }
