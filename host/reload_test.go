@@ -80,17 +80,22 @@ func TestReloadSwapsARebuiltPluginBetweenRuns(t *testing.T) {
 	}
 }
 
-// NextReload waits for a file to settle, reloads it, and reports a failure once.
+// NextReload reloads a changed file once it has stopped changing for an interval (two
+// polls see the same size and time), and returns the plugins it reloaded.
 func TestNextReloadWaitsForTheFileToSettle(t *testing.T) {
 	probePlugin(t, "", "")
 	dir := t.TempDir()
 	wasm := filepath.Join(dir, "p.wasm")
 	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
 	h := openHost(t, `{"turns": []}`, "[[plugins]]\nname = \"p\"\nwasm = "+`"`+wasm+`"`+"\n", Options{})
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		copyFile(t, probe.path, wasm, time.Now())
-	}()
+	// The rebuild lands whole (written beside, then renamed), as a build tool's output
+	// does: a copy written in place could be caught half-way for longer than the interval
+	// on a loaded machine, which is a real half build, not what this test is about.
+	tmp := wasm + ".tmp"
+	copyFile(t, probe.path, tmp, time.Now())
+	if err := os.Rename(tmp, wasm); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	names, err := h.NextReload(ctx, 20*time.Millisecond)

@@ -273,3 +273,32 @@ func TestHostileRedirectToDeniedHost(t *testing.T) {
 	}
 	wantResult(t, fetch(local+"/ok"), false, "200 fine")
 }
+
+// A module caught half-written (a build read mid-copy, a truncated download) is refused
+// with an error at every length, through each ABI and with pre-initialisation: never a
+// panic, never a plugin. Lengths: every section boundary's neighbourhood is reached by a
+// stride through the whole file plus its first and last bytes one by one.
+func TestHostileTruncatedModuleIsAnErrorAtEveryLength(t *testing.T) {
+	r := newTestRuntime(t)
+	wasm := fixtures.guest
+	var cuts []int
+	for n := 0; n < 64 && n < len(wasm); n++ {
+		cuts = append(cuts, n, len(wasm)-1-n)
+	}
+	for n := 64; n < len(wasm); n += len(wasm) / 97 {
+		cuts = append(cuts, n)
+	}
+	for _, cfg := range []Config{{ABI: ""}, {ABI: ABIExtism, Tools: []ToolDecl{{Name: "t"}}}, {Preinit: true}} {
+		for _, n := range cuts {
+			if n == 8 {
+				continue // the header alone is a whole module, an empty one
+			}
+			cfg.Name, cfg.Wasm = fmt.Sprintf("cut-%d", n), wasm[:n]
+			p, err := r.Load(context.Background(), cfg)
+			if err == nil {
+				p.Close(context.Background())
+				t.Fatalf("abi %q preinit %v: a module cut at %d of %d bytes loaded", cfg.ABI, cfg.Preinit, n, len(wasm))
+			}
+		}
+	}
+}
