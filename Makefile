@@ -39,7 +39,9 @@ plugins:
 test: deps build plugins lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
-# lint: go vet, staticcheck and deadcode (tests included), all clean. deadcode looks at
+# lint: both modules tidy (bench/eino follows the main module: a dependency added there
+# without its tidy broke `make bench` twice), go vet, staticcheck and deadcode (tests
+# included), all clean. deadcode looks at
 # the packages the binaries and tests reach; the plugin SDK (plugins/sdk) is a library
 # for Wasm guests, built for wasip1, so its API is unreachable from here by design. A
 # deliberate use of a deprecated API carries a //lint:ignore saying why.
@@ -48,6 +50,8 @@ test: deps build plugins lint
 # table of cases, and splitting it for a count hides what it proves. Generated files
 # (*.pb.go) are exempt too. `bash scripts/sizes.sh DIR...` checks some directories only.
 lint:
+	$(GO) mod tidy -diff
+	cd bench/eino && $(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	$(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(access|audit|bench|cmd|host|loop|memory|providers|sandbox|store|telemetry)' $(PKGS) | { ! grep . ; }
