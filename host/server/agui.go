@@ -32,8 +32,8 @@ const (
 	aguiStateSnapshot           = "STATE_SNAPSHOT"
 )
 
-// AGUIEvent is one AG-UI event: a JSON object with a "type" and the fields of that type.
-type AGUIEvent interface{ EventType() string }
+// aguiEvent is one AG-UI event: a JSON object with a "type" and the fields of that type.
+type aguiEvent interface{ EventType() string }
 
 // base carries the fields every event has.
 type base struct {
@@ -44,60 +44,60 @@ type base struct {
 func (b base) EventType() string { return b.Type }
 
 type (
-	RunStarted struct {
+	runStarted struct {
 		base
 		ThreadID string `json:"threadId"`
 		RunID    string `json:"runId"`
 	}
-	RunFinished struct {
+	runFinished struct {
 		base
 		ThreadID string       `json:"threadId"`
 		RunID    string       `json:"runId"`
-		Result   *RunResult   `json:"result,omitempty"`
-		Outcome  *Outcome     `json:"outcome,omitempty"`
-		Usage    []TokenUsage `json:"usage,omitempty"`
+		Result   *runResult   `json:"result,omitempty"`
+		Outcome  *outcome     `json:"outcome,omitempty"`
+		Usage    []tokenUsage `json:"usage,omitempty"`
 	}
-	RunError struct {
+	runError struct {
 		base
 		Message string       `json:"message"`
 		Code    string       `json:"code,omitempty"`
-		Usage   []TokenUsage `json:"usage,omitempty"`
+		Usage   []tokenUsage `json:"usage,omitempty"`
 	}
-	// MessageStart is TEXT_MESSAGE_START (role assistant) and REASONING_MESSAGE_START
+	// messageStart is TEXT_MESSAGE_START (role assistant) and REASONING_MESSAGE_START
 	// (role reasoning).
-	MessageStart struct {
+	messageStart struct {
 		base
 		MessageID string `json:"messageId"`
 		Role      string `json:"role"`
 	}
-	// MessageContent is TEXT_MESSAGE_CONTENT and REASONING_MESSAGE_CONTENT.
-	MessageContent struct {
+	// messageContent is TEXT_MESSAGE_CONTENT and REASONING_MESSAGE_CONTENT.
+	messageContent struct {
 		base
 		MessageID string `json:"messageId"`
 		Delta     string `json:"delta"`
 	}
-	// MessageRef is TEXT_MESSAGE_END, REASONING_START, REASONING_MESSAGE_END and
+	// messageRef is TEXT_MESSAGE_END, REASONING_START, REASONING_MESSAGE_END and
 	// REASONING_END.
-	MessageRef struct {
+	messageRef struct {
 		base
 		MessageID string `json:"messageId"`
 	}
-	ToolCallStart struct {
+	toolCallStart struct {
 		base
 		ToolCallID      string `json:"toolCallId"`
 		ToolCallName    string `json:"toolCallName"`
 		ParentMessageID string `json:"parentMessageId,omitempty"`
 	}
-	ToolCallArgs struct {
+	toolCallArgs struct {
 		base
 		ToolCallID string `json:"toolCallId"`
 		Delta      string `json:"delta"`
 	}
-	ToolCallEnd struct {
+	toolCallEnd struct {
 		base
 		ToolCallID string `json:"toolCallId"`
 	}
-	ToolCallResult struct {
+	toolCallResult struct {
 		base
 		MessageID  string         `json:"messageId"`
 		ToolCallID string         `json:"toolCallId"`
@@ -105,40 +105,40 @@ type (
 		Role       string         `json:"role"`
 		Metadata   map[string]any `json:"metadata,omitempty"`
 	}
-	// Step is STEP_STARTED and STEP_FINISHED.
-	Step struct {
+	// aguiStep is STEP_STARTED and STEP_FINISHED.
+	aguiStep struct {
 		base
 		StepName string `json:"stepName"`
 	}
-	Custom struct {
+	custom struct {
 		base
 		Name  string `json:"name"`
 		Value any    `json:"value"`
 	}
-	// MessagesSnapshot is the thread's whole conversation, sent after RUN_STARTED when a
+	// messagesSnapshot is the thread's whole conversation, sent after RUN_STARTED when a
 	// run continues a thread (snapshot.go).
-	MessagesSnapshot struct {
+	messagesSnapshot struct {
 		base
-		Messages []Message `json:"messages"`
+		Messages []message `json:"messages"`
 	}
-	// StateSnapshot is the client state after a context strategy changed it.
-	StateSnapshot struct {
+	// stateSnapshot is the client state after a context strategy changed it.
+	stateSnapshot struct {
 		base
 		Snapshot json.RawMessage `json:"snapshot"`
 	}
 )
 
-// Message is an AG-UI message of a MESSAGES_SNAPSHOT: user, assistant or tool.
-type Message struct {
+// message is an AG-UI message of a MESSAGES_SNAPSHOT: user, assistant or tool.
+type message struct {
 	ID         string            `json:"id"`
 	Role       string            `json:"role"`
 	Content    any               `json:"content,omitempty"` // a string, or AG-UI parts
-	ToolCalls  []MessageToolCall `json:"toolCalls,omitempty"`
+	ToolCalls  []messageToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string            `json:"toolCallId,omitempty"`
 }
 
-// MessageToolCall is a tool call of an assistant Message.
-type MessageToolCall struct {
+// messageToolCall is a tool call of an assistant Message.
+type messageToolCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"` // "function"
 	Function struct {
@@ -147,22 +147,22 @@ type MessageToolCall struct {
 	} `json:"function"`
 }
 
-// RunResult is RUN_FINISHED.result: how the loop ended the run and its final answer.
-type RunResult struct {
+// runResult is RUN_FINISHED.result: how the loop ended the run and its final answer.
+type runResult struct {
 	Status string          `json:"status"`
 	Reason string          `json:"reason"`
 	Text   string          `json:"text,omitempty"`
 	Output json.RawMessage `json:"output,omitempty"`
 }
 
-// Outcome is RUN_FINISHED.outcome: success, interrupt (approvals) or cancelled (abort).
-type Outcome struct {
+// outcome is RUN_FINISHED.outcome: success, interrupt (approvals) or cancelled (abort).
+type outcome struct {
 	Type       string      `json:"type"`
-	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	Interrupts []interrupt `json:"interrupts,omitempty"`
 }
 
-// Interrupt asks for an approval. Its id is the tool call's id; a resume entry answers it.
-type Interrupt struct {
+// interrupt asks for an approval. Its id is the tool call's id; a resume entry answers it.
+type interrupt struct {
 	ID         string         `json:"id"`
 	Reason     string         `json:"reason"`
 	Message    string         `json:"message,omitempty"`
@@ -170,8 +170,8 @@ type Interrupt struct {
 	Metadata   map[string]any `json:"metadata,omitempty"`
 }
 
-// TokenUsage is one entry of RUN_FINISHED.usage.
-type TokenUsage struct {
+// tokenUsage is one entry of RUN_FINISHED.usage.
+type tokenUsage struct {
 	Model        string `json:"model,omitempty"`
 	InputTokens  int    `json:"inputTokens"`
 	OutputTokens int    `json:"outputTokens"`
@@ -182,39 +182,39 @@ type TokenUsage struct {
 type RunAgentInput struct {
 	ThreadID string         `json:"threadId"`
 	RunID    string         `json:"runId"`
-	Messages []InputMessage `json:"messages"`
-	Resume   []ResumeEntry  `json:"resume,omitempty"`
+	Messages []inputMessage `json:"messages"`
+	Resume   []resumeEntry  `json:"resume,omitempty"`
 	// State is the client's state, any JSON value: handed to the context strategies,
 	// which may replace it (STATE_SNAPSHOT).
 	State json.RawMessage `json:"state,omitempty"`
 	// Context is what the client says about its situation: handed to the context
 	// strategies; the built-in one puts it in the system message.
-	Context []ContextItem `json:"context,omitempty"`
+	Context []contextItem `json:"context,omitempty"`
 	// Tools are the client's own tools (AG-UI frontend tools): offered to the model, run
 	// by the client. A call of one ends the run (RUN_FINISHED, status interrupted, reason
 	// client_tool_call) after its TOOL_CALL events; the next run carries the result as a
 	// "tool" message with the call's toolCallId.
-	Tools []ClientTool `json:"tools,omitempty"`
+	Tools []clientTool `json:"tools,omitempty"`
 	// ForwardedProps carries the run's controls (RunControls); other keys are ignored.
 	ForwardedProps json.RawMessage `json:"forwardedProps,omitempty"`
 }
 
-// ContextItem is one entry of RunAgentInput.context.
-type ContextItem struct {
+// contextItem is one entry of RunAgentInput.context.
+type contextItem struct {
 	Description string `json:"description"`
 	Value       string `json:"value"`
 }
 
-// ClientTool is an AG-UI tool: name, description and a JSON Schema of its parameters.
-type ClientTool struct {
+// clientTool is an AG-UI tool: name, description and a JSON Schema of its parameters.
+type clientTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
-// RunControls are the per-run controls a client sends in forwardedProps, as the CLI's
+// runControls are the per-run controls a client sends in forwardedProps, as the CLI's
 // run flags: README.md ("Commands in detail") and host/server/README.md.
-type RunControls struct {
+type runControls struct {
 	OutputSchema  json.RawMessage   `json:"outputSchema,omitempty"`  // a JSON Schema object the final answer must match
 	Tools         *[]string         `json:"tools,omitempty"`         // the only tools offered ([] offers none)
 	ToolChoice    string            `json:"toolChoice,omitempty"`    // first model call: auto | none | required | a tool's name
@@ -225,17 +225,17 @@ type RunControls struct {
 	User          string            `json:"user,omitempty"`          // who the run is for (memory is per user); the client's word
 }
 
-// InputMessage is an AG-UI message; content is a string or a list of parts.
-type InputMessage struct {
+// inputMessage is an AG-UI message; content is a string or a list of parts.
+type inputMessage struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
 }
 
-// ResumeEntry answers an interrupt: status "resolved" with payload {"approved": bool,
+// resumeEntry answers an interrupt: status "resolved" with payload {"approved": bool,
 // "reason": "..."} (or a bare boolean), or "cancelled", which rejects the call.
-type ResumeEntry struct {
+type resumeEntry struct {
 	InterruptID string          `json:"interruptId"`
 	Status      string          `json:"status"`
 	Payload     json.RawMessage `json:"payload,omitempty"`

@@ -43,9 +43,9 @@ const (
 // answer before it ends with RUN_ERROR (code store_unavailable).
 var storeOutageWait = 2 * time.Minute
 
-// SessionWatcher is an optional store extension (store/postgres has it, on LISTEN/NOTIFY):
+// sessionWatcher is an optional store extension (store/postgres has it, on LISTEN/NOTIFY):
 // a channel that receives when entries are appended to a session by any process.
-type SessionWatcher interface {
+type sessionWatcher interface {
 	Watch(ctx context.Context, session string) (<-chan struct{}, func())
 }
 
@@ -60,12 +60,12 @@ func ofRun(e *loop.Event, runID string) bool {
 // job is done (an abort written for a dead worker's attempt is followed by the retry's
 // events instead). Each SSE frame carries the event's seq as its id, so a client can
 // resume with Last-Event-ID. A client that goes away stops the stream, not the run.
-func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, session, runID string, after int64, started bool) {
+func (s *Server) streamStored(ctx context.Context, stream *sse, tr *translator, session, runID string, after int64, started bool) {
 	st := &storedStream{s: s, stream: stream, tr: tr, session: session, runID: runID, after: after, started: started}
 	finalPass := false
 	var wake <-chan struct{}
 	every := pollEvery
-	if w, ok := s.opts.Store.(SessionWatcher); ok {
+	if w, ok := s.opts.Store.(sessionWatcher); ok {
 		ch, stop := w.Watch(ctx, session)
 		defer stop()
 		wake, every = ch, watchedPoll
@@ -106,7 +106,7 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *Translator, 
 type storedStream struct {
 	s              *Server
 	stream         *sse
-	tr             *Translator
+	tr             *translator
 	session, runID string
 	after          int64
 	started        bool
@@ -124,7 +124,7 @@ func (st *storedStream) load(ctx context.Context) ([]loop.Entry, bool) {
 		if err == nil {
 			if !st.outage.IsZero() {
 				st.outage = time.Time{}
-				st.stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_available", Value: map[string]string{}})
+				st.stream.send(custom{base: base{Type: aguiCustom}, Name: "agenthost.store_available", Value: map[string]string{}})
 			}
 			return entries, true
 		}
@@ -133,10 +133,10 @@ func (st *storedStream) load(ctx context.Context) ([]loop.Entry, bool) {
 		}
 		if st.outage.IsZero() {
 			st.outage = time.Now()
-			st.stream.send(Custom{base: base{Type: aguiCustom}, Name: "agenthost.store_unavailable", Value: map[string]string{"message": err.Error()}})
+			st.stream.send(custom{base: base{Type: aguiCustom}, Name: "agenthost.store_unavailable", Value: map[string]string{"message": err.Error()}})
 		}
 		if time.Since(st.outage) > storeOutageWait {
-			st.stream.send(RunError{base: base{Type: aguiRunError}, Code: "store_unavailable", Message: fmt.Sprintf(
+			st.stream.send(runError{base: base{Type: aguiRunError}, Code: "store_unavailable", Message: fmt.Sprintf(
 				"the session store has not answered for %s (%v); the run continues once it is back: GET /v1/sessions/%s/runs/%s/stream with Last-Event-ID %s picks it up",
 				storeOutageWait, err, st.session, st.runID, strconv.FormatInt(st.after, 10))})
 			return nil, false
@@ -185,11 +185,11 @@ func (st *storedStream) final() {
 	case st.pending != nil:
 		st.s.sendStored(st.stream, st.tr, st.pending.Seq, *st.pending)
 	case !st.started:
-		st.stream.send(RunError{base: base{Type: aguiRunError}, Message: fmt.Sprintf("run %q did not start: its job ended without a run_started", st.runID), Code: "not_started"})
+		st.stream.send(runError{base: base{Type: aguiRunError}, Message: fmt.Sprintf("run %q did not start: its job ended without a run_started", st.runID), Code: "not_started"})
 	}
 }
 
-func (s *Server) sendStored(stream *sse, tr *Translator, seq int64, e loop.Event) {
+func (s *Server) sendStored(stream *sse, tr *translator, seq int64, e loop.Event) {
 	stream.id = strconv.FormatInt(seq, 10)
 	for _, ev := range tr.Translate(e) {
 		stream.send(ev)
@@ -227,10 +227,10 @@ func (s *Server) dispatchRun(w http.ResponseWriter, r *http.Request, ai RunAgent
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	tr := NewTranslator(in.SessionID, in.RunID)
+	tr := newTranslator(in.SessionID, in.RunID)
 	tr.Supplied = suppliedResults(in)
 	if len(entries) > 0 {
-		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
+		tr.Snapshot = threadSnapshot(in.SessionID, entries, ai, in)
 	}
 	stream := newSSE(w)
 	stream.beforeEnd = releaseOf(r.Context())
@@ -265,5 +265,5 @@ func (s *Server) handleRunStream(w http.ResponseWriter, r *http.Request) {
 			started = true
 		}
 	}
-	s.streamStored(r.Context(), newSSE(w), NewTranslator(session, run), session, run, after, started)
+	s.streamStored(r.Context(), newSSE(w), newTranslator(session, run), session, run, after, started)
 }

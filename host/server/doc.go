@@ -15,7 +15,7 @@
 //	GET  /healthz               liveness, no auth
 //	GET  /                      the live page (web/index.html, embedded)
 //
-// The loop's events are translated by Translator (translate.go); the mapping is in
+// The loop's events are translated by the translator (translate.go); the mapping is in
 // README.md. A run is bound to its request: a client that disconnects aborts its run.
 // A second run on a session that has one in progress is refused with 409. Every request
 // first passes the browser guard (guard.go): Host, Origin and JSON-only POST, so that no

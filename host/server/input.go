@@ -55,7 +55,7 @@ func runInput(in RunAgentInput) (loop.RunInput, error) {
 }
 
 // newMessages are the trailing user and tool messages: the run's new input.
-func newMessages(msgs []InputMessage) ([]loop.Message, error) {
+func newMessages(msgs []inputMessage) ([]loop.Message, error) {
 	var out []loop.Message
 	start := len(msgs)
 	for start > 0 && (msgs[start-1].Role == "user" || msgs[start-1].Role == "tool") {
@@ -82,7 +82,7 @@ func newMessages(msgs []InputMessage) ([]loop.Message, error) {
 }
 
 // clientTools are the tools the client runs itself (L16).
-func clientTools(tools []ClientTool) ([]loop.ToolSpec, error) {
+func clientTools(tools []clientTool) ([]loop.ToolSpec, error) {
 	var out []loop.ToolSpec
 	for i, t := range tools {
 		if t.Name == "" {
@@ -99,7 +99,7 @@ func clientTools(tools []ClientTool) ([]loop.ToolSpec, error) {
 
 // approvals are the answers to an interrupted run's interrupts, by interrupt id; nil
 // when there are none.
-func approvals(resume []ResumeEntry) (map[string]loop.Approval, error) {
+func approvals(resume []resumeEntry) (map[string]loop.Approval, error) {
 	var out map[string]loop.Approval
 	for i, r := range resume {
 		if r.InterruptID == "" {
@@ -124,7 +124,7 @@ func applyControls(out *loop.RunInput, raw json.RawMessage) error {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil
 	}
-	var c RunControls
+	var c runControls
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func applyControls(out *loop.RunInput, raw json.RawMessage) error {
 
 // approval reads a resume entry: "cancelled" rejects; "resolved" approves when the
 // payload is true or {"approved": true}, and rejects otherwise, with payload.reason.
-func approval(r ResumeEntry) (loop.Approval, error) {
+func approval(r resumeEntry) (loop.Approval, error) {
 	switch r.Status {
 	case "cancelled":
 		return loop.Approval{Reason: "cancelled by the user"}, nil

@@ -39,7 +39,7 @@ func TestHole8InvalidUTF8PromptRunCompletes(t *testing.T) {
 
 // Hole 8: input built in Go (not decoded from JSON) is made valid UTF-8 too.
 func TestHole8RunInputReplacesInvalidUTF8(t *testing.T) {
-	in, err := runInput(RunAgentInput{ThreadID: "s\xff", RunID: "r\xc3", Messages: []InputMessage{
+	in, err := runInput(RunAgentInput{ThreadID: "s\xff", RunID: "r\xc3", Messages: []inputMessage{
 		{ID: "m", Role: "user", Content: json.RawMessage(`[{"type":"text","text":"a"}]`)}}})
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, logf func(form
 	if err := CheckAddr(addr, s.opts.Token != ""); err != nil {
 		return err
 	}
-	n, err := RecoverRuns(ctx, s.opts.Store)
+	n, err := recoverRuns(ctx, s.opts.Store)
 	if err != nil {
 		return err
 	}
@@ -120,9 +120,9 @@ func (s *Server) Drain(ctx context.Context) error {
 	}
 }
 
-// RecoverRuns ends the runs that dead processes left open, leaving alone the runs a
-// live process (a CLI run on the same database) still owns: see loop.RecoverRuns. It
+// recoverRuns ends the runs that dead processes left open, leaving alone the runs a
+// live process (a CLI run on the same database) still owns: see loop.recoverRuns. It
 // reports how many runs it ended.
-func RecoverRuns(ctx context.Context, st loop.SessionStore) (int, error) {
+func recoverRuns(ctx context.Context, st loop.SessionStore) (int, error) {
 	return loop.RecoverRuns(ctx, st)
 }

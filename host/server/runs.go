@@ -70,12 +70,12 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := newSSE(w)
 	stream.beforeEnd = release
-	tr := NewTranslator(in.SessionID, in.RunID)
+	tr := newTranslator(in.SessionID, in.RunID)
 	tr.Supplied = suppliedResults(in)
 	// A run that continues a thread starts with the thread's conversation as stored
 	// (MESSAGES_SNAPSHOT), so a client that lost or never had it is in step.
 	if len(entries) > 0 {
-		tr.Snapshot = ThreadSnapshot(in.SessionID, entries, ai, in)
+		tr.Snapshot = threadSnapshot(in.SessionID, entries, ai, in)
 	}
 	traceID := ""
 	res, err := s.opts.Agent.RunWith(ctx, in, func(e loop.Event) {
@@ -259,7 +259,7 @@ type sse struct {
 
 func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
 
-func (s *sse) send(ev AGUIEvent) {
+func (s *sse) send(ev aguiEvent) {
 	if t := ev.EventType(); s.beforeEnd != nil && (t == aguiRunFinished || t == aguiRunError) {
 		s.beforeEnd()
 	}
@@ -276,7 +276,7 @@ func (s *sse) send(ev AGUIEvent) {
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		b, _ = json.Marshal(RunError{base: base{Type: aguiRunError}, Message: "encode event: " + err.Error(), Code: "internal"})
+		b, _ = json.Marshal(runError{base: base{Type: aguiRunError}, Message: "encode event: " + err.Error(), Code: "internal"})
 	}
 	buf := make([]byte, 0, len(b)+len(s.id)+12)
 	if s.id != "" {

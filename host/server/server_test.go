@@ -262,13 +262,13 @@ func TestSessionsListAndShow(t *testing.T) {
 	e := newTestEnv(t, envOptions{}, addTurns...)
 	e.run(t, runBody("s1", "r1", "what is 2+40?"))
 	code, body := e.request(t, "GET", "/v1/sessions", "")
-	var list struct{ Sessions []SessionSummary }
+	var list struct{ Sessions []sessionSummary }
 	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list.Sessions) != 1 ||
 		list.Sessions[0].ID != "s1" || list.Sessions[0].Runs != 1 || list.Sessions[0].Entries < 10 || list.Sessions[0].Updated.IsZero() {
 		t.Fatalf("sessions: %d %s", code, body)
 	}
 	code, body = e.request(t, "GET", "/v1/sessions/s1", "")
-	var d SessionDetail
+	var d sessionDetail
 	if err := json.Unmarshal([]byte(body), &d); code != 200 || err != nil {
 		t.Fatalf("session: %d %v %s", code, err, body)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// SessionSummary is one row of GET /v1/sessions: the store's counts and what a person
+// sessionSummary is one row of GET /v1/sessions: the store's counts and what a person
 // sees of the session (title, last status, cost).
-type SessionSummary struct {
+type sessionSummary struct {
 	loop.SessionInfo
 	loop.SessionSummary
 }
@@ -38,7 +38,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("q")))
-	out := []SessionSummary{}
+	out := []sessionSummary{}
 	for _, info := range ss {
 		if len(out) == maxListed {
 			break
@@ -55,14 +55,14 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		if q != "" && !strings.Contains(strings.ToLower(info.ID), q) && !strings.Contains(strings.ToLower(sum.Text), q) {
 			continue
 		}
-		out = append(out, SessionSummary{info, sum})
+		out = append(out, sessionSummary{info, sum})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
 
-// SessionDetail is GET /v1/sessions/{id}: the stored entries (messages, compactions and
+// sessionDetail is GET /v1/sessions/{id}: the stored entries (messages, compactions and
 // events, in order) and the run records.
-type SessionDetail struct {
+type sessionDetail struct {
 	ID      string           `json:"id"`
 	Entries []loop.Entry     `json:"entries"`
 	Runs    []loop.RunRecord `json:"runs"`
@@ -82,7 +82,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	if runs == nil {
 		runs = []loop.RunRecord{}
 	}
-	writeJSON(w, http.StatusOK, SessionDetail{ID: id, Entries: entries, Runs: runs})
+	writeJSON(w, http.StatusOK, sessionDetail{ID: id, Entries: entries, Runs: runs})
 }
 
 // handleRunEvents is GET /v1/sessions/{id}/runs/{run}/events: {"events": [...]}, the

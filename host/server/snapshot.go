@@ -7,7 +7,7 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// ThreadSnapshot builds the MESSAGES_SNAPSHOT of a run that continues a thread: the
+// threadSnapshot builds the MESSAGES_SNAPSHOT of a run that continues a thread: the
 // stored conversation (entries, oldest first), then the run's new input messages.
 //
 // AG-UI clients replace their messages by the snapshot, matching by id, so each message
@@ -22,8 +22,8 @@ import (
 // The stored messages carry no ids of their own; this matching is what keeps a
 // client's copy and the snapshot one conversation. Reasoning is left out: a client
 // keeps the reasoning messages it streamed when the snapshot has none.
-func ThreadSnapshot(threadID string, entries []loop.Entry, ai RunAgentInput, in loop.RunInput) []Message {
-	var users []InputMessage
+func threadSnapshot(threadID string, entries []loop.Entry, ai RunAgentInput, in loop.RunInput) []message {
+	var users []inputMessage
 	toolIDs := map[string]string{}
 	for _, m := range ai.Messages {
 		switch m.Role {
@@ -33,7 +33,7 @@ func ThreadSnapshot(threadID string, entries []loop.Entry, ai RunAgentInput, in 
 			toolIDs[m.ToolCallID] = m.ID
 		}
 	}
-	out := []Message{}
+	out := []message{}
 	nUser := 0
 	assistantN := map[string]int{}
 	add := func(runID string, seq int64, m loop.Message) {
@@ -46,15 +46,15 @@ func ThreadSnapshot(threadID string, entries []loop.Entry, ai RunAgentInput, in 
 				}
 			}
 			nUser++
-			out = append(out, Message{ID: id, Role: "user", Content: content(m.Content)})
+			out = append(out, message{ID: id, Role: "user", Content: content(m.Content)})
 		case loop.RoleAssistant:
-			msg := Message{ID: fmt.Sprintf("%s:msg:%d", runID, assistantN[runID]), Role: "assistant"}
+			msg := message{ID: fmt.Sprintf("%s:msg:%d", runID, assistantN[runID]), Role: "assistant"}
 			assistantN[runID]++
 			if text := m.Text(); text != "" {
 				msg.Content = text
 			}
 			for _, c := range m.ToolCalls {
-				tc := MessageToolCall{ID: c.ID, Type: "function"}
+				tc := messageToolCall{ID: c.ID, Type: "function"}
 				tc.Function.Name, tc.Function.Arguments = c.Name, c.Arguments
 				msg.ToolCalls = append(msg.ToolCalls, tc)
 			}
@@ -64,7 +64,7 @@ func ThreadSnapshot(threadID string, entries []loop.Entry, ai RunAgentInput, in 
 			if cid, ok := toolIDs[m.ToolCallID]; ok && cid != "" {
 				id = cid
 			}
-			out = append(out, Message{ID: id, Role: "tool", Content: m.Text(), ToolCallID: m.ToolCallID})
+			out = append(out, message{ID: id, Role: "tool", Content: m.Text(), ToolCallID: m.ToolCallID})
 		}
 	}
 	for _, e := range entries {

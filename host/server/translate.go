@@ -7,7 +7,7 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// Translator turns one run's loop events into AG-UI events (docs/loop.md#events):
+// translator turns one run's loop events into AG-UI events (docs/loop.md#events):
 //
 //	run_started                 → RUN_STARTED
 //	model_delta text            → TEXT_MESSAGE_START (first delta), TEXT_MESSAGE_CONTENT
@@ -43,10 +43,10 @@ import (
 // step still open is closed, as AG-UI requires. Message ids are RUNID:msg:N (assistant
 // message N of the run), RUNID:reasoning:N, and RUNID:result:CALLID.
 //
-// A Translator is used by one goroutine.
-type Translator struct {
+// A translator is used by one goroutine.
+type translator struct {
 	// Snapshot, when set, is sent as MESSAGES_SNAPSHOT right after RUN_STARTED.
-	Snapshot []Message
+	Snapshot []message
 	// Supplied are the ids of the tool calls whose results the client sent with the
 	// run (client tools, L16). Their tool_result is not sent back as TOOL_CALL_RESULT:
 	// an AG-UI client adds a tool message for every TOOL_CALL_RESULT (the official one
@@ -62,7 +62,7 @@ type Translator struct {
 	reasoningSent bool           // message n's reasoning was streamed
 	calls         []streamedCall // tool calls of message n seen in deltas
 	steps         []string
-	interrupts    []Interrupt
+	interrupts    []interrupt
 	final         *loop.FinalData
 	lastError     string
 	model         string
@@ -75,16 +75,16 @@ type streamedCall struct {
 	started, ended bool
 }
 
-// NewTranslator starts translating a run. threadID is the session id.
-func NewTranslator(threadID, runID string) *Translator {
-	return &Translator{threadID: threadID, runID: runID}
+// newTranslator starts translating a run. threadID is the session id.
+func newTranslator(threadID, runID string) *translator {
+	return &translator{threadID: threadID, runID: runID}
 }
 
-func (t *Translator) msgID() string       { return fmt.Sprintf("%s:msg:%d", t.runID, t.n) }
-func (t *Translator) reasoningID() string { return fmt.Sprintf("%s:reasoning:%d", t.runID, t.n) }
+func (t *translator) msgID() string       { return fmt.Sprintf("%s:msg:%d", t.runID, t.n) }
+func (t *translator) reasoningID() string { return fmt.Sprintf("%s:reasoning:%d", t.runID, t.n) }
 
 // Translate returns the AG-UI events for one loop event, possibly none.
-func (t *Translator) Translate(e loop.Event) []AGUIEvent {
+func (t *translator) Translate(e loop.Event) []aguiEvent {
 	b := func(typ string) base { return base{Type: typ, Timestamp: e.Time.UnixMilli()} }
 	if e.Time.IsZero() {
 		b = func(typ string) base { return base{Type: typ} }
@@ -92,18 +92,18 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 	if e.Path != "" {
 		return t.nested(b, e)
 	}
-	var out []AGUIEvent
+	var out []aguiEvent
 	switch d := e.Data.(type) {
 	case loop.RunStartedData:
 		t.model = d.Model
-		out = append(out, RunStarted{base: b(aguiRunStarted), ThreadID: t.threadID, RunID: t.runID})
+		out = append(out, runStarted{base: b(aguiRunStarted), ThreadID: t.threadID, RunID: t.runID})
 		if t.Snapshot != nil {
-			out = append(out, MessagesSnapshot{base: b(aguiMessagesSnapshot), Messages: t.Snapshot})
+			out = append(out, messagesSnapshot{base: b(aguiMessagesSnapshot), Messages: t.Snapshot})
 		}
 	case loop.ModelDeltaData:
 		out = t.modelDelta(out, b, d)
 	case loop.StateData:
-		out = append(out, StateSnapshot{base: b(aguiStateSnapshot), Snapshot: d.State})
+		out = append(out, stateSnapshot{base: b(aguiStateSnapshot), Snapshot: d.State})
 	case loop.HandoffData:
 		// The switch shows as a step named after the acting agent, open until the next
 		// hand-off or the run's end; the CUSTOM event carries the details.
@@ -111,26 +111,26 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 		out = t.finishStep(out, b, "agent:"+d.From)
 		out = append(out, t.custom(b, e))
 		t.steps = append(t.steps, "agent:"+d.To)
-		out = append(out, Step{base: b(aguiStepStarted), StepName: "agent:" + d.To})
+		out = append(out, aguiStep{base: b(aguiStepStarted), StepName: "agent:" + d.To})
 	case loop.AssistantMessageData:
 		out = t.assistantMessage(out, b, d.Message)
 	case loop.StepStartData:
 		name := stepName(d.ID)
 		t.steps = append(t.steps, name)
-		out = append(out, Step{base: b(aguiStepStarted), StepName: name})
+		out = append(out, aguiStep{base: b(aguiStepStarted), StepName: name})
 	case loop.StepCompleteData:
 		out = t.finishStep(out, b, stepName(d.ID))
 	case loop.ToolResultData:
 		out = t.toolResult(out, b, d)
 	case loop.ToolCallData:
 		if e.Type == loop.EventApproval {
-			t.interrupts = append(t.interrupts, Interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
+			t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
 				Message:    fmt.Sprintf("Allow %s %s?", d.Name, string(d.Arguments)),
 				ToolCallID: d.ID,
 				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments}})
 		}
 	case loop.InputRequiredData: // a tool asks for a human's input (an MCP elicitation)
-		t.interrupts = append(t.interrupts, Interrupt{ID: d.ID, Reason: "input_required", Message: d.Message, ToolCallID: d.ID,
+		t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: "input_required", Message: d.Message, ToolCallID: d.ID,
 			Metadata: map[string]any{"toolName": d.Name, "schema": d.Schema}})
 	case loop.FinalData:
 		f := d
@@ -148,7 +148,7 @@ func (t *Translator) Translate(e loop.Event) []AGUIEvent {
 }
 
 // modelDelta translates one streamed fragment of the model's answer.
-func (t *Translator) modelDelta(out []AGUIEvent, b func(string) base, d loop.ModelDeltaData) []AGUIEvent {
+func (t *translator) modelDelta(out []aguiEvent, b func(string) base, d loop.ModelDeltaData) []aguiEvent {
 	switch d.Kind {
 	case loop.DeltaText:
 		if d.Text == "" {
@@ -156,21 +156,21 @@ func (t *Translator) modelDelta(out []AGUIEvent, b func(string) base, d loop.Mod
 		}
 		out = t.closeReasoning(out, b)
 		if !t.textOpen {
-			out = append(out, MessageStart{base: b(aguiTextMessageStart), MessageID: t.msgID(), Role: "assistant"})
+			out = append(out, messageStart{base: b(aguiTextMessageStart), MessageID: t.msgID(), Role: "assistant"})
 			t.textOpen, t.textSent = true, true
 		}
-		out = append(out, MessageContent{base: b(aguiTextMessageContent), MessageID: t.msgID(), Delta: d.Text})
+		out = append(out, messageContent{base: b(aguiTextMessageContent), MessageID: t.msgID(), Delta: d.Text})
 	case loop.DeltaReasoning:
 		if d.Text == "" || t.textOpen {
 			break // reasoning after the text has started is kept in the message only
 		}
 		if !t.reasoningOpen {
 			id := t.reasoningID()
-			out = append(out, MessageRef{base: b(aguiReasoningStart), MessageID: id},
-				MessageStart{base: b(aguiReasoningMessageStart), MessageID: id, Role: "reasoning"})
+			out = append(out, messageRef{base: b(aguiReasoningStart), MessageID: id},
+				messageStart{base: b(aguiReasoningMessageStart), MessageID: id, Role: "reasoning"})
 			t.reasoningOpen, t.reasoningSent = true, true
 		}
-		out = append(out, MessageContent{base: b(aguiReasoningMessageContent), MessageID: t.reasoningID(), Delta: d.Text})
+		out = append(out, messageContent{base: b(aguiReasoningMessageContent), MessageID: t.reasoningID(), Delta: d.Text})
 	case loop.DeltaToolCall:
 		out = t.toolCallDelta(t.closeText(t.closeReasoning(out, b), b), b, d)
 	case loop.DeltaFinish:
@@ -180,11 +180,11 @@ func (t *Translator) modelDelta(out []AGUIEvent, b func(string) base, d loop.Mod
 }
 
 // toolResult is TOOL_CALL_RESULT, except for a result the client supplied itself.
-func (t *Translator) toolResult(out []AGUIEvent, b func(string) base, d loop.ToolResultData) []AGUIEvent {
+func (t *translator) toolResult(out []aguiEvent, b func(string) base, d loop.ToolResultData) []aguiEvent {
 	if t.Supplied[d.ID] {
 		return out
 	}
-	ev := ToolCallResult{base: b(aguiToolCallResult), MessageID: t.runID + ":result:" + d.ID,
+	ev := toolCallResult{base: b(aguiToolCallResult), MessageID: t.runID + ":result:" + d.ID,
 		ToolCallID: d.ID, Content: d.Content, Role: "tool"}
 	ev.Metadata = map[string]any{"durationMs": d.DurationMS, "toolName": d.Name}
 	if d.IsError {
@@ -200,17 +200,17 @@ func stepName(callID string) string { return "tool:" + callID }
 // approval it waits for is an interrupt of this run like its own (the answer, by call
 // id, resumes it); the rest is CUSTOM "agenthost.nested" with the whole event, so a
 // client can show the nested run's work without mistaking it for this run's messages.
-func (t *Translator) nested(b func(string) base, e loop.Event) []AGUIEvent {
+func (t *translator) nested(b func(string) base, e loop.Event) []aguiEvent {
 	step := "agent:" + e.Path
 	switch d := e.Data.(type) {
 	case loop.RunStartedData:
 		t.steps = append(t.steps, step)
-		return []AGUIEvent{Step{base: b(aguiStepStarted), StepName: step}}
+		return []aguiEvent{aguiStep{base: b(aguiStepStarted), StepName: step}}
 	case loop.RunFinishedData:
 		return t.finishStep(nil, b, step)
 	case loop.ToolCallData:
 		if e.Type == loop.EventApproval {
-			t.interrupts = append(t.interrupts, Interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
+			t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
 				Message:    fmt.Sprintf("Allow %s %s (asked by %s)?", d.Name, string(d.Arguments), e.Path),
 				ToolCallID: d.ID,
 				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments, "path": e.Path}})
@@ -218,66 +218,66 @@ func (t *Translator) nested(b func(string) base, e loop.Event) []AGUIEvent {
 	case loop.ModelDeltaData:
 		return nil // the nested run's answer arrives whole in its assistant_message
 	}
-	return []AGUIEvent{Custom{base: b(aguiCustom), Name: "agenthost.nested", Value: e}}
+	return []aguiEvent{custom{base: b(aguiCustom), Name: "agenthost.nested", Value: e}}
 }
 
-func (t *Translator) custom(b func(string) base, e loop.Event) AGUIEvent {
-	return Custom{base: b(aguiCustom), Name: "agenthost." + string(e.Type), Value: e.Data}
+func (t *translator) custom(b func(string) base, e loop.Event) aguiEvent {
+	return custom{base: b(aguiCustom), Name: "agenthost." + string(e.Type), Value: e.Data}
 }
 
-func (t *Translator) closeReasoning(out []AGUIEvent, b func(string) base) []AGUIEvent {
+func (t *translator) closeReasoning(out []aguiEvent, b func(string) base) []aguiEvent {
 	if t.reasoningOpen {
 		id := t.reasoningID()
-		out = append(out, MessageRef{base: b(aguiReasoningMessageEnd), MessageID: id},
-			MessageRef{base: b(aguiReasoningEnd), MessageID: id})
+		out = append(out, messageRef{base: b(aguiReasoningMessageEnd), MessageID: id},
+			messageRef{base: b(aguiReasoningEnd), MessageID: id})
 		t.reasoningOpen = false
 	}
 	return out
 }
 
-func (t *Translator) closeText(out []AGUIEvent, b func(string) base) []AGUIEvent {
+func (t *translator) closeText(out []aguiEvent, b func(string) base) []aguiEvent {
 	if t.textOpen {
-		out = append(out, MessageRef{base: b(aguiTextMessageEnd), MessageID: t.msgID()})
+		out = append(out, messageRef{base: b(aguiTextMessageEnd), MessageID: t.msgID()})
 		t.textOpen = false
 	}
 	return out
 }
 
 // assistantMessage closes what was streamed, sends what was not, then the tool calls.
-func (t *Translator) assistantMessage(out []AGUIEvent, b func(string) base, m loop.Message) []AGUIEvent {
+func (t *translator) assistantMessage(out []aguiEvent, b func(string) base, m loop.Message) []aguiEvent {
 	out = t.closeReasoning(out, b)
 	if m.Reasoning != "" && !t.reasoningSent && !t.textSent {
 		id := t.reasoningID()
-		out = append(out, MessageRef{base: b(aguiReasoningStart), MessageID: id},
-			MessageStart{base: b(aguiReasoningMessageStart), MessageID: id, Role: "reasoning"},
-			MessageContent{base: b(aguiReasoningMessageContent), MessageID: id, Delta: m.Reasoning},
-			MessageRef{base: b(aguiReasoningMessageEnd), MessageID: id},
-			MessageRef{base: b(aguiReasoningEnd), MessageID: id})
+		out = append(out, messageRef{base: b(aguiReasoningStart), MessageID: id},
+			messageStart{base: b(aguiReasoningMessageStart), MessageID: id, Role: "reasoning"},
+			messageContent{base: b(aguiReasoningMessageContent), MessageID: id, Delta: m.Reasoning},
+			messageRef{base: b(aguiReasoningMessageEnd), MessageID: id},
+			messageRef{base: b(aguiReasoningEnd), MessageID: id})
 	}
 	out = t.closeText(out, b)
 	if text := m.Text(); text != "" && !t.textSent {
 		id := t.msgID()
-		out = append(out, MessageStart{base: b(aguiTextMessageStart), MessageID: id, Role: "assistant"},
-			MessageContent{base: b(aguiTextMessageContent), MessageID: id, Delta: text},
-			MessageRef{base: b(aguiTextMessageEnd), MessageID: id})
+		out = append(out, messageStart{base: b(aguiTextMessageStart), MessageID: id, Role: "assistant"},
+			messageContent{base: b(aguiTextMessageContent), MessageID: id, Delta: text},
+			messageRef{base: b(aguiTextMessageEnd), MessageID: id})
 	}
 	for _, c := range m.ToolCalls {
 		if sc := t.streamed(c.ID); sc != nil {
 			// Streamed: send what the deltas did not carry, if anything, and end it.
 			if rest, ok := strings.CutPrefix(c.Arguments, sc.args); ok && rest != "" && !sc.ended {
-				out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.ID, Delta: rest})
+				out = append(out, toolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.ID, Delta: rest})
 			}
 			if !sc.ended {
-				out = append(out, ToolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.ID})
+				out = append(out, toolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.ID})
 				sc.ended = true
 			}
 			continue
 		}
-		out = append(out, ToolCallStart{base: b(aguiToolCallStart), ToolCallID: c.ID, ToolCallName: c.Name, ParentMessageID: t.msgID()})
+		out = append(out, toolCallStart{base: b(aguiToolCallStart), ToolCallID: c.ID, ToolCallName: c.Name, ParentMessageID: t.msgID()})
 		if c.Arguments != "" {
-			out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.ID, Delta: c.Arguments})
+			out = append(out, toolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.ID, Delta: c.Arguments})
 		}
-		out = append(out, ToolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.ID})
+		out = append(out, toolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.ID})
 	}
 	out = t.endStreamedCalls(out, b) // a streamed call the message does not hold
 	t.calls = t.calls[:0]
@@ -289,7 +289,7 @@ func (t *Translator) assistantMessage(out []AGUIEvent, b func(string) base, m lo
 // toolCallDelta follows one streamed argument fragment. A call starts (TOOL_CALL_START)
 // once its id and name are known, with the fragments received so far as its first
 // TOOL_CALL_ARGS; later fragments are sent as they come.
-func (t *Translator) toolCallDelta(out []AGUIEvent, b func(string) base, d loop.ModelDeltaData) []AGUIEvent {
+func (t *translator) toolCallDelta(out []aguiEvent, b func(string) base, d loop.ModelDeltaData) []aguiEvent {
 	var c *streamedCall
 	for i := range t.calls {
 		if t.calls[i].index == d.ToolCall.Index {
@@ -311,18 +311,18 @@ func (t *Translator) toolCallDelta(out []AGUIEvent, b func(string) base, d loop.
 	case c.ended:
 	case !c.started && c.id != "" && c.name != "":
 		c.started = true
-		out = append(out, ToolCallStart{base: b(aguiToolCallStart), ToolCallID: c.id, ToolCallName: c.name, ParentMessageID: t.msgID()})
+		out = append(out, toolCallStart{base: b(aguiToolCallStart), ToolCallID: c.id, ToolCallName: c.name, ParentMessageID: t.msgID()})
 		if c.args != "" {
-			out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.id, Delta: c.args})
+			out = append(out, toolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.id, Delta: c.args})
 		}
 	case c.started && d.Text != "":
-		out = append(out, ToolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.id, Delta: d.Text})
+		out = append(out, toolCallArgs{base: b(aguiToolCallArgs), ToolCallID: c.id, Delta: d.Text})
 	}
 	return out
 }
 
 // streamed is the started call with this id, or nil.
-func (t *Translator) streamed(id string) *streamedCall {
+func (t *translator) streamed(id string) *streamedCall {
 	for i := range t.calls {
 		if t.calls[i].started && t.calls[i].id == id {
 			return &t.calls[i]
@@ -332,37 +332,37 @@ func (t *Translator) streamed(id string) *streamedCall {
 }
 
 // endStreamedCalls ends every started call still open (AG-UI needs each ended).
-func (t *Translator) endStreamedCalls(out []AGUIEvent, b func(string) base) []AGUIEvent {
+func (t *translator) endStreamedCalls(out []aguiEvent, b func(string) base) []aguiEvent {
 	for i := range t.calls {
 		if c := &t.calls[i]; c.started && !c.ended {
-			out = append(out, ToolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.id})
+			out = append(out, toolCallEnd{base: b(aguiToolCallEnd), ToolCallID: c.id})
 			c.ended = true
 		}
 	}
 	return out
 }
 
-func (t *Translator) finishStep(out []AGUIEvent, b func(string) base, name string) []AGUIEvent {
+func (t *translator) finishStep(out []aguiEvent, b func(string) base, name string) []aguiEvent {
 	for i, s := range t.steps {
 		if s == name {
 			t.steps = append(t.steps[:i], t.steps[i+1:]...)
-			return append(out, Step{base: b(aguiStepFinished), StepName: name})
+			return append(out, aguiStep{base: b(aguiStepFinished), StepName: name})
 		}
 	}
 	return out
 }
 
 // finish closes everything still open and ends the run.
-func (t *Translator) finish(out []AGUIEvent, b func(string) base, d loop.RunFinishedData) []AGUIEvent {
+func (t *translator) finish(out []aguiEvent, b func(string) base, d loop.RunFinishedData) []aguiEvent {
 	out = t.closeReasoning(out, b)
 	out = t.closeText(out, b)
 	out = t.endStreamedCalls(out, b)
 	for len(t.steps) > 0 {
 		out = t.finishStep(out, b, t.steps[0])
 	}
-	var usage []TokenUsage
+	var usage []tokenUsage
 	if u := d.Usage; u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0 {
-		usage = []TokenUsage{{Model: t.model, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+		usage = []tokenUsage{{Model: t.model, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
 			TotalTokens: u.PromptTokens + u.CompletionTokens}}
 	}
 	if d.Status == loop.StatusFailed {
@@ -370,22 +370,22 @@ func (t *Translator) finish(out []AGUIEvent, b func(string) base, d loop.RunFini
 		if msg == "" {
 			msg = "the run failed"
 		}
-		return append(out, RunError{base: b(aguiRunError), Message: msg, Code: string(d.Reason), Usage: usage})
+		return append(out, runError{base: b(aguiRunError), Message: msg, Code: string(d.Reason), Usage: usage})
 	}
-	ev := RunFinished{base: b(aguiRunFinished), ThreadID: t.threadID, RunID: t.runID, Usage: usage,
-		Result: &RunResult{Status: string(d.Status), Reason: string(d.Reason)}}
+	ev := runFinished{base: b(aguiRunFinished), ThreadID: t.threadID, RunID: t.runID, Usage: usage,
+		Result: &runResult{Status: string(d.Status), Reason: string(d.Reason)}}
 	if t.final != nil {
 		ev.Result.Text, ev.Result.Output = t.final.Text, t.final.Output
 	}
 	switch d.Status {
 	case loop.StatusInterrupted:
 		if len(t.interrupts) > 0 {
-			ev.Outcome = &Outcome{Type: "interrupt", Interrupts: t.interrupts}
+			ev.Outcome = &outcome{Type: "interrupt", Interrupts: t.interrupts}
 		}
 	case loop.StatusAborted:
-		ev.Outcome = &Outcome{Type: "cancelled"}
+		ev.Outcome = &outcome{Type: "cancelled"}
 	default:
-		ev.Outcome = &Outcome{Type: "success"}
+		ev.Outcome = &outcome{Type: "success"}
 	}
 	return append(out, ev)
 }

@@ -12,7 +12,7 @@ import (
 // translateAll runs loop events through a Translator and renders the AG-UI JSON.
 func translateAll(t *testing.T, evs ...loop.Event) []string {
 	t.Helper()
-	tr := NewTranslator("ses1", "run1")
+	tr := newTranslator("ses1", "run1")
 	var out []string
 	for _, e := range evs {
 		for _, a := range tr.Translate(e) {
@@ -87,12 +87,12 @@ func TestTranslateUnstreamedMessageAndInterrupt(t *testing.T) {
 }
 
 func TestRunInputTakesTrailingUserMessagesAndResume(t *testing.T) {
-	in, err := runInput(RunAgentInput{ThreadID: "s", RunID: "r", Messages: []InputMessage{
+	in, err := runInput(RunAgentInput{ThreadID: "s", RunID: "r", Messages: []inputMessage{
 		{ID: "1", Role: "user", Content: json.RawMessage(`"old"`)},
 		{ID: "2", Role: "assistant", Content: json.RawMessage(`"answer"`)},
 		{ID: "3", Role: "user", Content: json.RawMessage(`"new"`)},
 		{ID: "4", Role: "user", Content: json.RawMessage(`[{"type":"text","text":"and more"},{"type":"image","source":{"type":"url","value":"http://x/a.png"}}]`)},
-	}, Resume: []ResumeEntry{
+	}, Resume: []resumeEntry{
 		{InterruptID: "c1", Status: "resolved", Payload: json.RawMessage(`true`)},
 		{InterruptID: "c2", Status: "cancelled"},
 		{InterruptID: "c3", Status: "resolved", Payload: json.RawMessage(`{"approved":false,"reason":"no"}`)},
@@ -157,7 +157,7 @@ func TestTranslatePluginReportsAreCustomEvents(t *testing.T) {
 }
 
 func TestForwardedPropsCarryTheRunControls(t *testing.T) {
-	base := RunAgentInput{ThreadID: "s", RunID: "r", Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"hi"`)}}}
+	base := RunAgentInput{ThreadID: "s", RunID: "r", Messages: []inputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"hi"`)}}}
 	in := base
 	in.ForwardedProps = json.RawMessage(`{"outputSchema":{"type":"object"},"tools":[],"toolChoice":"none","maxIterations":3,
 		"system":"be brief","metadata":{"team":"ops"},"agent":"billing","somethingElse":{"kept":"by the client"}}`)
@@ -190,8 +190,8 @@ func TestForwardedPropsCarryTheRunControls(t *testing.T) {
 // answer comes back as a trailing tool message with its toolCallId.
 func TestClientToolsAndTheirResults(t *testing.T) {
 	in, err := runInput(RunAgentInput{ThreadID: "s", RunID: "r",
-		Tools: []ClientTool{{Name: "pick_color", Description: "Ask the user", Parameters: json.RawMessage(`{"type":"object"}`)}},
-		Messages: []InputMessage{
+		Tools: []clientTool{{Name: "pick_color", Description: "Ask the user", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Messages: []inputMessage{
 			{ID: "1", Role: "user", Content: json.RawMessage(`"choose"`)},
 			{ID: "2", Role: "assistant", Content: json.RawMessage(`""`)},
 			{ID: "3", Role: "tool", ToolCallID: "c1", Content: json.RawMessage(`"blue"`)},
@@ -206,9 +206,9 @@ func TestClientToolsAndTheirResults(t *testing.T) {
 		t.Fatalf("messages %+v", in.Messages)
 	}
 	for _, bad := range []RunAgentInput{
-		{ThreadID: "s", RunID: "r", Messages: []InputMessage{{ID: "3", Role: "tool", Content: json.RawMessage(`"x"`)}}},
-		{ThreadID: "s", RunID: "r", Tools: []ClientTool{{Name: ""}}, Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"x"`)}}},
-		{ThreadID: "s", RunID: "r", Tools: []ClientTool{{Name: "t", Parameters: json.RawMessage(`{oops`)}}, Messages: []InputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"x"`)}}},
+		{ThreadID: "s", RunID: "r", Messages: []inputMessage{{ID: "3", Role: "tool", Content: json.RawMessage(`"x"`)}}},
+		{ThreadID: "s", RunID: "r", Tools: []clientTool{{Name: ""}}, Messages: []inputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"x"`)}}},
+		{ThreadID: "s", RunID: "r", Tools: []clientTool{{Name: "t", Parameters: json.RawMessage(`{oops`)}}, Messages: []inputMessage{{ID: "1", Role: "user", Content: json.RawMessage(`"x"`)}}},
 	} {
 		if _, err := runInput(bad); err == nil {
 			t.Errorf("accepted %+v", bad)

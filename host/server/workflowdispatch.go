@@ -9,11 +9,11 @@ import (
 	"github.com/agenthost/agenthost/host/workflow"
 )
 
-// WorkflowDispatcher is an optional Dispatcher extension (host/cluster has it): workflow
+// workflowDispatcher is an optional Dispatcher extension (host/cluster has it): workflow
 // runs as jobs that any worker node executes. With one, POST /v1/workflows/{name}/runs
 // enqueues the run and streams its progress from the stored record, whichever node runs
 // it; a client that goes away stops the stream, not the run, as for dispatched runs.
-type WorkflowDispatcher interface {
+type workflowDispatcher interface {
 	// SubmitWorkflow enqueues a run or resume; while a job of the same run may still
 	// execute it is refused with an error wrapping loop.ErrSessionBusy.
 	SubmitWorkflow(ctx context.Context, name string, in workflow.RunInput) error
@@ -28,7 +28,7 @@ const workflowPoll = 150 * time.Millisecond
 // record into the engine's events, as if it ran here: a step seen running is
 // step_started, one seen ended is step_finished, an approval step waiting is
 // step_waiting. It returns when the job is done and the record says how the run ended.
-func (s *Server) followWorkflow(ctx context.Context, wd WorkflowDispatcher, wf *workflow.Workflow, in workflow.RunInput, emit func(workflow.Event)) (workflow.Result, error) {
+func (s *Server) followWorkflow(ctx context.Context, wd workflowDispatcher, wf *workflow.Workflow, in workflow.RunInput, emit func(workflow.Event)) (workflow.Result, error) {
 	st := s.opts.Workflows.Engine.Store
 	if err := wf.CheckApprovals(in.Approvals); err != nil {
 		return workflow.Result{}, err

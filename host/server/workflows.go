@@ -32,7 +32,7 @@ type Workflows struct {
 type WorkflowRunInput struct {
 	RunID          string          `json:"runId,omitempty"`
 	Input          json.RawMessage `json:"input,omitempty"`
-	Resume         []ResumeEntry   `json:"resume,omitempty"`
+	Resume         []resumeEntry   `json:"resume,omitempty"`
 	ForwardedProps struct {
 		Input json.RawMessage `json:"input,omitempty"`
 	} `json:"forwardedProps"`
@@ -104,7 +104,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	run := func(ctx context.Context, emit func(workflow.Event)) (workflow.Result, error) {
 		return s.opts.Workflows.Engine.Run(ctx, wf, in, emit)
 	}
-	if wd, ok := s.opts.Dispatch.(WorkflowDispatcher); ok {
+	if wd, ok := s.opts.Dispatch.(workflowDispatcher); ok {
 		run = func(ctx context.Context, emit func(workflow.Event)) (workflow.Result, error) {
 			return s.followWorkflow(ctx, wd, wf, in, emit)
 		}
@@ -123,7 +123,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		stream.send(RunError{base: now(aguiRunError), Message: err.Error(), Code: "store"})
+		stream.send(runError{base: now(aguiRunError), Message: err.Error(), Code: "store"})
 		return
 	}
 	ws.finish(res)
@@ -144,30 +144,30 @@ func (ws *wfStream) opens(step string) {
 	if !ws.open[step] {
 		ws.open[step] = true
 		ws.order = append(ws.order, step)
-		ws.stream.send(Step{base: now(aguiStepStarted), StepName: step})
+		ws.stream.send(aguiStep{base: now(aguiStepStarted), StepName: step})
 	}
 }
 
 func (ws *wfStream) event(e workflow.Event) {
 	switch e.Type {
 	case workflow.EventWorkflowStarted:
-		ws.stream.send(RunStarted{base: now(aguiRunStarted), ThreadID: ws.thread, RunID: e.RunID})
+		ws.stream.send(runStarted{base: now(aguiRunStarted), ThreadID: ws.thread, RunID: e.RunID})
 	case workflow.EventStepStarted:
 		ws.opens(e.Step)
 	case workflow.EventStepFinished:
 		ws.opens(e.Step) // settled without running (skipped, decided): still a step
 		delete(ws.open, e.Step)
-		ws.stream.send(Step{base: now(aguiStepFinished), StepName: e.Step})
-		ws.stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
+		ws.stream.send(aguiStep{base: now(aguiStepFinished), StepName: e.Step})
+		ws.stream.send(custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
 			Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": e.Status, "output": e.Output, "error": e.Error}})
 	case workflow.EventStepWaiting:
 		ws.opens(e.Step) // waiting since an earlier request: open it in this stream
-		ws.stream.send(Custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
+		ws.stream.send(custom{base: now(aguiCustom), Name: "agenthost.workflow_step",
 			Value: map[string]any{"step": e.Step, "kind": e.Kind, "status": workflow.StatusWaiting, "prompt": e.Prompt}})
 	case workflow.EventWorkflowFinished:
 		for _, id := range ws.order { // a waiting approval ends this run's stream
 			if ws.open[id] {
-				ws.stream.send(Step{base: now(aguiStepFinished), StepName: id})
+				ws.stream.send(aguiStep{base: now(aguiStepFinished), StepName: id})
 			}
 		}
 	}
@@ -179,23 +179,23 @@ func (ws *wfStream) finish(res workflow.Result) {
 	stream, thread := ws.stream, ws.thread
 	rec := res.Record
 	out, _ := json.Marshal(rec.Outputs)
-	result := &RunResult{Status: rec.Status, Output: out}
+	result := &runResult{Status: rec.Status, Output: out}
 	switch rec.Status {
 	case workflow.RunCompleted:
-		stream.send(RunFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: &Outcome{Type: "success"}})
+		stream.send(runFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: &outcome{Type: "success"}})
 	case workflow.RunInterrupted:
-		oc := &Outcome{Type: "interrupt"}
+		oc := &outcome{Type: "interrupt"}
 		for _, id := range res.Waiting {
 			msg := ""
 			if o, ok := rec.Steps[id].Output.(map[string]any); ok {
 				msg, _ = o["prompt"].(string)
 			}
-			oc.Interrupts = append(oc.Interrupts, Interrupt{ID: id, Reason: "workflow_approval", Message: msg})
+			oc.Interrupts = append(oc.Interrupts, interrupt{ID: id, Reason: "workflow_approval", Message: msg})
 		}
-		stream.send(RunFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: oc})
+		stream.send(runFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: oc})
 	case workflow.RunAborted:
-		stream.send(RunFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: &Outcome{Type: "cancelled"}})
+		stream.send(runFinished{base: now(aguiRunFinished), ThreadID: thread, RunID: rec.RunID, Result: result, Outcome: &outcome{Type: "cancelled"}})
 	default:
-		stream.send(RunError{base: now(aguiRunError), Message: rec.Error, Code: "workflow_failed"})
+		stream.send(runError{base: now(aguiRunError), Message: rec.Error, Code: "workflow_failed"})
 	}
 }

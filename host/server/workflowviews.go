@@ -9,9 +9,9 @@ import (
 	"github.com/agenthost/agenthost/host/workflow"
 )
 
-// WorkflowView is a declared workflow as GET /v1/workflows lists it: enough to draw its
+// workflowView is a declared workflow as GET /v1/workflows lists it: enough to draw its
 // DAG.
-type WorkflowView struct {
+type workflowView struct {
 	Name        string               `json:"name"`
 	Description string               `json:"description,omitempty"`
 	Steps       []workflow.GraphStep `json:"steps"`
@@ -19,11 +19,11 @@ type WorkflowView struct {
 
 // handleWorkflowList serves GET /v1/workflows: the declared workflows and their steps.
 func (s *Server) handleWorkflowList(w http.ResponseWriter, _ *http.Request) {
-	out := []WorkflowView{}
+	out := []workflowView{}
 	if s.opts.Workflows.List != nil {
 		for _, name := range s.opts.Workflows.List() {
 			if wf, ok := s.opts.Workflows.Find(name); ok {
-				out = append(out, WorkflowView{Name: name, Description: wf.Def.Description, Steps: wf.Graph()})
+				out = append(out, workflowView{Name: name, Description: wf.Def.Description, Steps: wf.Graph()})
 			}
 		}
 	}
