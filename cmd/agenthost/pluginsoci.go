@@ -19,8 +19,10 @@ func newPluginsPushCmd() *cobra.Command {
 application/vnd.module.wasm.content.layer.v1+wasm) and prints its manifest digest. With
 --sign-key (an ECDSA P-256 private key, PEM) it also pushes a cosign-style signature, which
 a manifest entry's verify = { key = "cosign.pub" } checks. With --bundle (a Sigstore
-bundle signing the artifact's manifest, keyless: docs/oci.md) it attaches the bundle as a
-referrer of the artifact, which verify = { identity, issuer, trusted_root } checks. Plain
+bundle, JSON, signing the artifact's manifest: what cosign sign or cosign sign-blob of the
+manifest writes for a keyless signer) it attaches the bundle as a referrer of the
+artifact, which verify = { identity, issuer, trusted_root } checks. Push once to learn
+the manifest digest, sign it, then push the same file again with --bundle. Plain
 HTTP only to loopback registries.`,
 		Example: "  agenthost plugins push calc.wasm oci://127.0.0.1:5000/plugins/calc:1.0 --sign-key cosign.key",
 		Args:    cobra.ExactArgs(2),
