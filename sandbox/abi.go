@@ -43,6 +43,7 @@ type abi interface {
 type loadSpec struct {
 	r        *Runtime
 	wasm     []byte     // the module as compiled (its data segments merged)
+	sum      [32]byte   // wasm's sha256
 	decls    []ToolDecl // Config.Tools
 	size     int        // the bound on instances (Config.PoolSize, defaulted)
 	compiled func()     // to call once the module compiled (Runtime.beforeCompile)
@@ -137,10 +138,14 @@ func (e extismEngine) compile(ctx context.Context, s loadSpec, isolation string)
 	// checks every connection (an empty policy denies all), so let every
 	// request through to it and have one message for every refusal.
 	manifest.AllowedHosts = []string{"*"}
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
-		RuntimeConfig: s.r.runtimeConfig(),
-		EnableWasi:    true,
-	}, p.hostFunctions())
+	var compiled *extism.CompiledPlugin
+	err := s.r.compile(ctx, s.sum, func() (err error) {
+		compiled, err = extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+			RuntimeConfig: s.r.runtimeConfig(),
+			EnableWasi:    true,
+		}, p.hostFunctions())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}

@@ -57,7 +57,11 @@ func (a *wasiABI) load(ctx context.Context, s loadSpec) error {
 		_ = rt.Close(ctx)
 		return fmt.Errorf("wasi: %w", err)
 	}
-	compiled, err := rt.CompileModule(ctx, s.wasm)
+	var compiled wazero.CompiledModule
+	err := s.r.compile(ctx, s.sum, func() (err error) {
+		compiled, err = rt.CompileModule(ctx, s.wasm)
+		return err
+	})
 	if err != nil {
 		_ = rt.Close(ctx)
 		return fmt.Errorf("compile: %w", err)

@@ -56,3 +56,4 @@ func TestLoadAll_OrderAndTheFirstErrorInOrderWhicheverFailsFirst(t *testing.T) {
 		}
 	}
 }
+

@@ -123,7 +123,8 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	if cfg.Path != "" {
 		file = filepath.Base(cfg.Path)
 	}
-	spec := loadSpec{r: r, wasm: wasm, decls: cfg.Tools, size: size, compiled: r.beforeCompile(wasm, file)}
+	compiledSum := sha256.Sum256(wasm)
+	spec := loadSpec{r: r, wasm: wasm, sum: compiledSum, decls: cfg.Tools, size: size, compiled: r.beforeCompile(compiledSum, file)}
 	if err := p.abi.load(ctx, spec); err != nil {
 		_ = p.Close(ctx)
 		return nil, err

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -36,6 +36,38 @@ type Runtime struct {
 	onCompile func(string)
 	dir       string   // CacheDir
 	snapshots sync.Map // pre-initialised modules by snapshotKey (preinit.go)
+
+	// Compiles of one module are one at a time (compile), and Extism's kernel, which
+	// every plugin compiles, stays compiled while the Runtime lives (kernel). Every
+	// plugin's wazero runtime shares one engine through the compilation cache, and
+	// wazero (v1.12) publishes a module read back from the cache directory to that
+	// engine before it has built the module's entry preambles: a second compile of the
+	// same module that finds it there instantiates from preambles still being written,
+	// a data race the race detector reported (and a crash in waiting). A module already
+	// in the engine is shared read-only, so with the kernel kept there and one compile
+	// per module at a time, plugins still load at once (LoadAll).
+	compiling  sync.Map // module sha256 → *sync.Mutex
+	kernelOnce sync.Once
+	kernel     *extism.CompiledPlugin // an empty module's, holding the kernel in the engine
+	kernelErr  error
+}
+
+// compile runs f, a compile of the module whose sha256 is sum against the shared cache,
+// once Extism's kernel is held in the engine and while no other compile of the same
+// module runs (see Runtime.compiling).
+func (r *Runtime) compile(ctx context.Context, sum [32]byte, f func() error) error {
+	r.kernelOnce.Do(func() {
+		r.kernel, r.kernelErr = extism.NewCompiledPlugin(ctx, extism.Manifest{
+			Wasm: []extism.Wasm{extism.WasmData{Data: []byte("\x00asm\x01\x00\x00\x00")}},
+		}, extism.PluginConfig{RuntimeConfig: r.runtimeConfig(), EnableWasi: true}, nil)
+	})
+	if r.kernelErr != nil {
+		return fmt.Errorf("extism kernel: %w", r.kernelErr)
+	}
+	mu, _ := r.compiling.LoadOrStore(sum, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	return f()
 }
 
 // NewRuntime creates a Runtime. Close it after every plugin is closed.
@@ -76,19 +108,19 @@ func wazeroVersion() string {
 	return "dev"
 }
 
-// compiledMark is the record of wasm in CacheDir, or "" with no CacheDir.
-func (r *Runtime) compiledMark(wasm []byte) string {
+// compiledMark is the record in CacheDir of the module whose sha256 is sum, or "" with
+// no CacheDir.
+func (r *Runtime) compiledMark(sum [32]byte) string {
 	if r.marks == "" {
 		return ""
 	}
-	sum := sha256.Sum256(wasm)
 	return filepath.Join(r.marks, hex.EncodeToString(sum[:]))
 }
 
-// beforeCompile announces the compile of wasm when CacheDir does not hold it; the
-// function returned records it there once the compile succeeded.
-func (r *Runtime) beforeCompile(wasm []byte, file string) (compiled func()) {
-	mark := r.compiledMark(wasm)
+// beforeCompile announces the compile of the module whose sha256 is sum when CacheDir
+// does not hold it; the function returned records it there once the compile succeeded.
+func (r *Runtime) beforeCompile(sum [32]byte, file string) (compiled func()) {
+	mark := r.compiledMark(sum)
 	if mark == "" {
 		return func() {}
 	}
@@ -107,6 +139,9 @@ func (r *Runtime) beforeCompile(wasm []byte, file string) (compiled func()) {
 
 // Close releases the compilation cache (the files in CacheDir stay).
 func (r *Runtime) Close(ctx context.Context) error {
+	if r.kernel != nil {
+		_ = r.kernel.Close(ctx)
+	}
 	return r.cache.Close(ctx)
 }
 
