@@ -56,4 +56,3 @@ func TestLoadAll_OrderAndTheFirstErrorInOrderWhicheverFailsFirst(t *testing.T) {
 		}
 	}
 }
-
