@@ -57,7 +57,8 @@ type Runtime struct {
 // module runs (see Runtime.compiling).
 func (r *Runtime) compile(ctx context.Context, sum [32]byte, f func() error) error {
 	r.kernelOnce.Do(func() {
-		r.kernel, r.kernelErr = extism.NewCompiledPlugin(ctx, extism.Manifest{
+		// Not the caller's cancellation: the kernel serves every later load.
+		r.kernel, r.kernelErr = extism.NewCompiledPlugin(context.WithoutCancel(ctx), extism.Manifest{
 			Wasm: []extism.Wasm{extism.WasmData{Data: []byte("\x00asm\x01\x00\x00\x00")}},
 		}, extism.PluginConfig{RuntimeConfig: r.runtimeConfig(), EnableWasi: true}, nil)
 	})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -75,25 +73,8 @@ func consoleEnv(t *testing.T) (*httptest.Server, *host.Host, <-chan string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := make(chan string, 8)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /harness", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(consoleHarness))
-	})
-	mux.HandleFunc("POST /harness-result", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		results <- string(b)
-	})
-	mux.Handle("/", srv)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Drain(ctx)
-		ts.Close()
-		_ = h.Close()
-	})
+	t.Cleanup(func() { _ = h.Close() }) // after the server is drained
+	ts, results := serveHarness(t, srv, "/harness", consoleHarness, 8)
 	return ts, h, results
 }
 

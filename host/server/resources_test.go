@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
@@ -44,25 +43,8 @@ func resourcesEnv(t *testing.T, fixture, harness string) (*httptest.Server, *hos
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := make(chan string, 8)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /harness", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(harness))
-	})
-	mux.HandleFunc("POST /harness-result", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		results <- string(b)
-	})
-	mux.Handle("/", srv)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Drain(ctx)
-		ts.Close()
-		_ = h.Close()
-	})
+	t.Cleanup(func() { _ = h.Close() }) // after the server is drained
+	ts, results := serveHarness(t, srv, "/harness", harness, 8)
 	return ts, h, results
 }
 

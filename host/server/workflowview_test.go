@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/workflow"
@@ -114,24 +112,7 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := make(chan string, 1)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /dag-harness", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(dagHarness))
-	})
-	mux.HandleFunc("POST /harness-result", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		results <- string(b)
-	})
-	mux.Handle("/", srv)
-	ts := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Drain(ctx)
-		ts.Close()
-	})
+	ts, results := serveHarness(t, srv, "/dag-harness", dagHarness, 1)
 
 	var got struct {
 		Nodes, Edges, Runs, Sessions, Definition, Sub []string
