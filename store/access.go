@@ -16,7 +16,7 @@ func (s *SQLite) AddUser(ctx context.Context, u access.User) error {
 	if err := access.CheckUser(u); err != nil {
 		return fmt.Errorf("add user: %w", err)
 	}
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, token_hash, created) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			u.Name, string(u.Role), u.TokenHash, u.Created.UTC().Format(feedbackTime))
 		if err != nil {
@@ -35,7 +35,7 @@ func (s *SQLite) AddUser(ctx context.Context, u access.User) error {
 
 // RemoveUser removes a user and the shares granted to them.
 func (s *SQLite) RemoveUser(ctx context.Context, name string) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
 		if err != nil {
 			return err
@@ -91,7 +91,7 @@ func (s *SQLite) queryUsers(ctx context.Context, q string, args ...any) ([]acces
 // ClaimOwner makes user the session's owner unless it has one; the first claim wins.
 func (s *SQLite) ClaimOwner(ctx context.Context, session, user string) (string, error) {
 	var owner string
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO session_owners (session, owner) VALUES (?, ?) ON CONFLICT DO NOTHING`, session, user); err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (s *SQLite) PutShare(ctx context.Context, sh access.Share) error {
 	if err := access.CheckShare(sh); err != nil {
 		return fmt.Errorf("share: %w", err)
 	}
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO shares (session, user, role, by, created) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (session, user) DO UPDATE SET role = excluded.role, by = excluded.by, created = excluded.created`,
 			sh.Session, sh.User, string(sh.Role), sh.By, sh.Created.UTC().Format(feedbackTime))
@@ -138,7 +138,7 @@ ON CONFLICT (session, user) DO UPDATE SET role = excluded.role, by = excluded.by
 
 // RemoveShare revokes a user's share of a session.
 func (s *SQLite) RemoveShare(ctx context.Context, session, user string) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM shares WHERE session = ? AND user = ?`, session, user)
 		if err != nil {
 			return err
@@ -200,7 +200,7 @@ func (s *SQLite) SharedWith(ctx context.Context, user string) ([]string, error) 
 
 // ForgetSession removes a session's owner and shares (DeleteSession does too).
 func (s *SQLite) ForgetSession(ctx context.Context, session string) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		for _, q := range []string{`DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`} {
 			if _, err := tx.ExecContext(ctx, q, session); err != nil {
 				return err

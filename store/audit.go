@@ -16,7 +16,7 @@ var _ audit.Store = (*SQLite)(nil)
 // the process's writes go through one connection in order, and another process's wait
 // for SQLite's write lock, so no two appends read the same last record.
 func (s *SQLite) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		var prev audit.Record
 		var at string
 		err := tx.QueryRowContext(ctx, `SELECT seq, hash, time FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&prev.Seq, &prev.Hash, &at)

@@ -10,10 +10,14 @@
 // the same file.
 //
 // Writes (sqlitewrite.go): every write of the process goes through one connection with
-// its statements prepared once, and is group-committed: writes that arrive while a
-// commit is in progress share the next transaction, each in a savepoint (one that fails
-// fails alone), and each caller returns once the transaction holding its write is
-// committed. A lone write is committed by its own caller. AppendRun (loop.RunAppender)
+// every statement it runs prepared once on it and kept (BEGIN, COMMIT and savepoints
+// included: sqlitetx.go, since database/sql's Tx would prepare them again in every
+// transaction), and is group-committed: writes that arrive while a commit is in progress
+// share the next transaction, each in a savepoint (one that fails fails alone), and each
+// caller returns once the transaction holding its write is committed. A lone write is
+// committed by its own caller. A write whose caller left before its turn is skipped; one
+// that has started is finished (SQLite rolls back a whole transaction when a write
+// statement in it is interrupted). AppendRun (loop.RunAppender)
 // saves a run record and appends in one transaction, and with a run's final record
 // releases its lease there too; with the loop writing once per step (rule L21) a
 // one-step run costs five commits (lease, three steps, end) instead of ten.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -17,7 +16,7 @@ const feedbackTime = "2006-01-02T15:04:05.000000000Z07:00"
 
 // AddFeedback stores feedback on a run (loop.FeedbackStore).
 func (s *SQLite) AddFeedback(ctx context.Context, f loop.Feedback) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO feedback (session, run_id, agent, score, comment, time) VALUES (?, ?, ?, ?, ?, ?)`,
 			f.SessionID, f.RunID, f.Agent, f.Score, f.Comment, f.Time.UTC().Format(feedbackTime))
 		return err

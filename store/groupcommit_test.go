@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"runtime"
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/loop"
+	"modernc.org/sqlite"
 )
 
 // holdWriter makes the store's next write wait until the returned func is called, so
@@ -17,7 +18,7 @@ import (
 func holdWriter(t *testing.T, s *SQLite) (release func()) {
 	t.Helper()
 	started, gate := make(chan struct{}), make(chan struct{})
-	go s.w.write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+	go s.w.write(context.Background(), func(ctx context.Context, tx *wtx) error {
 		close(started)
 		<-gate
 		return nil
@@ -130,5 +131,69 @@ func TestAppendRunIsOneCommit(t *testing.T) {
 	}
 	if got := s.w.commits.Load() - before; got != 1 {
 		t.Fatalf("%d commits", got)
+	}
+}
+
+// cancelOnce is an SQL function for the test below: it ends the context it is given
+// (through cancelHook) the first time it runs, in the middle of its statement.
+var cancelHook struct {
+	sync.Mutex
+	cancel context.CancelFunc
+}
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("agenthost_test_cancel", 1, func(_ *sqlite.FunctionContext, _ []driver.Value) (driver.Value, error) {
+		cancelHook.Lock()
+		if c := cancelHook.cancel; c != nil {
+			c()
+			cancelHook.cancel = nil
+		}
+		cancelHook.Unlock()
+		return int64(1), nil
+	})
+}
+
+// A write whose caller leaves while its statement runs is finished, not interrupted:
+// SQLite rolls back the whole transaction when a write statement in it is
+// interrupted, which would take the group's other writes with it and leave the rest
+// of the group running outside any transaction. Every write of the group is committed
+// and each caller is told so.
+func TestGroupCommitFinishesAWriteWhoseCallerLeavesMidStatement(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	release := holdWriter(t, s)
+	var wg sync.WaitGroup
+	var first, leaving, last error
+	wg.Go(func() { first = s.Append(ctx, "b", msgEntry(1, "b1")) })
+	queued(s, 1)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cancelHook.Lock()
+	cancelHook.cancel = cancel
+	cancelHook.Unlock()
+	wg.Go(func() {
+		leaving = s.w.write(lctx, func(ctx context.Context, tx *wtx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value)
+				SELECT 'p', 'k', x'00' WHERE (
+					WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 2000000)
+					SELECT count(*) FROM c WHERE agenthost_test_cancel(x)) > 0`)
+			return err
+		})
+	})
+	queued(s, 2)
+	wg.Go(func() { last = s.Append(ctx, "c", msgEntry(1, "c1")) })
+	queued(s, 3)
+	release()
+	wg.Wait()
+	if first != nil || leaving != nil || last != nil {
+		t.Fatalf("writes: %v, %v, %v", first, leaving, last)
+	}
+	for _, session := range []string{"b", "c"} {
+		if es, err := s.Load(ctx, session); err != nil || len(es) != 1 {
+			t.Fatalf("session %s: %d entries, %v", session, len(es), err)
+		}
+	}
+	if v, ok, err := s.KVGet(ctx, "p", "k"); err != nil || !ok || string(v) != "\x00" {
+		t.Fatalf("the leaving write's row: %q, %v, %v", v, ok, err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // AcquireLease implements loop.Leaser.
 func (s *SQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
 	var held loop.Lease
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		held = loop.Lease{}
 		var hb string
 		err := tx.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, l.SessionID).
@@ -58,7 +58,7 @@ func (s *SQLite) ReleaseLease(ctx context.Context, l loop.Lease) error {
 }
 
 func (s *SQLite) leaseExec(ctx context.Context, l loop.Lease, what, query string, args ...any) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, query, append(args, l.SessionID, l.RunID, l.Instance, l.PID)...)
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
 	}
 	text, terms, metaCol := s.sealMemory(e.ID, e.Text, meta)
 	vector := s.sealVector(e.ID, e.Vector)
-	err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms, vector, vector_model)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
 			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms, vector, vectorModel(e))
@@ -187,7 +187,7 @@ func (s *SQLite) DeleteMemory(ctx context.Context, f memory.Filter) (int, error)
 	}
 	where, args := memoryWhere(f)
 	var n int64
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE rowid IN (SELECT m.rowid FROM memories m WHERE `+where+`)`, args...)
 		if err != nil {
 			return err
@@ -310,7 +310,7 @@ func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
 	}
 	for i := 0; i < len(todo); i += resealBatch {
 		chunk := todo[i:min(i+resealBatch, len(todo))]
-		err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 			for _, r := range chunk {
 				if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, terms = ?, metadata = ?, vector = ? WHERE id = ?`, r.text, r.terms, r.meta, r.vector, r.id); err != nil {
 					return err

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -49,7 +48,7 @@ func fillMemories(b *testing.B, s *SQLite, n, users, dims int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format(feedbackTime)
-	err := s.w.write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(context.Background(), func(ctx context.Context, tx *wtx) error {
 		for i := range n {
 			words := make([]string, 10)
 			for j := range words {

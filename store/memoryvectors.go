@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/agenthost/agenthost/memory"
@@ -51,7 +50,7 @@ func (s *SQLite) CountStale(ctx context.Context, q memory.Stale) (int, error) {
 // words is not touched (the update trigger follows terms and scope only).
 func (s *SQLite) SetVector(ctx context.Context, id string, v []float32, model string) error {
 	vector := s.sealVector(id, v)
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET vector = ?, vector_model = ? WHERE id = ?`, vector, model, id)
 		return err
 	})

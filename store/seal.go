@@ -36,7 +36,7 @@ func (s *SQLite) useKeys(ctx context.Context, keys *seal.Keys) error {
 }
 
 func (s *SQLite) setMarker(ctx context.Context, v string) error {
-	return s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?) ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`,
 			seal.MarkerPlugin, seal.MarkerKey, []byte(v))
 		return err
@@ -124,7 +124,7 @@ func (s *SQLite) resealEntries(ctx context.Context) (int, error) {
 		if len(todo) == 0 {
 			continue
 		}
-		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 			for _, r := range todo {
 				if _, err := tx.ExecContext(ctx, `UPDATE entries SET body = ? WHERE session = ? AND seq = ?`, r.body, r.session, r.seq); err != nil {
 					return err
@@ -170,7 +170,7 @@ func (s *SQLite) resealKV(ctx context.Context) (int, error) {
 	}
 	for i := 0; i < len(todo); i += resealBatch {
 		chunk := todo[i:min(i+resealBatch, len(todo))]
-		err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 			for _, r := range chunk {
 				if _, err := tx.ExecContext(ctx, `UPDATE kv SET value = ? WHERE plugin = ? AND key = ?`, r.value, r.plugin, r.key); err != nil {
 					return err

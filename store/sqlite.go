@@ -145,7 +145,7 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 	}
 	es, err := encodeEntries(s.keys, session, entries)
 	if err == nil {
-		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.w.appendTx(ctx, tx, session, es) })
+		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error { return s.w.appendTx(ctx, tx, session, es) })
 	}
 	if err != nil {
 		return appendError(session, err)
@@ -158,7 +158,7 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
 	es, err := encodeEntries(s.keys, r.SessionID, entries)
 	if err == nil {
-		err = s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 			// Both writes check the run's fence, so the lease goes last.
 			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
@@ -167,7 +167,7 @@ func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loo
 				return err
 			}
 			if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
-				if _, err := tx.StmtContext(ctx, s.w.dropLease).ExecContext(ctx, r.SessionID, r.ID); err != nil {
+				if _, err := tx.Stmt(s.w.dropLease).ExecContext(ctx, r.SessionID, r.ID); err != nil {
 					return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
 				}
 			}
@@ -214,7 +214,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
-	if err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.w.saveRunTx(ctx, tx, r) }); err != nil {
+	if err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error { return s.w.saveRunTx(ctx, tx, r) }); err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
 	}
 	return nil
@@ -281,7 +281,7 @@ func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
 // DeleteSession removes a session's entries and runs in one transaction; a session whose
 // run holds a lease (running now, in this process or another) is refused.
 func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		var held int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM leases WHERE session = ?`, session).Scan(&held); err != nil {
 			return err
@@ -330,7 +330,7 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 		value = []byte{}
 	}
 	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
 		return err
@@ -366,7 +366,7 @@ func (s *SQLite) KVKeys(ctx context.Context, plugin, prefix string, limit int) (
 
 // KVDelete removes a plugin's value.
 func (s *SQLite) KVDelete(ctx context.Context, plugin, key string) error {
-	err := s.w.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE plugin = ? AND key = ?`, plugin, key)
 		return err
 	})

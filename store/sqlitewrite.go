@@ -27,7 +27,7 @@ import (
 const maxGroup = 128
 
 // writeFn is one write: statements on tx, which it shares with others of its group.
-type writeFn func(ctx context.Context, tx *sql.Tx) error
+type writeFn func(ctx context.Context, tx *wtx) error
 
 type writeOp struct {
 	ctx  context.Context
@@ -52,6 +52,7 @@ type writer struct {
 	upsertRun *sql.Stmt
 	dropLease *sql.Stmt
 	leaseOf   *sql.Stmt
+	stmts     stmtCache // every other statement run on conn, prepared once (wtx)
 	q         writeQueue
 	commits   atomic.Int64 // transactions committed, for tests and diagnostics
 	// check, when set, runs before every transaction; its error fails the group
@@ -98,6 +99,7 @@ func (w *writer) close() error {
 			st.Close()
 		}
 	}
+	w.stmts.close()
 	return w.conn.Close()
 }
 
@@ -160,37 +162,49 @@ func (w *writer) commit(group []*writeOp, self *writeOp) {
 		}
 	}
 	ctx := context.WithoutCancel(self.ctx) // the group's transaction outlives any one caller
-	tx, err := w.conn.BeginTx(ctx, nil)
-	if err != nil {
+	if err := w.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
 		failAll(unavailable(err))
 		return
 	}
+	tx := &wtx{w}
 	ok := 0
 	for _, op := range group {
 		if op.err = op.ctx.Err(); op.err != nil {
 			continue
 		}
+		// A write that has started is finished even if its caller leaves meanwhile:
+		// SQLite answers an interrupted write statement by rolling back the whole
+		// transaction, the group's other writes with it, and what ran after it would
+		// run outside any transaction.
+		octx := context.WithoutCancel(op.ctx)
 		if len(group) == 1 {
-			op.err = unavailable(op.do(op.ctx, tx))
+			op.err = unavailable(op.do(octx, tx))
 		} else {
-			op.err = unavailable(savepoint(op.ctx, tx, op.do))
+			op.err = unavailable(savepoint(octx, tx, op.do))
 		}
 		if op.err == nil {
 			ok++
 		}
 	}
 	if ok == 0 {
-		tx.Rollback()
+		w.rollback(ctx)
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if err := w.exec(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx) // a COMMIT that failed may leave the transaction open
 		failAll(unavailable(err))
 		return
 	}
 	w.commits.Add(1)
 }
 
-func savepoint(ctx context.Context, tx *sql.Tx, do writeFn) error {
+// rollback ends the transaction without its writes. SQLite may have ended it already
+// (a statement interrupted by its context, a failed COMMIT), which is not an error.
+func (w *writer) rollback(ctx context.Context) {
+	w.exec(ctx, "ROLLBACK")
+}
+
+func savepoint(ctx context.Context, tx *wtx, do writeFn) error {
 	if _, err := tx.ExecContext(ctx, `SAVEPOINT w`); err != nil {
 		return err
 	}
@@ -228,14 +242,14 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 
 // fenceTx refuses, in the write's transaction, a write whose fence is not the session's
 // lease (loop/fence.go): a writer paused past its lease cannot write after it wakes.
-func (w *writer) fenceTx(ctx context.Context, tx *sql.Tx, session string) error {
+func (w *writer) fenceTx(ctx context.Context, tx *wtx, session string) error {
 	f, fenced := loop.FenceOf(ctx, session)
 	if !fenced {
 		return nil
 	}
 	var held loop.Lease
 	var hb string
-	err := tx.StmtContext(ctx, w.leaseOf).QueryRowContext(ctx, session).
+	err := tx.Stmt(w.leaseOf).QueryRowContext(ctx, session).
 		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loop.FenceError(f, held, false)
@@ -252,7 +266,7 @@ func (w *writer) fenceTx(ctx context.Context, tx *sql.Tx, session string) error 
 
 // appendTx inserts encoded entries after the session's last one; the batch must follow
 // it without a gap. A fenced write (fenceTx) is checked first.
-func (w *writer) appendTx(ctx context.Context, tx *sql.Tx, session string, es []encoded) error {
+func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []encoded) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -260,10 +274,10 @@ func (w *writer) appendTx(ctx context.Context, tx *sql.Tx, session string, es []
 		return err
 	}
 	var last int64
-	if err := tx.StmtContext(ctx, w.maxSeq).QueryRowContext(ctx, session).Scan(&last); err != nil {
+	if err := tx.Stmt(w.maxSeq).QueryRowContext(ctx, session).Scan(&last); err != nil {
 		return err
 	}
-	ins := tx.StmtContext(ctx, w.insert)
+	ins := tx.Stmt(w.insert)
 	for i, e := range es {
 		if want := last + int64(i) + 1; e.seq != want {
 			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
@@ -275,12 +289,12 @@ func (w *writer) appendTx(ctx context.Context, tx *sql.Tx, session string, es []
 	return nil
 }
 
-func (w *writer) saveRunTx(ctx context.Context, tx *sql.Tx, r loop.RunRecord) error {
+func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) error {
 	if err := w.fenceTx(ctx, tx, r.SessionID); err != nil {
 		return err
 	}
 	usage, _ := json.Marshal(r.Usage)
-	_, err := tx.StmtContext(ctx, w.upsertRun).ExecContext(ctx,
+	_, err := tx.Stmt(w.upsertRun).ExecContext(ctx,
 		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
 	return err
 }
