@@ -70,7 +70,7 @@ func (s *SQLite) queryUsers(ctx context.Context, q string, args ...any) ([]acces
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
@@ -109,7 +109,7 @@ func (s *SQLite) Owner(ctx context.Context, session string) (string, error) {
 		return "", fmt.Errorf("owner of session %q: %w", session, err)
 	}
 	var owner string
-	err := s.db.QueryRowContext(ctx, `SELECT owner FROM session_owners WHERE session = ?`, session).Scan(&owner)
+	err := s.queryRow(ctx, `SELECT owner FROM session_owners WHERE session = ?`, session).Scan(&owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -159,7 +159,7 @@ func (s *SQLite) Shares(ctx context.Context, session string) ([]access.Share, er
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("shares of session %q: %w", session, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT user, role, by, created FROM shares WHERE session = ? ORDER BY user`, session)
+	rows, err := s.query(ctx, `SELECT user, role, by, created FROM shares WHERE session = ? ORDER BY user`, session)
 	if err != nil {
 		return nil, fmt.Errorf("shares of session %q: %w", session, err)
 	}
@@ -182,7 +182,7 @@ func (s *SQLite) SharedWith(ctx context.Context, user string) ([]string, error) 
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("sessions shared with %q: %w", user, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT session FROM shares WHERE user = ? ORDER BY session`, user)
+	rows, err := s.query(ctx, `SELECT session FROM shares WHERE user = ? ORDER BY session`, user)
 	if err != nil {
 		return nil, fmt.Errorf("sessions shared with %q: %w", user, err)
 	}

@@ -47,7 +47,7 @@ func (s *SQLite) Audit(ctx context.Context, after int64, limit int) ([]audit.Rec
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, time, action, actor, target, detail, prev, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	rows, err := s.query(ctx, `SELECT seq, time, action, actor, target, detail, prev, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}

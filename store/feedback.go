@@ -32,7 +32,7 @@ func (s *SQLite) Feedback(ctx context.Context, since time.Time) ([]loop.Feedback
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("list feedback: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT session, run_id, agent, score, comment, time FROM feedback WHERE time >= ? ORDER BY time, id`,
+	rows, err := s.query(ctx, `SELECT session, run_id, agent, score, comment, time FROM feedback WHERE time >= ? ORDER BY time, id`,
 		since.UTC().Format(feedbackTime))
 	if err != nil {
 		return nil, fmt.Errorf("list feedback: %w", err)

@@ -78,7 +78,7 @@ func (s *SQLite) leaseExec(ctx context.Context, l loop.Lease, what, query string
 func (s *SQLite) Lease(ctx context.Context, session string) (loop.Lease, bool, error) {
 	var l loop.Lease
 	var hb string
-	err := s.db.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, session).
+	err := s.queryRow(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, session).
 		Scan(&l.SessionID, &l.RunID, &l.PID, &l.Host, &l.Instance, &hb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loop.Lease{}, false, nil

@@ -74,7 +74,7 @@ func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit,
 		terms = blind
 	}
 	match := "{scope} : (" + memory.FTS5Query(scopes) + ") AND {terms} : (" + memory.FTS5Query(terms) + ")"
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts, 1.0, 0.0)
+	rows, err := s.query(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts, 1.0, 0.0)
 FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
 WHERE memories_fts MATCH ?
   AND `+visibleSQL+`
@@ -108,7 +108,7 @@ func (s *SQLite) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT m.id, m.vector FROM memories m WHERE m.vector IS NOT NULL AND `+visibleSQL,
+	rows, err := s.query(ctx, `SELECT m.id, m.vector FROM memories m WHERE m.vector IS NOT NULL AND `+visibleSQL,
 		q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind))
 	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
@@ -136,7 +136,7 @@ func (s *SQLite) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit
 	best := memory.Best(scored, q.Max())
 	out := make([]memory.Hit, 0, len(best))
 	for _, b := range best {
-		r, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ?`, b.ID)
+		r, err := s.query(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ?`, b.ID)
 		if err != nil {
 			return nil, fmt.Errorf("search memory: %w", err)
 		}
@@ -163,7 +163,7 @@ func (s *SQLite) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entr
 	if f.Limit > 0 {
 		lim = f.Limit
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE `+where+` ORDER BY m.updated DESC, m.rowid DESC LIMIT ?`,
+	rows, err := s.query(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE `+where+` ORDER BY m.updated DESC, m.rowid DESC LIMIT ?`,
 		append(args, lim)...)
 	if err != nil {
 		return nil, fmt.Errorf("list memory: %w", err)
@@ -274,7 +274,7 @@ func (s *SQLite) sealMemory(id, text string, meta []byte) (string, string, strin
 
 // resealMemories re-seals and re-indexes memories not sealed with the current key.
 func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, text, metadata, vector FROM memories`)
+	rows, err := s.query(ctx, `SELECT id, text, metadata, vector FROM memories`)
 	if err != nil {
 		return 0, err
 	}

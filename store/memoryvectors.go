@@ -17,7 +17,7 @@ func (s *SQLite) Stale(ctx context.Context, q memory.Stale) ([]memory.Entry, err
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("stale memories: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE `+staleSQL+` AND m.id > ? ORDER BY m.id LIMIT ?`,
+	rows, err := s.query(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE `+staleSQL+` AND m.id > ? ORDER BY m.id LIMIT ?`,
 		q.Model, q.User, q.User, q.After, q.Max())
 	if err != nil {
 		return nil, fmt.Errorf("stale memories: %w", err)
@@ -40,7 +40,7 @@ func (s *SQLite) CountStale(ctx context.Context, q memory.Stale) (int, error) {
 		return 0, fmt.Errorf("stale memories: %w", err)
 	}
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM memories m WHERE `+staleSQL, q.Model, q.User, q.User).Scan(&n); err != nil {
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM memories m WHERE `+staleSQL, q.Model, q.User, q.User).Scan(&n); err != nil {
 		return 0, fmt.Errorf("stale memories: %w", err)
 	}
 	return n, nil

@@ -14,13 +14,13 @@ var ErrLocked = seal.ErrLocked
 
 func (s *SQLite) useKeys(ctx context.Context, keys *seal.Keys) error {
 	var marker []byte
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, seal.MarkerPlugin, seal.MarkerKey).Scan(&marker)
+	err := s.queryRow(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, seal.MarkerPlugin, seal.MarkerKey).Scan(&marker)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	use, mixed, write, err := seal.Mode(marker, keys, func() (bool, error) {
 		var rows int
-		err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows)
+		err := s.queryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows)
 		return rows == 0, err
 	})
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *SQLite) resealEntries(ctx context.Context) (int, error) {
 	n := 0
 	after := row{}
 	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT session, seq, body FROM entries WHERE (session, seq) > (?, ?) ORDER BY session, seq LIMIT ?`, after.session, after.seq, resealBatch)
+		rows, err := s.query(ctx, `SELECT session, seq, body FROM entries WHERE (session, seq) > (?, ?) ORDER BY session, seq LIMIT ?`, after.session, after.seq, resealBatch)
 		if err != nil {
 			return n, err
 		}
@@ -140,7 +140,7 @@ func (s *SQLite) resealEntries(ctx context.Context) (int, error) {
 }
 
 func (s *SQLite) resealKV(ctx context.Context) (int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT plugin, key, value FROM kv WHERE NOT (plugin = ? AND key = ?)`, seal.MarkerPlugin, seal.MarkerKey)
+	rows, err := s.query(ctx, `SELECT plugin, key, value FROM kv WHERE NOT (plugin = ? AND key = ?)`, seal.MarkerPlugin, seal.MarkerKey)
 	if err != nil {
 		return 0, err
 	}

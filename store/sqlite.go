@@ -29,6 +29,7 @@ type SQLite struct {
 	w     *writer
 	watch *fileWatch // is path still the file we write? (unavailable.go)
 	keys  *seal.Keys // nil: nothing is sealed (seal.go)
+	reads stmtCache  // the reads' statements, prepared once (sqlitetx.go)
 	mixed bool       // keyed, but plain values from before may remain (seal.go)
 }
 
@@ -131,6 +132,7 @@ func (s *SQLite) Close() error {
 		return nil
 	}
 	werr := s.w.close()
+	s.reads.close()
 	if err := s.db.Close(); err != nil {
 		return err
 	}
@@ -185,7 +187,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("load session %q: %w", session, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, body FROM entries WHERE session = ? ORDER BY seq`, session)
+	rows, err := s.query(ctx, `SELECT seq, body FROM entries WHERE session = ? ORDER BY seq`, session)
 	if err != nil {
 		return nil, fmt.Errorf("load session %q: %w", session, err)
 	}
@@ -225,7 +227,7 @@ func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, er
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = ? ORDER BY started, id`, session)
+	rows, err := s.query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = ? ORDER BY started, id`, session)
 	if err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
@@ -256,7 +258,7 @@ func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT s.sid,
+	rows, err := s.query(ctx, `SELECT s.sid,
 		(SELECT COUNT(*) FROM entries e WHERE e.session = s.sid),
 		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = s.sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = s.sid), '') AS updated,
 		(SELECT COUNT(*) FROM runs r WHERE r.session = s.sid)
@@ -309,7 +311,7 @@ func (s *SQLite) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, e
 		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 	}
 	var v []byte
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, plugin, key).Scan(&v)
+	err := s.queryRow(ctx, `SELECT value FROM kv WHERE plugin = ? AND key = ?`, plugin, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -348,7 +350,7 @@ func (s *SQLite) KVKeys(ctx context.Context, plugin, prefix string, limit int) (
 		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
 	}
 	// instr, not LIKE: a prefix holding % or _ means itself.
-	rows, err := s.db.QueryContext(ctx, `SELECT key FROM kv WHERE plugin = ? AND (? = '' OR instr(key, ?) = 1) ORDER BY key LIMIT ?`, plugin, prefix, prefix, limit)
+	rows, err := s.query(ctx, `SELECT key FROM kv WHERE plugin = ? AND (? = '' OR instr(key, ?) = 1) ORDER BY key LIMIT ?`, plugin, prefix, prefix, limit)
 	if err != nil {
 		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
 	}

@@ -49,8 +49,14 @@ func (tx *wtx) Stmt(st *sql.Stmt) *sql.Stmt { return st }
 // prepared, run and closed as before.
 const maxStmts = 128
 
-// stmtCache is the write connection's prepared statements by query text. Only the
-// writer's leader uses it, one at a time, but the lock keeps that assumption cheap.
+// preparer is a *sql.Conn (the writer's statements) or a *sql.DB (reads: database/sql
+// prepares a DB's statement once on each pooled connection it runs on).
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// stmtCache is prepared statements by query text: the write connection's, which only
+// the writer's leader uses, one at a time, and the reads', used by any goroutine.
 type stmtCache struct {
 	mu sync.Mutex
 	m  map[string]*sql.Stmt
@@ -58,7 +64,7 @@ type stmtCache struct {
 
 // get returns query's statement, prepared on conn the first time; nil once maxStmts
 // are kept (the caller runs the query on conn, which prepares and closes it).
-func (c *stmtCache) get(ctx context.Context, conn *sql.Conn, query string) (*sql.Stmt, error) {
+func (c *stmtCache) get(ctx context.Context, conn preparer, query string) (*sql.Stmt, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st := c.m[query]; st != nil {
@@ -91,4 +97,22 @@ func (c *stmtCache) close() {
 func (w *writer) exec(ctx context.Context, query string) error {
 	_, err := (&wtx{w}).ExecContext(ctx, query)
 	return err
+}
+
+// query runs a read on the store's pool with its statement prepared once (reads).
+func (s *SQLite) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.reads.get(ctx, s.db, query)
+	if err != nil || st == nil {
+		return s.db.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow is query for one row.
+func (s *SQLite) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.reads.get(ctx, s.db, query)
+	if err != nil || st == nil {
+		return s.db.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
