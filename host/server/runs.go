@@ -106,11 +106,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// runKey names a run: run ids are unique per session, not globally.
-type runKey struct{ session, run string }
-
 // claim registers a run, refusing a second run on a session (409), a run id already
-// in use on it (409) and any run while shutting down (503). Run ids are per session
+// in use on it (409) and any run while shutting down (503); one map lookup, so a
+// thousand runs at once do not make each claim scan the others. Run ids are per session
 // everywhere (the loop, the cluster's jobs, aborts): another session's run of the same
 // id is another run and is not refused.
 func (s *Server) claim(in loop.RunInput) (int, string) {
@@ -119,22 +117,20 @@ func (s *Server) claim(in loop.RunInput) (int, string) {
 	if s.draining {
 		return http.StatusServiceUnavailable, "server is shutting down"
 	}
-	for k := range s.active {
-		if k == (runKey{in.SessionID, in.RunID}) {
+	if run, busy := s.active[in.SessionID]; busy {
+		if run == in.RunID {
 			return http.StatusConflict, fmt.Sprintf("run %q is already in progress", in.RunID)
 		}
-		if k.session == in.SessionID {
-			return http.StatusConflict, fmt.Sprintf("session %q already has a run in progress (%s); abort it or wait for it to finish", k.session, k.run)
-		}
+		return http.StatusConflict, fmt.Sprintf("session %q already has a run in progress (%s); abort it or wait for it to finish", in.SessionID, run)
 	}
-	s.active[runKey{in.SessionID, in.RunID}] = struct{}{}
+	s.active[in.SessionID] = in.RunID
 	s.wg.Add(1)
 	return 0, ""
 }
 
 func (s *Server) release(in loop.RunInput) {
 	s.mu.Lock()
-	delete(s.active, runKey{in.SessionID, in.RunID})
+	delete(s.active, in.SessionID) // claim admits one run a session
 	s.mu.Unlock()
 	s.wg.Done()
 }
@@ -178,7 +174,8 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	_, live := s.active[runKey{session, id}]
+	run, live := s.active[session]
+	live = live && run == id
 	s.mu.Unlock()
 	if !live || s.opts.Agent == nil || !s.opts.Agent.Abort(session, id) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
@@ -199,9 +196,9 @@ func (s *Server) runSessions(ctx context.Context, runID string) ([]string, error
 		out = ss
 	}
 	s.mu.Lock()
-	for k := range s.active {
-		if k.run == runID {
-			out = append(out, k.session)
+	for session, run := range s.active {
+		if run == runID {
+			out = append(out, session)
 		}
 	}
 	s.mu.Unlock()

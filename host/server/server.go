@@ -102,7 +102,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	draining bool
-	active   map[runKey]struct{} // the runs this server streams
+	active   map[string]string // session -> its run this server streams (one at a time)
 	wg       sync.WaitGroup      // run handlers in progress
 }
 
@@ -123,7 +123,7 @@ func New(opts Options) (*Server, error) {
 	if opts.BodyReadTimeout <= 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[runKey]struct{}{}}
+	s := &Server{opts: opts, mux: http.NewServeMux(), active: map[string]string{}}
 	s.token = sha256.Sum256([]byte(opts.Token))
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
