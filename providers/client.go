@@ -94,6 +94,10 @@ type Client struct {
 	tls    bool       // the connection to it uses go-plugin's AutoMTLS (tls.go)
 	gen    uint64     // a new processSerial on every (re)start, so a stale failure cannot mark a fresh process broken
 	broken bool       // the current process failed; restart before the next call
+	// sessions says the current process serves Session; idle holds its streams
+	// between calls (session.go).
+	sessions bool
+	idle     []*session
 	closed bool
 }
 
@@ -168,6 +172,8 @@ func (c *Client) launch(ctx context.Context) error {
 		// they are what the user acts on (a missing key, an unknown option).
 		return fmt.Errorf("configure: %s", status.Convert(err).Message())
 	}
+	c.dropIdleSessions()
+	c.sessions = probeSession(ctx, rpc, c.cfg.StartTimeout)
 	c.proc, c.rpc, c.exe, c.sock = proc, rpc, exe, sock
 	c.gen = processSerial.Add(1)
 	c.broken = false
@@ -316,6 +322,7 @@ func (c *Client) PID() int {
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
+	c.dropIdleSessions()
 	proc, exe, sock := c.proc, c.exe, c.sock
 	c.exe, c.sock = nil, nil
 	c.mu.Unlock()
