@@ -98,7 +98,7 @@ type Client struct {
 	// between calls (session.go).
 	sessions bool
 	idle     []*session
-	closed bool
+	closed   bool
 }
 
 // Start launches the adapter, completes the go-plugin handshake (over a Unix socket in a

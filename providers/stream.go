@@ -76,8 +76,8 @@ type eventStream struct {
 	parent context.Context // the caller's: its end is a cancellation, not a failure
 	ctx    context.Context // the call's: also ended by the watchdog
 	cancel context.CancelCauseFunc
-	first  time.Duration // first_token_timeout; 0 = none
-	idle   time.Duration // idle_timeout; 0 = none
+	first  time.Duration                                    // first_token_timeout; 0 = none
+	idle   time.Duration                                    // idle_timeout; 0 = none
 	st     grpc.ServerStreamingClient[providerpb.ChatEvent] // a call of its own; nil on a session
 
 	// A call on a Session stream (session.go): the stream, the call's number on it, the
