@@ -174,6 +174,14 @@ func (c *Client) launch(ctx context.Context) error {
 	}
 	c.dropIdleSessions()
 	c.sessions = probeSession(ctx, rpc, c.cfg.StartTimeout)
+	if !c.sessions && ctx.Err() != nil {
+		// Cancelled while asking: not an answer, so not a reason to use Stream for
+		// this process's whole life.
+		proc.Kill()
+		exe.remove()
+		sock.remove()
+		return ctx.Err()
+	}
 	c.proc, c.rpc, c.exe, c.sock = proc, rpc, exe, sock
 	c.gen = processSerial.Add(1)
 	c.broken = false
