@@ -47,7 +47,9 @@ func (c *Client) Stream(ctx context.Context, req *ChatRequest) (EventStream, err
 	if err != nil {
 		return nil, err
 	}
-	validUTF8(req)
+	if !requestValidUTF8(req) {
+		validUTF8(req)
+	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	s := &eventStream{c: c, gen: gen, parent: ctx, ctx: callCtx, cancel: cancel, idle: c.cfg.idleTimeout()}
 	if d := c.cfg.firstTokenTimeout(); d > 0 {
