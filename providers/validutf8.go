@@ -24,28 +24,42 @@ func validUTF8(msg proto.Message) bool {
 // (TestRequestValidUTF8ChecksEveryStringField), so a field added to the protocol and
 // not here fails it.
 func requestValidUTF8(r *ChatRequest) bool {
-	v := utf8.ValidString
-	if !v(r.GetModel()) || !v(r.GetToolChoice()) || !v(r.GetResponseFormat()) ||
-		!v(r.GetMetadata().GetSession()) || !v(r.GetMetadata().GetRun()) {
+	if !allValid(r.GetModel(), r.GetToolChoice(), r.GetResponseFormat(), r.GetMetadata().GetSession(), r.GetMetadata().GetRun()) {
 		return false
 	}
 	for _, m := range r.GetMessages() {
-		if !v(m.GetRole()) || !v(m.GetToolCallId()) || !v(m.GetName()) || !v(m.GetReasoning()) || !v(m.GetReasoningState()) {
+		if !messageValidUTF8(m) {
 			return false
-		}
-		for _, p := range m.GetContent() {
-			if !v(p.GetType()) || !v(p.GetText()) || !v(p.GetImageUrl()) || !v(p.GetMediaType()) {
-				return false
-			}
-		}
-		for _, tc := range m.GetToolCalls() {
-			if !v(tc.GetId()) || !v(tc.GetName()) || !v(tc.GetArguments()) {
-				return false
-			}
 		}
 	}
 	for _, t := range r.GetTools() {
-		if !v(t.GetName()) || !v(t.GetDescription()) || !v(t.GetInputSchema()) {
+		if !allValid(t.GetName(), t.GetDescription(), t.GetInputSchema()) {
+			return false
+		}
+	}
+	return true
+}
+
+func messageValidUTF8(m *Message) bool {
+	if !allValid(m.GetRole(), m.GetToolCallId(), m.GetName(), m.GetReasoning(), m.GetReasoningState()) {
+		return false
+	}
+	for _, p := range m.GetContent() {
+		if !allValid(p.GetType(), p.GetText(), p.GetImageUrl(), p.GetMediaType()) {
+			return false
+		}
+	}
+	for _, tc := range m.GetToolCalls() {
+		if !allValid(tc.GetId(), tc.GetName(), tc.GetArguments()) {
+			return false
+		}
+	}
+	return true
+}
+
+func allValid(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
 			return false
 		}
 	}
