@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -244,5 +245,32 @@ func TestServeKeepsAGoAdapterToTheSessionProtocol(t *testing.T) {
 	wantOK(t, c, "report", join([]string{`1 text "send after finish: the call has already ended (finish or error sent)"`, `2 finish end_turn`}))
 	if served, idle := providers.SessionsOf(c); !served || idle != 1 {
 		t.Fatalf("session served %v, %d idle; want true, 1", served, idle)
+	}
+}
+
+// An adapter that dies between calls leaves a stream in the pool that leads nowhere: the
+// next call either fails with the usual retryable error (the death not yet noticed) or
+// already runs on a new process; the call after it runs on a new process, which was
+// asked about Session again. Never a hang, never a stale event.
+func TestAdapterDeadWhileItsStreamIsIdleFailsOneCallAtMost(t *testing.T) {
+	c := startWith(t, `{"repeat": true, "turns": [{"text": "hi"}]}`, providers.ClientConfig{})
+	want := join([]string{`1 text "hi"`, `2 finish end_turn`})
+	wantOK(t, c, "", want)
+	pid := c.PID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	got, err := call(t, context.Background(), c, "")
+	var pe *providers.Error
+	switch {
+	case errors.Is(err, io.EOF) && got == want && c.PID() != pid:
+	case errors.As(err, &pe) && pe.Kind == providers.KindProvider && pe.Retryable &&
+		strings.Contains(pe.Message, `provider "scripted": adapter process `) && strings.Contains(pe.Message, "it will be restarted for the next call"):
+	default:
+		t.Fatalf("first call after the kill: %q, %#v", got, err)
+	}
+	wantOK(t, c, "", want)
+	if served, idle := providers.SessionsOf(c); c.PID() == pid || !served || idle != 1 {
+		t.Fatalf("pid %d (killed %d), session served %v, %d idle", c.PID(), pid, served, idle)
 	}
 }
