@@ -94,7 +94,11 @@ type Client struct {
 	tls    bool       // the connection to it uses go-plugin's AutoMTLS (tls.go)
 	gen    uint64     // a new processSerial on every (re)start, so a stale failure cannot mark a fresh process broken
 	broken bool       // the current process failed; restart before the next call
-	closed bool
+	// sessions says the current process serves Session; idle holds its streams
+	// between calls (session.go).
+	sessions bool
+	idle     []*session
+	closed   bool
 }
 
 // Start launches the adapter, completes the go-plugin handshake (over a Unix socket in a
@@ -167,6 +171,16 @@ func (c *Client) launch(ctx context.Context) error {
 		// The adapter's own words, not "rpc error: code = InvalidArgument desc = ...":
 		// they are what the user acts on (a missing key, an unknown option).
 		return fmt.Errorf("configure: %s", status.Convert(err).Message())
+	}
+	c.dropIdleSessions()
+	c.sessions = probeSession(ctx, rpc, c.cfg.StartTimeout)
+	if !c.sessions && ctx.Err() != nil {
+		// Cancelled while asking: not an answer, so not a reason to use Stream for
+		// this process's whole life.
+		proc.Kill()
+		exe.remove()
+		sock.remove()
+		return ctx.Err()
 	}
 	c.proc, c.rpc, c.exe, c.sock = proc, rpc, exe, sock
 	c.gen = processSerial.Add(1)
@@ -316,6 +330,7 @@ func (c *Client) PID() int {
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
+	c.dropIdleSessions()
 	proc, exe, sock := c.proc, c.exe, c.sock
 	c.exe, c.sock = nil, nil
 	c.mu.Unlock()

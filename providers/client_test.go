@@ -200,6 +200,9 @@ func TestAdapterKilledMidStream(t *testing.T) {
 	if c.PID() == oldPID || c.PID() == 0 {
 		t.Fatalf("PID after restart = %d, killed %d", c.PID(), oldPID)
 	}
+	if served, idle := providers.SessionsOf(c); !served || idle != 1 { // the new process was asked again
+		t.Fatalf("after restart: session served %v, %d idle; want true, 1", served, idle)
+	}
 }
 
 // TestWrongSHA256RefusesToStart: the pin is checked before anything runs and

@@ -23,3 +23,15 @@ func SocketOf(c *Client) (net.Addr, string, bool) {
 	defer c.mu.Unlock()
 	return c.proc.ReattachConfig().Addr, c.sock.dir, c.tls
 }
+
+// SessionsOf says whether the running adapter serves Session (session.go) and how many
+// of its streams are idle in the pool.
+func SessionsOf(c *Client) (served bool, idle int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions, len(c.idle)
+}
+
+// FromTraceMetadata is what Serve's Stream does with the call's gRPC metadata, for a
+// test adapter that serves Stream without Serve.
+var FromTraceMetadata = fromTraceMetadata

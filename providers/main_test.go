@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(hostHelperEnv) != "" {
 		runHostHelper() // never returns
 	}
+	if kind := os.Getenv(sessionHelperEnv); kind != "" {
+		runSessionHelper(kind) // never returns
+	}
 	if os.Getenv(adapterHelperEnv) != "" {
 		providers.Serve(procsProvider{}) // never returns
 	}

@@ -40,26 +40,35 @@ func (e *errCallTimeout) Error() string { return e.msg }
 
 // Stream starts one model call. Invalid UTF-8 in the request is replaced with U+FFFD
 // first (protobuf refuses it), so a prompt or tool output holding arbitrary bytes
-// does not fail the call.
+// does not fail the call. The call rides an idle Session stream when the adapter
+// serves Session (session.go), else a Stream RPC of its own.
 func (c *Client) Stream(ctx context.Context, req *ChatRequest) (EventStream, error) {
 	rpc, gen, err := c.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	validUTF8(req)
+	if !requestValidUTF8(req) {
+		validUTF8(req)
+	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	s := &eventStream{c: c, gen: gen, parent: ctx, ctx: callCtx, cancel: cancel, idle: c.cfg.idleTimeout()}
 	if d := c.cfg.firstTokenTimeout(); d > 0 {
 		s.first = d
 		s.timer = time.AfterFunc(d, s.timedOut)
 	}
-	st, err := rpc.Stream(withTraceMetadata(callCtx), req)
+	sess, err := c.takeSession(rpc, gen)
+	switch {
+	case err != nil:
+	case sess != nil:
+		err = s.startSessionCall(sess, req)
+	default:
+		s.st, err = rpc.Stream(withTraceMetadata(callCtx), req)
+	}
 	if err != nil {
 		err = s.classify(err, "at the start of a call")
 		s.stop()
 		return nil, err
 	}
-	s.st = st
 	return s, nil
 }
 
@@ -69,9 +78,17 @@ type eventStream struct {
 	parent context.Context // the caller's: its end is a cancellation, not a failure
 	ctx    context.Context // the call's: also ended by the watchdog
 	cancel context.CancelCauseFunc
-	first  time.Duration // first_token_timeout; 0 = none
-	idle   time.Duration // idle_timeout; 0 = none
-	st     grpc.ServerStreamingClient[providerpb.ChatEvent]
+	first  time.Duration                                    // first_token_timeout; 0 = none
+	idle   time.Duration                                    // idle_timeout; 0 = none
+	st     grpc.ServerStreamingClient[providerpb.ChatEvent] // a call of its own; nil on a session
+
+	// A call on a Session stream (session.go): the stream, the call's number on it, the
+	// events of the last message not yet returned, and what stops the call's end from
+	// cancelling the stream (true when it stopped it: the stream is still the call's).
+	sess    *session
+	call    uint64
+	batch   []*ChatEvent
+	release func() bool
 
 	// The watchdog: one timer per call, armed for the first event (when there is a
 	// first-token timeout) and re-armed for the idle timeout after each event (when
@@ -90,16 +107,28 @@ func (s *eventStream) Recv() (*ChatEvent, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	ev, err := s.st.Recv()
+	var ev *ChatEvent
+	var err error
+	if s.sess != nil {
+		ev, err = s.recvSession()
+	} else {
+		ev, err = s.st.Recv()
+	}
+	var pe *Error
 	switch {
 	case errors.Is(err, io.EOF) && s.finished:
 		s.err = io.EOF
 	case errors.Is(err, io.EOF):
 		s.err = &Error{Kind: KindProvider, Message: fmt.Sprintf("provider %q: stream ended without a finish event", s.c.cfg.Name), Retryable: true}
+	case errors.As(err, &pe): // the session protocol broken (session.go)
+		s.err = err
 	case err != nil:
 		s.err = s.classify(err, "mid-stream")
 	case ev.GetError() != nil:
 		s.err = errorFromProto(ev.GetError())
+		if s.sess != nil {
+			s.endSession()
+		}
 	}
 	// The error is classified above, before the call is cancelled: cancelling
 	// first would turn every failure into "context canceled".
@@ -109,7 +138,15 @@ func (s *eventStream) Recv() (*ChatEvent, error) {
 	}
 	if ev.GetFinish() != nil {
 		s.finished = true
-		s.stopTimer()
+		if s.sess != nil {
+			// Nothing follows a finish on a session: the stream goes back to the pool
+			// now, and the next Recv says io.EOF without reading.
+			s.endSession()
+			s.err = io.EOF
+			s.stop()
+		} else {
+			s.stopTimer()
+		}
 	} else {
 		s.resetTimer()
 	}

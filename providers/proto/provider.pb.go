@@ -25,6 +25,126 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SessionRequest starts one model call on a Session stream.
+type SessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's number on this stream, chosen by the host: 1, 2, 3...
+	Call    uint64       `protobuf:"varint,1,opt,name=call,proto3" json:"call,omitempty"`
+	Request *ChatRequest `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
+	// The host call's W3C trace context ("traceparent", "tracestate"), which
+	// Stream carries in its gRPC metadata; empty when the host traces nothing.
+	TraceContext  map[string]string `protobuf:"bytes,3,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionRequest) Reset() {
+	*x = SessionRequest{}
+	mi := &file_provider_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRequest) ProtoMessage() {}
+
+func (x *SessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
+func (*SessionRequest) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SessionRequest) GetCall() uint64 {
+	if x != nil {
+		return x.Call
+	}
+	return 0
+}
+
+func (x *SessionRequest) GetRequest() *ChatRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *SessionRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
+// SessionEvent carries events of the call in progress on a Session stream.
+type SessionEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The SessionRequest.call these events answer.
+	Call uint64 `protobuf:"varint,1,opt,name=call,proto3" json:"call,omitempty"`
+	// At least one event, in order. An adapter may send the events it has ready
+	// together; the call's finish or error event, if present, is the last.
+	Events        []*ChatEvent `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEvent) Reset() {
+	*x = SessionEvent{}
+	mi := &file_provider_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEvent) ProtoMessage() {}
+
+func (x *SessionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
+func (*SessionEvent) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SessionEvent) GetCall() uint64 {
+	if x != nil {
+		return x.Call
+	}
+	return 0
+}
+
+func (x *SessionEvent) GetEvents() []*ChatEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 type EmbedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Model         string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
@@ -35,7 +155,7 @@ type EmbedRequest struct {
 
 func (x *EmbedRequest) Reset() {
 	*x = EmbedRequest{}
-	mi := &file_provider_proto_msgTypes[0]
+	mi := &file_provider_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -47,7 +167,7 @@ func (x *EmbedRequest) String() string {
 func (*EmbedRequest) ProtoMessage() {}
 
 func (x *EmbedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[0]
+	mi := &file_provider_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -60,7 +180,7 @@ func (x *EmbedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbedRequest.ProtoReflect.Descriptor instead.
 func (*EmbedRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{0}
+	return file_provider_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *EmbedRequest) GetModel() string {
@@ -89,7 +209,7 @@ type EmbedResponse struct {
 
 func (x *EmbedResponse) Reset() {
 	*x = EmbedResponse{}
-	mi := &file_provider_proto_msgTypes[1]
+	mi := &file_provider_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -101,7 +221,7 @@ func (x *EmbedResponse) String() string {
 func (*EmbedResponse) ProtoMessage() {}
 
 func (x *EmbedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[1]
+	mi := &file_provider_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -114,7 +234,7 @@ func (x *EmbedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbedResponse.ProtoReflect.Descriptor instead.
 func (*EmbedResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{1}
+	return file_provider_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EmbedResponse) GetVectors() []*Vector {
@@ -147,7 +267,7 @@ type Vector struct {
 
 func (x *Vector) Reset() {
 	*x = Vector{}
-	mi := &file_provider_proto_msgTypes[2]
+	mi := &file_provider_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -159,7 +279,7 @@ func (x *Vector) String() string {
 func (*Vector) ProtoMessage() {}
 
 func (x *Vector) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[2]
+	mi := &file_provider_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -172,7 +292,7 @@ func (x *Vector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vector.ProtoReflect.Descriptor instead.
 func (*Vector) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{2}
+	return file_provider_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Vector) GetValues() []float32 {
@@ -191,7 +311,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_provider_proto_msgTypes[3]
+	mi := &file_provider_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -203,7 +323,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[3]
+	mi := &file_provider_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -216,7 +336,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{3}
+	return file_provider_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfigureRequest) GetOptions() map[string]string {
@@ -234,7 +354,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +366,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[4]
+	mi := &file_provider_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +379,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{4}
+	return file_provider_proto_rawDescGZIP(), []int{6}
 }
 
 type InfoRequest struct {
@@ -270,7 +390,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -282,7 +402,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[5]
+	mi := &file_provider_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -295,7 +415,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{5}
+	return file_provider_proto_rawDescGZIP(), []int{7}
 }
 
 type InfoResponse struct {
@@ -311,7 +431,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +443,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[6]
+	mi := &file_provider_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +456,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{6}
+	return file_provider_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *InfoResponse) GetName() string {
@@ -379,7 +499,7 @@ type ChatRequest struct {
 
 func (x *ChatRequest) Reset() {
 	*x = ChatRequest{}
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +511,7 @@ func (x *ChatRequest) String() string {
 func (*ChatRequest) ProtoMessage() {}
 
 func (x *ChatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[7]
+	mi := &file_provider_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +524,7 @@ func (x *ChatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatRequest.ProtoReflect.Descriptor instead.
 func (*ChatRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{7}
+	return file_provider_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ChatRequest) GetModel() string {
@@ -467,7 +587,7 @@ type Metadata struct {
 
 func (x *Metadata) Reset() {
 	*x = Metadata{}
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +599,7 @@ func (x *Metadata) String() string {
 func (*Metadata) ProtoMessage() {}
 
 func (x *Metadata) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[8]
+	mi := &file_provider_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +612,7 @@ func (x *Metadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metadata.ProtoReflect.Descriptor instead.
 func (*Metadata) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{8}
+	return file_provider_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Metadata) GetSession() string {
@@ -536,7 +656,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +668,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[9]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +681,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{9}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Message) GetRole() string {
@@ -628,7 +748,7 @@ type Part struct {
 
 func (x *Part) Reset() {
 	*x = Part{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -640,7 +760,7 @@ func (x *Part) String() string {
 func (*Part) ProtoMessage() {}
 
 func (x *Part) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -653,7 +773,7 @@ func (x *Part) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Part.ProtoReflect.Descriptor instead.
 func (*Part) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Part) GetType() string {
@@ -703,7 +823,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +835,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +848,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolCall) GetId() string {
@@ -764,7 +884,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +896,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +909,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Tool) GetName() string {
@@ -833,7 +953,7 @@ type ChatEvent struct {
 
 func (x *ChatEvent) Reset() {
 	*x = ChatEvent{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +965,7 @@ func (x *ChatEvent) String() string {
 func (*ChatEvent) ProtoMessage() {}
 
 func (x *ChatEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +978,7 @@ func (x *ChatEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatEvent.ProtoReflect.Descriptor instead.
 func (*ChatEvent) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ChatEvent) GetSeq() int64 {
@@ -1001,7 +1121,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1133,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1146,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -1073,7 +1193,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1205,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1218,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1154,7 +1274,7 @@ type Finish struct {
 
 func (x *Finish) Reset() {
 	*x = Finish{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1286,7 @@ func (x *Finish) String() string {
 func (*Finish) ProtoMessage() {}
 
 func (x *Finish) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1299,7 @@ func (x *Finish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finish.ProtoReflect.Descriptor instead.
 func (*Finish) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Finish) GetStopReason() string {
@@ -1202,7 +1322,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1334,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1347,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17}
+	return file_provider_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Error) GetKind() string {
@@ -1262,7 +1382,17 @@ var File_provider_proto protoreflect.FileDescriptor
 
 const file_provider_proto_rawDesc = "" +
 	"\n" +
-	"\x0eprovider.proto\x12\x15agenthost.provider.v1\"<\n" +
+	"\x0eprovider.proto\x12\x15agenthost.provider.v1\"\x81\x02\n" +
+	"\x0eSessionRequest\x12\x12\n" +
+	"\x04call\x18\x01 \x01(\x04R\x04call\x12<\n" +
+	"\arequest\x18\x02 \x01(\v2\".agenthost.provider.v1.ChatRequestR\arequest\x12\\\n" +
+	"\rtrace_context\x18\x03 \x03(\v27.agenthost.provider.v1.SessionRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\\\n" +
+	"\fSessionEvent\x12\x12\n" +
+	"\x04call\x18\x01 \x01(\x04R\x04call\x128\n" +
+	"\x06events\x18\x02 \x03(\v2 .agenthost.provider.v1.ChatEventR\x06events\"<\n" +
 	"\fEmbedRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
 	"\x06inputs\x18\x02 \x03(\tR\x06inputs\"\xb0\x01\n" +
@@ -1353,11 +1483,12 @@ const file_provider_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x1c\n" +
-	"\tretryable\x18\x04 \x01(\bR\tretryable2\xe1\x02\n" +
+	"\tretryable\x18\x04 \x01(\bR\tretryable2\xbc\x03\n" +
 	"\bProvider\x12^\n" +
 	"\tConfigure\x12'.agenthost.provider.v1.ConfigureRequest\x1a(.agenthost.provider.v1.ConfigureResponse\x12O\n" +
 	"\x04Info\x12\".agenthost.provider.v1.InfoRequest\x1a#.agenthost.provider.v1.InfoResponse\x12P\n" +
-	"\x06Stream\x12\".agenthost.provider.v1.ChatRequest\x1a .agenthost.provider.v1.ChatEvent0\x01\x12R\n" +
+	"\x06Stream\x12\".agenthost.provider.v1.ChatRequest\x1a .agenthost.provider.v1.ChatEvent0\x01\x12Y\n" +
+	"\aSession\x12%.agenthost.provider.v1.SessionRequest\x1a#.agenthost.provider.v1.SessionEvent(\x010\x01\x12R\n" +
 	"\x05Embed\x12#.agenthost.provider.v1.EmbedRequest\x1a$.agenthost.provider.v1.EmbedResponseB;Z9github.com/agenthost/agenthost/providers/proto;providerpbb\x06proto3"
 
 var (
@@ -1372,55 +1503,63 @@ func file_provider_proto_rawDescGZIP() []byte {
 	return file_provider_proto_rawDescData
 }
 
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_provider_proto_goTypes = []any{
-	(*EmbedRequest)(nil),      // 0: agenthost.provider.v1.EmbedRequest
-	(*EmbedResponse)(nil),     // 1: agenthost.provider.v1.EmbedResponse
-	(*Vector)(nil),            // 2: agenthost.provider.v1.Vector
-	(*ConfigureRequest)(nil),  // 3: agenthost.provider.v1.ConfigureRequest
-	(*ConfigureResponse)(nil), // 4: agenthost.provider.v1.ConfigureResponse
-	(*InfoRequest)(nil),       // 5: agenthost.provider.v1.InfoRequest
-	(*InfoResponse)(nil),      // 6: agenthost.provider.v1.InfoResponse
-	(*ChatRequest)(nil),       // 7: agenthost.provider.v1.ChatRequest
-	(*Metadata)(nil),          // 8: agenthost.provider.v1.Metadata
-	(*Message)(nil),           // 9: agenthost.provider.v1.Message
-	(*Part)(nil),              // 10: agenthost.provider.v1.Part
-	(*ToolCall)(nil),          // 11: agenthost.provider.v1.ToolCall
-	(*Tool)(nil),              // 12: agenthost.provider.v1.Tool
-	(*ChatEvent)(nil),         // 13: agenthost.provider.v1.ChatEvent
-	(*ToolCallDelta)(nil),     // 14: agenthost.provider.v1.ToolCallDelta
-	(*Usage)(nil),             // 15: agenthost.provider.v1.Usage
-	(*Finish)(nil),            // 16: agenthost.provider.v1.Finish
-	(*Error)(nil),             // 17: agenthost.provider.v1.Error
-	nil,                       // 18: agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	(*SessionRequest)(nil),    // 0: agenthost.provider.v1.SessionRequest
+	(*SessionEvent)(nil),      // 1: agenthost.provider.v1.SessionEvent
+	(*EmbedRequest)(nil),      // 2: agenthost.provider.v1.EmbedRequest
+	(*EmbedResponse)(nil),     // 3: agenthost.provider.v1.EmbedResponse
+	(*Vector)(nil),            // 4: agenthost.provider.v1.Vector
+	(*ConfigureRequest)(nil),  // 5: agenthost.provider.v1.ConfigureRequest
+	(*ConfigureResponse)(nil), // 6: agenthost.provider.v1.ConfigureResponse
+	(*InfoRequest)(nil),       // 7: agenthost.provider.v1.InfoRequest
+	(*InfoResponse)(nil),      // 8: agenthost.provider.v1.InfoResponse
+	(*ChatRequest)(nil),       // 9: agenthost.provider.v1.ChatRequest
+	(*Metadata)(nil),          // 10: agenthost.provider.v1.Metadata
+	(*Message)(nil),           // 11: agenthost.provider.v1.Message
+	(*Part)(nil),              // 12: agenthost.provider.v1.Part
+	(*ToolCall)(nil),          // 13: agenthost.provider.v1.ToolCall
+	(*Tool)(nil),              // 14: agenthost.provider.v1.Tool
+	(*ChatEvent)(nil),         // 15: agenthost.provider.v1.ChatEvent
+	(*ToolCallDelta)(nil),     // 16: agenthost.provider.v1.ToolCallDelta
+	(*Usage)(nil),             // 17: agenthost.provider.v1.Usage
+	(*Finish)(nil),            // 18: agenthost.provider.v1.Finish
+	(*Error)(nil),             // 19: agenthost.provider.v1.Error
+	nil,                       // 20: agenthost.provider.v1.SessionRequest.TraceContextEntry
+	nil,                       // 21: agenthost.provider.v1.ConfigureRequest.OptionsEntry
 }
 var file_provider_proto_depIdxs = []int32{
-	2,  // 0: agenthost.provider.v1.EmbedResponse.vectors:type_name -> agenthost.provider.v1.Vector
-	15, // 1: agenthost.provider.v1.EmbedResponse.usage:type_name -> agenthost.provider.v1.Usage
-	17, // 2: agenthost.provider.v1.EmbedResponse.error:type_name -> agenthost.provider.v1.Error
-	18, // 3: agenthost.provider.v1.ConfigureRequest.options:type_name -> agenthost.provider.v1.ConfigureRequest.OptionsEntry
-	9,  // 4: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
-	12, // 5: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
-	8,  // 6: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
-	10, // 7: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
-	11, // 8: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
-	14, // 9: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
-	15, // 10: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
-	16, // 11: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
-	17, // 12: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
-	3,  // 13: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
-	5,  // 14: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
-	7,  // 15: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
-	0,  // 16: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
-	4,  // 17: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
-	6,  // 18: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
-	13, // 19: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
-	1,  // 20: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	9,  // 0: agenthost.provider.v1.SessionRequest.request:type_name -> agenthost.provider.v1.ChatRequest
+	20, // 1: agenthost.provider.v1.SessionRequest.trace_context:type_name -> agenthost.provider.v1.SessionRequest.TraceContextEntry
+	15, // 2: agenthost.provider.v1.SessionEvent.events:type_name -> agenthost.provider.v1.ChatEvent
+	4,  // 3: agenthost.provider.v1.EmbedResponse.vectors:type_name -> agenthost.provider.v1.Vector
+	17, // 4: agenthost.provider.v1.EmbedResponse.usage:type_name -> agenthost.provider.v1.Usage
+	19, // 5: agenthost.provider.v1.EmbedResponse.error:type_name -> agenthost.provider.v1.Error
+	21, // 6: agenthost.provider.v1.ConfigureRequest.options:type_name -> agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	11, // 7: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
+	14, // 8: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
+	10, // 9: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
+	12, // 10: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
+	13, // 11: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
+	16, // 12: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
+	17, // 13: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
+	18, // 14: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
+	19, // 15: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
+	5,  // 16: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
+	7,  // 17: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
+	9,  // 18: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
+	0,  // 19: agenthost.provider.v1.Provider.Session:input_type -> agenthost.provider.v1.SessionRequest
+	2,  // 20: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
+	6,  // 21: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
+	8,  // 22: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
+	15, // 23: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
+	1,  // 24: agenthost.provider.v1.Provider.Session:output_type -> agenthost.provider.v1.SessionEvent
+	3,  // 25: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
+	21, // [21:26] is the sub-list for method output_type
+	16, // [16:21] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1428,7 +1567,7 @@ func file_provider_proto_init() {
 	if File_provider_proto != nil {
 		return
 	}
-	file_provider_proto_msgTypes[13].OneofWrappers = []any{
+	file_provider_proto_msgTypes[15].OneofWrappers = []any{
 		(*ChatEvent_Text)(nil),
 		(*ChatEvent_Reasoning)(nil),
 		(*ChatEvent_ToolCall)(nil),
@@ -1443,7 +1582,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	Provider_Configure_FullMethodName = "/agenthost.provider.v1.Provider/Configure"
 	Provider_Info_FullMethodName      = "/agenthost.provider.v1.Provider/Info"
 	Provider_Stream_FullMethodName    = "/agenthost.provider.v1.Provider/Stream"
+	Provider_Session_FullMethodName   = "/agenthost.provider.v1.Provider/Session"
 	Provider_Embed_FullMethodName     = "/agenthost.provider.v1.Provider/Embed"
 )
 
@@ -43,6 +44,31 @@ type ProviderClient interface {
 	// carrying an Error (the last event); a gRPC status error means the
 	// transport or the adapter itself failed.
 	Stream(ctx context.Context, in *ChatRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChatEvent], error)
+	// Session carries many model calls, one after another, on one long-lived
+	// stream: a call is one SessionRequest from the host and the SessionEvents
+	// answering it, with no stream set up or torn down per call. It is optional:
+	// the host asks for it once per process (it opens a Session and closes its
+	// side at once; a clean end means the adapter serves it), and an adapter that
+	// answers UNIMPLEMENTED, or anything but a clean end, gets every call through
+	// Stream. The contract:
+	//   - One call at a time per stream: the host sends the next request only
+	//     after the previous call's last event (its finish or its error). The
+	//     host opens as many streams as it has calls at once.
+	//   - Every SessionEvent names the call it belongs to; its events are that
+	//     call's, in order, numbered 1, 2, 3... per call like Stream's. A call
+	//     ends with exactly one finish or one error event, and nothing of that
+	//     call comes after it. Typed failures travel in-band as that error event.
+	//   - An event for any other call, or while no call is in progress, is a
+	//     protocol violation: the host fails the call that sees it with a
+	//     retryable provider error and drops the stream.
+	//   - The host cancels a call by cancelling its stream (the adapter sees the
+	//     stream's context end) and never reuses that stream; it also drops a
+	//     stream whose call timed out or broke. A stream's status is about the
+	//     stream: a non-OK status fails the call in progress as a transport failure,
+	//     as Stream's does.
+	//   - The host closes its side when it no longer needs the stream; the adapter
+	//     then ends it with OK.
+	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionRequest, SessionEvent], error)
 	// Embed turns texts into vectors (long-term memory's similarity search). An
 	// adapter without embeddings answers UNIMPLEMENTED, or leaves "embeddings" out
 	// of its capabilities; a typed failure is an EmbedResponse carrying an Error.
@@ -96,6 +122,19 @@ func (c *providerClient) Stream(ctx context.Context, in *ChatRequest, opts ...gr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Provider_StreamClient = grpc.ServerStreamingClient[ChatEvent]
 
+func (c *providerClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionRequest, SessionEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Provider_ServiceDesc.Streams[1], Provider_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SessionRequest, SessionEvent]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Provider_SessionClient = grpc.BidiStreamingClient[SessionRequest, SessionEvent]
+
 func (c *providerClient) Embed(ctx context.Context, in *EmbedRequest, opts ...grpc.CallOption) (*EmbedResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EmbedResponse)
@@ -120,6 +159,31 @@ type ProviderServer interface {
 	// carrying an Error (the last event); a gRPC status error means the
 	// transport or the adapter itself failed.
 	Stream(*ChatRequest, grpc.ServerStreamingServer[ChatEvent]) error
+	// Session carries many model calls, one after another, on one long-lived
+	// stream: a call is one SessionRequest from the host and the SessionEvents
+	// answering it, with no stream set up or torn down per call. It is optional:
+	// the host asks for it once per process (it opens a Session and closes its
+	// side at once; a clean end means the adapter serves it), and an adapter that
+	// answers UNIMPLEMENTED, or anything but a clean end, gets every call through
+	// Stream. The contract:
+	//   - One call at a time per stream: the host sends the next request only
+	//     after the previous call's last event (its finish or its error). The
+	//     host opens as many streams as it has calls at once.
+	//   - Every SessionEvent names the call it belongs to; its events are that
+	//     call's, in order, numbered 1, 2, 3... per call like Stream's. A call
+	//     ends with exactly one finish or one error event, and nothing of that
+	//     call comes after it. Typed failures travel in-band as that error event.
+	//   - An event for any other call, or while no call is in progress, is a
+	//     protocol violation: the host fails the call that sees it with a
+	//     retryable provider error and drops the stream.
+	//   - The host cancels a call by cancelling its stream (the adapter sees the
+	//     stream's context end) and never reuses that stream; it also drops a
+	//     stream whose call timed out or broke. A stream's status is about the
+	//     stream: a non-OK status fails the call in progress as a transport failure,
+	//     as Stream's does.
+	//   - The host closes its side when it no longer needs the stream; the adapter
+	//     then ends it with OK.
+	Session(grpc.BidiStreamingServer[SessionRequest, SessionEvent]) error
 	// Embed turns texts into vectors (long-term memory's similarity search). An
 	// adapter without embeddings answers UNIMPLEMENTED, or leaves "embeddings" out
 	// of its capabilities; a typed failure is an EmbedResponse carrying an Error.
@@ -142,6 +206,9 @@ func (UnimplementedProviderServer) Info(context.Context, *InfoRequest) (*InfoRes
 }
 func (UnimplementedProviderServer) Stream(*ChatRequest, grpc.ServerStreamingServer[ChatEvent]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedProviderServer) Session(grpc.BidiStreamingServer[SessionRequest, SessionEvent]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
 }
 func (UnimplementedProviderServer) Embed(context.Context, *EmbedRequest) (*EmbedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Embed not implemented")
@@ -214,6 +281,13 @@ func _Provider_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Provider_StreamServer = grpc.ServerStreamingServer[ChatEvent]
 
+func _Provider_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ProviderServer).Session(&grpc.GenericServerStream[SessionRequest, SessionEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Provider_SessionServer = grpc.BidiStreamingServer[SessionRequest, SessionEvent]
+
 func _Provider_Embed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EmbedRequest)
 	if err := dec(in); err != nil {
@@ -257,6 +331,12 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Stream",
 			Handler:       _Provider_Stream_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Session",
+			Handler:       _Provider_Session_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "provider.proto",
