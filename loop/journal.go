@@ -53,6 +53,10 @@ type journal struct {
 	// events they point to).
 	entrySlab []Entry
 
+	// pl are the run's event payloads (payload.go), cut from its first event block and
+	// then from chunks: an event's Data points into them.
+	pl payloads
+
 	// What queued and ends start on, in the run's own allocation: a step queues a few
 	// entries between two writes, the end holds two events.
 	queuedBuf [4]queuedEntry

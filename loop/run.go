@@ -89,6 +89,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
 	j.queued = j.queuedBuf[:0]
+	j.newEventBlock()
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
@@ -118,7 +119,7 @@ func (r *run) execute() (res RunResult) {
 	// Event seq continues the session's numbering (L17): loaded before the first emit.
 	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
 	r.journal.evSeq = lastEventSeq(entries)
-	r.journal.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName, User: r.in.User})
+	r.journal.emit(EventRunStarted, r.journal.pl.runStarted.put(RunStartedData{Model: r.cfg.ModelName, User: r.in.User}))
 	r.on(onPrepare)
 	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
 	if lerr != nil {
@@ -275,14 +276,14 @@ func (r *run) answered(resp response) {
 	msg := resp.message
 	r.appendMessage(msg)
 	if msg.Reasoning != "" {
-		r.journal.emit(EventReasoning, TextData{Text: msg.Reasoning})
+		r.journal.emit(EventReasoning, r.journal.pl.text.put(TextData{Text: msg.Reasoning}))
 	}
 	if len(msg.ToolCalls) > 0 && msg.Text() != "" {
-		r.journal.emit(EventText, TextData{Text: msg.Text()})
+		r.journal.emit(EventText, r.journal.pl.text.put(TextData{Text: msg.Text()}))
 	}
 	r.lastStop = resp.stop
-	r.journal.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
-	r.journal.emit(EventUsage, resp.usage)
+	r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: msg, StopReason: resp.stop}))
+	r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 }
 
 // toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
@@ -411,8 +412,8 @@ func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, 
 		if m.Name == "" {
 			m.Name = c.Name
 		}
-		r.journal.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
-		r.journal.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
+		r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()}))
+		r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: c.ID, Status: "ok"}))
 		r.appendMessage(m)
 	}
 	return left, rest, nil

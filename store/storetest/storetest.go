@@ -58,7 +58,7 @@ func appendLoad(t *testing.T, s loop.SessionStore) {
 		{Seq: 2, RunID: "r1", Time: t0.Add(time.Millisecond), Kind: loop.EntryCompaction, Compaction: &loop.Compaction{Replace: 1,
 			Summary: []loop.Message{loop.UserMessage("summary")}}},
 		{Seq: 3, RunID: "r1", Time: t0.Add(2 * time.Millisecond), Kind: loop.EntryEvent, Event: &loop.Event{Seq: 7, Time: t0, SessionID: "s", RunID: "r1",
-			Agent: "a", Type: loop.EventToolResult, Data: loop.ToolResultData{ID: "c1", Name: "calc", Content: "2", DurationMS: 3}}},
+			Agent: "a", Type: loop.EventToolResult, Data: &loop.ToolResultData{ID: "c1", Name: "calc", Content: "2", DurationMS: 3}}},
 	}
 	if err := s.Append(ctx, "s", in...); err != nil {
 		t.Fatal(err)
