@@ -180,7 +180,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// write; run_finished is delivered once it is stored, so that a failure to write is
 	// what run_finished (live and stored) reports.
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.spent()}
+		Started: r.started, Ended: r.journal.now(), Usage: r.spent()}
 	r.journal.saveRun(rec)
 	live := r.state
 	serr := r.journal.endWrite(func() { r.finished(status, reason, rec) })

@@ -103,3 +103,33 @@ func TestEventPayloadsKeptByAConsumerOutliveLaterRuns(t *testing.T) {
 		seen[e.Data] = true
 	}
 }
+
+// oneStepRunAllocs is what a one-step run (a model call asking for one tool call, the
+// tool, a second model call answering) allocates on discardStore, the benchmark model
+// and tool included (BenchmarkStep): 39 when each event's payload was boxed into Data,
+// 24 with the payloads cut from the run's event block.
+const oneStepRunAllocs = 24
+
+// A one-step run's allocations are pinned: the count is deterministic, unlike its time,
+// so a change that adds one to every run fails here rather than in a benchmark (and one
+// that removes some updates the count).
+func TestOneStepRunAllocationsArePinned(t *testing.T) {
+	a, err := New(Config{Name: "bench", SystemPrompt: "sys", Model: newStepModel(), Tools: mustTools(addTool()), Store: discardStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := RunInput{Messages: []Message{UserMessage("2+3?")}}
+	events := 0
+	got := testing.AllocsPerRun(200, func() {
+		res, err := a.RunWith(context.Background(), in, func(Event) { events++ })
+		if err != nil || res.Final.Text() != "5" {
+			t.Fatalf("run: %v %+v", err, res)
+		}
+	})
+	if want := float64(oneStepRunAllocs + raceAllocs); got != want {
+		t.Fatalf("a one-step run allocates %v times, want %v", got, want)
+	}
+	if events != 201*20 {
+		t.Fatalf("%d events, want 20 a run", events)
+	}
+}

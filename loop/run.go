@@ -89,6 +89,8 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
 	j.queued = j.queuedBuf[:0]
+	_, j.monotonic = cfg.Driver.(GoDriver)
+	j.base = r.started
 	j.newEventBlock()
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
@@ -368,7 +370,7 @@ func (r *run) ctxErr() error {
 func (r *run) appendMessage(m Message) {
 	p := &cut(&r.msgSlab, 1, msgSlabSize)[0]
 	*p = m
-	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: p})
+	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.journal.now(), Kind: EntryMessage, Message: p})
 	r.transcript.add(p, seq)
 }
 
