@@ -179,11 +179,13 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// The run record, the queued entries, the end's status and run_finished are one
 	// write; run_finished is delivered once it is stored, so that a failure to write is
 	// what run_finished (live and stored) reports.
+	r.journal.pin()
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
 		Started: r.started, Ended: r.journal.now(), Usage: r.spent()}
 	r.journal.saveRun(rec)
 	live := r.state
 	serr := r.journal.endWrite(func() { r.finished(status, reason, rec) })
+	r.journal.unpin()
 	if serr == nil {
 		if r.journal.run.done { // AppendRun released the session's lease with the final record
 			r.a.leaseReleased(runKey{r.in.SessionID, r.in.RunID})

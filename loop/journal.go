@@ -30,6 +30,11 @@ type journal struct {
 	// time.Now takes two (see now).
 	base      time.Time
 	monotonic bool
+	// at, while pinned, is the one time of the events and entries the run emits at one
+	// point (see pin). Only the run's goroutine sets or reads them: plugin reports read
+	// the clock.
+	at     time.Time
+	pinned bool
 	emitFn    func(Event)
 	outage    outageWait        // Config.StoreOutage (outage.go)
 	scrub     func(Entry) Entry // Config.Scrub
@@ -101,6 +106,24 @@ type queuedEntry struct {
 // change of the wall clock during a run does not move its later events: their times
 // stay in order, as seqs are. Another Driver's clock is read as it is.
 func (j *journal) now() time.Time {
+	if j.pinned {
+		return j.at
+	}
+	return j.read()
+}
+
+// pin reads the clock once for what the run emits next at the same point, until unpin:
+// an answer's message entry, assistant_message and usage; a call's step_start and
+// tool_call; its tool_result and step_complete; the run's record, last status and
+// run_finished. Nothing runs between them, so one reading is their time.
+func (j *journal) pin() {
+	j.at, j.pinned = j.read(), true
+}
+
+func (j *journal) unpin() { j.pinned = false }
+
+// read reads the run's clock.
+func (j *journal) read() time.Time {
 	if j.monotonic {
 		return j.base.Add(time.Since(j.base))
 	}
@@ -110,17 +133,18 @@ func (j *journal) now() time.Time {
 // emit sends an event and queues it for the store. Deltas are not stored: their content
 // is in the assistant_message that follows.
 func (j *journal) emit(t EventType, data any) {
+	at := j.now()
 	j.mu.Lock()
-	j.emitLocked(t, data)
+	j.emitLocked(t, data, at)
 	if t == EventRunFinished {
 		j.ended = true
 	}
 	j.mu.Unlock()
 }
 
-func (j *journal) emitLocked(t EventType, data any) {
+func (j *journal) emitLocked(t EventType, data any, at time.Time) {
 	j.evSeq++
-	e := Event{Seq: j.evSeq, Time: j.now(), SessionID: j.session, RunID: j.runID,
+	e := Event{Seq: j.evSeq, Time: at, SessionID: j.session, RunID: j.runID,
 		Agent: j.agent, Type: t, Data: data, TraceID: j.traceID}
 	switch {
 	case j.holding:

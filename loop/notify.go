@@ -120,10 +120,10 @@ func (j *journal) notice(t EventType, data any) bool {
 	j.notices++
 	switch {
 	case j.notices <= maxNotices:
-		j.emitLocked(t, data)
+		j.emitLocked(t, data, j.read())
 	case j.notices == maxNotices+1:
 		j.emitLocked(EventPluginLog, &PluginLogData{Plugin: "agenthost", Level: "warning",
-			Message: "this run reached its limit of plugin reports; further ones are dropped"})
+			Message: "this run reached its limit of plugin reports; further ones are dropped"}, j.read())
 	}
 	return true
 }

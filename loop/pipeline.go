@@ -48,6 +48,8 @@ type pendingCall struct {
 
 // announce emits the events that open a call.
 func (r *run) announce(c ToolCall) {
+	r.journal.pin()
+	defer r.journal.unpin()
 	r.journal.emit(EventStepStart, r.journal.pl.stepStart.put(StepStartData{ID: c.ID, Name: c.Name}))
 	r.journal.emit(EventToolCall, r.journal.pl.toolCall.put(ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)}))
 }
@@ -365,6 +367,8 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	if res.IsError {
 		r.toolErrors++
 	}
+	r.journal.pin()
+	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
 		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))

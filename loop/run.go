@@ -115,6 +115,7 @@ func (r *run) outOfTime() bool {
 func (r *run) execute() (res RunResult) {
 	defer func() {
 		if p := recover(); p != nil {
+			r.journal.unpin() // a panic between pin and unpin: the failure's events read the clock
 			res = r.fail(fmt.Errorf("internal error: %v", p))
 		}
 	}()
@@ -276,6 +277,8 @@ func (r *run) step() next {
 // answered stores the model's answer and emits what it says (L2).
 func (r *run) answered(resp response) {
 	msg := resp.message
+	r.journal.pin()
+	defer r.journal.unpin()
 	r.appendMessage(msg)
 	if msg.Reasoning != "" {
 		r.journal.emit(EventReasoning, r.journal.pl.text.put(TextData{Text: msg.Reasoning}))
