@@ -35,9 +35,9 @@ type journal struct {
 	// the clock.
 	at     time.Time
 	pinned bool
-	emitFn    func(Event)
-	outage    outageWait        // Config.StoreOutage (outage.go)
-	scrub     func(Entry) Entry // Config.Scrub
+	emitFn func(Event)
+	outage outageWait        // Config.StoreOutage (outage.go)
+	scrub  func(Entry) Entry // Config.Scrub
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool
 	// goroutines. ended is set by run_finished: later reports are not the run's.
