@@ -51,8 +51,15 @@ func parseLogLevel(s string) (int, error) {
 }
 
 // report renders a plugin's plugin_log or progress as one line, or "" when its level is
-// below min (progress counts as info).
+// below min (progress counts as info). data is an event's (a pointer) or what
+// host.Options.OnReport is given (a value).
 func report(data any, min int, style func(code, s string) string) string {
+	switch d := data.(type) {
+	case loop.PluginLogData:
+		data = &d
+	case loop.ProgressData:
+		data = &d
+	}
 	switch d := data.(type) {
 	case *loop.PluginLogData:
 		r := loop.LogLevelRank(d.Level)
