@@ -181,7 +181,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// what run_finished (live and stored) reports.
 	r.journal.pin()
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.journal.now(), Usage: r.spent()}
+		Started: r.journal.started, Ended: r.journal.now(), Usage: r.spent()}
 	r.journal.saveRun(rec)
 	live := r.state
 	serr := r.journal.endWrite(func() { r.finished(status, reason, rec) })
@@ -222,7 +222,7 @@ func (r *run) finished(status Status, reason Reason, rec RunRecord) {
 	r.journal.emit(EventRunFinished, r.journal.pl.finished.put(RunFinishedData{Status: status, Reason: reason, Usage: rec.Usage,
 		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: RunMetrics{
 			ModelCalls: r.callIndex, ToolCalls: r.toolCalls, ToolErrors: r.toolErrors, Steps: r.toolRounds + r.planSteps, Replans: r.replans,
-			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.started).Milliseconds()}}))
+			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.journal.started).Milliseconds()}}))
 }
 
 func (r *run) result(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {

@@ -25,19 +25,17 @@ type journal struct {
 	agent    string
 	traceID  string
 	clock    Driver // the clock and the store appends (Driver.Append)
-	// base is the run's start on the clock; monotonic, that clock is the process's own
-	// (GoDriver): now is then base plus the monotonic time since, one clock read where
-	// time.Now takes two (see now).
-	base      time.Time
-	monotonic bool
-	// at, while pinned, is the one time of the events and entries the run emits at one
-	// point (see pin). Only the run's goroutine sets or reads them: plugin reports read
-	// the clock.
-	at     time.Time
-	pinned bool
-	emitFn func(Event)
-	outage outageWait        // Config.StoreOutage (outage.go)
-	scrub  func(Entry) Entry // Config.Scrub
+	// started is the run's start on the clock; monotonic, that clock is the process's
+	// own (GoDriver): now is then started plus the monotonic time since, one clock read
+	// where time.Now takes two (see now). at, while pinned, is the one time of the
+	// events and entries the run emits at one point (see pin); only the run's goroutine
+	// sets or reads at and pinned (plugin reports read the clock).
+	started           time.Time
+	at                time.Time
+	monotonic, pinned bool
+	emitFn            func(Event)
+	outage            outageWait        // Config.StoreOutage (outage.go)
+	scrub             func(Entry) Entry // Config.Scrub
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool
 	// goroutines. ended is set by run_finished: later reports are not the run's.
@@ -66,7 +64,7 @@ type journal struct {
 
 	// pl are the run's event payloads (payload.go), cut from its first event block and
 	// then from chunks: an event's Data points into them.
-	pl payloads
+	pl *payloads
 
 	// What queued and ends start on, in the run's own allocation: a step queues a few
 	// entries between two writes, the end holds two events.
@@ -125,7 +123,7 @@ func (j *journal) unpin() { j.pinned = false }
 // read reads the run's clock.
 func (j *journal) read() time.Time {
 	if j.monotonic {
-		return j.base.Add(time.Since(j.base))
+		return j.started.Add(time.Since(j.started))
 	}
 	return j.clock.Now()
 }

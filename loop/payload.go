@@ -44,13 +44,16 @@ type payloads struct {
 }
 
 // eventBlock is a run's first allocation for its events: the slab its first stored
-// events are written in (journal.pending) and the payloads of a one-step run (20
+// events are written in (journal.pending), the entries its first writes hand the store
+// (journal.entrySlab: its events and messages) and the payloads of a one-step run (20
 // events: run_started, five statuses, four deltas, two assistant messages and their
 // usage, step_start, tool_call, tool_result, step_complete, final and run_finished).
 // The stores keep the events they are handed, and so this block; payloads cut from it
 // live as long as the events that point to them.
 type eventBlock struct {
 	events     [eventSlabSize]Event
+	pl         payloads             // the slots, here rather than in the run: the block has room for them
+	entries    [entrySlabSize]Entry // the entries of the run's first writes (journal.entrySlab)
 	runStarted [1]RunStartedData
 	status     [5]StatusData
 	delta      [4]ModelDeltaData
@@ -69,8 +72,9 @@ type eventBlock struct {
 // never see it change.
 func (j *journal) newEventBlock() {
 	b := new(eventBlock)
-	j.pending = b.events[:0]
-	p := &j.pl
+	j.pending, j.entrySlab = b.events[:0], b.entries[:0]
+	p := &b.pl
+	j.pl = p
 	p.runStarted.free, p.status.free, p.delta.free = b.runStarted[:], b.status[:], b.delta[:]
 	p.assistant.free, p.usage.free, p.stepStart.free = b.assistant[:], b.usage[:], b.stepStart[:]
 	p.toolCall.free, p.toolResult.free, p.stepDone.free = b.toolCall[:], b.toolResult[:], b.stepDone[:]

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // run is one execution of the loop. It is used by one goroutine only.
@@ -30,7 +29,6 @@ type run struct {
 	output         *argsSchema // compiled OutputSchema, nil without one
 
 	state   State
-	started time.Time
 	journal journal // events, their numbering and the session's entries (L17, L21)
 
 	transcript transcript // the session's conversation as the model sees it
@@ -80,7 +78,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	cfg, in := r.cfg, r.in
 	r.cancel = cancel
 	r.policy = cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults()
-	r.state, r.started = StateIdle, cfg.Driver.Now()
+	r.state, r.journal.started = StateIdle, cfg.Driver.Now()
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	// Field by field: the journal is zero here, and a literal of it would be built in a
 	// temporary on the stack (1.8 KiB of frame, which grows a run goroutine's stack).
@@ -90,7 +88,6 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
 	j.queued = j.queuedBuf[:0]
 	_, j.monotonic = cfg.Driver.(GoDriver)
-	j.base = r.started
 	j.newEventBlock()
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
@@ -124,7 +121,7 @@ func (r *run) execute() (res RunResult) {
 	r.journal.evSeq = lastEventSeq(entries)
 	r.journal.emit(EventRunStarted, r.journal.pl.runStarted.put(RunStartedData{Model: r.cfg.ModelName, User: r.in.User}))
 	r.on(onPrepare)
-	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
+	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.journal.started}) // with the first flush
 	if lerr != nil {
 		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
 	}
@@ -348,7 +345,7 @@ func (r *run) limitHit() Reason {
 		return ReasonMaxIterations
 	case l.MaxToolRounds > 0 && r.toolRounds >= l.MaxToolRounds:
 		return ReasonMaxToolRounds
-	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.started) >= l.MaxRunDuration):
+	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.journal.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
 		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD, r.ledger.exhausted():
