@@ -72,6 +72,11 @@ func appendLoad(t *testing.T, s loop.SessionStore) {
 	if string(want) != string(have) {
 		t.Fatalf("loaded:\n%s\nstored:\n%s", have, want)
 	}
+	// A loaded event's data is the same typed payload a live one has: a pointer to its
+	// struct (docs/loop.md#events), which consumers switch on.
+	if d, ok := got[2].Event.Data.(*loop.ToolResultData); !ok || *d != *in[2].Event.Data.(*loop.ToolResultData) {
+		t.Fatalf("loaded event data %#v, want %#v", got[2].Event.Data, in[2].Event.Data)
+	}
 	if es, err := s.Load(ctx, "nobody"); err != nil || len(es) != 0 {
 		t.Fatalf("unknown session: %v %v", es, err)
 	}
