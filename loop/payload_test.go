@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -73,19 +74,46 @@ func TestEventPayloadPointersEncodeLikeValuesAndDecodeToPointers(t *testing.T) {
 	}
 }
 
-// Events a consumer keeps stay as they were delivered while later runs of the same agent
-// (and later steps of the same run) emit theirs: a payload is never written twice.
-func TestEventPayloadsKeptByAConsumerOutliveLaterRuns(t *testing.T) {
-	a, err := New(Config{Name: "bench", SystemPrompt: "sys", Model: newStepModel(), Tools: mustTools(addTool()), Store: NewMemoryStore()})
-	if err != nil {
-		t.Fatal(err)
+// roundsModel asks for the add tool rounds times, then answers in words deltas.
+type roundsModel struct{ rounds, words, n int }
+
+func (m *roundsModel) Stream(ctx context.Context, _ Request) (Stream, error) {
+	m.n++
+	u := &Usage{PromptTokens: 10, CompletionTokens: 5}
+	if m.n%(m.rounds+1) != 0 {
+		return &sliceStream{ctx: ctx, deltas: []Delta{
+			{Seq: 1, Kind: DeltaToolCall, ToolCall: &ToolCallDelta{ID: fmt.Sprint("c", m.n), Name: "add", Arguments: `{"a":2,"b":3}`}},
+			{Seq: 2, Kind: DeltaUsage, Usage: u}, {Seq: 3, Kind: DeltaFinish, StopReason: "tool_use"}}}, nil
 	}
+	var ds []Delta
+	for i := range m.words {
+		ds = append(ds, Delta{Seq: i + 1, Kind: DeltaText, Text: fmt.Sprint(i, " ")})
+	}
+	ds = append(ds, Delta{Seq: m.words + 1, Kind: DeltaUsage, Usage: u}, Delta{Seq: m.words + 2, Kind: DeltaFinish, StopReason: "end_turn"})
+	return &sliceStream{ctx: ctx, deltas: ds}, nil
+}
+
+// Events a consumer keeps stay as they were delivered while later runs of the same agent
+// (and later steps of the same run) emit theirs: a payload is never written twice. The
+// long run uses up its event block's payloads and goes on in chunks (40 deltas, four
+// tool rounds: more statuses, calls and results than the block holds).
+func TestEventPayloadsKeptByAConsumerOutliveLaterRuns(t *testing.T) {
+	for _, m := range []Model{newStepModel(), &roundsModel{rounds: 4, words: 40}} {
+		a, err := New(Config{Name: "bench", SystemPrompt: "sys", Model: m, Tools: mustTools(addTool()), Store: NewMemoryStore()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keptEventsOutliveLaterRuns(t, a)
+	}
+}
+
+func keptEventsOutliveLaterRuns(t *testing.T, a *Agent) {
 	var kept []Event
 	if _, err := a.RunWith(context.Background(), RunInput{Messages: []Message{UserMessage("2+3?")}}, func(e Event) { kept = append(kept, e) }); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := json.Marshal(kept)
-	for range 50 {
+	for range 30 {
 		if _, err := a.RunWith(context.Background(), RunInput{Messages: []Message{UserMessage("2+3?")}}, func(Event) {}); err != nil {
 			t.Fatal(err)
 		}
