@@ -69,16 +69,16 @@ kind = "memory"
 			results[i], errs[i] = h.Agent.RunWith(ctx, loop.RunInput{SessionID: fmt.Sprintf("s%d", i),
 				Messages: []loop.Message{loop.UserMessage("go")}}, func(e loop.Event) {
 				switch d := e.Data.(type) {
-				case loop.ModelDeltaData:
+				case *loop.ModelDeltaData:
 					first()
-				case loop.CircuitData:
+				case *loop.CircuitData:
 					mu.Lock()
 					opened = append(opened, d.State+": "+d.Reason)
 					mu.Unlock()
 					if d.State == "open" {
 						cancel() // it would hold every run for ten minutes: fail now
 					}
-				case loop.ErrorData:
+				case *loop.ErrorData:
 					mu.Lock()
 					retried[i] = retried[i] || d.Retryable
 					mu.Unlock()

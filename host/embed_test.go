@@ -102,7 +102,7 @@ func TestAnEmbeddingCanExhaustTheRunsBudget(t *testing.T) {
 	res, evs := runWith(t, small, "ana", "hi")
 	var refused bool
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.ToolResultData); ok && d.IsError && strings.Contains(d.Content, "embedding refused") && strings.Contains(d.Content, "budget") {
+		if d, ok := e.Data.(*loop.ToolResultData); ok && d.IsError && strings.Contains(d.Content, "embedding refused") && strings.Contains(d.Content, "budget") {
 			refused = true
 		}
 	}

@@ -85,7 +85,7 @@ func runsFor(entries []loop.Entry, user string) bool {
 		if e.Kind != loop.EntryEvent || e.Event.Type != loop.EventRunStarted {
 			continue
 		}
-		if d, ok := e.Event.Data.(loop.RunStartedData); ok && d.User == user {
+		if d, ok := e.Event.Data.(*loop.RunStartedData); ok && d.User == user {
 			return true
 		}
 	}

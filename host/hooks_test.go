@@ -74,8 +74,8 @@ func TestHookSummarizeCompactsThroughTheHostModel(t *testing.T) {
 	}
 	var cu []loop.ContextUpdateData
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.ContextUpdateData); ok {
-			cu = append(cu, d)
+		if d, ok := e.Data.(*loop.ContextUpdateData); ok {
+			cu = append(cu, *d)
 		}
 	}
 	if len(cu) != 1 || cu[0].Compacted != 3 || cu[0].Overflow {
@@ -107,7 +107,7 @@ func TestHookTodosForcesOneMoreTurn(t *testing.T) {
 	}
 	var hooks []string
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.HookData); ok {
+		if d, ok := e.Data.(*loop.HookData); ok {
 			hooks = append(hooks, fmt.Sprintf("%s %s %s: %s", d.Name, d.Point, d.Verdict, d.Reason))
 		}
 	}
@@ -147,7 +147,7 @@ func TestHookRedactGuardrailCleansToolResultsAndOutput(t *testing.T) {
 	}
 	var tr []string
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.ToolResultData); ok {
+		if d, ok := e.Data.(*loop.ToolResultData); ok {
 			tr = append(tr, d.Content)
 		}
 	}

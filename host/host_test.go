@@ -135,7 +135,7 @@ func TestOpenWiresPluginsProviderAndStore(t *testing.T) {
 	}
 	var toolNames []string
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.ToolResultData); ok {
+		if d, ok := e.Data.(*loop.ToolResultData); ok {
 			toolNames = append(toolNames, d.Name+":"+fmt.Sprint(d.IsError))
 		}
 	}

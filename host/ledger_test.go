@@ -37,7 +37,7 @@ func TestCreateMessageOverTheRunsBudgetIsRefused(t *testing.T) {
 	res, evs := runHost(t, h, "s", "add")
 	var refused bool
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.ErrorData); ok && strings.Contains(d.Message, "create_message refused") {
+		if d, ok := e.Data.(*loop.ErrorData); ok && strings.Contains(d.Message, "create_message refused") {
 			refused = true
 		}
 	}

@@ -55,7 +55,7 @@ func TestPermissionPluginAllowsDeniesAsksAndFailsClosed(t *testing.T) {
 	}
 	var errs []string
 	for _, e := range evs {
-		if d, ok := e.Data.(loop.ToolResultData); ok && d.IsError {
+		if d, ok := e.Data.(*loop.ToolResultData); ok && d.IsError {
 			errs = append(errs, d.ID)
 		}
 	}

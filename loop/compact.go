@@ -48,7 +48,7 @@ func (r *run) summariseOlder() (bool, error) {
 	}
 	msgs := []Message{{Role: RoleSystem, Content: []Part{TextPart(summarisePrompt)}}, UserMessage(text)}
 	if err := r.checkBudget(msgs); err != nil {
-		r.journal.emit(EventError, ErrorData{Kind: "context", Message: "summarising compaction skipped: " + err.Error()})
+		r.journal.emit(EventError, &ErrorData{Kind: "context", Message: "summarising compaction skipped: " + err.Error()})
 		return false, nil
 	}
 	req := Request{Model: r.cfg.ModelName, Messages: msgs,
@@ -57,10 +57,10 @@ func (r *run) summariseOlder() (bool, error) {
 	resp, err := r.retrying(r.work, req)
 	r.quiet = false
 	if err != nil {
-		r.journal.emit(EventError, ErrorData{Kind: "context", Message: "summarising compaction failed: " + err.Error()})
+		r.journal.emit(EventError, &ErrorData{Kind: "context", Message: "summarising compaction failed: " + err.Error()})
 		return false, nil
 	}
-	r.journal.emit(EventUsage, resp.usage)
+	r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 	summary := strings.TrimSpace(resp.message.Text())
 	if summary == "" {
 		return false, nil
@@ -70,7 +70,7 @@ func (r *run) summariseOlder() (bool, error) {
 		return false, err
 	}
 	r.transcript.applyCompaction(c, r.journal.seq)
-	r.journal.emit(EventContextUpdate, ContextUpdateData{Messages: len(r.transcript.history), Compacted: c.Replace, Summarised: true})
+	r.journal.emit(EventContextUpdate, &ContextUpdateData{Messages: len(r.transcript.history), Compacted: c.Replace, Summarised: true})
 	return true, nil
 }
 

@@ -40,10 +40,9 @@ func TestL11_ALongConversationIsSummarisedAndStored(t *testing.T) {
 	var update *ContextUpdateData
 	for _, e := range evs {
 		if e.Type == EventContextUpdate {
-			d := e.Data.(ContextUpdateData)
-			update = &d
+			update = e.Data.(*ContextUpdateData)
 		}
-		if e.Type == EventModelDelta && e.Data.(ModelDeltaData).Text == "the user asked twice about words" {
+		if e.Type == EventModelDelta && e.Data.(*ModelDeltaData).Text == "the user asked twice about words" {
 			t.Fatal("the summary was streamed to clients as if it were the answer")
 		}
 	}

@@ -41,12 +41,12 @@ func (r *run) runStrategies(overflow bool) ([]Message, error) {
 			State: r.in.State, Context: r.in.ClientContext}
 		out, err := safeBuild(r.ctx, s, in)
 		if err != nil {
-			r.journal.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})
+			r.journal.emit(EventError, &ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})
 			continue // a broken strategy is skipped, not fatal
 		}
 		if c := out.Compact; c != nil && c.Replace > 0 {
 			if c.Replace > len(r.transcript.history) {
-				r.journal.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf(
+				r.journal.emit(EventError, &ErrorData{Kind: "context", Message: fmt.Sprintf(
 					"context strategy %q: compaction replaces %d messages, history has %d", s.Name(), c.Replace, len(r.transcript.history))})
 				continue
 			}
@@ -65,7 +65,7 @@ func (r *run) runStrategies(overflow bool) ([]Message, error) {
 		r.outputsTrimmed = true // from now on the run offers read_tool_output (toolcache.go)
 	}
 	if overflow || compacted > 0 {
-		r.journal.emit(EventContextUpdate, ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
+		r.journal.emit(EventContextUpdate, &ContextUpdateData{Messages: len(msgs), EstimatedTokens: EstimateTokens(msgs),
 			Overflow: overflow, Compacted: compacted})
 	}
 	return msgs, nil
@@ -79,14 +79,14 @@ func (r *run) setState(strategy string, state json.RawMessage) {
 		return
 	}
 	if !json.Valid(state) {
-		r.journal.emit(EventError, ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: state is not JSON", strategy)})
+		r.journal.emit(EventError, &ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: state is not JSON", strategy)})
 		return
 	}
 	if bytes.Equal(bytes.TrimSpace(state), bytes.TrimSpace(r.in.State)) {
 		return
 	}
 	r.in.State = append(json.RawMessage(nil), state...)
-	r.journal.emit(EventState, StateData{State: r.in.State})
+	r.journal.emit(EventState, &StateData{State: r.in.State})
 }
 
 // baseMessages is the system prompt (or the run's override) followed by the history.

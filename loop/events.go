@@ -35,9 +35,13 @@ const (
 	EventHandoff          EventType = "handoff"
 )
 
-// Event is one thing that happened in a run. Data holds the typed payload for Type (one of
-// the *Data structs below); it encodes to the snake_case object of docs/loop.md#events, and decodes
-// back into the same struct, so stored events read like live ones.
+// Event is one thing that happened in a run. Data holds a pointer to the typed payload
+// for Type (one of the *Data structs below, *Usage for usage); it encodes to the
+// snake_case object of docs/loop.md#events, and decodes back into a pointer to the same
+// struct, so stored events read like live ones. A payload is the event's own and is
+// never written again once emitted: it stays valid as long as the event is kept, and
+// every copy of the event (the stream's, the stored one) shares it, so consumers read
+// it and do not change it (doc/ARCHITECTURE.md, "Event payloads").
 type Event struct {
 	Seq       int64     `json:"seq"`
 	Time      time.Time `json:"time"`
@@ -171,7 +175,7 @@ type (
 	}
 )
 
-// eventData decodes each event type's data into its struct, as a value: the same shape
+// eventData decodes each event type's data into a pointer to its struct: the same shape
 // the loop emits, so a stored or received event reads like a live one.
 var eventData = map[EventType]func(json.RawMessage) (any, error){
 	EventRunStarted: decodeAs[RunStartedData], EventStatus: decodeAs[StatusData],
@@ -194,10 +198,10 @@ func decodeAs[T any](b json.RawMessage) (any, error) {
 			return nil, err
 		}
 	}
-	return v, nil
+	return &v, nil
 }
 
-// UnmarshalJSON decodes Data into the struct for the event's type (as a value, the same
+// UnmarshalJSON decodes Data into a pointer to the struct for the event's type (the same
 // shape the loop emits).
 func (e *Event) UnmarshalJSON(b []byte) error {
 	type plain Event

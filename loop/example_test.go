@@ -56,13 +56,13 @@ func ExampleAgent_RunWith() {
 	res, _ := agent.RunWith(context.Background(), loop.RunInput{Messages: []loop.Message{loop.UserMessage("What is 17 × 23?")}},
 		func(e loop.Event) {
 			switch d := e.Data.(type) {
-			case loop.StatusData:
+			case *loop.StatusData:
 				fmt.Println("  status", d.State)
-			case loop.ToolCallData:
+			case *loop.ToolCallData:
 				fmt.Printf("→ %s %s\n", d.Name, d.Arguments)
-			case loop.ToolResultData:
+			case *loop.ToolResultData:
 				fmt.Printf("← %s\n", d.Content)
-			case loop.FinalData:
+			case *loop.FinalData:
 				fmt.Println("final:", d.Text)
 			}
 		})
@@ -109,7 +109,7 @@ func ExampleAgent_Events() {
 			fmt.Println("error:", err)
 			return
 		}
-		if d, ok := e.Data.(loop.RunFinishedData); ok {
+		if d, ok := e.Data.(*loop.RunFinishedData); ok {
 			fmt.Println(e.Seq, d.Status, d.Reason, d.StopReason)
 		}
 	}

@@ -45,7 +45,7 @@ func TestFence_AResumedRunCannotOverwriteTheRecoveredSession(t *testing.T) {
 	for _, e := range after {
 		if e.Kind == EntryEvent && e.Event.Type == EventRunFinished {
 			ends++
-			if d := e.Event.Data.(RunFinishedData); d.Status != StatusAborted {
+			if d := e.Event.Data.(*RunFinishedData); d.Status != StatusAborted {
 				t.Fatalf("stored end %s", d.Status)
 			}
 		}

@@ -89,15 +89,15 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 			}
 			msg = resp.message
 			r.appendMessage(msg)
-			r.journal.emit(EventAssistantMessage, AssistantMessageData{Message: msg})
-			r.journal.emit(EventUsage, resp.usage)
+			r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: msg}))
+			r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 		}
 		text := msg.Text()
 		err := r.output.validate(text)
 		if err == nil {
 			return r.complete(ReasonStructuredOutput, text, json.RawMessage(text))
 		}
-		r.journal.emit(EventError, ErrorData{Kind: "output_decoding", Message: err.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
+		r.journal.emit(EventError, &ErrorData{Kind: "output_decoding", Message: err.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
 		if attempt >= r.cfg.MaxDecodeRetries {
 			return r.end(StatusFailed, ReasonDecodingFailed, nil, nil,
 				fmt.Errorf("structured output does not match the schema after %d attempts: %w", attempt+1, err))
@@ -119,7 +119,7 @@ func (r *run) summarize(reason Reason, text string) RunResult {
 		switch {
 		case err == nil:
 			text = resp.message.Text()
-			r.journal.emit(EventUsage, resp.usage)
+			r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 		case r.ctxErr() != nil:
 			return r.abort(r.ctxErr())
 		}
@@ -148,7 +148,7 @@ func (r *run) endFinal(status Status, reason Reason, final Message, output json.
 	if text != final.Text() {
 		final.Content = []Part{TextPart(text)}
 	}
-	r.journal.emit(EventFinal, FinalData{Text: text, Output: output})
+	r.journal.emit(EventFinal, r.journal.pl.final.put(FinalData{Text: text, Output: output}))
 	p := &cut(&r.msgSlab, 1, msgSlabSize)[0] // RunResult.Final: beside the run's messages
 	*p = final
 	return r.end(status, reason, p, output, nil)
@@ -156,7 +156,7 @@ func (r *run) endFinal(status Status, reason Reason, final Message, output json.
 
 // fail ends the run with an error.
 func (r *run) fail(err error) RunResult {
-	r.journal.emit(EventError, ErrorData{Kind: errorKind(err), Message: err.Error()})
+	r.journal.emit(EventError, &ErrorData{Kind: errorKind(err), Message: err.Error()})
 	return r.end(StatusFailed, ReasonError, nil, nil, err)
 }
 
@@ -179,11 +179,13 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	// The run record, the queued entries, the end's status and run_finished are one
 	// write; run_finished is delivered once it is stored, so that a failure to write is
 	// what run_finished (live and stored) reports.
+	r.journal.pin()
 	rec := RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Status: status, Reason: reason,
-		Started: r.started, Ended: r.cfg.Driver.Now(), Usage: r.spent()}
+		Started: r.journal.started, Ended: r.journal.now(), Usage: r.spent()}
 	r.journal.saveRun(rec)
 	live := r.state
 	serr := r.journal.endWrite(func() { r.finished(status, reason, rec) })
+	r.journal.unpin()
 	if serr == nil {
 		if r.journal.run.done { // AppendRun released the session's lease with the final record
 			r.a.leaseReleased(runKey{r.in.SessionID, r.in.RunID})
@@ -196,7 +198,7 @@ func (r *run) end(status Status, reason Reason, final *Message, output json.RawM
 	}
 	status, reason = StatusFailed, ReasonError
 	rec.Status, rec.Reason = status, reason
-	r.journal.emit(EventError, ErrorData{Kind: "error", Message: serr.Error()})
+	r.journal.emit(EventError, &ErrorData{Kind: "error", Message: serr.Error()})
 	r.finished(status, reason, rec)
 	// The store failed once: the record and the entries are tried apart, so that
 	// whatever can still be written (run_finished saying why) is.
@@ -217,10 +219,10 @@ func (r *run) finished(status Status, reason Reason, rec RunRecord) {
 	default:
 		r.on(onComplete)
 	}
-	r.journal.emit(EventRunFinished, RunFinishedData{Status: status, Reason: reason, Usage: rec.Usage,
+	r.journal.emit(EventRunFinished, r.journal.pl.finished.put(RunFinishedData{Status: status, Reason: reason, Usage: rec.Usage,
 		StopReason: r.lastStop, PendingCalls: r.clientPending, Metrics: RunMetrics{
 			ModelCalls: r.callIndex, ToolCalls: r.toolCalls, ToolErrors: r.toolErrors, Steps: r.toolRounds + r.planSteps, Replans: r.replans,
-			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.started).Milliseconds()}})
+			Handoffs: r.team.handoffs(), DurationMS: rec.Ended.Sub(r.journal.started).Milliseconds()}}))
 }
 
 func (r *run) result(status Status, reason Reason, final *Message, output json.RawMessage, err error) RunResult {
@@ -256,11 +258,11 @@ func (r *run) beforeFinal(h TerminationHook, msg Message) (Decision, error) {
 
 func (r *run) hookOutcome(h TerminationHook, point string, d Decision, err error) (Decision, error) {
 	if err != nil {
-		r.journal.emit(EventError, ErrorData{Kind: "hook", Message: fmt.Sprintf("hook %q %s: %v", h.Name(), point, err)})
+		r.journal.emit(EventError, &ErrorData{Kind: "hook", Message: fmt.Sprintf("hook %q %s: %v", h.Name(), point, err)})
 		return Decision{}, err
 	}
 	if d.Verdict != VerdictProceed {
-		r.journal.emit(EventHook, HookData{Name: h.Name(), Point: point, Verdict: d.Verdict, Reason: d.Reason})
+		r.journal.emit(EventHook, &HookData{Name: h.Name(), Point: point, Verdict: d.Verdict, Reason: d.Reason})
 	}
 	return d, nil
 }
@@ -285,10 +287,10 @@ func (r *run) guard(stage Stage, content, tool string) (string, error) {
 		}
 		switch res.Action {
 		case GuardBlock:
-			r.journal.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardBlock, Reason: res.Reason})
+			r.journal.emit(EventGuardrail, &GuardrailData{Name: g.Name(), Stage: stage, Action: GuardBlock, Reason: res.Reason})
 			return "", fmt.Errorf("blocked by guardrail %q at %s: %s", g.Name(), stage, res.Reason)
 		case GuardRedact:
-			r.journal.emit(EventGuardrail, GuardrailData{Name: g.Name(), Stage: stage, Action: GuardRedact, Reason: res.Reason})
+			r.journal.emit(EventGuardrail, &GuardrailData{Name: g.Name(), Stage: stage, Action: GuardRedact, Reason: res.Reason})
 			content = res.Content
 		}
 	}

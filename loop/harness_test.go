@@ -262,6 +262,9 @@ func runCollect(t *testing.T, a *Agent, in RunInput) (RunResult, []Event) {
 	t.Helper()
 	var evs []Event
 	res, _ := a.RunWith(context.Background(), in, func(e Event) { evs = append(evs, e) })
+	for _, e := range evs {
+		checkPayload(t, e)
+	}
 	return res, evs
 }
 
@@ -274,25 +277,25 @@ func kinds(evs []Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch d := e.Data.(type) {
-		case ModelDeltaData:
+		case *ModelDeltaData:
 			continue
-		case StatusData:
+		case *StatusData:
 			out = append(out, "status:"+string(d.State))
-		case StepStartData:
+		case *StepStartData:
 			out = append(out, "step_start:"+d.Name)
-		case ToolCallData:
+		case *ToolCallData:
 			out = append(out, string(e.Type)+":"+d.Name)
-		case ToolResultData:
+		case *ToolResultData:
 			s := "tool_result:" + d.Name
 			if d.IsError {
 				s += "!"
 			}
 			out = append(out, s)
-		case StepCompleteData:
+		case *StepCompleteData:
 			out = append(out, "step_complete:"+d.Status)
-		case ErrorData:
+		case *ErrorData:
 			out = append(out, "error:"+d.Kind)
-		case RunFinishedData:
+		case *RunFinishedData:
 			out = append(out, "run_finished:"+string(d.Status)+"/"+string(d.Reason))
 		default:
 			out = append(out, string(e.Type))
@@ -329,8 +332,8 @@ func history(t *testing.T, a *Agent, session string) []string {
 func eventsOf[T any](evs []Event) []T {
 	var out []T
 	for _, e := range evs {
-		if d, ok := e.Data.(T); ok {
-			out = append(out, d)
+		if d, ok := e.Data.(*T); ok {
+			out = append(out, *d)
 		}
 	}
 	return out

@@ -301,7 +301,7 @@ func TestEndRecordWriteFailureIsWhatRunFinishedSays(t *testing.T) {
 	k := kinds(evs)
 	equal(t, "tail", k[len(k)-4:], []string{"final", "error:error", "status:failed", "run_finished:failed/error"})
 	entries, _ := a.Store().Load(context.Background(), "s")
-	last := entries[len(entries)-1].Event.Data.(RunFinishedData)
+	last := entries[len(entries)-1].Event.Data.(*RunFinishedData)
 	if last.Status != StatusFailed {
 		t.Fatalf("stored run_finished says %s", last.Status)
 	}

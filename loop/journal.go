@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // journal is a run's record keeper: it numbers and delivers events, queues the ones
@@ -24,9 +25,17 @@ type journal struct {
 	agent    string
 	traceID  string
 	clock    Driver // the clock and the store appends (Driver.Append)
-	emitFn   func(Event)
-	outage   outageWait        // Config.StoreOutage (outage.go)
-	scrub    func(Entry) Entry // Config.Scrub
+	// started is the run's start on the clock; monotonic, that clock is the process's
+	// own (GoDriver): now is then started plus the monotonic time since, one clock read
+	// where time.Now takes two (see now). at, while pinned, is the one time of the
+	// events and entries the run emits at one point (see pin); only the run's goroutine
+	// sets or reads at and pinned (plugin reports read the clock).
+	started           time.Time
+	at                time.Time
+	monotonic, pinned bool
+	emitFn            func(Event)
+	outage            outageWait        // Config.StoreOutage (outage.go)
+	scrub             func(Entry) Entry // Config.Scrub
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool
 	// goroutines. ended is set by run_finished: later reports are not the run's.
@@ -52,6 +61,10 @@ type journal struct {
 	// handed to the store is never written again (stores may keep the entries and the
 	// events they point to).
 	entrySlab []Entry
+
+	// pl are the run's event payloads (payload.go), cut from its first event block and
+	// then from chunks: an event's Data points into them.
+	pl *payloads
 
 	// What queued and ends start on, in the run's own allocation: a step queues a few
 	// entries between two writes, the end holds two events.
@@ -84,20 +97,52 @@ type queuedEntry struct {
 	e     Entry
 }
 
+// now is the time of an event or entry of the run. On GoDriver it is the run's start on
+// the wall clock plus the time since on the monotonic clock: the same instant time.Now
+// gives, read in one clock call where time.Now makes two (a wall and a monotonic
+// reading; half the cost of a step's clock reads, which are a tenth of its CPU). A
+// change of the wall clock during a run does not move its later events: their times
+// stay in order, as seqs are. Another Driver's clock is read as it is.
+func (j *journal) now() time.Time {
+	if j.pinned {
+		return j.at
+	}
+	return j.read()
+}
+
+// pin reads the clock once for what the run emits next at the same point, until unpin:
+// an answer's message entry, assistant_message and usage; a call's step_start and
+// tool_call; its tool_result and step_complete; the run's record, last status and
+// run_finished. Nothing runs between them, so one reading is their time.
+func (j *journal) pin() {
+	j.at, j.pinned = j.read(), true
+}
+
+func (j *journal) unpin() { j.pinned = false }
+
+// read reads the run's clock.
+func (j *journal) read() time.Time {
+	if j.monotonic {
+		return j.started.Add(time.Since(j.started))
+	}
+	return j.clock.Now()
+}
+
 // emit sends an event and queues it for the store. Deltas are not stored: their content
 // is in the assistant_message that follows.
 func (j *journal) emit(t EventType, data any) {
+	at := j.now()
 	j.mu.Lock()
-	j.emitLocked(t, data)
+	j.emitLocked(t, data, at)
 	if t == EventRunFinished {
 		j.ended = true
 	}
 	j.mu.Unlock()
 }
 
-func (j *journal) emitLocked(t EventType, data any) {
+func (j *journal) emitLocked(t EventType, data any, at time.Time) {
 	j.evSeq++
-	e := Event{Seq: j.evSeq, Time: j.clock.Now(), SessionID: j.session, RunID: j.runID,
+	e := Event{Seq: j.evSeq, Time: at, SessionID: j.session, RunID: j.runID,
 		Agent: j.agent, Type: t, Data: data, TraceID: j.traceID}
 	switch {
 	case j.holding:

@@ -147,7 +147,7 @@ func TestL21_ResultsAreStoredBeforeAnApprovalIsShown(t *testing.T) {
 	var seen []string
 	res, err := a.RunWith(context.Background(), userIn("s", "go"), func(e Event) {
 		if e.Type == EventApproval {
-			seen = append(seen, fmt.Sprintf("%s asked, stored %v", e.Data.(ToolCallData).ID, stored()))
+			seen = append(seen, fmt.Sprintf("%s asked, stored %v", e.Data.(*ToolCallData).ID, stored()))
 		}
 	})
 	if err != nil || res.Status != StatusCompleted {

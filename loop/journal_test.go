@@ -16,9 +16,9 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 	var live []Event
 	j := journal{sessions: st, ctx: context.Background(), session: "s", runID: "r", agent: "a",
 		clock: GoDriver{}, emitFn: func(e Event) { live = append(live, e) }, evSeq: 7}
-	j.emit(EventRunStarted, RunStartedData{})
-	j.emit(EventModelDelta, ModelDeltaData{Text: "x"})
-	j.emit(EventText, TextData{Text: "x"})
+	j.emit(EventRunStarted, &RunStartedData{})
+	j.emit(EventModelDelta, &ModelDeltaData{Text: "x"})
+	j.emit(EventText, &TextData{Text: "x"})
 	m := UserMessage("hi")
 	if err := j.store(Entry{Kind: EntryMessage, Message: &m}); err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestJournal_NumbersEventsAndEntriesAndKeepsDeltasOut(t *testing.T) {
 		t.Fatal("an empty append must be a no-op")
 	}
 	bad := journal{sessions: diskFullStore{st}, ctx: context.Background(), session: "s", clock: GoDriver{}}
-	bad.emit(EventText, TextData{})
+	bad.emit(EventText, &TextData{})
 	if err := bad.store(); err == nil || err.Error() != `store session "s": disk full` {
 		t.Fatalf("err %v", err)
 	}
@@ -50,7 +50,7 @@ func TestJournal_StoredEventsStayAsStoredWhileMoreAreEmitted(t *testing.T) {
 		for range n {
 			text := fmt.Sprintf("t%d", len(want))
 			want = append(want, text)
-			j.emit(EventText, TextData{Text: text})
+			j.emit(EventText, &TextData{Text: text})
 		}
 		if err := j.flush(); err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestJournal_StoredEventsStayAsStoredWhileMoreAreEmitted(t *testing.T) {
 		t.Fatalf("%d entries, want %d", len(entries), len(want))
 	}
 	for i, e := range entries {
-		if d, _ := e.Event.Data.(TextData); e.Seq != int64(i+1) || e.Event.Seq != int64(i+1) || d.Text != want[i] {
+		if d, _ := e.Event.Data.(*TextData); e.Seq != int64(i+1) || e.Event.Seq != int64(i+1) || d.Text != want[i] {
 			t.Fatalf("entry %d: seq %d, event %d %+v, want %q", i, e.Seq, e.Event.Seq, e.Event.Data, want[i])
 		}
 	}
@@ -79,23 +79,23 @@ func TestJournal_ScrubChangesOnlyWhatIsStored(t *testing.T) {
 			e.Message = &m
 		case e.Event != nil:
 			ev := *e.Event
-			ev.Data = TextData{Text: "[scrubbed]"}
+			ev.Data = &TextData{Text: "[scrubbed]"}
 			e.Event = &ev
 		}
 		return e
 	}
 	j := journal{sessions: st, ctx: context.Background(), session: "s", runID: "r", clock: GoDriver{},
 		emitFn: func(e Event) { live = append(live, e) }, scrub: scrub}
-	j.emit(EventText, TextData{Text: "ana@example.com"})
+	j.emit(EventText, &TextData{Text: "ana@example.com"})
 	m := UserMessage("call 555-123-4567")
 	if err := j.store(Entry{Kind: EntryMessage, Message: &m}); err != nil {
 		t.Fatal(err)
 	}
-	if live[0].Data.(TextData).Text != "ana@example.com" || m.Text() != "call 555-123-4567" {
+	if live[0].Data.(*TextData).Text != "ana@example.com" || m.Text() != "call 555-123-4567" {
 		t.Fatalf("the run's own values changed: %+v %q", live[0].Data, m.Text())
 	}
 	entries, _ := st.Load(context.Background(), "s")
-	if len(entries) != 2 || entries[0].Event.Data.(TextData).Text != "[scrubbed]" || entries[1].Message.Text() != "[scrubbed]" {
+	if len(entries) != 2 || entries[0].Event.Data.(*TextData).Text != "[scrubbed]" || entries[1].Message.Text() != "[scrubbed]" {
 		t.Fatalf("stored %+v", entries)
 	}
 }

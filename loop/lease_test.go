@@ -118,7 +118,7 @@ func openRun(t *testing.T, st *MemoryStore, session, run string, l Lease) {
 	now := time.Now().UTC()
 	st.SaveRun(ctx, RunRecord{ID: run, SessionID: session, Started: now})
 	have, _ := st.Load(ctx, session)
-	ev := &Event{Seq: 1, Time: now, SessionID: session, RunID: run, Agent: "t", Type: EventRunStarted, Data: RunStartedData{}}
+	ev := &Event{Seq: 1, Time: now, SessionID: session, RunID: run, Agent: "t", Type: EventRunStarted, Data: &RunStartedData{}}
 	if err := st.Append(ctx, session, Entry{Seq: int64(len(have)) + 1, RunID: run, Time: now, Kind: EntryEvent, Event: ev}); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func ends(st *MemoryStore, session, run string) []RunFinishedData {
 	var out []RunFinishedData
 	for _, e := range es {
 		if e.Event != nil && e.Event.RunID == run && e.Event.Type == EventRunFinished {
-			out = append(out, e.Event.Data.(RunFinishedData))
+			out = append(out, *e.Event.Data.(*RunFinishedData))
 		}
 	}
 	return out

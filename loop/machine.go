@@ -55,20 +55,5 @@ func (r *run) on(t trigger) {
 		return
 	}
 	r.state = to
-	data, ok := statusData[to]
-	if !ok {
-		data = StatusData{State: to}
-	}
-	r.journal.emit(EventStatus, data)
+	r.journal.emit(EventStatus, r.journal.pl.status.put(StatusData{State: to}))
 }
-
-// statusData holds each state's StatusData already in an interface, so that a status
-// event allocates nothing for its data.
-var statusData = func() map[State]any {
-	m := map[State]any{}
-	for _, s := range []State{StateIdle, StatePreparing, StateModelRunning, StateToolRunning, StateAwaitingHuman,
-		StateCompleted, StateFailed, StateAborted} {
-		m[s] = StatusData{State: s}
-	}
-	return m
-}()

@@ -142,7 +142,7 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 		if me.RetryAfter > 0 {
 			msg += fmt.Sprintf(" (retry after %s)", me.RetryAfter)
 		}
-		r.journal.emit(EventError, ErrorData{Kind: string(me.Kind), Message: msg, Retryable: retry})
+		r.journal.emit(EventError, &ErrorData{Kind: string(me.Kind), Message: msg, Retryable: retry})
 		if !retry {
 			if policy.retryable(me) {
 				return response{}, fmt.Errorf("model call failed after %d attempts: %w", attempt, me)
@@ -201,7 +201,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 	// The stream is complete: clients close the streamed message now, before the loop
 	// stores it and runs the step's bookkeeping.
 	if !r.quiet {
-		r.journal.emit(EventModelDelta, ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)})
+		r.journal.emit(EventModelDelta, r.journal.pl.delta.put(ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)}))
 	}
 	return response{message: msg, usage: r.price(usage), stop: stop}, nil
 }
@@ -225,7 +225,7 @@ func (r *run) relay(ci int, d Delta) {
 }
 
 func (r *run) emitDelta(callIndex int, d Delta, text string, ref ToolCallRef) {
-	r.journal.emit(EventModelDelta, ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text, ToolCall: ref})
+	r.journal.emit(EventModelDelta, r.journal.pl.delta.put(ModelDeltaData{CallIndex: callIndex, Seq: d.Seq, Kind: d.Kind, Text: text, ToolCall: ref}))
 }
 
 func (r *run) price(u Usage) Usage { return priced(u, r.cfg.Pricing) }

@@ -63,7 +63,7 @@ func TestNestedApprovalInterruptsTheTopLevelRunAndResumes(t *testing.T) {
 	var asked []string
 	for _, e := range evs {
 		if e.Type == EventApproval {
-			asked = append(asked, e.Path+" "+e.Data.(ToolCallData).ID)
+			asked = append(asked, e.Path+" "+e.Data.(*ToolCallData).ID)
 		}
 	}
 	equal(t, "approval requests", asked, []string{"lead/expert c1"})
@@ -102,7 +102,7 @@ func TestPlanSubRunSurfacesItsEventsAndItsApproval(t *testing.T) {
 	var asked []string
 	for _, e := range evs {
 		if e.Type == EventApproval {
-			asked = append(asked, e.Path+" "+e.Data.(ToolCallData).ID)
+			asked = append(asked, e.Path+" "+e.Data.(*ToolCallData).ID)
 		}
 	}
 	equal(t, "approval requests", asked, []string{"a/step:1 c1"})

@@ -72,16 +72,16 @@ func Notify(ctx context.Context, data any) bool {
 			d.Level = "info"
 		}
 		d.Message = clip(d.Message)
-		return j.notice(EventPluginLog, d)
+		return j.notice(EventPluginLog, &d)
 	case ProgressData:
 		d.Message = clip(d.Message)
-		return j.notice(EventProgress, d)
+		return j.notice(EventProgress, &d)
 	case ErrorData:
 		d.Message = clip(d.Message)
-		return j.notice(EventError, d)
+		return j.notice(EventError, &d)
 	case CircuitData:
 		d.Reason = clip(d.Reason)
-		return j.notice(EventCircuit, d)
+		return j.notice(EventCircuit, &d)
 	}
 	return false
 }
@@ -120,10 +120,10 @@ func (j *journal) notice(t EventType, data any) bool {
 	j.notices++
 	switch {
 	case j.notices <= maxNotices:
-		j.emitLocked(t, data)
+		j.emitLocked(t, data, j.read())
 	case j.notices == maxNotices+1:
-		j.emitLocked(EventPluginLog, PluginLogData{Plugin: "agenthost", Level: "warning",
-			Message: "this run reached its limit of plugin reports; further ones are dropped"})
+		j.emitLocked(EventPluginLog, &PluginLogData{Plugin: "agenthost", Level: "warning",
+			Message: "this run reached its limit of plugin reports; further ones are dropped"}, j.read())
 	}
 	return true
 }

@@ -71,6 +71,6 @@ func (j *journal) reportOutage() {
 	}
 	waited, cause := j.outage.waited, j.outage.cause
 	j.outage.waited = 0
-	j.emit(EventError, ErrorData{Kind: "store_unavailable", Message: fmt.Sprintf(
+	j.emit(EventError, &ErrorData{Kind: "store_unavailable", Message: fmt.Sprintf(
 		"the session store was unavailable for %s (%v); the run waited and went on", waited.Round(time.Millisecond), cause)})
 }

@@ -48,8 +48,10 @@ type pendingCall struct {
 
 // announce emits the events that open a call.
 func (r *run) announce(c ToolCall) {
-	r.journal.emit(EventStepStart, StepStartData{ID: c.ID, Name: c.Name})
-	r.journal.emit(EventToolCall, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	r.journal.pin()
+	defer r.journal.unpin()
+	r.journal.emit(EventStepStart, r.journal.pl.stepStart.put(StepStartData{ID: c.ID, Name: c.Name}))
+	r.journal.emit(EventToolCall, r.journal.pl.toolCall.put(ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)}))
 }
 
 // callOne takes one call through every stage, caps included. It returns an error only
@@ -154,7 +156,7 @@ func (r *run) callWave(calls []ToolCall, timeouts []time.Duration, par int) (res
 // for input rather than waiting in a nested run.
 func (r *run) awaitInput(pc *pendingCall) {
 	if pc.input != nil {
-		r.journal.emit(EventInputRequired, InputRequiredData{ID: pc.call.ID, Name: pc.call.Name, Message: pc.input.Message, Schema: pc.input.Schema})
+		r.journal.emit(EventInputRequired, &InputRequiredData{ID: pc.call.ID, Name: pc.call.Name, Message: pc.input.Message, Schema: pc.input.Schema})
 	}
 }
 
@@ -257,7 +259,7 @@ func (r *run) approve(c ToolCall) (bool, string, error) {
 	if err := r.journal.flush(); err != nil {
 		return false, "", err
 	}
-	r.journal.emit(EventApproval, ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)})
+	r.journal.emit(EventApproval, r.journal.pl.toolCall.put(ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)}))
 	r.on(onAskHuman)
 	if err := r.journal.flush(); err != nil {
 		return false, "", err
@@ -365,8 +367,10 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	if res.IsError {
 		r.toolErrors++
 	}
-	r.journal.emit(EventToolResult, ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
-		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()})
-	r.journal.emit(EventStepComplete, StepCompleteData{ID: pc.call.ID, Status: status})
+	r.journal.pin()
+	defer r.journal.unpin()
+	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()}))
+	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res
 }

@@ -16,7 +16,7 @@ func storedCallTool(store SessionStore) Tool {
 			return ToolResult{}, err
 		}
 		for _, e := range entries {
-			if e.Event != nil && e.Event.Type == EventToolCall && e.Event.Data.(ToolCallData).ID == info.CallID {
+			if e.Event != nil && e.Event.Type == EventToolCall && e.Event.Data.(*ToolCallData).ID == info.CallID {
 				return TextResult("stored before: the secret"), nil
 			}
 		}

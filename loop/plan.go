@@ -201,13 +201,13 @@ func (r *run) askJSON(prompt, question string, schema json.RawMessage, out any) 
 		if err != nil {
 			return err
 		}
-		r.journal.emit(EventUsage, resp.usage)
+		r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 		text := resp.message.Text()
 		verr := compiled.validate(text)
 		if verr == nil {
 			return json.Unmarshal([]byte(text), out)
 		}
-		r.journal.emit(EventError, ErrorData{Kind: "output_decoding", Message: verr.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
+		r.journal.emit(EventError, &ErrorData{Kind: "output_decoding", Message: verr.Error(), Retryable: attempt < r.cfg.MaxDecodeRetries})
 		if attempt >= r.cfg.MaxDecodeRetries {
 			return fmt.Errorf("the model's answer is not a valid document after %d attempts: %w", attempt+1, verr)
 		}

@@ -27,13 +27,13 @@ func planTrace(evs []Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch d := e.Data.(type) {
-		case PlanData:
+		case *PlanData:
 			out = append(out, fmt.Sprintf("plan %d: %d steps", d.Revision, len(d.Plan.Steps)))
-		case PlanStepData:
+		case *PlanStepData:
 			out = append(out, fmt.Sprintf("step %s %s %s", d.ID, d.Status, d.Outcome))
-		case EvaluationData:
+		case *EvaluationData:
 			out = append(out, "evaluation "+d.Verdict+": "+d.Reason)
-		case RunFinishedData:
+		case *RunFinishedData:
 			out = append(out, fmt.Sprintf("finished %s/%s", d.Status, d.Reason))
 		}
 	}

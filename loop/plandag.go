@@ -221,7 +221,7 @@ func (r *run) execWave(ps *planState, steps []PlanStep) (outs []StepOutcome, lef
 	for _, s := range steps {
 		b, err := bindStep(*ps.plan, s, ps.outcomes)
 		if err != nil {
-			r.journal.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "running"})
+			r.journal.emit(EventPlanStep, &PlanStepData{ID: s.ID, Status: "running"})
 			r.planSteps++
 			outs = append(outs, StepOutcome{ID: s.ID, Status: "error", Outcome: "Error: " + err.Error()})
 			continue
@@ -249,7 +249,7 @@ func (r *run) execTogether(ps *planState, steps []PlanStep, idx []int) (outs []S
 	timeouts := make([]time.Duration, len(idx))
 	for k, i := range idx {
 		s := steps[i]
-		r.journal.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "running"})
+		r.journal.emit(EventPlanStep, &PlanStepData{ID: s.ID, Status: "running"})
 		r.planSteps++
 		args := string(s.Arguments)
 		if args == "" {

@@ -65,7 +65,7 @@ func (r *run) planRevision(ps *planState) next {
 	}
 	for _, s := range ps.plan.Steps { // what a verdict leaves undone is skipped
 		if !hasOutcome(ps.outcomes, s.ID) && ev.Verdict != VerdictPlanContinue {
-			r.journal.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "skipped"})
+			r.journal.emit(EventPlanStep, &PlanStepData{ID: s.ID, Status: "skipped"})
 			ps.outcomes = append(ps.outcomes, StepOutcome{ID: s.ID, Status: "skipped"})
 		}
 	}
@@ -210,7 +210,7 @@ func (r *run) makePlan(p Planner, in PlanInput) (Plan, error) {
 	if plan.Goal == "" {
 		plan.Goal = in.Goal
 	}
-	r.journal.emit(EventPlan, PlanData{Revision: in.Revision, Plan: plan})
+	r.journal.emit(EventPlan, &PlanData{Revision: in.Revision, Plan: plan})
 	return plan, r.journal.store()
 }
 
@@ -246,13 +246,13 @@ func (r *run) evaluate(e Evaluator, in EvalInput) (ev Evaluation, err error) {
 		}
 		return ev, fmt.Errorf("evaluator (revision %d): %w", in.Revision, err)
 	}
-	r.journal.emit(EventEvaluation, EvaluationData{Verdict: ev.Verdict, Reason: ev.Reason})
+	r.journal.emit(EventEvaluation, &EvaluationData{Verdict: ev.Verdict, Reason: ev.Reason})
 	return ev, r.journal.store()
 }
 
 // execStep runs one step (plan_step running) and returns its outcome.
 func (r *run) execStep(rev int, s PlanStep, defTimeout time.Duration) StepOutcome {
-	r.journal.emit(EventPlanStep, PlanStepData{ID: s.ID, Status: "running"})
+	r.journal.emit(EventPlanStep, &PlanStepData{ID: s.ID, Status: "running"})
 	timeout := defTimeout
 	if d, err := time.ParseDuration(s.Timeout); err == nil && d > 0 {
 		timeout = d
@@ -275,9 +275,10 @@ func (r *run) execStep(rev int, s PlanStep, defTimeout time.Duration) StepOutcom
 
 // recordStep reports a step's outcome and stores it before the next step starts.
 func (r *run) recordStep(o StepOutcome) {
-	r.journal.emit(EventPlanStep, PlanStepData(o))
+	step := PlanStepData(o)
+	r.journal.emit(EventPlanStep, &step)
 	if err := r.journal.store(); err != nil {
-		r.journal.emit(EventError, ErrorData{Kind: "error", Message: err.Error()})
+		r.journal.emit(EventError, &ErrorData{Kind: "error", Message: err.Error()})
 	}
 }
 
@@ -363,18 +364,18 @@ func (r *run) resumePlan() (int, *Plan, []StepOutcome) {
 // a step's outcome counts, and a verdict or a run's end that closes the plan drops it.
 func (ps *planState) replay(data any) {
 	switch d := data.(type) {
-	case PlanData:
+	case *PlanData:
 		p := d.Plan
 		ps.plan, ps.rev, ps.outcomes = &p, d.Revision, nil
-	case PlanStepData:
+	case *PlanStepData:
 		if ps.plan != nil && (d.Status == "ok" || d.Status == "error") {
-			ps.outcomes = append(ps.outcomes, StepOutcome(d))
+			ps.outcomes = append(ps.outcomes, StepOutcome(*d))
 		}
-	case EvaluationData:
+	case *EvaluationData:
 		if d.Verdict != VerdictPlanContinue && d.Verdict != VerdictPlanReplan {
 			ps.plan = nil
 		}
-	case RunFinishedData:
+	case *RunFinishedData:
 		if d.Status != StatusAborted && d.Status != StatusInterrupted {
 			ps.plan = nil
 		}

@@ -127,7 +127,7 @@ func closeDeadRun(ctx context.Context, st SessionStore, run RunRecord) error {
 	}
 	now := time.Now().UTC()
 	ev := &Event{Seq: evSeq + 1, Time: now, SessionID: run.SessionID, RunID: run.ID, Agent: agent,
-		Type: EventRunFinished, Data: RunFinishedData{Status: StatusAborted, Reason: ReasonCancelled, Usage: run.Usage}}
+		Type: EventRunFinished, Data: &RunFinishedData{Status: StatusAborted, Reason: ReasonCancelled, Usage: run.Usage}}
 	entry := Entry{Seq: int64(len(entries)) + 1, RunID: run.ID, Time: now, Kind: EntryEvent, Event: ev}
 	if err := st.Append(ctx, run.SessionID, entry); err != nil {
 		return fmt.Errorf("recover run %q: %w", run.ID, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // run is one execution of the loop. It is used by one goroutine only.
@@ -30,7 +29,6 @@ type run struct {
 	output         *argsSchema // compiled OutputSchema, nil without one
 
 	state   State
-	started time.Time
 	journal journal // events, their numbering and the session's entries (L17, L21)
 
 	transcript transcript // the session's conversation as the model sees it
@@ -80,7 +78,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	cfg, in := r.cfg, r.in
 	r.cancel = cancel
 	r.policy = cfg.ToolPolicy.merge(in.ToolPolicy).withDefaults()
-	r.state, r.started = StateIdle, cfg.Driver.Now()
+	r.state, r.journal.started = StateIdle, cfg.Driver.Now()
 	r.ctx, r.sctx = ctx, context.WithoutCancel(ctx)
 	// Field by field: the journal is zero here, and a literal of it would be built in a
 	// temporary on the stack (1.8 KiB of frame, which grows a run goroutine's stack).
@@ -89,6 +87,8 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
 	j.queued = j.queuedBuf[:0]
+	_, j.monotonic = cfg.Driver.(GoDriver)
+	j.newEventBlock()
 	r.deltaSeen = r.deltaBuf[:0]
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
@@ -112,15 +112,16 @@ func (r *run) outOfTime() bool {
 func (r *run) execute() (res RunResult) {
 	defer func() {
 		if p := recover(); p != nil {
+			r.journal.unpin() // a panic between pin and unpin: the failure's events read the clock
 			res = r.fail(fmt.Errorf("internal error: %v", p))
 		}
 	}()
 	// Event seq continues the session's numbering (L17): loaded before the first emit.
 	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
 	r.journal.evSeq = lastEventSeq(entries)
-	r.journal.emit(EventRunStarted, RunStartedData{Model: r.cfg.ModelName, User: r.in.User})
+	r.journal.emit(EventRunStarted, r.journal.pl.runStarted.put(RunStartedData{Model: r.cfg.ModelName, User: r.in.User}))
 	r.on(onPrepare)
-	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.started}) // with the first flush
+	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.journal.started}) // with the first flush
 	if lerr != nil {
 		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
 	}
@@ -273,16 +274,18 @@ func (r *run) step() next {
 // answered stores the model's answer and emits what it says (L2).
 func (r *run) answered(resp response) {
 	msg := resp.message
+	r.journal.pin()
+	defer r.journal.unpin()
 	r.appendMessage(msg)
 	if msg.Reasoning != "" {
-		r.journal.emit(EventReasoning, TextData{Text: msg.Reasoning})
+		r.journal.emit(EventReasoning, r.journal.pl.text.put(TextData{Text: msg.Reasoning}))
 	}
 	if len(msg.ToolCalls) > 0 && msg.Text() != "" {
-		r.journal.emit(EventText, TextData{Text: msg.Text()})
+		r.journal.emit(EventText, r.journal.pl.text.put(TextData{Text: msg.Text()}))
 	}
 	r.lastStop = resp.stop
-	r.journal.emit(EventAssistantMessage, AssistantMessageData{Message: msg, StopReason: resp.stop})
-	r.journal.emit(EventUsage, resp.usage)
+	r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: msg, StopReason: resp.stop}))
+	r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 }
 
 // toolStep applies the decision chain (L4, L8) and runs the calls. It reports done when
@@ -342,7 +345,7 @@ func (r *run) limitHit() Reason {
 		return ReasonMaxIterations
 	case l.MaxToolRounds > 0 && r.toolRounds >= l.MaxToolRounds:
 		return ReasonMaxToolRounds
-	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.started) >= l.MaxRunDuration):
+	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.journal.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
 		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD, r.ledger.exhausted():
@@ -367,7 +370,7 @@ func (r *run) ctxErr() error {
 func (r *run) appendMessage(m Message) {
 	p := &cut(&r.msgSlab, 1, msgSlabSize)[0]
 	*p = m
-	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.cfg.Driver.Now(), Kind: EntryMessage, Message: p})
+	seq := r.journal.queue(Entry{RunID: r.in.RunID, Time: r.journal.now(), Kind: EntryMessage, Message: p})
 	r.transcript.add(p, seq)
 }
 
@@ -411,8 +414,8 @@ func (r *run) resolveSupplied(pending []ToolCall, input []Message) ([]ToolCall, 
 		if m.Name == "" {
 			m.Name = c.Name
 		}
-		r.journal.emit(EventToolResult, ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()})
-		r.journal.emit(EventStepComplete, StepCompleteData{ID: c.ID, Status: "ok"})
+		r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: c.ID, Name: c.Name, Content: m.Text()}))
+		r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: c.ID, Status: "ok"}))
 		r.appendMessage(m)
 	}
 	return left, rest, nil

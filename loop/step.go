@@ -56,7 +56,7 @@ func (r *run) finish(n next) RunResult {
 	case nextStructured:
 		return r.structured(n.msg, n.withSchema)
 	case nextFailWith:
-		r.journal.emit(EventError, ErrorData{Kind: string(n.reason), Message: n.err.Error()})
+		r.journal.emit(EventError, &ErrorData{Kind: string(n.reason), Message: n.err.Error()})
 		return r.end(StatusFailed, n.reason, nil, nil, n.err)
 	default:
 		if n.abort {

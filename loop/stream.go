@@ -65,9 +65,9 @@ func (a *Agent) stream(ctx context.Context, in RunInput) (<-chan Event, func() e
 			// The run never started: report it in the event vocabulary anyway.
 			now := time.Now()
 			push(Event{Seq: 1, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
-				Type: EventError, Data: ErrorData{Kind: "invalid_input", Message: err.Error()}})
+				Type: EventError, Data: &ErrorData{Kind: "invalid_input", Message: err.Error()}})
 			push(Event{Seq: 2, Time: now, SessionID: in.SessionID, RunID: in.RunID, Agent: a.cfg.Name,
-				Type: EventRunFinished, Data: RunFinishedData{Status: StatusFailed, Reason: ReasonError}})
+				Type: EventRunFinished, Data: &RunFinishedData{Status: StatusFailed, Reason: ReasonError}})
 		}
 		mu.Lock()
 		closed, runErr = true, err

@@ -65,7 +65,7 @@ func TestEventsBreakAbortsTheRunAndFreesTheSession(t *testing.T) {
 	m := script(turn{hang: true}, turn{text: "second"})
 	a := newAgent(t, Config{Model: m})
 	for e := range a.Events(context.Background(), userIn("s1", "go")) {
-		if e.Type == EventStatus && e.Data.(StatusData).State == StateModelRunning {
+		if e.Type == EventStatus && e.Data.(*StatusData).State == StateModelRunning {
 			break
 		}
 	}
@@ -78,7 +78,7 @@ func TestEventsBreakAbortsTheRunAndFreesTheSession(t *testing.T) {
 	for _, e := range entries {
 		if e.Kind == EntryEvent && e.Event.Type == EventRunFinished {
 			runs++
-			if runs == 1 && e.Event.Data.(RunFinishedData).Status != StatusAborted {
+			if runs == 1 && e.Event.Data.(*RunFinishedData).Status != StatusAborted {
 				t.Fatalf("first run ended %+v", e.Event.Data)
 			}
 		}

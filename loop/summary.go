@@ -30,7 +30,7 @@ func Summarize(entries []Entry, titleLen int) SessionSummary {
 			text.WriteString(t)
 			text.WriteByte('\n')
 		case e.Kind == EntryEvent && e.Event != nil && e.Event.Type == EventRunFinished:
-			if d, ok := e.Event.Data.(RunFinishedData); ok {
+			if d, ok := e.Event.Data.(*RunFinishedData); ok {
 				s.LastStatus = d.Status
 				s.CostUSD += d.Usage.CostUSD
 			}

@@ -191,7 +191,7 @@ func (r *run) handOff() {
 	ts.to, ts.reason, ts.overMax = "", "", false
 	ts.mu.Unlock()
 	target := r.a.team.agents[to]
-	r.journal.emit(EventHandoff, HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain) + 1, Reason: reason})
+	r.journal.emit(EventHandoff, &HandoffData{From: r.cfg.Name, To: to, Depth: len(ts.chain) + 1, Reason: reason})
 	ts.chain = append(ts.chain, to)
 	r.cfg = &target.cfg
 	r.journal.mu.Lock()
@@ -252,8 +252,8 @@ func (a *Agent) awaitsApproval(ctx context.Context, session string) bool {
 	}
 	for i := len(entries) - 1; i >= 0; i-- {
 		if e := entries[i].Event; e != nil && e.Type == EventRunFinished {
-			d, _ := e.Data.(RunFinishedData)
-			return d.Status == StatusInterrupted && d.Reason == ReasonApprovalRequired
+			d, ok := e.Data.(*RunFinishedData)
+			return ok && d.Status == StatusInterrupted && d.Reason == ReasonApprovalRequired
 		}
 	}
 	return false

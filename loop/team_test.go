@@ -192,7 +192,7 @@ func eventsOfSession(t *testing.T, a *Agent, session string) string {
 	var b strings.Builder
 	for _, e := range es {
 		if e.Event != nil {
-			if d, ok := e.Event.Data.(ToolResultData); ok {
+			if d, ok := e.Event.Data.(*ToolResultData); ok {
 				b.WriteString(d.Content + "\n")
 			}
 		}

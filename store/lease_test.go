@@ -89,7 +89,7 @@ func finishedEvents(t *testing.T, s *SQLite, session, run string) []loop.RunFini
 	var out []loop.RunFinishedData
 	for _, e := range es {
 		if e.Kind == loop.EntryEvent && e.Event.RunID == run && e.Event.Type == loop.EventRunFinished {
-			out = append(out, e.Event.Data.(loop.RunFinishedData))
+			out = append(out, *e.Event.Data.(*loop.RunFinishedData))
 		}
 	}
 	return out

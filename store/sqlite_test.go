@@ -34,7 +34,7 @@ func TestAppendLoadRoundTripsEveryKind(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	ev := loop.Event{Seq: 3, Time: time.Unix(1700000000, 5).UTC(), SessionID: "a", RunID: "r1", Agent: "x", Type: loop.EventToolCall,
-		Data: loop.ToolCallData{ID: "c1", Name: "calc", Arguments: json.RawMessage(`{"_raw":"x"}`)}}
+		Data: &loop.ToolCallData{ID: "c1", Name: "calc", Arguments: json.RawMessage(`{"_raw":"x"}`)}}
 	comp := &loop.Compaction{Replace: 1, Summary: []loop.Message{loop.UserMessage("note")}}
 	want := []loop.Entry{
 		msgEntry(1, "hello"),
@@ -56,7 +56,7 @@ func TestAppendLoadRoundTripsEveryKind(t *testing.T) {
 	if string(a) != string(b) {
 		t.Fatalf("round trip:\n got  %s\n want %s", a, b)
 	}
-	if _, ok := got[2].Event.Data.(loop.ToolCallData); !ok {
+	if _, ok := got[2].Event.Data.(*loop.ToolCallData); !ok {
 		t.Fatalf("event data decoded as %T", got[2].Event.Data)
 	}
 	if other, _ := s.Load(ctx, "b"); len(other) != 0 {

@@ -34,9 +34,9 @@ func TestMetricsFromEventsAndCalls(t *testing.T) {
 	}
 	in := loop.RunInput{}
 	ctx, end := tel.StartRun(context.Background(), "a", &in)
-	tel.Observe(ctx, loop.Event{Data: loop.Usage{PromptTokens: 100, CompletionTokens: 7, CostUSD: 0.25}})
-	tel.Observe(ctx, loop.Event{Data: loop.ErrorData{Kind: "rate_limit", Retryable: true}})
-	tel.Observe(ctx, loop.Event{Data: loop.ErrorData{Kind: "auth"}})
+	tel.Observe(ctx, loop.Event{Data: &loop.Usage{PromptTokens: 100, CompletionTokens: 7, CostUSD: 0.25}})
+	tel.Observe(ctx, loop.Event{Data: &loop.ErrorData{Kind: "rate_limit", Retryable: true}})
+	tel.Observe(ctx, loop.Event{Data: &loop.ErrorData{Kind: "auth"}})
 	_, done := ToolSpan(ctx, "fetch", "web", "{}")
 	done(loop.ErrorResult("Error: tool 'fetch' timed out after 5s"), nil)
 	_, done = ToolSpan(ctx, "fetch", "web", "{}")

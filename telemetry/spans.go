@@ -102,9 +102,9 @@ func (t *Telemetry) Observe(ctx context.Context, e loop.Event) {
 		return
 	}
 	switch d := e.Data.(type) {
-	case loop.Usage:
-		t.m.usage(ctx, d)
-	case loop.ErrorData:
+	case *loop.Usage:
+		t.m.usage(ctx, *d)
+	case *loop.ErrorData:
 		if d.Retryable {
 			t.m.retries.Add(ctx, 1)
 		}

@@ -95,7 +95,7 @@ func TestE2E_PluginOutputIsInJSONAndStored(t *testing.T) {
 	equalStrings(t, "events of the call", got[start:start+len(want)], want)
 	var lines []string
 	for _, ev := range live {
-		if d, ok := ev.Data.(loop.PluginLogData); ok {
+		if d, ok := ev.Data.(*loop.PluginLogData); ok {
 			lines = append(lines, d.Plugin+"/"+d.Level+"/"+d.Message)
 		}
 	}

@@ -155,16 +155,16 @@ func shape(evs []loop.Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch d := e.Data.(type) {
-		case loop.ModelDeltaData:
-		case loop.StatusData:
+		case *loop.ModelDeltaData:
+		case *loop.StatusData:
 			out = append(out, "status:"+string(d.State))
-		case loop.ToolResultData:
+		case *loop.ToolResultData:
 			out = append(out, fmt.Sprintf("tool_result:%s=%s", d.ID, d.Content))
-		case loop.ErrorData:
+		case *loop.ErrorData:
 			out = append(out, "error:"+d.Kind)
-		case loop.FinalData:
+		case *loop.FinalData:
 			out = append(out, "final:"+d.Text)
-		case loop.RunFinishedData:
+		case *loop.RunFinishedData:
 			out = append(out, "run_finished:"+string(d.Status)+"/"+string(d.Reason))
 		default:
 			out = append(out, string(e.Type))
@@ -220,7 +220,7 @@ func TestE2E_MultiStepRunEventsAreStoredAsEmitted(t *testing.T) {
 	// end is a finish delta (the loop's own, seq 0) with the stop reason.
 	var deltas []string
 	for _, ev := range evs {
-		if d, ok := ev.Data.(loop.ModelDeltaData); ok && d.CallIndex == 3 {
+		if d, ok := ev.Data.(*loop.ModelDeltaData); ok && d.CallIndex == 3 {
 			deltas = append(deltas, fmt.Sprintf("%d:%s", d.Seq, d.Text))
 		}
 	}

@@ -147,8 +147,8 @@ func TestE2E_EmbeddingSpendStopsARunAtItsBudget(t *testing.T) {
 	finished := func(r result) loop.RunFinishedData {
 		t.Helper()
 		for _, ev := range events(t, r.stdout) {
-			if d, ok := ev.Data.(loop.RunFinishedData); ok {
-				return d
+			if d, ok := ev.Data.(*loop.RunFinishedData); ok {
+				return *d
 			}
 		}
 		t.Fatalf("no run_finished:\n%s\n%s", r.stdout, r.stderr)

@@ -114,7 +114,7 @@ func TestE2E_Fencing_RunStoppedPastItsLeaseWritesNothingWhenResumed(t *testing.T
 			t.Fatal("the resumed run stored its model's answer")
 		}
 		if en.Kind == loop.EntryEvent && en.Event.RunID == runID && en.Event.Type == loop.EventRunFinished {
-			ends = append(ends, en.Event.Data.(loop.RunFinishedData).Status)
+			ends = append(ends, en.Event.Data.(*loop.RunFinishedData).Status)
 		}
 	}
 	runs, err := st.Runs(ctx, session)

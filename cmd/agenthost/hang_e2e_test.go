@@ -66,7 +66,7 @@ func TestE2E_Hole9_FirstTokenTimeoutFromTheManifestRetriesAHungCall(t *testing.T
 		t.Fatalf("events %q", s)
 	}
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.ErrorData); ok && !strings.Contains(d.Message, "no event within first_token_timeout (1s)") {
+		if d, ok := ev.Data.(*loop.ErrorData); ok && !strings.Contains(d.Message, "no event within first_token_timeout (1s)") {
 			t.Fatalf("error event %q", d.Message)
 		}
 	}
@@ -133,7 +133,7 @@ func (e *agentEnv) startRun(t *testing.T, atModel func(*exec.Cmd)) *bgRun {
 	sc := bufio.NewScanner(stdout)
 	for lr.session == "" && sc.Scan() {
 		var ev loop.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == loop.EventStatus && ev.Data.(loop.StatusData).State == loop.StateModelRunning {
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == loop.EventStatus && ev.Data.(*loop.StatusData).State == loop.StateModelRunning {
 			lr.session = ev.SessionID
 			if atModel != nil {
 				atModel(cmd)

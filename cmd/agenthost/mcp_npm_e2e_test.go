@@ -67,7 +67,7 @@ func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
 	}
 	var result string
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.ToolResultData); ok {
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
 			result = d.Content
 		}
 	}

@@ -31,8 +31,8 @@ func TestE2E_MCPServerResourcesAreToolsAndPromptsStartRuns(t *testing.T) {
 	}
 	results := map[string]loop.ToolResultData{}
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.ToolResultData); ok {
-			results[d.ID] = d
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
+			results[d.ID] = *d
 		}
 	}
 	if l := results["l1"]; l.IsError || !strings.Contains(l.Content, `"uri_template":"demo://resource/dynamic/text/{resourceId}"`) || !strings.Contains(l.Content, `demo://resource/static/document/`) {
@@ -76,9 +76,9 @@ func TestE2E_MCPServerProgressReachesTheRunAndRootsTheServer(t *testing.T) {
 	results := map[string]string{}
 	for _, ev := range events(t, r.stdout) {
 		switch d := ev.Data.(type) {
-		case loop.ProgressData:
+		case *loop.ProgressData:
 			progress = append(progress, fmt.Sprintf("%s %v/%v", d.Plugin, d.Progress, d.Total))
-		case loop.ToolResultData:
+		case *loop.ToolResultData:
 			results[d.ID] = d.Content
 		}
 	}

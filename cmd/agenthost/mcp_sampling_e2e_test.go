@@ -40,10 +40,10 @@ func TestE2E_MCPServerSamplingIsAnsweredByTheHostModelAndChargedToTheRun(t *test
 	var fin loop.RunFinishedData
 	for _, ev := range events(t, r.stdout) {
 		switch d := ev.Data.(type) {
-		case loop.ToolResultData:
+		case *loop.ToolResultData:
 			result = d.Content
-		case loop.RunFinishedData:
-			fin = d
+		case *loop.RunFinishedData:
+			fin = *d
 		}
 	}
 	if !strings.Contains(result, "hi from the host model") {
@@ -62,7 +62,7 @@ func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *tes
 	r := e.agenthost(t, "run", "--json", "go")
 	var result string
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.ToolResultData); ok {
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
 			result = d.Content
 		}
 	}

@@ -41,8 +41,8 @@ func TestE2E_MCPServerToolsJoinTheAgent(t *testing.T) {
 	}
 	results := map[string]loop.ToolResultData{}
 	for _, ev := range events(t, string(out)) {
-		if d, ok := ev.Data.(loop.ToolResultData); ok {
-			results[d.ID] = d
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
+			results[d.ID] = *d
 		}
 	}
 	if !strings.HasPrefix(results["c1"].Content, "echo(") || !strings.HasSuffix(results["c1"].Content, "): one") {
@@ -102,8 +102,8 @@ func TestE2E_MCPServerRequireApproval(t *testing.T) {
 	r := e.agenthost(t, "run", "--json", "--approve", "none", "go")
 	results := map[string]loop.ToolResultData{}
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.ToolResultData); ok {
-			results[d.ID] = d
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
+			results[d.ID] = *d
 		}
 	}
 	if !results["c1"].IsError || !strings.Contains(results["c1"].Content, "rejected") || results["c2"].IsError {

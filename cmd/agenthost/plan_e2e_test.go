@@ -47,19 +47,19 @@ func planTrace(evs []loop.Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch d := e.Data.(type) {
-		case loop.PlanData:
+		case *loop.PlanData:
 			var ids []string
 			for _, s := range d.Plan.Steps {
 				ids = append(ids, s.ID)
 			}
 			out = append(out, fmt.Sprintf("plan %d [%s]", d.Revision, strings.Join(ids, " ")))
-		case loop.PlanStepData:
+		case *loop.PlanStepData:
 			if d.Status != "running" {
 				out = append(out, fmt.Sprintf("step %s %s: %s", d.ID, d.Status, d.Outcome))
 			}
-		case loop.EvaluationData:
+		case *loop.EvaluationData:
 			out = append(out, "evaluation "+d.Verdict+": "+d.Reason)
-		case loop.RunFinishedData:
+		case *loop.RunFinishedData:
 			out = append(out, fmt.Sprintf("%s/%s", d.Status, d.Reason))
 		}
 	}
@@ -101,7 +101,7 @@ func TestE2E_PlanStepFailsReplanCompletes(t *testing.T) {
 	equalStrings(t, "plan trace", trace, []string{
 		"plan 1 [1 2 3]", "step 1 ok: 42", "step 2 error: …", "evaluation replan: step 2 failed", "step 3 skipped: ",
 		"plan 2 [2b]", "step 2b ok: 48", "evaluation done: both computed", "completed/end_turn"})
-	fin := evs[len(evs)-1].Data.(loop.RunFinishedData)
+	fin := evs[len(evs)-1].Data.(*loop.RunFinishedData)
 	if m := fin.Metrics; m.Steps != 3 || m.Replans != 1 || m.ToolCalls != 3 || m.ToolErrors != 1 || m.ModelCalls != 4 {
 		t.Fatalf("metrics %+v", fin.Metrics)
 	}
@@ -124,7 +124,7 @@ func TestE2E_PlanExhaustsMaxReplans(t *testing.T) {
 	}
 	var final string
 	for _, ev := range evs {
-		if d, ok := ev.Data.(loop.FinalData); ok {
+		if d, ok := ev.Data.(*loop.FinalData); ok {
 			final = d.Text
 		}
 	}
@@ -205,7 +205,7 @@ func TestE2E_PlanResumesAfterSIGKILL(t *testing.T) {
 		for sc.Scan() {
 			var ev loop.Event
 			if json.Unmarshal(sc.Bytes(), &ev) == nil {
-				if d, ok := ev.Data.(loop.PlanStepData); ok && d.ID == "2" && d.Status == "running" {
+				if d, ok := ev.Data.(*loop.PlanStepData); ok && d.ID == "2" && d.Status == "running" {
 					session <- ev.SessionID
 					return
 				}
@@ -231,7 +231,7 @@ func TestE2E_PlanResumesAfterSIGKILL(t *testing.T) {
 	}
 	equalStrings(t, "resumed", planTrace(evs), []string{"step 2 ok: fetched", "evaluation done: fetched", "completed/end_turn"})
 	for _, ev := range evs {
-		if d, ok := ev.Data.(loop.ToolCallData); ok && d.Name == "calc" {
+		if d, ok := ev.Data.(*loop.ToolCallData); ok && d.Name == "calc" {
 			t.Fatalf("the finished step ran again: %+v", d)
 		}
 	}

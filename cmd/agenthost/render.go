@@ -51,10 +51,17 @@ func parseLogLevel(s string) (int, error) {
 }
 
 // report renders a plugin's plugin_log or progress as one line, or "" when its level is
-// below min (progress counts as info).
+// below min (progress counts as info). data is an event's (a pointer) or what
+// host.Options.OnReport is given (a value).
 func report(data any, min int, style func(code, s string) string) string {
 	switch d := data.(type) {
 	case loop.PluginLogData:
+		data = &d
+	case loop.ProgressData:
+		data = &d
+	}
+	switch d := data.(type) {
+	case *loop.PluginLogData:
 		r := loop.LogLevelRank(d.Level)
 		if r < min {
 			return ""
@@ -67,7 +74,7 @@ func report(data any, min int, style func(code, s string) string) string {
 			return style(dim, line)
 		}
 		return line
-	case loop.ProgressData:
+	case *loop.ProgressData:
 		if loop.LogLevelRank("info") < min {
 			return ""
 		}
@@ -101,54 +108,54 @@ func (t *transcript) event(e loop.Event) {
 		return
 	}
 	switch d := e.Data.(type) {
-	case loop.StatusData:
+	case *loop.StatusData:
 		if d.State == loop.StateModelRunning {
 			t.startSpinner("thinking")
 		} else {
 			t.stop()
 		}
-	case loop.ModelDeltaData:
+	case *loop.ModelDeltaData:
 		// the transcript prints whole messages; deltas only keep the spinner going
-	case loop.TextData:
+	case *loop.TextData:
 		t.stop()
 		if e.Type == loop.EventReasoning {
 			fmt.Fprintln(t.out, t.style(dim, "∴ "+strings.TrimSpace(d.Text)))
 		} else {
 			fmt.Fprintln(t.out, strings.TrimSpace(d.Text))
 		}
-	case loop.ToolCallData:
+	case *loop.ToolCallData:
 		t.stop()
 		if e.Type == loop.EventApproval {
 			fmt.Fprintf(t.out, "%s %s %s%s\n", t.style(bold, "approval needed:"), d.Name, t.callID(d.ID), d.Arguments)
 			return
 		}
 		fmt.Fprintf(t.out, "%s %s %s%s\n", t.style(cyan, "→"), t.style(bold, d.Name), t.callID(d.ID), d.Arguments)
-	case loop.ToolResultData:
+	case *loop.ToolResultData:
 		mark := t.style(cyan, "←")
 		if d.IsError {
 			mark = t.style(red, "✗")
 		}
 		fmt.Fprintf(t.out, "%s %s %s%s %s\n", mark, d.Name, t.callID(d.ID), preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
-	case loop.ErrorData:
+	case *loop.ErrorData:
 		t.stop()
 		retry := ""
 		if d.Retryable {
 			retry = ", retrying"
 		}
 		fmt.Fprintf(t.errw, "%s\n", t.style(red, fmt.Sprintf("! %s: %s%s", d.Kind, d.Message, retry)))
-	case loop.GuardrailData:
+	case *loop.GuardrailData:
 		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("guardrail %s %s at %s: %s", d.Name, d.Action, d.Stage, d.Reason)))
-	case loop.HookData:
+	case *loop.HookData:
 		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("hook %s (%s) %s: %s", d.Name, d.Point, d.Verdict, d.Reason)))
-	case loop.PluginLogData, loop.ProgressData:
+	case *loop.PluginLogData, *loop.ProgressData:
 		if line := report(d, t.logLevel, t.style); line != "" {
 			t.stop()
 			fmt.Fprintln(t.errw, line)
 		}
-	case loop.FinalData:
+	case *loop.FinalData:
 		t.stop()
 		fmt.Fprintln(t.out, t.style(bold, d.Text))
-	case loop.RunFinishedData:
+	case *loop.RunFinishedData:
 		t.stop()
 		if d.Status != loop.StatusCompleted {
 			fmt.Fprintln(t.errw, t.style(dim, fmt.Sprintf("run %s (%s)", d.Status, d.Reason)))
@@ -162,24 +169,24 @@ func (t *transcript) event(e loop.Event) {
 func (t *transcript) nested(e loop.Event) {
 	who := t.style(dim, "  ["+e.Path+"]")
 	switch d := e.Data.(type) {
-	case loop.ToolCallData:
+	case *loop.ToolCallData:
 		t.stop()
 		if e.Type == loop.EventApproval {
 			fmt.Fprintf(t.out, "%s %s %s %s\n", who, t.style(bold, "approval needed:"), d.Name, d.Arguments)
 			return
 		}
 		fmt.Fprintf(t.out, "%s %s %s %s%s\n", who, t.style(cyan, "→"), t.style(bold, d.Name), t.callID(d.ID), d.Arguments)
-	case loop.ToolResultData:
+	case *loop.ToolResultData:
 		t.stop()
 		mark := t.style(cyan, "←")
 		if d.IsError {
 			mark = t.style(red, "✗")
 		}
 		fmt.Fprintf(t.out, "%s %s %s %s%s\n", who, mark, d.Name, t.callID(d.ID), preview(d.Content, 160))
-	case loop.FinalData:
+	case *loop.FinalData:
 		t.stop()
 		fmt.Fprintf(t.out, "%s %s\n", who, preview(d.Text, 160))
-	case loop.PluginLogData, loop.ProgressData:
+	case *loop.PluginLogData, *loop.ProgressData:
 		if line := report(d, t.logLevel, t.style); line != "" {
 			t.stop()
 			fmt.Fprintln(t.errw, line)

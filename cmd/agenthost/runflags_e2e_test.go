@@ -39,8 +39,8 @@ func TestE2E_RunControlsFromTheCLI(t *testing.T) {
 	final := func(r result) loop.FinalData {
 		t.Helper()
 		for _, ev := range events(t, r.stdout) {
-			if d, ok := ev.Data.(loop.FinalData); ok {
-				return d
+			if d, ok := ev.Data.(*loop.FinalData); ok {
+				return *d
 			}
 		}
 		t.Fatalf("no final: %s %s", r.stdout, r.stderr)

@@ -85,7 +85,7 @@ func printEntry(out io.Writer, e loop.Entry) {
 	case e.Kind == loop.EntryCompaction:
 		fmt.Fprintf(out, "[compaction: %d messages replaced]\n", e.Compaction.Replace)
 	case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventRunFinished:
-		d := e.Event.Data.(loop.RunFinishedData)
+		d := e.Event.Data.(*loop.RunFinishedData)
 		fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
 		if m := d.Metrics; m != (loop.RunMetrics{}) {
 			fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
@@ -93,7 +93,7 @@ func printEntry(out io.Writer, e loop.Entry) {
 		}
 		fmt.Fprintln(out)
 	case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventHandoff:
-		d := e.Event.Data.(loop.HandoffData)
+		d := e.Event.Data.(*loop.HandoffData)
 		fmt.Fprintf(out, "-- handoff %s → %s", d.From, d.To)
 		if d.Reason != "" {
 			fmt.Fprintf(out, ": %s", d.Reason)

@@ -71,7 +71,7 @@ func TestE2E_WorkerStoppedPastItsLeaseCompletesElsewhereAndWritesNothingWhenResu
 	}
 	ends := map[string][]string{}
 	for _, ev := range events(t, sess.stdout) {
-		if d, ok := ev.Data.(loop.RunFinishedData); ok {
+		if d, ok := ev.Data.(*loop.RunFinishedData); ok {
 			ends[ev.RunID] = append(ends[ev.RunID], string(d.Status))
 		}
 	}

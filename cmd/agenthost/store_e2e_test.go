@@ -78,7 +78,7 @@ func (e *agentEnv) storedEnds(t *testing.T, session, runID string) []string {
 	}
 	var out []string
 	for _, ev := range events(t, r.stdout) {
-		if d, ok := ev.Data.(loop.RunFinishedData); ok && ev.RunID == runID {
+		if d, ok := ev.Data.(*loop.RunFinishedData); ok && ev.RunID == runID {
 			out = append(out, string(d.Status))
 		}
 	}

@@ -59,11 +59,11 @@ func actors(evs []loop.Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch d := e.Data.(type) {
-		case loop.ToolCallData:
+		case *loop.ToolCallData:
 			out = append(out, e.Agent+":"+d.Name)
-		case loop.HandoffData:
+		case *loop.HandoffData:
 			out = append(out, fmt.Sprintf("handoff %s→%s depth %d (%s)", d.From, d.To, d.Depth, d.Reason))
-		case loop.RunFinishedData:
+		case *loop.RunFinishedData:
 			out = append(out, fmt.Sprintf("%s:%s/%s", e.Agent, d.Status, d.Reason))
 		}
 	}
@@ -116,7 +116,7 @@ tools = ["calc"]`, map[string]string{
 	}
 	equalStrings(t, "actors", actors(evs), []string{
 		"triage:transfer_to_billing", "handoff triage→billing depth 1 (a refund)", "billing:calc", "billing:completed/end_turn"})
-	fin := evs[len(evs)-1].Data.(loop.RunFinishedData)
+	fin := evs[len(evs)-1].Data.(*loop.RunFinishedData)
 	if m := fin.Metrics; m.Handoffs != 1 || m.ToolCalls != 2 || m.ModelCalls != 3 {
 		t.Fatalf("metrics %+v", fin.Metrics)
 	}
@@ -163,7 +163,7 @@ handoffs = ["billing"]`, map[string]string{
 	})
 	var errs []string
 	for _, ev := range evs {
-		if d, ok := ev.Data.(loop.ToolResultData); ok && d.IsError {
+		if d, ok := ev.Data.(*loop.ToolResultData); ok && d.IsError {
 			errs = append(errs, d.Content)
 		}
 	}
@@ -193,7 +193,7 @@ as_tool = true`, map[string]string{
 	}
 	var final, nested string
 	for _, ev := range evs {
-		if d, ok := ev.Data.(loop.FinalData); ok {
+		if d, ok := ev.Data.(*loop.FinalData); ok {
 			if ev.Path == "" {
 				final = d.Text
 			} else {

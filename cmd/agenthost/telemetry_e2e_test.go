@@ -178,7 +178,7 @@ func TestE2E_TracesOfARunReachAnOTLPEndpoint(t *testing.T) {
 	}
 	final := "" // the model's own text: the redact guardrail may take a trace id for a phone number
 	for _, ev := range evs {
-		if d, ok := ev.Data.(loop.AssistantMessageData); ok {
+		if d, ok := ev.Data.(*loop.AssistantMessageData); ok {
 			final = d.Message.Text()
 		}
 	}
@@ -267,7 +267,7 @@ func TestE2E_TraceContinuesIntoMCPServers(t *testing.T) {
 	}
 	var result string
 	for _, ev := range events(t, string(out)) {
-		if d, ok := ev.Data.(loop.ToolResultData); ok {
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
 			result = d.Content
 		}
 	}

@@ -55,8 +55,8 @@ func (x *Executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	}
 	var asked []loop.ToolCallData // approvals the run stopped for
 	res, err := x.Run(ctx, in, func(e loop.Event) {
-		if d, ok := e.Data.(loop.ToolCallData); ok && e.Type == loop.EventApproval {
-			asked = append(asked, d)
+		if d, ok := e.Data.(*loop.ToolCallData); ok && e.Type == loop.EventApproval {
+			asked = append(asked, *d)
 		}
 	})
 	return q.Write(ctx, outcome(rc, res, err, asked))

@@ -37,11 +37,11 @@ func outcomeOf(res loop.RunResult, err error, events []loop.Event) Outcome {
 	}
 	for _, e := range events {
 		switch d := e.Data.(type) {
-		case loop.ToolCallData:
+		case *loop.ToolCallData:
 			var args map[string]any
 			_ = json.Unmarshal(d.Arguments, &args)
 			o.Calls = append(o.Calls, ToolCall{Name: d.Name, Args: args})
-		case loop.RunFinishedData:
+		case *loop.RunFinishedData:
 			o.Metrics = d.Metrics
 		}
 	}

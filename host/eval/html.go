@@ -26,19 +26,19 @@ func transcript(c Result) []transcriptLine {
 	out := []transcriptLine{{"user", c.prompt}}
 	for _, e := range c.Outcome.Events {
 		switch d := e.Data.(type) {
-		case loop.AssistantMessageData:
+		case *loop.AssistantMessageData:
 			if t := d.Message.Text(); t != "" {
 				out = append(out, transcriptLine{"assistant", t})
 			}
-		case loop.ToolCallData:
+		case *loop.ToolCallData:
 			out = append(out, transcriptLine{"tool call", d.Name + " " + string(d.Arguments)})
-		case loop.ToolResultData:
+		case *loop.ToolResultData:
 			kind := "tool result"
 			if d.IsError {
 				kind = "tool error"
 			}
 			out = append(out, transcriptLine{kind, d.Content})
-		case loop.ErrorData:
+		case *loop.ErrorData:
 			out = append(out, transcriptLine{"error", d.Kind + ": " + d.Message})
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-func ev(seq int64, at time.Time, run, path string, data any, typ loop.EventType) loop.Entry {
+func ev[T any](seq int64, at time.Time, run, path string, data T, typ loop.EventType) loop.Entry {
 	return loop.Entry{Seq: seq, RunID: run, Time: at, Kind: loop.EntryEvent,
-		Event: &loop.Event{Seq: seq, Time: at, RunID: run, Agent: "a", Path: path, Type: typ, Data: data}}
+		Event: &loop.Event{Seq: seq, Time: at, RunID: run, Agent: "a", Path: path, Type: typ, Data: &data}}
 }
 
 // A report counts the runs that started in the window only, and a nested run's tools

@@ -40,19 +40,19 @@ func (a *tally) session(id string, entries []loop.Entry) {
 		}
 		ev := e.Event
 		switch d := ev.Data.(type) {
-		case loop.RunStartedData:
+		case *loop.RunStartedData:
 			if !ev.Time.Before(a.since) {
 				counted[ev.RunID] = true
 			}
-		case loop.ToolResultData:
+		case *loop.ToolResultData:
 			if counted[ev.RunID] {
-				a.tool(d)
+				a.tool(*d)
 			}
-		case loop.ErrorData:
+		case *loop.ErrorData:
 			lastErr[ev.RunID] = d.Message
-		case loop.RunFinishedData:
+		case *loop.RunFinishedData:
 			if counted[ev.RunID] {
-				a.end(id, ev.RunID, d, lastErr[ev.RunID])
+				a.end(id, ev.RunID, *d, lastErr[ev.RunID])
 			}
 		}
 	}

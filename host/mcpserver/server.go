@@ -136,10 +136,10 @@ func forward(ctx context.Context, ss *mcp.ServerSession, token any, r any) {
 		return
 	}
 	switch d := r.(type) {
-	case loop.PluginLogData:
+	case *loop.PluginLogData:
 		//lint:ignore SA1019 MCP logging is deprecated as of the 2026-07-28 protocol, still served to clients of earlier revisions
 		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(d.Level), Logger: d.Plugin, Data: d.Message})
-	case loop.ProgressData:
+	case *loop.ProgressData:
 		if token != nil {
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: d.Progress,
 				Total: d.Total, Message: d.Message})

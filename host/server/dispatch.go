@@ -165,7 +165,7 @@ func (st *storedStream) forward(entries []loop.Entry) (progressed, finished bool
 		case e.Type == loop.EventRunStarted:
 			st.started = true
 		case e.Type == loop.EventRunFinished:
-			if d, ok := e.Data.(loop.RunFinishedData); ok && d.Status == loop.StatusAborted {
+			if d, ok := e.Data.(*loop.RunFinishedData); ok && d.Status == loop.StatusAborted {
 				st.pending = e
 				continue
 			}

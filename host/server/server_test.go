@@ -247,7 +247,7 @@ func TestShutdownAbortsRunsInFlightAndStoresTheirEnd(t *testing.T) {
 	}
 	entries, _ := st.Load(context.Background(), "s1")
 	lastEv := entries[len(entries)-1].Event
-	if lastEv == nil || lastEv.Type != loop.EventRunFinished || lastEv.Data.(loop.RunFinishedData).Status != loop.StatusAborted {
+	if lastEv == nil || lastEv.Type != loop.EventRunFinished || lastEv.Data.(*loop.RunFinishedData).Status != loop.StatusAborted {
 		t.Fatalf("last stored entry %+v", entries[len(entries)-1])
 	}
 	// A new server on the same store continues the session.

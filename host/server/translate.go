@@ -94,17 +94,17 @@ func (t *translator) Translate(e loop.Event) []aguiEvent {
 	}
 	var out []aguiEvent
 	switch d := e.Data.(type) {
-	case loop.RunStartedData:
+	case *loop.RunStartedData:
 		t.model = d.Model
 		out = append(out, runStarted{base: b(aguiRunStarted), ThreadID: t.threadID, RunID: t.runID})
 		if t.Snapshot != nil {
 			out = append(out, messagesSnapshot{base: b(aguiMessagesSnapshot), Messages: t.Snapshot})
 		}
-	case loop.ModelDeltaData:
-		out = t.modelDelta(out, b, d)
-	case loop.StateData:
+	case *loop.ModelDeltaData:
+		out = t.modelDelta(out, b, *d)
+	case *loop.StateData:
 		out = append(out, stateSnapshot{base: b(aguiStateSnapshot), Snapshot: d.State})
-	case loop.HandoffData:
+	case *loop.HandoffData:
 		// The switch shows as a step named after the acting agent, open until the next
 		// hand-off or the run's end; the CUSTOM event carries the details.
 		out = t.closeText(t.closeReasoning(out, b), b)
@@ -112,35 +112,35 @@ func (t *translator) Translate(e loop.Event) []aguiEvent {
 		out = append(out, t.custom(b, e))
 		t.steps = append(t.steps, "agent:"+d.To)
 		out = append(out, aguiStep{base: b(aguiStepStarted), StepName: "agent:" + d.To})
-	case loop.AssistantMessageData:
+	case *loop.AssistantMessageData:
 		out = t.assistantMessage(out, b, d.Message)
-	case loop.StepStartData:
+	case *loop.StepStartData:
 		name := stepName(d.ID)
 		t.steps = append(t.steps, name)
 		out = append(out, aguiStep{base: b(aguiStepStarted), StepName: name})
-	case loop.StepCompleteData:
+	case *loop.StepCompleteData:
 		out = t.finishStep(out, b, stepName(d.ID))
-	case loop.ToolResultData:
-		out = t.toolResult(out, b, d)
-	case loop.ToolCallData:
+	case *loop.ToolResultData:
+		out = t.toolResult(out, b, *d)
+	case *loop.ToolCallData:
 		if e.Type == loop.EventApproval {
 			t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
 				Message:    fmt.Sprintf("Allow %s %s?", d.Name, string(d.Arguments)),
 				ToolCallID: d.ID,
 				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments}})
 		}
-	case loop.InputRequiredData: // a tool asks for a human's input (an MCP elicitation)
+	case *loop.InputRequiredData: // a tool asks for a human's input (an MCP elicitation)
 		t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: "input_required", Message: d.Message, ToolCallID: d.ID,
 			Metadata: map[string]any{"toolName": d.Name, "schema": d.Schema}})
-	case loop.FinalData:
-		f := d
+	case *loop.FinalData:
+		f := *d
 		t.final = &f
-	case loop.ErrorData:
+	case *loop.ErrorData:
 		t.lastError = d.Message
 		out = append(out, t.custom(b, e))
-	case loop.RunFinishedData:
-		out = t.finish(out, b, d)
-	case loop.TextData: // text and reasoning: already streamed or sent with assistant_message
+	case *loop.RunFinishedData:
+		out = t.finish(out, b, *d)
+	case *loop.TextData: // text and reasoning: already streamed or sent with assistant_message
 	default:
 		out = append(out, t.custom(b, e))
 	}
@@ -203,19 +203,19 @@ func stepName(callID string) string { return "tool:" + callID }
 func (t *translator) nested(b func(string) base, e loop.Event) []aguiEvent {
 	step := "agent:" + e.Path
 	switch d := e.Data.(type) {
-	case loop.RunStartedData:
+	case *loop.RunStartedData:
 		t.steps = append(t.steps, step)
 		return []aguiEvent{aguiStep{base: b(aguiStepStarted), StepName: step}}
-	case loop.RunFinishedData:
+	case *loop.RunFinishedData:
 		return t.finishStep(nil, b, step)
-	case loop.ToolCallData:
+	case *loop.ToolCallData:
 		if e.Type == loop.EventApproval {
 			t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
 				Message:    fmt.Sprintf("Allow %s %s (asked by %s)?", d.Name, string(d.Arguments), e.Path),
 				ToolCallID: d.ID,
 				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments, "path": e.Path}})
 		}
-	case loop.ModelDeltaData:
+	case *loop.ModelDeltaData:
 		return nil // the nested run's answer arrives whole in its assistant_message
 	}
 	return []aguiEvent{custom{base: b(aguiCustom), Name: "agenthost.nested", Value: e}}

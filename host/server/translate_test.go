@@ -28,8 +28,8 @@ func translateAll(t *testing.T, evs ...loop.Event) []string {
 
 var t0 = time.UnixMilli(1_700_000_000_000)
 
-func ev(typ loop.EventType, data any) loop.Event {
-	return loop.Event{Time: t0, SessionID: "ses1", RunID: "run1", Type: typ, Data: data}
+func ev[T any](typ loop.EventType, data T) loop.Event {
+	return loop.Event{Time: t0, SessionID: "ses1", RunID: "run1", Type: typ, Data: &data}
 }
 
 func TestTranslateFailedRunClosesOpenMessageAndEndsWithRunError(t *testing.T) {

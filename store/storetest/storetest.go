@@ -58,7 +58,7 @@ func appendLoad(t *testing.T, s loop.SessionStore) {
 		{Seq: 2, RunID: "r1", Time: t0.Add(time.Millisecond), Kind: loop.EntryCompaction, Compaction: &loop.Compaction{Replace: 1,
 			Summary: []loop.Message{loop.UserMessage("summary")}}},
 		{Seq: 3, RunID: "r1", Time: t0.Add(2 * time.Millisecond), Kind: loop.EntryEvent, Event: &loop.Event{Seq: 7, Time: t0, SessionID: "s", RunID: "r1",
-			Agent: "a", Type: loop.EventToolResult, Data: loop.ToolResultData{ID: "c1", Name: "calc", Content: "2", DurationMS: 3}}},
+			Agent: "a", Type: loop.EventToolResult, Data: &loop.ToolResultData{ID: "c1", Name: "calc", Content: "2", DurationMS: 3}}},
 	}
 	if err := s.Append(ctx, "s", in...); err != nil {
 		t.Fatal(err)
@@ -71,6 +71,11 @@ func appendLoad(t *testing.T, s loop.SessionStore) {
 	have, _ := json.Marshal(got)
 	if string(want) != string(have) {
 		t.Fatalf("loaded:\n%s\nstored:\n%s", have, want)
+	}
+	// A loaded event's data is the same typed payload a live one has: a pointer to its
+	// struct (docs/loop.md#events), which consumers switch on.
+	if d, ok := got[2].Event.Data.(*loop.ToolResultData); !ok || *d != *in[2].Event.Data.(*loop.ToolResultData) {
+		t.Fatalf("loaded event data %#v, want %#v", got[2].Event.Data, in[2].Event.Data)
 	}
 	if es, err := s.Load(ctx, "nobody"); err != nil || len(es) != 0 {
 		t.Fatalf("unknown session: %v %v", es, err)
