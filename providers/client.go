@@ -44,8 +44,8 @@ type ClientConfig struct {
 	// Options is the manifest's options table, delivered through the
 	// Configure RPC after every (re)start.
 	Options map[string]string
-	// Stderr receives the adapter's stderr and go-plugin warnings; nil
-	// discards them.
+	// Stderr receives the adapter's stderr (what it writes before and while it
+	// serves) and go-plugin warnings; nil discards them.
 	Stderr io.Writer
 	// FirstTokenTimeout bounds the wait for a call's first event, IdleTimeout
 	// the silence between two events. A call that exceeds either fails with a
@@ -215,6 +215,9 @@ func (c *Client) handshake(ctx context.Context, path, run string, sock *pinnedEx
 		StartTimeout:     c.cfg.StartTimeout,
 		Managed:          true,
 		Stderr:           io.MultiWriter(c.cfg.Stderr, tail),
+		// Once serving, go-plugin swaps the adapter's os.Stderr for a pipe to the host
+		// (its stdio service): what the adapter logs while it serves arrives here.
+		SyncStderr: io.MultiWriter(c.cfg.Stderr, tail),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:   "provider." + c.cfg.Name,
 			Output: c.cfg.Stderr,

@@ -3,6 +3,7 @@ package providers_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/providers"
 )
@@ -24,7 +26,13 @@ func (procsProvider) Configure(context.Context, map[string]string) error { retur
 func (procsProvider) Info(context.Context) (*providers.Info, error) {
 	return &providers.Info{Name: "procs", Models: []string{strconv.Itoa(runtime.GOMAXPROCS(0))}}, nil
 }
-func (procsProvider) Stream(context.Context, *providers.ChatRequest, func(*providers.ChatEvent) error) error {
+func (procsProvider) Stream(_ context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
+	if req.GetModel() == "log" {
+		// What an adapter logs while it serves: go-plugin has swapped os.Stderr for a
+		// pipe to the host by now.
+		fmt.Fprintln(os.Stderr, "adapter log line during a call")
+		return send(providers.FinishEvent("end_turn"))
+	}
 	return nil
 }
 
@@ -91,5 +99,31 @@ func TestAnUnwritableCPUProfileDoesNotStopTheAdapter(t *testing.T) {
 	}
 	if got := stderr.String(); !strings.Contains(got, providers.CPUProfileEnv+": open /nonexistent/dir/adapter.prof") {
 		t.Fatalf("stderr: %q", got)
+	}
+}
+
+// What an adapter writes to os.Stderr while it serves (go-plugin has made that a pipe to
+// the host by then) reaches ClientConfig.Stderr, as its start-up output and crashes do.
+func TestAnAdapterLogWrittenWhileServingReachesStderr(t *testing.T) {
+	var stderr lockedBuffer
+	c, err := providers.Start(context.Background(), providers.ClientConfig{Name: "procs", Command: os.Args[0],
+		Env: []string{adapterHelperEnv + "=1"}, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Stream(context.Background(), &providers.ChatRequest{Model: "log", Messages: []*providers.Message{userMsg("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events, err := collect(t, st); err != io.EOF || len(events) != 1 {
+		t.Fatalf("call: %v %v", events, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "adapter log line during a call") {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr: %q", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
