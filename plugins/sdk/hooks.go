@@ -20,7 +20,7 @@ var (
 
 // OnGrade registers the grader (kind "evaluator", export grade): how `agenthost eval`
 // grades a case's run with this plugin.
-func OnGrade(fn func(GradeInput) (Grade, error)) { gradeHandler = fn }
+func OnGrade(fn func(GradeInput) (Grade, error)) { gradeHandler = fn; warmIO[GradeInput, Grade]() }
 
 // HandleGrade answers grade.
 func HandleGrade(input []byte) ([]byte, error) {
@@ -31,10 +31,13 @@ func HandleGrade(input []byte) ([]byte, error) {
 }
 
 // OnPlan registers the planner (kind "planner", export plan).
-func OnPlan(fn func(PlanInput) (Plan, error)) { planHandler = fn }
+func OnPlan(fn func(PlanInput) (Plan, error)) { planHandler = fn; warmIO[PlanInput, Plan]() }
 
 // OnEvaluate registers the evaluator (kind "evaluator", export evaluate).
-func OnEvaluate(fn func(EvalInput) (Evaluation, error)) { evaluateHandler = fn }
+func OnEvaluate(fn func(EvalInput) (Evaluation, error)) {
+	evaluateHandler = fn
+	warmIO[EvalInput, Evaluation]()
+}
 
 // HandlePlan answers plan.
 func HandlePlan(input []byte) ([]byte, error) {
@@ -53,20 +56,32 @@ func HandleEvaluate(input []byte) ([]byte, error) {
 }
 
 // OnContextBuild registers the context strategy (kind "context", export context_build).
-func OnContextBuild(fn func(ContextInput) (ContextOutput, error)) { contextBuildHandler = fn }
+func OnContextBuild(fn func(ContextInput) (ContextOutput, error)) {
+	contextBuildHandler = fn
+	warmIO[ContextInput, ContextOutput]()
+}
 
 // OnStep registers the termination hook's on_step; without one, on_step proceeds.
-func OnStep(fn func(StepInput) (Decision, error)) { stepHandler = fn }
+func OnStep(fn func(StepInput) (Decision, error)) { stepHandler = fn; warmIO[StepInput, Decision]() }
 
 // OnBeforeFinal registers the termination hook's before_final; without one,
 // before_final proceeds.
-func OnBeforeFinal(fn func(FinalInput) (Decision, error)) { beforeFinalHandler = fn }
+func OnBeforeFinal(fn func(FinalInput) (Decision, error)) {
+	beforeFinalHandler = fn
+	warmIO[FinalInput, Decision]()
+}
 
 // OnGuard registers the guardrail (kind "guardrail", export guard).
-func OnGuard(fn func(GuardInput) (GuardResult, error)) { guardHandler = fn }
+func OnGuard(fn func(GuardInput) (GuardResult, error)) {
+	guardHandler = fn
+	warmIO[GuardInput, GuardResult]()
+}
 
 // OnPermit registers the permission hook (kind "permission", export permit).
-func OnPermit(fn func(PermitInput) (PermitResult, error)) { permitHandler = fn }
+func OnPermit(fn func(PermitInput) (PermitResult, error)) {
+	permitHandler = fn
+	warmIO[PermitInput, PermitResult]()
+}
 
 // HandleContextBuild answers context_build. An error fails the call (the
 // host reports it as a fault of the plugin).
@@ -129,11 +144,17 @@ var (
 
 // OnExtract registers the extractor (kind "memory", export extract): after a run of a
 // named user, what of the run to remember.
-func OnExtract(fn func(ExtractInput) (ExtractOutput, error)) { extractHandler = fn }
+func OnExtract(fn func(ExtractInput) (ExtractOutput, error)) {
+	extractHandler = fn
+	warmIO[ExtractInput, ExtractOutput]()
+}
 
 // OnRank registers the ranker (kind "memory", export rank): before a model call, which
 // of the memories a search found to give the model, best first.
-func OnRank(fn func(RankInput) (RankOutput, error)) { rankHandler = fn }
+func OnRank(fn func(RankInput) (RankOutput, error)) {
+	rankHandler = fn
+	warmIO[RankInput, RankOutput]()
+}
 
 // HandleExtract answers extract.
 func HandleExtract(input []byte) ([]byte, error) {

@@ -174,6 +174,14 @@ func HandleCallTool(input []byte) ([]byte, error) {
 // uses are warmed.
 func warm(v any) { _ = json.Unmarshal([]byte("{}"), v) }
 
+// warmIO builds a hook's codecs when its handler is registered (in init): the decoder of
+// its input and the encoder of its output.
+func warmIO[In, Out any]() {
+	warm(new(In))
+	var out Out
+	_, _ = json.Marshal(out)
+}
+
 func init() {
 	warm(new(toolRequest)) // the request of both tool ABIs (HandleCall, HandleCallTool)
 	_, _ = json.Marshal(Text(""))
