@@ -45,7 +45,9 @@ func BenchmarkSessions(b *testing.B) {
 	runConcurrent(b, m, st, sessions)
 	live1 := liveHeap()
 	runtime.KeepAlive(st)
-	b.ReportMetric(float64(live1-live0)/sessions, "B/idle-session")
+	// Signed: another GC cycle may free more of what came before than the sessions keep,
+	// and an unsigned difference would then read as 18 EB a session.
+	b.ReportMetric(float64(int64(live1)-int64(live0))/sessions, "B/idle-session")
 }
 
 // runConcurrent runs n one-step runs at once on one agent and waits for them all.
@@ -81,6 +83,8 @@ func (e *runError) Error() string { return "unexpected run result: " + string(e.
 
 // liveHeap is the heap in use after a full collection.
 func liveHeap() uint64 {
+	// Twice: what the first collection's finalizers release is freed by the second.
+	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
