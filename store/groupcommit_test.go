@@ -197,3 +197,43 @@ func TestGroupCommitFinishesAWriteWhoseCallerLeavesMidStatement(t *testing.T) {
 		t.Fatalf("the leaving write's row: %q, %v, %v", v, ok, err)
 	}
 }
+
+// Reads prepare their statements once and keep them; many at once on a fresh store
+// (each the first to want its statement, or not) all get their own answer.
+func TestReadsPreparedOnceAnswerConcurrentCallersAlike(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	for i := range 8 {
+		if err := s.Append(ctx, fmt.Sprint("r", i), msgEntry(1, fmt.Sprint("m", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			session := fmt.Sprint("r", i%8)
+			es, err := s.Load(ctx, session)
+			if err == nil && (len(es) != 1 || es[0].Message.Text() != fmt.Sprint("m", i%8)) {
+				err = fmt.Errorf("session %s: %+v", session, es)
+			}
+			if _, rerr := s.Runs(ctx, session); err == nil {
+				err = rerr
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.reads.mu.Lock()
+	kept := len(s.reads.m)
+	s.reads.mu.Unlock()
+	if kept == 0 || kept > maxStmts {
+		t.Fatalf("%d read statements kept", kept)
+	}
+}

@@ -58,24 +58,33 @@ type preparer interface {
 // stmtCache is prepared statements by query text: the write connection's, which only
 // the writer's leader uses, one at a time, and the reads', used by any goroutine.
 type stmtCache struct {
-	mu sync.Mutex
-	m  map[string]*sql.Stmt
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+	closed bool // close ran: keep nothing more
 }
 
 // get returns query's statement, prepared on conn the first time; nil once maxStmts
-// are kept (the caller runs the query on conn, which prepares and closes it).
+// are kept (the caller runs the query on conn, which prepares and closes it). The lock
+// is not held while preparing: a DB's prepare may wait for a pooled connection, and
+// reads whose statements are kept must not wait behind it.
 func (c *stmtCache) get(ctx context.Context, conn preparer, query string) (*sql.Stmt, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.m[query]; st != nil {
+	st, full := c.m[query], len(c.m) >= maxStmts
+	c.mu.Unlock()
+	if st != nil || full {
 		return st, nil
-	}
-	if len(c.m) >= maxStmts {
-		return nil, nil
 	}
 	st, err := conn.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if kept := c.m[query]; kept != nil || c.closed || len(c.m) >= maxStmts {
+		// Prepared meanwhile by another caller, or the store closed, or full: this
+		// one is not kept, and its caller runs the query on conn instead.
+		st.Close()
+		return kept, nil
 	}
 	if c.m == nil {
 		c.m = make(map[string]*sql.Stmt)
@@ -90,7 +99,7 @@ func (c *stmtCache) close() {
 	for _, st := range c.m {
 		st.Close()
 	}
-	c.m = nil
+	c.m, c.closed = nil, true
 }
 
 // exec runs one of the writer's own statements (BEGIN, COMMIT, savepoints).
