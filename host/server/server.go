@@ -103,7 +103,7 @@ type Server struct {
 	mu       sync.Mutex
 	draining bool
 	active   map[string]string // session -> its run this server streams (one at a time)
-	wg       sync.WaitGroup      // run handlers in progress
+	wg       sync.WaitGroup    // run handlers in progress
 }
 
 // New checks the options and builds the handler.
