@@ -169,7 +169,7 @@ func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loo
 				return err
 			}
 			if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
-				if _, err := tx.Stmt(s.w.dropLease).ExecContext(ctx, r.SessionID, r.ID); err != nil {
+				if _, err := tx.ExecContext(ctx, qDropLease, r.SessionID, r.ID); err != nil {
 					return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
 				}
 			}

@@ -40,10 +40,6 @@ func (tx *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *
 	return st.QueryRowContext(ctx, args...)
 }
 
-// Stmt returns one of the writer's prepared statements for use in the transaction:
-// they are prepared on its connection, so they are used as they are.
-func (tx *wtx) Stmt(st *sql.Stmt) *sql.Stmt { return st }
-
 // maxStmts bounds the statements kept on the write connection. Every write's SQL is a
 // constant, but a few build a WHERE from their filters; past the bound a statement is
 // prepared, run and closed as before.

@@ -43,18 +43,24 @@ type writeQueue struct {
 	busy bool // a leader is committing
 }
 
-// writer is the connection every write of this process goes through, with its
-// statements prepared once.
+// The statements every append and run record runs, prepared when the writer opens (so
+// a schema they do not fit fails the open) and kept in its stmtCache.
+const (
+	qMaxSeq    = `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = ?`
+	qInsert    = `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)`
+	qUpsertRun = `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`
+	qDropLease = `DELETE FROM leases WHERE session = ? AND run_id = ?`
+	qLeaseOf   = `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`
+)
+
+// writer is the connection every write of this process goes through, with every
+// statement it runs prepared once (stmts, wtx).
 type writer struct {
-	conn      *sql.Conn
-	maxSeq    *sql.Stmt
-	insert    *sql.Stmt
-	upsertRun *sql.Stmt
-	dropLease *sql.Stmt
-	leaseOf   *sql.Stmt
-	stmts     stmtCache // every other statement run on conn, prepared once (wtx)
-	q         writeQueue
-	commits   atomic.Int64 // transactions committed, for tests and diagnostics
+	conn    *sql.Conn
+	stmts   stmtCache
+	q       writeQueue
+	commits atomic.Int64 // transactions committed, for tests and diagnostics
 	// check, when set, runs before every transaction; its error fails the group
 	// unwritten (the database file gone: unavailable.go).
 	check func() error
@@ -74,31 +80,16 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 		w.close()
 		return nil, err
 	}
-	for _, p := range []struct {
-		st    **sql.Stmt
-		query string
-	}{
-		{&w.maxSeq, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = ?`},
-		{&w.insert, `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)`},
-		{&w.upsertRun, `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`},
-		{&w.dropLease, `DELETE FROM leases WHERE session = ? AND run_id = ?`},
-		{&w.leaseOf, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`},
-	} {
-		if *p.st, err = conn.PrepareContext(ctx, p.query); err != nil {
+	for _, q := range []string{qMaxSeq, qInsert, qUpsertRun, qDropLease, qLeaseOf} {
+		if _, err := w.stmts.get(ctx, conn, q); err != nil {
 			w.close()
-			return nil, fmt.Errorf("prepare %q: %w", p.query, err)
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
 		}
 	}
 	return w, nil
 }
 
 func (w *writer) close() error {
-	for _, st := range []*sql.Stmt{w.maxSeq, w.insert, w.upsertRun, w.dropLease, w.leaseOf} {
-		if st != nil {
-			st.Close()
-		}
-	}
 	w.stmts.close()
 	return w.conn.Close()
 }
@@ -249,7 +240,7 @@ func (w *writer) fenceTx(ctx context.Context, tx *wtx, session string) error {
 	}
 	var held loop.Lease
 	var hb string
-	err := tx.Stmt(w.leaseOf).QueryRowContext(ctx, session).
+	err := tx.QueryRowContext(ctx, qLeaseOf, session).
 		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loop.FenceError(f, held, false)
@@ -274,15 +265,14 @@ func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []enc
 		return err
 	}
 	var last int64
-	if err := tx.Stmt(w.maxSeq).QueryRowContext(ctx, session).Scan(&last); err != nil {
+	if err := tx.QueryRowContext(ctx, qMaxSeq, session).Scan(&last); err != nil {
 		return err
 	}
-	ins := tx.Stmt(w.insert)
 	for i, e := range es {
 		if want := last + int64(i) + 1; e.seq != want {
 			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
 		}
-		if _, err := ins.ExecContext(ctx, session, e.seq, e.runID, e.time, e.kind, e.body); err != nil {
+		if _, err := tx.ExecContext(ctx, qInsert, session, e.seq, e.runID, e.time, e.kind, e.body); err != nil {
 			return fmt.Errorf("entry %d: %w", e.seq, err)
 		}
 	}
@@ -294,7 +284,7 @@ func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) error
 		return err
 	}
 	usage, _ := json.Marshal(r.Usage)
-	_, err := tx.Stmt(w.upsertRun).ExecContext(ctx,
+	_, err := tx.ExecContext(ctx, qUpsertRun,
 		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
 	return err
 }
