@@ -237,3 +237,36 @@ func TestReadsPreparedOnceAnswerConcurrentCallersAlike(t *testing.T) {
 		t.Fatalf("%d read statements kept", kept)
 	}
 }
+
+// The writer prepares each statement once: fifty more appends and run records (single
+// and grouped, in savepoints) add no statement to those the first ones kept.
+func TestWriterPreparesEachStatementOnce(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	kept := func() int {
+		s.w.stmts.mu.Lock()
+		defer s.w.stmts.mu.Unlock()
+		return len(s.w.stmts.m)
+	}
+	rec := loop.RunRecord{ID: "r1", SessionID: "a", Status: loop.StatusCompleted}
+	if err := s.AppendRun(ctx, rec, msgEntry(1, "x")); err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriter(t, s)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Append(ctx, "g1", msgEntry(1, "x")) })
+	wg.Go(func() { s.Append(ctx, "g2", msgEntry(1, "x")) })
+	queued(s, 2)
+	release()
+	wg.Wait()
+	first := kept()
+	for i := range 50 {
+		rec := loop.RunRecord{ID: fmt.Sprint("r", i), SessionID: fmt.Sprint("s", i), Status: loop.StatusCompleted}
+		if err := s.AppendRun(ctx, rec, msgEntry(1, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := kept(); got != first || first == 0 {
+		t.Fatalf("statements kept: %d after the first writes, %d after fifty more", first, got)
+	}
+}
