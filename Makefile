@@ -54,7 +54,7 @@ lint:
 	cd bench/eino && $(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
-	$(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(access|audit|bench|cmd|host|loop|memory|providers|sandbox|store|telemetry)' $(PKGS) | { ! grep . ; }
+	$(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }
 	@bash scripts/sizes.sh
 
 test-short:
@@ -68,10 +68,10 @@ cover:
 # bench/last-run.txt): medians of 5 runs, ratios from the same run (bench/cmd/benchtable).
 # It builds its own fixtures (the C plugin needs clang + wasi-libc from `make deps`).
 # The side-by-side table (BENCHMARKS.md), then the server's load test: 1,000 concurrent
-# runs over HTTP on loopback (host/server/README.md).
+# runs over HTTP on loopback (surface/server/README.md).
 bench:
 	$(GO) run ./bench/cmd/benchtable -count 5
-	$(GO) test -run '^$$' -bench ServeConcurrentRuns -benchtime 1x ./host/server/
+	$(GO) test -run '^$$' -bench ServeConcurrentRuns -benchtime 1x ./surface/server/
 
 # fuzz runs every Go fuzz target of the module for FUZZTIME (default 60s) each, finding
 # them itself (scripts/fuzz.sh); seeds are in each package's testdata/fuzz/. Not part of

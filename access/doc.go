@@ -2,11 +2,11 @@
 // session and the users it is shared with, and the one rule (Allowed) that decides from
 // them whether a caller may read, continue, approve in, share or delete a session.
 //
-// Every surface that acts on a session asks Allowed (host/server does, for HTTP and the
+// Every surface that acts on a session asks Allowed (surface/server does, for HTTP and the
 // console; the CLI acts as the operating-system user who owns the store, an admin). The
 // rule is a pure function, so it is tested by itself and cannot be bypassed by a route
 // that forgets a check: the server's session routes all go through one helper that calls
-// it (host/server/access.go).
+// it (surface/server/access.go).
 //
 // It holds the types, the rule, token minting and hashing, and the Store interface the
 // session stores implement (store: SQLite; store/postgres; InMemory here). What it must

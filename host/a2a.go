@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agenthost/agenthost/host/a2abridge"
+	"github.com/agenthost/agenthost/a2abridge"
 	"github.com/agenthost/agenthost/loop"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 )
 
 // plugins.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/mcpclient"
 	"github.com/agenthost/agenthost/sandbox"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/agenthost/agenthost/providers"
 	"github.com/agenthost/agenthost/telemetry"
 )

@@ -3,7 +3,7 @@ package host
 import (
 	"fmt"
 
-	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/confine"
 )
 
 // confined is spec when the kernel applies it: what plugins list shows.

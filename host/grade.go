@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agenthost/agenthost/host/eval"
+	"github.com/agenthost/agenthost/eval"
 )
 
 // Grade asks an evaluator plugin's grade export to grade an eval case's run
-// (`agenthost eval`, host/eval). It runs in the plugin's sandbox like every hook call.
+// (`agenthost eval`, eval). It runs in the plugin's sandbox like every hook call.
 func (h *Host) Grade(ctx context.Context, plugin string, in eval.GradeInput) (eval.Grade, error) {
 	for i, p := range h.plugins {
 		if p.Name() != plugin {

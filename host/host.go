@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agenthost/agenthost/host/manifest"
-	"github.com/agenthost/agenthost/host/mcpclient"
-	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
+	"github.com/agenthost/agenthost/mcpclient"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/providers"
+	"github.com/agenthost/agenthost/redact"
 	"github.com/agenthost/agenthost/sandbox"
 	"github.com/agenthost/agenthost/telemetry"
 )
@@ -32,7 +32,7 @@ type Options struct {
 	// CLI's --locked: manifest.LockStrict). Ignored with Loaded.
 	Lock manifest.LockMode
 	// ConfineExe is the agenthost binary, which confines commands with a sandbox entry
-	// (host/confine); empty: SelfExe.
+	// (confine); empty: SelfExe.
 	ConfineExe string
 	Approver   loop.Approver
 	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
@@ -66,7 +66,7 @@ func (h *Host) storeOutage() time.Duration {
 }
 
 // SelfExe is the agenthost binary when this process is one (cmd/agenthost sets it at
-// start): commands with a sandbox entry are started through it (host/confine). A program
+// start): commands with a sandbox entry are started through it (confine). A program
 // that embeds the host and is not agenthost leaves it empty, and such commands cannot
 // start.
 var SelfExe string

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"sort"
 
-	"github.com/agenthost/agenthost/host/confine"
-	"github.com/agenthost/agenthost/host/manifest"
+	"github.com/agenthost/agenthost/confine"
+	"github.com/agenthost/agenthost/manifest"
 )
 
 // PluginInfo describes a loaded plugin, MCP server or provider for a person: what it

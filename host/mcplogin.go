@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 )
 
 // OAuth with the authorization code grant and PKCE, for a remote MCP server a person

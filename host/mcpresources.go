@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/mcpclient"
 )
 
 // The MCP servers' resources reach the agent through two built-in tools, offered when a

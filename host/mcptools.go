@@ -8,11 +8,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/agenthost/agenthost/host/confine"
-	"github.com/agenthost/agenthost/host/manifest"
+	"github.com/agenthost/agenthost/confine"
+	"github.com/agenthost/agenthost/manifest"
 
-	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/mcpclient"
 	"github.com/agenthost/agenthost/telemetry"
 )
 

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/agenthost/host/manifest"
-	"github.com/agenthost/agenthost/host/mcpclient"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
+	"github.com/agenthost/agenthost/mcpclient"
 	"github.com/agenthost/agenthost/sandbox"
 	"github.com/agenthost/agenthost/telemetry"
 )

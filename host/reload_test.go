@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 )
 
 func copyFile(t *testing.T, from, to string, mod time.Time) {

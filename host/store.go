@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/agenthost/agenthost/store"
 	"github.com/agenthost/agenthost/store/seal"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/workflow"
 )
 
 // checkWorkflowTools is the part of the workflows' check that needs the loaded tools:
@@ -59,7 +59,7 @@ func (x workflowExec) RunPrompt(ctx context.Context, agent, prompt, session stri
 }
 
 // RunWorkflow runs (or resumes) a declared workflow by name on this host's engine: what
-// a cluster worker does with a workflow job (host/cluster).
+// a cluster worker does with a workflow job (surface/cluster).
 func (h *Host) RunWorkflow(ctx context.Context, name string, in workflow.RunInput) (workflow.Result, error) {
 	w, ok := h.Manifest.Workflow(name)
 	if !ok {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/host/workflow"
+	"github.com/agenthost/agenthost/workflow"
 )
 
 func TestOpenRefusesAWorkflowNamingAnUnknownTool(t *testing.T) {

@@ -217,7 +217,7 @@ var releaseEvery = time.Second
 // restarting database) it tries again in the background until it succeeds, the lease is
 // lost or LeaseTTL has passed since last (the lease is dead by then anyway). Without
 // that, a run that ended during an outage keeps its session for the rest of LeaseTTL,
-// and the retry of its job (host/cluster) waits that long to continue it.
+// and the retry of its job (surface/cluster) waits that long to continue it.
 func releaseLease(ls Leaser, l Lease, last time.Time) {
 	err := ls.ReleaseLease(context.Background(), l)
 	if err == nil || errors.Is(err, ErrLeaseLost) || time.Since(last) > LeaseTTL {
@@ -267,7 +267,7 @@ func (a *Agent) unclaim(k runKey) {
 }
 
 // HoldSession takes session's lease for work that is not a run of an Agent but must
-// have one writer across processes (a workflow run, host/workflow), and renews it until
+// have one writer across processes (a workflow run, workflow), and renews it until
 // release is called; lost is called if another process takes it over. A session that
 // a live process holds is refused with an error wrapping ErrSessionBusy; one a dead
 // process held is taken. With a store that keeps no leases it holds nothing.

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/status"
 
-	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/confine"
 	"github.com/agenthost/agenthost/providers/proto"
 )
 

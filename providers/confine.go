@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/confine"
 )
 
 // A confined adapter (ClientConfig.Confine) is started the way an [[mcp_servers]] command

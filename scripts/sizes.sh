@@ -14,7 +14,7 @@
 #   - generated files (Go's "// Code generated ... DO NOT EDIT." line, as *.pb.go carry):
 #     nobody edits them, their generator decides their shape.
 #
-# Usage: bash scripts/sizes.sh [DIR...]     e.g. bash scripts/sizes.sh host/server store
+# Usage: bash scripts/sizes.sh [DIR...]     e.g. bash scripts/sizes.sh surface/server store
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

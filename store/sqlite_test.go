@@ -269,7 +269,7 @@ func TestLoopRunsOnTheStore(t *testing.T) {
 
 // Concurrent runs on different sessions append at once; each append reads the last seq
 // and then writes, so a deferred transaction would fail with SQLITE_BUSY on the upgrade
-// instead of waiting (found by the host/server load test). Immediate transactions wait.
+// instead of waiting (found by the surface/server load test). Immediate transactions wait.
 func TestConcurrentAppendsOnManySessionsAllSucceed(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()

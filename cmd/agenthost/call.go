@@ -12,7 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/manifest"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/spf13/cobra"
 )
 

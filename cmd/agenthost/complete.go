@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/manifest"
+	"github.com/agenthost/agenthost/manifest"
 )
 
 // Shell completion of the names a command takes: plugins, tools, agents, providers and

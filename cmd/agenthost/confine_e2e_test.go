@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/host/confine"
+	"github.com/agenthost/agenthost/confine"
 )
 
 // An MCP server started with a sandbox reads what its read list names and nothing else,

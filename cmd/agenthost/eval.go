@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/agenthost/agenthost/eval"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/eval"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/spf13/cobra"
 )

@@ -117,7 +117,7 @@ func TestE2E_EvalGradesCasesAndFlagsRegressions(t *testing.T) {
 	}, "\n")), 0o644)
 	junit, html := filepath.Join(e.dir, "eval.xml"), filepath.Join(e.dir, "eval.html")
 	// Durations are wall-clock: on a loaded machine the mean can double, which is a real
-	// regression for the tool but not what this test is about (host/eval tests it).
+	// regression for the tool but not what this test is about (eval tests it).
 	r = e.agenthost(t, "eval", failing, "--baseline", base, "--junit", junit, "--html", html, "--max-latency-increase", "1000")
 	if r.code != 1 {
 		t.Fatalf("failing: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/insights"
+	"github.com/agenthost/agenthost/insights"
 	"github.com/agenthost/agenthost/loop"
 )
 

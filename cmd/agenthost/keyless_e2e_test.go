@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agenthost/agenthost/host/ociplugin/sigstoretest"
+	"github.com/agenthost/agenthost/ociplugin/sigstoretest"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"

@@ -10,11 +10,11 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agenthost/agenthost/confine"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/confine"
-	"github.com/agenthost/agenthost/host/manifest"
-	_ "github.com/agenthost/agenthost/host/ociplugin/keyless" // verify = { identity, issuer, trusted_root } (ociplugin.RegisterKeyless)
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
+	_ "github.com/agenthost/agenthost/ociplugin/keyless" // verify = { identity, issuer, trusted_root } (ociplugin.RegisterKeyless)
 	"github.com/agenthost/agenthost/providers"
 	_ "github.com/agenthost/agenthost/store/postgres" // [store] kind = "postgres" (store.Driver)
 	"github.com/spf13/cobra"

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/mcpserver"
-	"github.com/agenthost/agenthost/host/server"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/surface/mcpserver"
+	"github.com/agenthost/agenthost/surface/server"
 )
 
 func newMCPCmd() *cobra.Command {

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/agenthost/agenthost/confine"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/confine"
-	"github.com/agenthost/agenthost/host/manifest"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/spf13/cobra"
 )
 

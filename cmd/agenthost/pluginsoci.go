@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenthost/agenthost/host/manifest"
-	"github.com/agenthost/agenthost/host/ociplugin"
-	"github.com/agenthost/agenthost/host/ociplugin/keyless"
+	"github.com/agenthost/agenthost/manifest"
+	"github.com/agenthost/agenthost/ociplugin"
+	"github.com/agenthost/agenthost/ociplugin/keyless"
 )
 
 func newPluginsPushCmd() *cobra.Command {

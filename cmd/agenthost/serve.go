@@ -16,9 +16,9 @@ import (
 
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/cluster"
-	"github.com/agenthost/agenthost/host/oidc"
-	"github.com/agenthost/agenthost/host/server"
+	"github.com/agenthost/agenthost/oidc"
+	"github.com/agenthost/agenthost/surface/cluster"
+	"github.com/agenthost/agenthost/surface/server"
 	"github.com/agenthost/agenthost/telemetry"
 )
 
@@ -67,7 +67,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 				return usage(err)
 			}
 			if cmd.Flags().Changed("workers") {
-				storeWait = 0 // a run's job is retried by River from what was stored (host/cluster/outage.go)
+				storeWait = 0 // a run's job is retried by River from what was stored (surface/cluster/outage.go)
 			}
 			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
 				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true, StoreOutage: storeWait})

@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/manifest"
-	"github.com/agenthost/agenthost/host/workflow"
+	"github.com/agenthost/agenthost/manifest"
+	"github.com/agenthost/agenthost/workflow"
 	"github.com/spf13/cobra"
 )
 

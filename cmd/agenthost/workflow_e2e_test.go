@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/workflow"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store"
+	"github.com/agenthost/agenthost/workflow"
 )
 
 // workflowEnv is a manifest with the files, text, calc and http_get example plugins and

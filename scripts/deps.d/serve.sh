@@ -1,13 +1,13 @@
-# host/server tests: headless Chromium for the live page test, and Node 20 with the
+# surface/server tests: headless Chromium for the live page test, and Node 20 with the
 # official AG-UI client (@ag-ui/client, pinned by package-lock.json) for the protocol test.
 apt_install chromium
 command -v node >/dev/null || apt_install nodejs
 command -v npm >/dev/null || apt_install npm
 if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null; then
-  echo "deps: host/server needs Node 20 or newer (found $(node --version 2>/dev/null || echo none))" >&2
+  echo "deps: surface/server needs Node 20 or newer (found $(node --version 2>/dev/null || echo none))" >&2
   exit 1
 fi
-(cd host/server/testdata/agui-client && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+(cd surface/server/testdata/agui-client && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 # cmd/agenthost MCP tests: the official MCP TypeScript SDK (a client) and the reference
 # server-everything, pinned by package-lock.json.
 (cd cmd/agenthost/testdata/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

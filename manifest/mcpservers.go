@@ -1,0 +1,126 @@
+package manifest
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/agenthost/agenthost/confine"
+)
+
+// MCPServerConfig is one [[mcp_servers]] entry: an existing MCP server whose tools the
+// agent gets. NOT sandboxed: a command runs with the user's rights (README.md).
+type MCPServerConfig struct {
+	Name            string            `toml:"name"`
+	Command         []string          `toml:"command"` // argv, e.g. ["npx", "-y", "@modelcontextprotocol/server-everything"]
+	Env             []string          `toml:"env"`     // host variables the command sees; nothing else
+	Cwd             string            `toml:"cwd"`     // relative to the manifest
+	URL             string            `toml:"url"`     // Streamable HTTP endpoint; ${VAR} expanded
+	Headers         map[string]string `toml:"headers"` // ${VAR} expanded
+	Tools           []string          `toml:"tools"`   // allow list
+	SkipTools       []string          `toml:"skip_tools"`
+	Timeout         Duration          `toml:"timeout"`          // per call; default 60s
+	MaxOutput       Size              `toml:"max_output"`       // one result's bytes; default 1 MiB, as for plugins
+	RequireApproval []string          `toml:"require_approval"` // its tools ("*": all) that ask first
+	// Sandbox confines a command's process with Landlock (confine): the paths it may
+	// read and write (relative to the manifest) and whether it may use the network.
+	Sandbox *confine.Spec `toml:"sandbox"`
+	// Sampling lets the server ask the agent's model (MCP sampling) during a tool call,
+	// charged to the calling run; its calls then run one at a time (mcpclient/sampling.go).
+	Sampling bool `toml:"sampling"`
+	// Elicitation lets the server ask the user for a form's fields during a tool call,
+	// through the run's approval path (mcpclient/elicit.go).
+	Elicitation bool `toml:"elicitation"`
+	// Roots are directories announced to the server as its MCP roots (relative to the
+	// manifest); announcing is not confining: sandbox does that.
+	Roots []string `toml:"roots"`
+	// OAuth gets a remote server's bearer token with the client credentials grant.
+	OAuth *MCPOAuthConfig `toml:"oauth"`
+}
+
+// checkMCPServer validates entry i and expands its values.
+func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
+	s := &m.MCPServers[i]
+	key := fmt.Sprintf("mcp_servers.%d", i)
+	switch {
+	case s.Name == "":
+		return m.ErrorAt(key, "mcp server has no name")
+	case (len(s.Command) == 0) == (s.URL == ""):
+		return m.ErrorAt(key, "mcp server %q needs exactly one of command and url", s.Name)
+	}
+	if j, dup := names[s.Name]; dup {
+		return m.ErrorAt(key+".name", "name %q is taken (plugins or mcp_servers %d)", s.Name, j)
+	}
+	names[s.Name] = i
+	m.resolveMCPServer(s)
+	if err := m.checkMCPOAuth(key, s); err != nil {
+		return err
+	}
+	if sb := s.Sandbox; sb != nil {
+		if len(s.Command) == 0 {
+			return m.ErrorAt(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
+		}
+		m.resolveSandbox(sb)
+	}
+	return nil
+}
+
+// resolveMCPServer expands an entry's url and headers and makes its paths absolute: its
+// working directory (default: the manifest's), a command given as a path, its roots.
+func (m *Manifest) resolveMCPServer(s *MCPServerConfig) {
+	s.URL = os.ExpandEnv(s.URL)
+	for k, v := range s.Headers {
+		s.Headers[k] = os.ExpandEnv(v)
+	}
+	if s.Cwd != "" {
+		s.Cwd = m.Resolve(s.Cwd)
+	} else {
+		s.Cwd = m.Dir
+	}
+	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
+		s.Command[0] = m.Resolve(s.Command[0])
+	}
+	for j := range s.Roots {
+		s.Roots[j] = m.Resolve(s.Roots[j])
+	}
+}
+
+// checkMCPOAuth checks an entry's oauth table: complete for one of its two grants, on a
+// url entry, its endpoints https (or http on loopback).
+func (m *Manifest) checkMCPOAuth(key string, s *MCPServerConfig) error {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	if s.URL == "" || o.TokenURL == "" || o.ClientID == "" || (o.ClientSecretEnv == "" && o.AuthorizeURL == "") {
+		return m.ErrorAt(key+".oauth", "oauth needs a url entry and token_url, client_id, and authorize_url (a person signs in) or client_secret_env (client credentials)")
+	}
+	for _, e := range [][2]string{{"token_url", o.TokenURL}, {"authorize_url", o.AuthorizeURL}} {
+		u := e[1]
+		if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && !(pu.Scheme == "http" && isLoopback(pu.Hostname())))) {
+			return m.ErrorAt(key+".oauth."+e[0], "%q must be https (or http on loopback)", u)
+		}
+	}
+	return nil
+}
+
+func isLoopback(h string) bool { return h == "localhost" || h == "127.0.0.1" || h == "::1" }
+
+// MCPOAuthConfig is an [[mcp_servers]] entry's oauth table: a machine identity at the
+// server's authorization server. The secret is named by an environment variable, never
+// written in the manifest.
+type MCPOAuthConfig struct {
+	// AuthorizeURL, when set, makes it the authorization code grant with PKCE: a person
+	// signs in with `agenthost mcp login NAME` (mcplogin.go); else client credentials.
+	AuthorizeURL    string   `toml:"authorize_url"`
+	TokenURL        string   `toml:"token_url"`
+	ClientID        string   `toml:"client_id"`
+	ClientSecretEnv string   `toml:"client_secret_env"`
+	Scopes          []string `toml:"scopes"`
+	Resource        string   `toml:"resource"` // default: the server's url
+}
+
+// AuthCode is whether the entry's OAuth is the authorization code grant (a person signs
+// in with `agenthost mcp login NAME`) rather than client credentials.
+func (o *MCPOAuthConfig) AuthCode() bool { return o != nil && o.AuthorizeURL != "" }

@@ -1,0 +1,204 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agenthost/agenthost/ociplugin"
+)
+
+// PluginConfig is one [[plugins]] entry.
+type PluginConfig struct {
+	Name        string            `toml:"name"`
+	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission | planner | evaluator | memory
+	ABI         string            `toml:"abi"`  // "" (detect) | mcp | extism | wasi
+	Wasm        string            `toml:"wasm"`
+	SHA256      string            `toml:"sha256"`
+	Args        []string          `toml:"args"`
+	PoolSize    int               `toml:"pool_size"`
+	Tools       []ToolDecl        `toml:"tools"`
+	Permissions PermissionsConfig `toml:"permissions"`
+	// Preinit serves the plugin from a snapshot taken after its _initialize ran once
+	// (sandbox.Config.Preinit): faster fresh instances, the Go runtime's random state frozen.
+	Preinit bool `toml:"preinit"`
+	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
+	Verify *VerifyConfig `toml:"verify"`
+	// Source is the oci:// reference Wasm was pulled from ("" for a file).
+	Source string `toml:"-"`
+}
+
+// VerifyConfig is a plugin's verify = { key = "cosign.pub" }: its artifact's signature
+// must verify with this ECDSA public key (PEM); or, keyless, verify = { identity = "…",
+// issuer = "https://…", trusted_root = "trusted_root.json" }: a Sigstore bundle by a
+// certificate for this identity (identity_regexp: a regexp the whole identity matches)
+// from this OIDC issuer, chaining to the trusted root, logged in its transparency log
+// (tlog = false: a timestamp authority's timestamp will do) (docs/oci.md).
+type VerifyConfig struct {
+	Key            string `toml:"key"`
+	Identity       string `toml:"identity"`
+	IdentityRegexp string `toml:"identity_regexp"`
+	Issuer         string `toml:"issuer"`
+	TrustedRoot    string `toml:"trusted_root"`
+	Tlog           *bool  `toml:"tlog"`
+}
+
+// ToolDecl declares a tool of an extism- or wasi-ABI plugin.
+type ToolDecl struct {
+	Name        string `toml:"name"`
+	Export      string `toml:"export"`
+	Description string `toml:"description"`
+	Input       string `toml:"input"`
+	// InputSchema is a TOML table or a string holding JSON; both decode to JSON here.
+	InputSchema Schema `toml:"input_schema"`
+	// Args is the argv of this tool's calls (wasi ABI), overriding the plugin's args.
+	Args []string `toml:"args"`
+}
+
+// PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.
+type PermissionsConfig struct {
+	Memory       Size              `toml:"memory" json:"memory,omitempty"`
+	Timeout      Duration          `toml:"timeout" json:"timeout,omitempty"`
+	MaxInput     Size              `toml:"max_input" json:"max_input,omitempty"`
+	MaxOutput    Size              `toml:"max_output" json:"max_output,omitempty"`
+	AllowedHosts []string          `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
+	AllowedPaths map[string]string `toml:"allowed_paths" json:"allowed_paths,omitempty"`
+	Env          []string          `toml:"env" json:"env,omitempty"`
+	Config       map[string]string `toml:"config" json:"config,omitempty"`
+	Model        bool              `toml:"model" json:"model,omitempty"`
+	KV           bool              `toml:"kv" json:"kv,omitempty"`
+	// Isolation is which calls may share an instance: pooled | session (default) | call.
+	Isolation string `toml:"isolation" json:"isolation,omitempty"`
+}
+
+var (
+	pluginKinds = []string{"tool", "context", "termination", "guardrail", "permission", "planner", "evaluator", "memory"}
+	pluginABIs  = []string{"", "mcp", "extism", "wasi"}
+	isolations  = []string{"", "pooled", "session", "call"}
+	storeKinds  = []string{"", "memory", "sqlite", "postgres"}
+)
+
+// checkPlugin checks the [[plugins]] entry i, resolves its paths and pulls it when it is
+// an oci:// reference; names holds the names taken so far.
+func (m *Manifest) checkPlugin(i int, names map[string]int) error {
+	p := &m.Plugins[i]
+	key := fmt.Sprintf("plugins.%d", i)
+	if err := m.checkPluginName(i, p, key, names); err != nil {
+		return err
+	}
+	if p.Kind == "" {
+		p.Kind = "tool"
+	}
+	for _, step := range []func(*PluginConfig, string) error{m.checkPluginEnums, m.checkPluginWasm, m.checkPluginTools, m.resolvePermissions} {
+		if err := step(p, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPluginName refuses a missing, reserved or duplicate name, and records it.
+func (m *Manifest) checkPluginName(i int, p *PluginConfig, key string, names map[string]int) error {
+	if p.Name == "" {
+		return m.ErrorAt(key, "plugin has no name")
+	}
+	if strings.HasPrefix(p.Name, "agenthost/") {
+		// The host keeps its own state in the store's key/value table under such names
+		// (workflow runs: agenthost/workflows); a plugin's kv must not reach it.
+		return m.ErrorAt(key+".name", "plugin names starting \"agenthost/\" are the host's (%q)", p.Name)
+	}
+	if j, dup := names[p.Name]; dup {
+		return m.ErrorAt(key+".name", "duplicate plugin name %q (also plugins[%d])", p.Name, j)
+	}
+	names[p.Name] = i
+	return nil
+}
+
+// checkPluginEnums checks the keys that take one of a few words.
+func (m *Manifest) checkPluginEnums(p *PluginConfig, key string) error {
+	if !slices.Contains(pluginKinds, p.Kind) {
+		return m.ErrorAt(key+".kind", "unknown kind %q (one of %s)", p.Kind, strings.Join(pluginKinds, ", "))
+	}
+	if !slices.Contains(pluginABIs, p.ABI) {
+		return m.ErrorAt(key+".abi", "unknown abi %q (mcp, extism or wasi)", p.ABI)
+	}
+	if !slices.Contains(isolations, p.Permissions.Isolation) {
+		return m.ErrorAt(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
+	}
+	if p.Preinit && p.ABI == "wasi" {
+		return m.ErrorAt(key+".preinit", "preinit applies to reactor plugins (abi mcp or extism), not to a wasi command")
+	}
+	return nil
+}
+
+// checkPluginWasm finds the module: pulled from a registry, or a file beside the
+// manifest; and checks its pin early.
+func (m *Manifest) checkPluginWasm(p *PluginConfig, key string) error {
+	if p.Wasm == "" {
+		return m.ErrorAt(key, "plugin %q has no wasm file", p.Name)
+	}
+	if strings.HasPrefix(p.Wasm, ociplugin.Scheme) {
+		if err := m.pullPlugin(p, key); err != nil {
+			return err
+		}
+	} else if p.Verify != nil {
+		return m.ErrorAt(key+".verify", "verify applies to plugins pulled from a registry (wasm = \"oci://…\")")
+	}
+	p.Wasm = m.Resolve(p.Wasm)
+	if _, err := os.Stat(p.Wasm); err != nil {
+		return m.ErrorAt(key+".wasm", "cannot read %s: %v", p.Wasm, errors.Unwrap(err))
+	}
+	if p.SHA256 != "" {
+		// An early error with the manifest's line, read as a provider's pin is (a FIFO is
+		// refused, not waited on). It protects nothing by itself: the sandbox checks the
+		// pin again on the bytes it compiles (host's sandboxConfig).
+		if err := checkDigest(p.Wasm, p.SHA256); err != nil {
+			return m.ErrorAt(key+".sha256", "%v", err)
+		}
+	}
+	return nil
+}
+
+// checkPluginTools checks the declared tools: required for a tool plugin of the extism
+// and wasi ABIs, named, and named once.
+func (m *Manifest) checkPluginTools(p *PluginConfig, key string) error {
+	if (p.ABI == "extism" || p.ABI == "wasi") && len(p.Tools) == 0 && p.Kind == "tool" {
+		return m.ErrorAt(key+".abi", "abi %q needs its tools declared in [[plugins.tools]]", p.ABI)
+	}
+	tools := map[string]bool{}
+	for j, t := range p.Tools {
+		tk := fmt.Sprintf("%s.tools.%d", key, j)
+		if t.Name == "" {
+			return m.ErrorAt(tk, "tool has no name")
+		}
+		if tools[t.Name] {
+			return m.ErrorAt(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
+		}
+		tools[t.Name] = true
+	}
+	return nil
+}
+
+// resolvePermissions makes the allowed paths absolute (each must exist) and expands the
+// config values.
+func (m *Manifest) resolvePermissions(p *PluginConfig, key string) error {
+	paths := map[string]string{}
+	for host, guest := range p.Permissions.AllowedPaths {
+		ro := strings.HasPrefix(host, "ro:")
+		h := m.Resolve(strings.TrimPrefix(host, "ro:"))
+		if _, err := os.Stat(h); err != nil {
+			return m.ErrorAt(key+".permissions.allowed_paths", "cannot read %s: %v", h, errors.Unwrap(err))
+		}
+		if ro {
+			h = "ro:" + h
+		}
+		paths[h] = guest
+	}
+	p.Permissions.AllowedPaths = paths
+	for k, v := range p.Permissions.Config { // as in provider options: secrets stay out of the file
+		p.Permissions.Config[k] = os.ExpandEnv(v)
+	}
+	return nil
+}

@@ -1,0 +1,14 @@
+// Package keyless verifies keyless signatures of oci:// plugins: Sigstore bundles (a
+// Fulcio certificate for an OIDC identity, the signature, its transparency-log entry and
+// timestamps) stored as OCI referrers of the artifact's manifest, the layout cosign 3
+// writes. It uses github.com/sigstore/sigstore-go against a trusted root read from a file.
+//
+// Importing it registers the verifier with ociplugin.RegisterKeyless, as a database/sql
+// driver registers itself: cmd/agenthost imports it, and ociplugin (with manifest,
+// which pulls through it) links none of Sigstore's dependencies. AttachBundle stores a
+// bundle beside an artifact (agenthost plugins push --bundle).
+//
+// What it must not do: fetch a trusted root (TUF) or contact Fulcio, Rekor or any other
+// Sigstore service (the trusted root is a file, the log entry is in the bundle), or accept
+// an attestation (another in-toto predicate) as a signature.
+package keyless

@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/workflow"
+)
+
+// A workflow run is a River job too (kind agenthost_workflow): any node accepts it, a
+// worker runs it on the workflow engine, and a worker that dies leaves a job River
+// rescues; its retry resumes the run from its stored record (workflow), so a step
+// that ended is not run again. The record's lease (the engine's, on the session
+// workflow:NAME:RUNID) keeps two workers off one run: a retry that finds it held waits.
+
+// WorkflowRunner runs a declared workflow by name; host.(*Host).RunWorkflow is one.
+type WorkflowRunner interface {
+	RunWorkflow(ctx context.Context, name string, in workflow.RunInput) (workflow.Result, error)
+}
+
+// WorkflowArgs is a workflow job's payload. Workflow and Run are its unique key among
+// the jobs that may still execute: a run has at most one live job, and a resume (with
+// decisions) is a new job once the last one ended.
+type WorkflowArgs struct {
+	Workflow  string                       `json:"workflow" river:"unique"`
+	Run       string                       `json:"run" river:"unique"`
+	Inputs    json.RawMessage              `json:"inputs,omitempty"`
+	Approvals map[string]workflow.Decision `json:"approvals,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (WorkflowArgs) Kind() string { return "agenthost_workflow" }
+
+// liveStates are the job states a second job of the same run may not be inserted in.
+var liveStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+	rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}
+
+// SubmitWorkflow enqueues a run (or resume) of a workflow. While a job of the same run
+// may still execute, it enqueues nothing and returns an error wrapping
+// loop.ErrSessionBusy: one decision in PostgreSQL, whichever node asks.
+func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.RunInput) error {
+	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Run: in.RunID, Inputs: in.Inputs, Approvals: in.Approvals}, &river.InsertOpts{
+		MaxAttempts: 10,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue workflow %s run %q: %w", name, in.RunID, err)
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return fmt.Errorf("workflow %s run %q: %w", name, in.RunID, loop.ErrSessionBusy)
+	}
+	return nil
+}
+
+// WorkflowDone reports whether the run's latest job has finished for good.
+func (c *Cluster) WorkflowDone(ctx context.Context, name, runID string) (bool, error) {
+	return c.latestDone(ctx, "agenthost_workflow", "workflow", name, runID)
+}
+
+// workflowWorker executes workflow jobs.
+type workflowWorker struct {
+	river.WorkerDefaults[WorkflowArgs]
+	c *Cluster
+}
+
+// Work runs or resumes the job's workflow run. A run that ended (completed, failed,
+// interrupted by an approval) is a finished job: a failed step is the run's result, not
+// the job's error. A run cut short (the worker stopping, the store failing) is retried.
+func (w *workflowWorker) Work(ctx context.Context, job *river.Job[WorkflowArgs]) error {
+	a := job.Args
+	if string(a.Inputs) == "null" {
+		a.Inputs = nil
+	}
+	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, workflow.RunInput{RunID: a.Run, Inputs: a.Inputs, Approvals: a.Approvals})
+	switch {
+	case errors.Is(err, loop.ErrSessionBusy):
+		return river.JobSnooze(time.Second) // a live worker (or one not yet known dead) holds the run
+	case errors.Is(err, workflow.ErrInputs):
+		return river.JobCancel(err) // never retried: the same inputs are refused again
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+		return river.JobCancel(fmt.Errorf("workflow %s run %s aborted", a.Workflow, a.Run))
+	case ctx.Err() != nil:
+		return fmt.Errorf("workflow %s run %s stopped: %w", a.Workflow, a.Run, context.Cause(ctx))
+	case err != nil:
+		return w.c.retryWorkflow(err)
+	case res.Record != nil && res.Record.Status == workflow.RunAborted:
+		return w.c.retryWorkflow(fmt.Errorf("workflow %s run %s aborted: %s", a.Workflow, a.Run, res.Record.Error))
+	}
+	return nil
+}
+
+func (c *Cluster) retryWorkflow(err error) error {
+	c.log().Warn("cluster: workflow run retried", "err", err)
+	return err
+}
