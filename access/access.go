@@ -61,8 +61,11 @@ func ParseShareRole(s string) (ShareRole, error) {
 	return "", fmt.Errorf("unknown share role %q: want viewer or editor", s)
 }
 
-// Principal is an authenticated caller.
+// Principal is an authenticated caller. ID is the user's immutable id (a name is a
+// label: a user removed and added again under the same name is a new identity with a new
+// ID); ownership, memories and audit records refer to the ID.
 type Principal struct {
+	ID   string `json:"id,omitempty"`
 	Name string `json:"name"`
 	Role Role   `json:"role"`
 }
@@ -122,6 +125,7 @@ func MayStart(p Principal) bool { return p.Role != RoleViewer && p.Role != "" }
 // User is a user of the API. TokenHash is the hex sha256 of their bearer token; the token
 // itself is never stored.
 type User struct {
+	ID        string    `json:"id,omitempty"` // immutable, minted when the user is added
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
 	Created   time.Time `json:"created"`
