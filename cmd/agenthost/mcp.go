@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/serve"
 	"github.com/agenthost/agenthost/surface/mcpserver"
 	"github.com/agenthost/agenthost/surface/server"
 )
@@ -101,13 +102,13 @@ administrator's token, a loopback server with no token and no users).`,
 				}
 				return nil
 			}
-			verify, err := verifier(ctx, h)
+			verify, err := serve.Verifier(ctx, h)
 			if err != nil {
 				return failed(err)
 			}
 			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions,
 				Caller: func(r *http.Request) string { p, _ := server.PrincipalFrom(r.Context()); return p.Name }})
-			hs, err := server.New(server.Options{Store: h.Store, Token: token, Access: accessOf(h), Verify: verify, AllowOrigins: allowOrigins,
+			hs, err := server.New(server.Options{Store: h.Store, Token: token, Access: serve.Access(h), Verify: verify, AllowOrigins: allowOrigins,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}, TLS: tlsFiles})
 			if err != nil {
 				return failed(err)

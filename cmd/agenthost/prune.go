@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,28 +9,6 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 )
-
-// pruneInterval is how often serve applies [store] retention.
-var pruneInterval = time.Hour
-
-// pruneEvery applies retention now and then every interval until ctx ends, saying what
-// it deleted; an error is reported and tried again next time.
-func pruneEvery(ctx context.Context, h *host.Host, keep, interval time.Duration, logf func(string, ...any)) {
-	for {
-		res, err := h.Prune(ctx, time.Now().Add(-keep), false)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			logf("retention: %v", err)
-		case len(res.Deleted) > 0 || len(res.Busy) > 0:
-			logf("retention: deleted %d session(s) not updated for %s; %d in use kept for next time", len(res.Deleted), keep, len(res.Busy))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
-	}
-}
 
 func newPruneCmd() *cobra.Command {
 	var olderThan string

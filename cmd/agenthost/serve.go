@@ -5,21 +5,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/oidc"
-	"github.com/agenthost/agenthost/surface/cluster"
+	"github.com/agenthost/agenthost/serve"
 	"github.com/agenthost/agenthost/surface/server"
-	"github.com/agenthost/agenthost/telemetry"
 )
 
 func newServeCmd() *cobra.Command {
@@ -69,50 +64,24 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if cmd.Flags().Changed("workers") {
 				storeWait = 0 // a run's job is retried by River from what was stored (surface/cluster/outage.go)
 			}
-			h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
-				Approver: server.InterruptApprover{}, Stderr: providerLog(cmd), Metrics: true, StoreOutage: storeWait})
+			h, err := serve.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
+				Stderr: providerLog(cmd), StoreOutage: storeWait})
 			if err != nil {
 				return err
 			}
 			defer h.Close()
 			warn(cmd, h)
-			var dispatch server.Dispatcher
-			if cmd.Flags().Changed("workers") {
-				cl, err := startCluster(ctx, h, workers, rescueAfter)
-				if err != nil {
-					return err
-				}
-				defer cl.Close(context.Background())
-				dispatch = cl
+			clustered := cmd.Flags().Changed("workers")
+			if err := checkCluster(h, clustered, workers); err != nil {
+				return err
 			}
-			verify, err := verifier(ctx, h)
+			err = serve.Run(ctx, h, serve.Config{Addr: addr, Token: token, MaxBodyBytes: maxBody, AllowHosts: allowHosts, AllowOrigins: allowOrigins,
+				TLS: tlsFiles, Log: logger, Logf: func(format string, args ...any) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
+				}, Watch: watch, WatchInterval: watchInterval, Cluster: clustered, Workers: workers, RescueAfter: rescueAfter})
 			if err != nil {
 				return failed(err)
 			}
-			srv, err := server.New(server.Options{Verify: verify, Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description}, Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
-				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
-				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch, Resources: &server.Resources{List: h.MCPResources, Read: h.ReadMCPResource},
-				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: accessOf(h),
-				Workflows: &server.Workflows{Find: h.Manifest.Workflow, List: h.Manifest.WorkflowNames, Engine: h.Workflows()},
-				Extract: func(ctx context.Context, hd http.Header) context.Context {
-					return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))
-				}})
-			if err != nil {
-				return failed(err)
-			}
-			logf := func(format string, args ...any) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
-			}
-			if watch {
-				go h.Watch(ctx, watchInterval, logf)
-			}
-			if keep := time.Duration(h.Manifest.Store.Retention); keep > 0 {
-				go pruneEvery(ctx, h, keep, pruneInterval, logf)
-			}
-			if err := srv.ListenAndServe(ctx, addr, logf); err != nil {
-				return failed(err)
-			}
-			logf("stopped")
 			return nil
 		},
 	}
@@ -133,21 +102,18 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 	return cmd
 }
 
-// startCluster joins the runs' job queue in the store's PostgreSQL database.
-func startCluster(ctx context.Context, h *host.Host, workers int, rescueAfter time.Duration) (*cluster.Cluster, error) {
+// checkCluster refuses --workers on a store that cannot queue runs, as a usage error.
+func checkCluster(h *host.Host, clustered bool, workers int) error {
+	if !clustered {
+		return nil
+	}
 	if h.Manifest.Store.Kind != "postgres" {
-		return nil, usage(fmt.Errorf("--workers needs [store] kind = \"postgres\" (runs are jobs in its database); this manifest's store is %s", h.Manifest.Store.Kind))
+		return usage(fmt.Errorf("--workers needs [store] kind = \"postgres\" (runs are jobs in its database); this manifest's store is %s", h.Manifest.Store.Kind))
 	}
 	if workers < 0 {
-		return nil, usage(fmt.Errorf("--workers %d: want 0 or more", workers))
+		return usage(fmt.Errorf("--workers %d: want 0 or more", workers))
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cl, err := cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Workflows: h, Store: h.Store,
-		Workers: workers, RescueAfter: rescueAfter, Log: log})
-	if err != nil {
-		return nil, failed(err)
-	}
-	return cl, nil
+	return nil
 }
 
 // newWorkerCmd is `agenthost worker`: a node that only executes runs.
@@ -182,9 +148,12 @@ a step that ended does not run again.`,
 			if workers < 1 {
 				return usage(fmt.Errorf("--workers %d: a worker needs 1 or more", workers))
 			}
-			cl, err := startCluster(ctx, h, workers, rescueAfter)
-			if err != nil {
+			if err := checkCluster(h, true, workers); err != nil {
 				return err
+			}
+			cl, err := serve.StartCluster(ctx, h, workers, rescueAfter, nil)
+			if err != nil {
+				return failed(err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %d runs\n", workers)
 			<-ctx.Done()
@@ -226,25 +195,4 @@ func listenFlags(addr, tokenFile string, allowOrigins []string, tlsFiles server.
 		return "", usage(fmt.Errorf("--allow-origin: %w", err))
 	}
 	return token, nil
-}
-
-// accessOf is the store's users and shares for the server, nil when it keeps none.
-func accessOf(h *host.Host) access.Store {
-	if as, ok := h.Access(); ok {
-		return as
-	}
-	return nil
-}
-
-// verifier is [auth.oidc]'s token check, nil without one.
-func verifier(ctx context.Context, h *host.Host) (func(context.Context, string) (access.Principal, error), error) {
-	c := h.Manifest.Auth.OIDC
-	if c == nil {
-		return nil, nil
-	}
-	v, err := oidc.New(ctx, *c, h.Manifest.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("[auth.oidc] %w", err)
-	}
-	return v.Verify, nil
 }
