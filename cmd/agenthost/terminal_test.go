@@ -12,10 +12,10 @@ import (
 func TestTermTextRendersControlsVisiblyAndKeepsText(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain\ttext\nnext, ünï ✓ \uFFFD": "plain\ttext\nnext, ünï ✓ \uFFFD",
-		"\x1b]52;c;aGk=\x07":               `\x1b]52;c;aGk=\x07`,
-		"a\r\nb\rc\x00\x7f":                `a` + "\n" + `b\x0dc\x00\u007f`,
-		"\u009b2J \u202e \u2069 \u200f":    `\u009b2J \u202e \u2069 \u200f`,
-		"bad \xff\xfe utf8":                `bad \xff\xfe utf8`,
+		"\x1b]52;c;aGk=\x07":              `\x1b]52;c;aGk=\x07`,
+		"a\r\nb\rc\x00\x7f":               `a` + "\n" + `b\x0dc\x00\u007f`,
+		"\u009b2J \u202e \u2069 \u200f":   `\u009b2J \u202e \u2069 \u200f`,
+		"bad \xff\xfe utf8":               `bad \xff\xfe utf8`,
 	} {
 		if got := termText(in); got != want {
 			t.Errorf("termText(%q) = %q, want %q", in, got, want)
