@@ -72,8 +72,10 @@ func pathErr(err error) string {
 	return err.Error()
 }
 
-// valueRE matches what a decoder quotes of the text it read: `…` (YAML) and "…" (TOML).
-var valueRE = regexp.MustCompile("`[^`]*`|\"(?:[^\"\\\\]|\\\\.)*\"")
+// valueRE matches what a decoder quotes of the text it read: `…` (YAML's values), "…"
+// (TOML's, and %q anywhere) and '…' of two characters or more (YAML's anchors, TOML's
+// numbers; a single quoted character is the decoder's own word: "expected '-'").
+var valueRE = regexp.MustCompile("`[^`]*`|\"(?:[^\"\\\\]|\\\\.)*\"|'[^'\n]{2,}'")
 
 // withoutValues drops the values a decoder's message quotes from the file it read: a
 // workflow file may be anything (a symbolic link, a glob that matched more than meant),

@@ -25,6 +25,8 @@ func project(t *testing.T, top, tables string) (string, string) {
 		"w.json": `{"` + secret + `": [}`,
 		"w.toml": "token = " + secret + "\n",
 		"t.yaml": "steps: " + secret + "\n",
+		"a.yaml": "steps: *" + secret + "\n",
+		"f.toml": "[[steps]]\nid = 1.2." + secret + "\n",
 	} {
 		must(t, os.WriteFile(filepath.Join(outside, name), []byte(body), 0o600))
 	}
@@ -109,6 +111,8 @@ func TestWorkflowFileErrorsQuoteNoBytesOfTheFile(t *testing.T) {
 		{"w.json", "w.json: (syntax): did not find expected node content"},
 		{"w.toml", "w.toml:1: (syntax):"},
 		{"t.yaml", "t.yaml:1: (workflow): line 1: cannot unmarshal !!str (value) into"},
+		{"a.yaml", "a.yaml: (syntax): unknown anchor (value) referenced"},
+		{"f.toml", "f.toml:2: (syntax):"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			p, _ := project(t, "allow_outside_paths = true\nworkflow_files = [\"../outside/"+c.file+"\"]\n", "")
