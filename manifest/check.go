@@ -34,13 +34,19 @@ func (m *Manifest) check() error {
 	return nil
 }
 
-// checkAuth checks [auth.oidc] (oidc), at the key its error names.
+// checkAuth checks [auth.oidc] (oidc), at the key its error names, and resolves its
+// jwks_file inside the manifest's directory (paths.go).
 func (m *Manifest) checkAuth() error {
 	if c := m.Auth.OIDC; c != nil {
 		if err := c.Check(); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
 			return m.ErrorAt("auth.oidc."+key, "%s", msg)
 		}
+		f, err := m.inside("auth.oidc.jwks_file", c.JWKSFile)
+		if err != nil {
+			return err
+		}
+		c.JWKSFile = f
 	}
 	return nil
 }

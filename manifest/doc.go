@@ -1,6 +1,7 @@
 // Package manifest decodes and checks agent.toml (README.md is its reference; `agenthost
 // init` writes a commented one). Load reads a file, Parse checks text a program made;
-// both return a *Manifest whose paths are absolute, whose ${VAR} values are expanded and
+// both return a *Manifest whose paths are absolute (those that choose what the host reads
+// or grants confined to the manifest's directory unless allow_outside_paths: paths.go), whose ${VAR} values are expanded and
 // whose defaults are filled in, or an *Error naming file, line and key ("agent.toml:22:
 // plugins[0].wasm: cannot read …") for anything wrong: an unknown key (with the nearest
 // known one), a size or duration that does not parse, a number out of range, a missing

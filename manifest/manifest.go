@@ -30,6 +30,9 @@ type Manifest struct {
 	Workflows map[string]workflow.Definition `toml:"workflows"`
 	// WorkflowFiles are globs of workflow files, one workflow each (workflowfiles.go).
 	WorkflowFiles []string `toml:"workflow_files"`
+	// AllowOutsidePaths lets the confined paths (paths.go) be absolute or lead out of the
+	// manifest's directory; off, they stay inside it.
+	AllowOutsidePaths bool `toml:"allow_outside_paths"`
 	// Auth is how serve authenticates callers besides tokens (docs/users.md).
 	Auth AuthConfig `toml:"auth"`
 	// A2AAgents are remote agents the agent may call over A2A (a2a.go, docs/a2a.md).

@@ -53,7 +53,9 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 		return m.ErrorAt(key+".name", "name %q is taken (plugins or mcp_servers %d)", s.Name, j)
 	}
 	names[s.Name] = i
-	m.resolveMCPServer(s)
+	if err := m.resolveMCPServer(key, s); err != nil {
+		return err
+	}
 	if err := m.checkMCPOAuth(key, s); err != nil {
 		return err
 	}
@@ -67,23 +69,31 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 }
 
 // resolveMCPServer expands an entry's url and headers and makes its paths absolute: its
-// working directory (default: the manifest's), a command given as a path, its roots.
-func (m *Manifest) resolveMCPServer(s *MCPServerConfig) {
+// working directory (default: the manifest's) and its roots, both inside the manifest's
+// directory unless allow_outside_paths (paths.go), and a command given as a path.
+func (m *Manifest) resolveMCPServer(key string, s *MCPServerConfig) error {
 	s.URL = os.ExpandEnv(s.URL)
 	for k, v := range s.Headers {
 		s.Headers[k] = os.ExpandEnv(v)
 	}
-	if s.Cwd != "" {
-		s.Cwd = m.Resolve(s.Cwd)
-	} else {
+	if s.Cwd == "" {
 		s.Cwd = m.Dir
+	} else if cwd, err := m.inside(key+".cwd", s.Cwd); err != nil {
+		return err
+	} else {
+		s.Cwd = cwd
 	}
 	if len(s.Command) > 0 && filepath.Base(s.Command[0]) != s.Command[0] {
 		s.Command[0] = m.Resolve(s.Command[0])
 	}
 	for j := range s.Roots {
-		s.Roots[j] = m.Resolve(s.Roots[j])
+		r, err := m.inside(fmt.Sprintf("%s.roots.%d", key, j), s.Roots[j])
+		if err != nil {
+			return err
+		}
+		s.Roots[j] = r
 	}
+	return nil
 }
 
 // checkMCPOAuth checks an entry's oauth table: complete for one of its two grants, on a

@@ -181,13 +181,16 @@ func (m *Manifest) checkPluginTools(p *PluginConfig, key string) error {
 	return nil
 }
 
-// resolvePermissions makes the allowed paths absolute (each must exist) and expands the
-// config values.
+// resolvePermissions makes the allowed paths absolute (each must exist, inside the
+// manifest's directory unless allow_outside_paths: paths.go) and expands the config values.
 func (m *Manifest) resolvePermissions(p *PluginConfig, key string) error {
 	paths := map[string]string{}
 	for host, guest := range p.Permissions.AllowedPaths {
 		ro := strings.HasPrefix(host, "ro:")
-		h := m.Resolve(strings.TrimPrefix(host, "ro:"))
+		h, err := m.inside(key+".permissions.allowed_paths", strings.TrimPrefix(host, "ro:"))
+		if err != nil {
+			return err
+		}
 		if _, err := os.Stat(h); err != nil {
 			return m.ErrorAt(key+".permissions.allowed_paths", "cannot read %s: %v", h, errors.Unwrap(err))
 		}

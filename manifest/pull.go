@@ -22,13 +22,21 @@ func (m *Manifest) pullPlugin(p *PluginConfig, key string) error {
 		case v.Key != "" && keyless:
 			return m.ErrorAt(key+".verify", "verify takes a key, or identity, issuer and trusted_root (keyless), not both")
 		case v.Key != "":
-			opts.Key = m.Resolve(v.Key)
+			k, err := m.inside(key+".verify.key", v.Key)
+			if err != nil {
+				return err
+			}
+			opts.Key = k
 		case !keyless:
 			return m.ErrorAt(key+".verify", "verify needs a key (a PEM public key file), or identity, issuer and trusted_root (keyless)")
 		default:
 			k := ociplugin.Keyless{Identity: v.Identity, IdentityRegexp: v.IdentityRegexp, Issuer: v.Issuer, NoTlog: v.Tlog != nil && !*v.Tlog}
 			if v.TrustedRoot != "" {
-				k.TrustedRoot = m.Resolve(v.TrustedRoot)
+				tr, err := m.inside(key+".verify.trusted_root", v.TrustedRoot)
+				if err != nil {
+					return err
+				}
+				k.TrustedRoot = tr
 			}
 			if err := k.Validate(); err != nil {
 				return m.ErrorAt(key+".verify", "%v", err)

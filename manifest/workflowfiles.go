@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
@@ -36,21 +38,28 @@ type workflowFile struct {
 
 var workflowNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
-// loadWorkflowFiles adds the workflows of the workflow_files globs to m.Workflows.
+// loadWorkflowFiles adds the workflows of the workflow_files globs to m.Workflows. The
+// globs and the files they match stay inside the manifest's directory (paths.go): they
+// are matched and opened through an os.Root of it, unless allow_outside_paths is set.
 func (m *Manifest) loadWorkflowFiles() error {
 	m.workflowFiles = map[string]*workflowFile{}
+	var root *os.Root
+	if len(m.WorkflowFiles) > 0 && !m.AllowOutsidePaths {
+		r, err := os.OpenRoot(m.Dir)
+		if err != nil {
+			return m.ErrorAt("workflow_files", "cannot open the manifest's directory: %v", errors.Unwrap(err))
+		}
+		defer r.Close()
+		root = r
+	}
 	for i, pat := range m.WorkflowFiles {
 		key := fmt.Sprintf("workflow_files.%d", i)
-		matches, err := filepath.Glob(m.Resolve(pat))
+		matches, err := m.globWorkflows(root, key, pat)
 		if err != nil {
-			return m.ErrorAt(key, "bad pattern %q: %v", pat, err)
+			return err
 		}
-		if len(matches) == 0 {
-			return m.ErrorAt(key, "%q matches no file", pat)
-		}
-		slices.Sort(matches)
 		for _, path := range matches {
-			name, def, src, err := readWorkflowFile(path)
+			name, def, src, err := readWorkflowFile(path, m.opener(root, path))
 			if err != nil {
 				return err
 			}
@@ -68,6 +77,55 @@ func (m *Manifest) loadWorkflowFiles() error {
 		}
 	}
 	return nil
+}
+
+// globWorkflows lists the files pat matches, sorted: in root when there is one (a
+// directory that leaves it through a symbolic link is not entered).
+func (m *Manifest) globWorkflows(root *os.Root, key, pat string) ([]string, error) {
+	var matches []string
+	if root == nil {
+		var err error
+		if matches, err = filepath.Glob(m.Resolve(pat)); err != nil {
+			return nil, m.ErrorAt(key, "bad pattern %q: %v", pat, err)
+		}
+	} else {
+		rel, err := m.localPath(key, pat)
+		if err != nil {
+			return nil, err
+		}
+		found, err := fs.Glob(root.FS(), filepath.ToSlash(rel))
+		if err != nil {
+			return nil, m.ErrorAt(key, "bad pattern %q: %v", pat, err)
+		}
+		for _, f := range found {
+			matches = append(matches, filepath.Join(m.Dir, filepath.FromSlash(f)))
+		}
+	}
+	if len(matches) == 0 {
+		return nil, m.ErrorAt(key, "%q matches no file", pat)
+	}
+	slices.Sort(matches)
+	return matches, nil
+}
+
+// opener opens the workflow file at path without waiting (a FIFO is refused, not read):
+// through root when there is one, which refuses a symbolic link out of it.
+func (m *Manifest) opener(root *os.Root, path string) func() (*os.File, error) {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK
+	if root == nil {
+		return func() (*os.File, error) { return os.OpenFile(path, flags, 0) }
+	}
+	return func() (*os.File, error) {
+		rel, err := filepath.Rel(m.Dir, path)
+		if err != nil {
+			return nil, err
+		}
+		f, err := root.OpenFile(rel, flags, 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.New(errOutside(err))
+		}
+		return f, err
+	}
 }
 
 // WorkflowErrorAt reports a problem at key (relative: "steps.1.tool") of workflow name, in
@@ -92,16 +150,23 @@ type fileDefinition struct {
 	workflow.Definition `yaml:",inline"`
 }
 
-func readWorkflowFile(path string) (string, workflow.Definition, *workflowFile, error) {
+// readWorkflowFile reads and decodes one workflow file. Its errors say where (line and
+// key) and what, never a value read from it (withoutValues).
+func readWorkflowFile(path string, open func() (*os.File, error)) (string, workflow.Definition, *workflowFile, error) {
 	src := &workflowFile{path: path, line: func(string) int { return 0 }}
 	fail := func(line int, key, format string, args ...any) (string, workflow.Definition, *workflowFile, error) {
 		return "", workflow.Definition{}, src, &Error{File: path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
-	f, err := os.Open(path)
+	f, err := open()
 	if err != nil {
-		return fail(0, "(file)", "%v", err)
+		return fail(0, "(file)", "%v", pathErr(err))
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return fail(0, "(file)", "%v", err)
+	} else if !fi.Mode().IsRegular() {
+		return fail(0, "(file)", "not a regular file (mode %s)", fi.Mode().Type())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxWorkflowFile+1))
 	if err != nil {
 		return fail(0, "(file)", "%v", err)
@@ -118,9 +183,9 @@ func readWorkflowFile(path string) (string, workflow.Definition, *workflowFile, 
 		if err != nil {
 			var pe toml.ParseError
 			if errors.As(err, &pe) {
-				return fail(pe.Position.Line, "(syntax)", "%s", pe.Message)
+				return fail(pe.Position.Line, "(syntax)", "%s", withoutValues(pe.Message))
 			}
-			return fail(0, "(syntax)", "%s", strings.TrimPrefix(err.Error(), "toml: "))
+			return fail(0, "(syntax)", "%s", withoutValues(strings.TrimPrefix(err.Error(), "toml: ")))
 		}
 		if und := md.Undecoded(); len(und) > 0 {
 			k := und[0].String()
@@ -145,7 +210,7 @@ func readWorkflowFile(path string) (string, workflow.Definition, *workflowFile, 
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	if !workflowNameRE.MatchString(name) {
-		return fail(src.line("name"), "name", "workflow name %q must be letters, digits, _ and - (it names a URL and a tool)", name)
+		return fail(src.line("name"), "name", "a workflow name must be letters, digits, _ and - (it names a URL and a tool)")
 	}
 	return name, fd.Definition, src, nil
 }
@@ -163,9 +228,9 @@ func yamlErrLine(err error) int {
 func yamlErrMsg(err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return te.Errors[0]
+		return withoutValues(te.Errors[0])
 	}
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	return withoutValues(strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
 // yamlLine finds the line of a dotted key ("steps.1.if") in a parsed YAML document, or

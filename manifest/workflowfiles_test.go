@@ -79,7 +79,7 @@ func TestWorkflowFileErrorsNameTheFileLineAndKey(t *testing.T) {
 			`a.yaml:3: steps[0].workflow: unknown workflow "ghost" (workflows: a)`},
 		{"a name twice", map[string]string{"a.yaml": "steps: [{id: s, tool: calc}]\n", "b.yaml": "name: a\nsteps: [{id: s, tool: calc}]\n"},
 			`b.yaml:1: name: workflow "a" is also declared in`},
-		{"bad name", map[string]string{"a.yaml": "name: \"a/../b\"\nsteps: [{id: s, tool: calc}]\n"}, `a.yaml:1: name: workflow name "a/../b" must be`},
+		{"bad name", map[string]string{"a.yaml": "name: \"a/../b\"\nsteps: [{id: s, tool: calc}]\n"}, `a.yaml:1: name: a workflow name must be`},
 		{"non-string key", map[string]string{"a.yaml": "steps:\n  - id: s\n    tool: calc\n    arguments: {1: x}\n"}, `a.yaml:4: (workflow): line 4: key 1 is not a string`},
 		{"other format", map[string]string{"a.xml": "<steps/>"}, `a.xml: (file): a workflow file is .yaml, .yml, .json or .toml, not ".xml"`},
 	}

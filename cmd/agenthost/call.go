@@ -241,7 +241,8 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*manifest.Manif
 	}
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(map[string]any{
-		"store": map[string]string{"kind": "memory"}, "plugins": []any{p}}); err != nil {
+		// The paths come from the command line, not a project: allow_outside_paths.
+		"allow_outside_paths": true, "store": map[string]string{"kind": "memory"}, "plugins": []any{p}}); err != nil {
 		return nil, err
 	}
 	cwd, err := os.Getwd()

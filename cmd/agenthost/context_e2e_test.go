@@ -19,11 +19,12 @@ func TestE2E_ACutToolOutputIsReadBackByHandle(t *testing.T) {
   {"expect": {"tools": ["calc", "read_file", "list_dir", "read_tool_output"]},
    "tool_calls": [{"id": "c3", "name": "read_tool_output", "arguments": "{\"id\": \"c1\", \"offset\": 2000}"}]},
   {"expect": {"last_role": "tool"}, "text": "read it all"}]}`})
-	data := t.TempDir()
+	data := filepath.Join(e.dir, "data") // allowed_paths stay inside the manifest's directory
+	os.Mkdir(data, 0o755)
 	big := strings.Repeat("A", 2000) + "MIDDLE-MARKER" + strings.Repeat("B", 9987)
 	os.WriteFile(filepath.Join(data, "big.txt"), []byte(big), 0o644)
-	appendManifest(t, e.manifest, fmt.Sprintf("\n[[plugins]]\nname = \"files\"\nwasm = %q\n[plugins.permissions]\nallowed_paths = { \"ro:%s\" = \"/data\" }\n",
-		filepath.Join(repoRoot, "plugins/examples/go/files/files.wasm"), data))
+	appendManifest(t, e.manifest, fmt.Sprintf("\n[[plugins]]\nname = \"files\"\nwasm = %q\n[plugins.permissions]\nallowed_paths = { \"ro:data\" = \"/data\" }\n",
+		filepath.Join(repoRoot, "plugins/examples/go/files/files.wasm")))
 	r := e.agenthost(t, "run", "--json", "read big.txt")
 	if r.code != 0 || !strings.Contains(r.stdout, `"text":"read it all"`) {
 		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -19,7 +19,9 @@ func TestE2E_PluginsCallEveryExample(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from loopback") }))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	data := t.TempDir()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data") // allowed_paths stay inside the manifest's directory
+	os.Mkdir(data, 0o755)
 	os.WriteFile(filepath.Join(data, "notes.txt"), []byte("remember the milk"), 0o644)
 
 	ex := func(p string) string { return filepath.Join(repoRoot, "plugins/examples", p) }
@@ -57,10 +59,9 @@ allowed_hosts = [%q]
 name = "files"
 wasm = %q
 [plugins.permissions]
-allowed_paths = { "ro:%s" = "/data" }
-%s%s%s%s`, ex("go/calc/calc.wasm"), ex("go/text/text.wasm"), ex("go/http_get/http_get.wasm"), host, ex("go/files/files.wasm"), data,
+allowed_paths = { "ro:data" = "/data" }
+%s%s%s%s`, ex("go/calc/calc.wasm"), ex("go/text/text.wasm"), ex("go/http_get/http_get.wasm"), host, ex("go/files/files.wasm"),
 		wasi("wc", "c", "word_count"), wasi("sha256", "rust", "sha256"), wasi("slugify", "assemblyscript", "slugify"), wasi("count_vowels", "wat", "count_vowels"))
-	dir := t.TempDir()
 	e := &agentEnv{dir: dir, manifest: filepath.Join(dir, "agent.toml")}
 	if err := os.WriteFile(e.manifest, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,7 @@ func main() {
 	}
 	defer providers.CleanupClients()
 	root := newRoot()
+	stderr := newSafeWriter(os.Stderr) // an error may carry a plugin's or model's text (terminal.go)
 	err := leaseTTLFromEnv()
 	if err == nil {
 		err = root.Execute()
@@ -64,17 +65,17 @@ func main() {
 	case errors.As(err, &ee):
 		code = ee.code
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "agenthost:", ee.err)
+			fmt.Fprintln(stderr, "agenthost:", ee.err)
 		}
 	case errors.As(err, &me):
 		code = exitUsage
-		fmt.Fprintln(os.Stderr, "agenthost:", err)
+		fmt.Fprintln(stderr, "agenthost:", err)
 	default:
 		code = exitUsage // cobra's own errors are usage errors
-		fmt.Fprintln(os.Stderr, "agenthost:", err)
+		fmt.Fprintln(stderr, "agenthost:", err)
 	}
 	if hint := missingManifestHint(root, err); hint != "" {
-		fmt.Fprintln(os.Stderr, "agenthost:", hint)
+		fmt.Fprintln(stderr, "agenthost:", hint)
 	}
 	providers.CleanupClients()
 	os.Exit(code)
@@ -113,6 +114,9 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringP("config", "c", "agent.toml", "the agent manifest")
 	root.PersistentFlags().Bool("locked", false, "refuse an oci:// plugin that the manifest's agent.lock does not record with the digests it resolves to; never write the lock")
 	root.SetVersionTemplate("agenthost {{.Version}}\n")
+	// Every command prints through these: text it did not write is neutralised (terminal.go).
+	root.SetOut(newSafeWriter(os.Stdout))
+	root.SetErr(newSafeWriter(os.Stderr))
 	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newWorkflowCmd(), newUsersCmd(), newStoreCmd())
 	registerCompletions(root)
 	return root

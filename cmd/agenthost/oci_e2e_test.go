@@ -88,7 +88,7 @@ func TestE2E_PluginsFromAnOCIRegistry(t *testing.T) {
 	}
 	for _, c := range []struct{ wasm, extra, want string }{
 		{"oci://" + host + "/plugins/calc:unsigned", `verify = { key = "cosign.pub" }`, "no signature"},
-		{ref, `verify = { key = "` + otherPub + `" }`, "does not verify with"},
+		{ref, `verify = { key = "` + filepath.Base(otherPub) + `" }`, "does not verify with"}, // inside the manifest's directory
 		{"oci://" + host + "/plugins/notwasm:1", "", "layer media type"},
 		{ref, `sha256 = "` + strings.Repeat("0", 64) + `"`, "digest mismatch"},
 		{"oci://" + host + "/plugins/missing:1", "", "plugins/missing:1"},

@@ -34,8 +34,10 @@ type transcript struct {
 	spinWG sync.WaitGroup
 }
 
+// It writes its colours and spinner itself, past the root's safeWriter, and neutralises
+// every event's text instead (event, terminal.go).
 func newTranscript(out, errw io.Writer, tty bool, logLevel int) *transcript {
-	return &transcript{out: out, errw: errw, tty: tty, color: tty && os.Getenv("NO_COLOR") == "", logLevel: logLevel}
+	return &transcript{out: underlying(out), errw: underlying(errw), tty: tty, color: tty && os.Getenv("NO_COLOR") == "", logLevel: logLevel}
 }
 
 // parseLogLevel reads --log-level: a plugin_log level (docs/loop.md#events), shown with
@@ -103,6 +105,7 @@ func (t *transcript) style(code, s string) string {
 }
 
 func (t *transcript) event(e loop.Event) {
+	e.Path, e.Data = termText(e.Path), cleanValue(e.Data)
 	if e.Path != "" {
 		t.nested(e)
 		return

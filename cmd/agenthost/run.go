@@ -206,6 +206,9 @@ func providerLog(cmd *cobra.Command) io.Writer {
 }
 
 func isTerminal(w any) bool {
+	if sw, ok := w.(io.Writer); ok {
+		w = underlying(sw)
+	}
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
