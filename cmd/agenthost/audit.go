@@ -115,8 +115,8 @@ func newAuditCheckpointCmd() *cobra.Command {
 		Long: `checkpoint verifies the whole log (as verify does) and prints, as JSON, what anchors it as it
 is now: the hash of its record 1 (which log), how many records it holds and the hash of the
 last. Keep it where whoever can write the database cannot (a ticket, another machine, a
-signed commit): agenthost audit verify --checkpoint FILE then finds a log cut below the
-checkpoint, or rewritten up to it, which the chain alone cannot show.
+signed commit): verify, given the file, then finds a log cut below the checkpoint, or
+rewritten up to it, which the chain alone cannot show.
 
 Exit status: 0 printed, 1 the log does not verify (nothing is printed).`,
 		Example: "  agenthost audit checkpoint > audit-2026-11-27.json",
