@@ -11,6 +11,14 @@ func SetLimits(v *Verifier, fetch, wait, minRefresh time.Duration, maxBody int64
 	r.lim = limits{maxBody: maxBody, fetch: fetch, wait: wait, minRefresh: minRefresh, maxAge: maxKeyAge}
 }
 
+// SetMaxKeyAge sets how long fetched keys are trusted before a background refresh.
+func SetMaxKeyAge(v *Verifier, d time.Duration) {
+	r := v.keys.(*remoteKeys)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lim.maxAge = d
+}
+
 // Fetches reports how many fetches a JWKS URL Verifier started and how many bytes of
 // the body the last one read.
 func Fetches(v *Verifier) (count int, lastRead int64) {

@@ -69,7 +69,7 @@ type limits struct {
 var defaultLimits = limits{maxBody: maxJWKS, fetch: fetchTimeout, wait: waitForKeys, minRefresh: minRefresh, maxAge: maxKeyAge}
 
 func newRemoteKeys(ctx context.Context, url string) *remoteKeys {
-	return &remoteKeys{url: url, life: context.WithoutCancel(ctx), lim: defaultLimits, client: &http.Client{
+	return &remoteKeys{url: url, life: ctx, lim: defaultLimits, client: &http.Client{
 		// Only the configured URL is fetched: a redirect is an error, not a second fetch.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -190,7 +190,7 @@ func (r *remoteKeys) get() (keys []jose.JSONWebKey, n int64, err error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := r.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, 0, fmt.Errorf("the key set URL did not answer within %s", r.lim.fetch)
 		}
 		return nil, 0, errors.New("the key set URL could not be reached")
@@ -204,7 +204,7 @@ func (r *remoteKeys) get() (keys []jose.JSONWebKey, n int64, err error) {
 	switch {
 	case n > r.lim.maxBody:
 		return nil, n, fmt.Errorf("the key set is larger than %d bytes", r.lim.maxBody)
-	case err != nil && ctx.Err() != nil:
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, n, fmt.Errorf("the key set did not arrive within %s", r.lim.fetch)
 	case err != nil:
 		return nil, n, errors.New("the key set's answer broke off")

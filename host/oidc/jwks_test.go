@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/ecdsa"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -293,5 +294,44 @@ func TestAForgedSignatureWithAHeldKeyIDFetchesNothing(t *testing.T) {
 	}
 	if n := fetched.Load(); n != 1 {
 		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+// Keys held longer than their age limit are refreshed in the background: the request
+// that notices is answered with the held key, and once the new set arrives a key the
+// provider withdrew no longer verifies, while its new key does.
+func TestOldKeysAreRefreshedInTheBackgroundAndAWithdrawnKeyStopsVerifying(t *testing.T) {
+	p, next := newIDP(t), newIDP(t)
+	nextSet, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &next.key.PublicKey, KeyID: "k2", Algorithm: "ES256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1) == 1 {
+			_, _ = w.Write(p.jwks)
+			return
+		}
+		_, _ = w.Write(nextSet)
+	}))
+	defer srv.Close()
+	v := urlVerifier(t, srv.URL)
+	oidc.SetLimits(v, deadline, deadline, 0, oidc.DefaultMaxJWKS)
+	if err := verify(v, p.sign(t, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	oidc.SetMaxKeyAge(v, time.Nanosecond)
+	if err := verify(v, p.sign(t, nil, nil)); err != nil {
+		t.Fatalf("the held key, old: %v", err)
+	}
+	stop := time.Now().Add(deadline)
+	for verify(v, p.sign(t, nil, nil)) == nil {
+		if time.Now().After(stop) {
+			t.Fatal("the withdrawn key still verifies")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := verify(v, signKid(t, next.key, "k2")); err != nil {
+		t.Fatalf("the new key: %v", err)
 	}
 }
