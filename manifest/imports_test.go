@@ -16,11 +16,11 @@ func TestManifestImportsOnlyTheStandardLibraryTOMLAndLeafPackages(t *testing.T) 
 	direct := map[string]bool{
 		"github.com/BurntSushi/toml": true,
 		"go.yaml.in/yaml/v3":         true,
-		mod + "confine":         true, // sandbox = {read, write, net}: confine.Spec
-		mod + "ociplugin":       true, // oci:// plugins: pull and agent.lock
-		mod + "oidc":            true, // [auth.oidc]: oidc.Config and its check
-		mod + "redact":          true, // [redact]: redact.Config and its check
-		mod + "workflow":        true, // [workflows.NAME]: Definition, Compile, Link
+		mod + "confine":              true, // sandbox = {read, write, net}: confine.Spec
+		mod + "ociplugin":            true, // oci:// plugins: pull and agent.lock
+		mod + "oidc":                 true, // [auth.oidc]: oidc.Config and its check
+		mod + "redact":               true, // [redact]: redact.Config and its check
+		mod + "workflow":             true, // [workflows.NAME]: Definition, Compile, Link
 	}
 	// What those may bring with them from the project: access (oidc's roles) and loop
 	// (the JSON Schema compiler of workflow inputs, redact's guardrail).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agenthost/agenthost/audit"
 )
@@ -28,15 +29,34 @@ func (s *SQLite) AppendAudit(ctx context.Context, r audit.Record) (audit.Record,
 		default:
 			audit.Chain(&r, &prev)
 		}
-		detail, _ := json.Marshal(r.Detail)
-		_, err = tx.ExecContext(ctx, `INSERT INTO audit (seq, time, action, actor, target, detail, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.Seq, r.Time.Format(feedbackTime), r.Action, r.Actor, r.Target, string(detail), r.Prev, r.Hash)
-		return err
+		return insertAudit(ctx, tx, r)
 	})
 	if err != nil {
 		return audit.Record{}, fmt.Errorf("append audit record: %w", err)
 	}
 	return r, nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertAudit(ctx context.Context, tx execer, r audit.Record) error {
+	detail, _ := json.Marshal(r.Detail)
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit (seq, time, action, actor, target, detail, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Seq, r.Time.Format(feedbackTime), r.Action, r.Actor, r.Target, string(detail), r.Prev, r.Hash)
+	return err
+}
+
+// writeGenesis begins an empty audit log with its genesis record (audit.Genesis). A log
+// that holds records already (begun before genesis records) is left as it is: nothing
+// can be put before its record 1 without breaking its chain; `audit verify` reports it.
+func writeGenesis(ctx context.Context, tx *sql.Tx) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM audit`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	return insertAudit(ctx, tx, audit.Genesis(time.Now()))
 }
 
 // Audit lists records after seq after, oldest first (audit.Store).

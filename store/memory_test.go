@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -25,13 +26,23 @@ func TestSQLiteMemoryConforms(t *testing.T) {
 }
 
 func TestSQLiteAuditConforms(t *testing.T) {
-	audittest.Run(t, func(t *testing.T) audit.Store {
-		s, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a.db"))
+	audittest.Run(t, func(t *testing.T) (audit.Store, audittest.Tamper) {
+		path := filepath.Join(t.TempDir(), "a.db")
+		s, err := store.OpenSQLite(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s
+		return s, func(t *testing.T, stmt string) {
+			db, err := sql.Open("sqlite", path) // another connection, as another process would
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
 	})
 }
 

@@ -21,6 +21,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV7MemoryTerms,
 	migrateV8MemoryVectors,
 	migrateV9VectorModels,
+	migrateV10AuditGenesis,
 }
 
 // schemaVersion is the version this code writes.
@@ -272,4 +273,14 @@ CREATE TRIGGER memories_au AFTER UPDATE OF terms, scope ON memories BEGIN
 	INSERT INTO memories_fts(rowid, terms, scope) VALUES (new.rowid, new.terms, new.scope);
 END;`)
 	return err
+}
+
+// migrateV10AuditGenesis begins the audit log with its genesis record when it is empty
+// (a new file, or one nothing was audited in), and allows one genesis record only. A log
+// begun before keeps its records and has none (audit.VerifyLog: legacy).
+func migrateV10AuditGenesis(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `CREATE UNIQUE INDEX audit_one_genesis ON audit (action) WHERE action = 'audit.genesis'`); err != nil {
+		return err
+	}
+	return writeGenesis(ctx, tx)
 }

@@ -42,6 +42,7 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 	}
 	// The configuration is recorded once, though five commands loaded it: it did not change.
 	want := []string{
+		"audit.genesis agenthost  log=" + recs[0].Detail["log"],
 		"config.load host  manifest_sha256=" + fileSHA(t, e.manifest) + " plugin:calc=" + fileSHA(t, calcWasm),
 		"run.start ana s1 agent=e2e",
 		"approval ana s1 approved=true call=c1 reason= tool=calc",
@@ -52,18 +53,18 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "6 records, chain intact; last hash "+recs[5].Hash) {
+	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || r.stdout != "7 records, chain intact from its genesis record; last hash "+recs[6].Hash+"\n" {
 		t.Fatalf("verify: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	db, err := sql.Open("sqlite", filepath.Join(e.dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE audit SET actor = 'mallory' WHERE seq = 3`); err != nil {
+	if _, err := db.Exec(`UPDATE audit SET actor = 'mallory' WHERE seq = 4`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if r := e.agenthost(t, "audit", "verify"); r.code != 1 || !strings.Contains(r.stderr, "audit record 3 was changed after it was written") {
+	if r := e.agenthost(t, "audit", "verify"); r.code != 1 || !strings.Contains(r.stderr, "audit record 4 was changed after it was written") {
 		t.Fatalf("verify after tampering: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -92,11 +93,11 @@ func TestE2E_AConfigurationChangeIsAudited(t *testing.T) {
 	}
 	var recs []audit.Record
 	r := e.agenthost(t, "audit", "list", "--json")
-	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 2 {
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 3 || recs[0].Action != audit.ActionGenesis {
 		t.Fatalf("audit list: %v %s", err, r.stdout)
 	}
-	if recs[0].Detail["manifest_sha256"] == recs[1].Detail["manifest_sha256"] || recs[1].Detail["manifest_sha256"] != fileSHA(t, e.manifest) ||
-		recs[1].Detail["plugin:calc"] != fileSHA(t, calcWasm) {
+	if recs[1].Detail["manifest_sha256"] == recs[2].Detail["manifest_sha256"] || recs[2].Detail["manifest_sha256"] != fileSHA(t, e.manifest) ||
+		recs[2].Detail["plugin:calc"] != fileSHA(t, calcWasm) {
 		t.Fatalf("records %+v", recs)
 	}
 }

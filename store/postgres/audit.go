@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agenthost/agenthost/audit"
 	"github.com/jackc/pgx/v5"
@@ -33,15 +34,35 @@ func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, 
 		default:
 			audit.Chain(&r, &prev)
 		}
-		detail, _ := json.Marshal(r.Detail)
-		_, err = tx.Exec(ctx, `INSERT INTO audit (seq, time, action, actor, target, detail, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			r.Seq, r.Time, r.Action, r.Actor, r.Target, detail, r.Prev, r.Hash)
-		return err
+		return insertAudit(ctx, tx, r)
 	})
 	if err != nil {
 		return audit.Record{}, fmt.Errorf("append audit record: %w", unavailable(err))
 	}
 	return r, nil
+}
+
+func insertAudit(ctx context.Context, tx pgx.Tx, r audit.Record) error {
+	detail, _ := json.Marshal(r.Detail)
+	_, err := tx.Exec(ctx, `INSERT INTO audit (seq, time, action, actor, target, detail, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.Seq, r.Time, r.Action, r.Actor, r.Target, detail, r.Prev, r.Hash)
+	return err
+}
+
+// migrateAuditGenesis allows one genesis record only; with it, migrate begins an empty
+// audit log with its genesis record (writeGenesis).
+const migrateAuditGenesis = `
+CREATE UNIQUE INDEX audit_one_genesis ON audit (action) WHERE action = 'audit.genesis';`
+
+// writeGenesis begins an empty audit log with its genesis record (audit.Genesis). A log
+// that holds records already (begun before genesis records) is left as it is: nothing
+// can be put before its record 1 without breaking its chain; `audit verify` reports it.
+func writeGenesis(ctx context.Context, tx pgx.Tx) error {
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM audit`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	return insertAudit(ctx, tx, audit.Genesis(time.Now()))
 }
 
 // Audit lists records after seq after, oldest first (audit.Store).

@@ -108,7 +108,7 @@ ALTER TABLE memories DROP COLUMN tsv;
 ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED;
 CREATE INDEX memories_tsv ON memories USING GIN (tsv);`, `
 ALTER TABLE memories ADD COLUMN vector BYTEA;`, `
-ALTER TABLE memories ADD COLUMN vector_model TEXT NOT NULL DEFAULT '';`}
+ALTER TABLE memories ADD COLUMN vector_model TEXT NOT NULL DEFAULT '';`, migrateAuditGenesis}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)
@@ -142,6 +142,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			}
 			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 				return fmt.Errorf("to version %d: %w", v+1, err)
+			}
+			if migrations[v] == migrateAuditGenesis {
+				if err := writeGenesis(ctx, tx); err != nil {
+					return fmt.Errorf("to version %d: %w", v+1, err)
+				}
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM agenthost_schema`); err != nil {
 				return err

@@ -169,7 +169,14 @@ func TestPostgresMemoryConforms(t *testing.T) {
 
 func TestPostgresAuditConforms(t *testing.T) {
 	srv := pgtest.Start(t)
-	audittest.Run(t, func(t *testing.T) audit.Store { return open(t, srv.NewDatabase(t)) })
+	audittest.Run(t, func(t *testing.T) (audit.Store, audittest.Tamper) {
+		s := open(t, srv.NewDatabase(t))
+		return s, func(t *testing.T, stmt string) {
+			if _, err := s.pool.Exec(context.Background(), stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+	})
 }
 
 func TestPostgresAccessConforms(t *testing.T) {

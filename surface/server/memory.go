@@ -166,7 +166,8 @@ func nonNil[T any](s []T) []T {
 
 // handleAudit is GET /v1/audit[?after=SEQ][&limit=N]: audit records after seq (default
 // 0), oldest first, at most limit (default 1000), and whether the records returned chain
-// (verified: a client that pages keeps the last hash to check the next page's first prev).
+// (verified: a client that pages keeps the last hash to check the next page's first prev;
+// the first page, after 0, must begin with the log's genesis record, audit.VerifyLog).
 func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	as, ok := s.opts.Store.(audit.Store)
 	if !ok {
@@ -196,7 +197,11 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
 		return
 	}
+	// From the start, the page is checked as a log: it begins with its genesis record.
 	verr := audit.Verify(recs)
+	if after == 0 {
+		_, verr = audit.VerifyLog(recs, false)
+	}
 	out := map[string]any{"records": nonNil(recs), "verified": verr == nil}
 	if verr != nil {
 		out["error"] = verr.Error()

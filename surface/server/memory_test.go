@@ -109,10 +109,10 @@ func TestMemoryDeletionsAreAuditedAndTheLogIsServedVerified(t *testing.T) {
 		Verified bool           `json:"verified"`
 	}
 	code, body := e.request(t, "GET", "/v1/audit", "")
-	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || !got.Verified || len(got.Records) != 1 {
+	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || !got.Verified || len(got.Records) != 2 || got.Records[0].Action != audit.ActionGenesis {
 		t.Fatalf("audit: %d %s", code, body)
 	}
-	if r := got.Records[0]; r.Action != audit.ActionMemoryDelete || r.Actor != "anonymous" || r.Target != "user:ana agent:" || r.Detail["deleted"] != "2" {
+	if r := got.Records[1]; r.Action != audit.ActionMemoryDelete || r.Actor != "anonymous" || r.Target != "user:ana agent:" || r.Detail["deleted"] != "2" {
 		t.Fatalf("record = %+v", r)
 	}
 	for _, q := range []string{"?after=-1", "?after=x", "?limit=0", "?limit=10001"} {
