@@ -103,6 +103,9 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			logf := func(format string, args ...any) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
 			}
+			if c := h.Confinement(); c != "" {
+				logf("%s", c) // what this kernel enforces of the commands' confinement
+			}
 			if watch {
 				go h.Watch(ctx, watchInterval, logf)
 			}
