@@ -69,7 +69,7 @@ func (h *Host) client(ctx context.Context, name string, pc manifest.ProviderConf
 		Name: name, Command: pc.Command, Args: pc.Args, Env: pc.Env, SHA256: pc.SHA256,
 		StartTimeout: time.Duration(pc.StartTimeout), Options: providerOptions(h.Manifest, name, pc), Stderr: h.opts.Stderr,
 		FirstTokenTimeout: callTimeout(pc.FirstTokenTimeout), IdleTimeout: callTimeout(pc.IdleTimeout),
-		Confine: pc.Sandbox, ConfineExe: h.opts.ConfineExe,
+		Confine: h.confineSpec(pc.Sandbox), ConfineExe: h.opts.ConfineExe,
 	})
 	if err != nil {
 		return nil, err

@@ -200,7 +200,7 @@ func (h *Host) openTools(ctx context.Context) error {
 	if err := h.startMCPServers(ctx, "agenthost"); err != nil {
 		return err
 	}
-	h.steady = append(h.steady, h.unconfinedProviders()...)
+	h.steady = append(h.steady, h.confineWarnings()...)
 	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
 	h.tools = append(h.tools, h.a2aTools()...)
 	h.tools = append(h.tools, h.mcpResourceTools()...)

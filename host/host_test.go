@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/confine"
 	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
@@ -26,6 +27,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == confine.Subcommand { // the test binary confines the commands it starts, as agenthost does
+		fmt.Fprintln(os.Stderr, "confine:", confine.Main(os.Args[2:]))
+		os.Exit(126)
+	}
+	SelfExe, _ = os.Executable()
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "host-test-")
 		if err != nil {

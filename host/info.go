@@ -26,8 +26,8 @@ type PluginInfo struct {
 	ConfigKeys      []string                    `json:"config_keys,omitempty"`
 	RequireApproval []string                    `json:"require_approval,omitempty"`
 	Source          string                      `json:"source,omitempty"` // the .wasm, the MCP server's command or URL, the provider's command
-	// Confined is an MCP server's or provider's Landlock confinement, when its entry has
-	// one and the kernel applies it.
+	// Confined is an MCP server's or provider's confinement (confine), unless its
+	// entry says confine = false or the kernel has no Landlock.
 	Confined *confine.Spec `json:"confined,omitempty"`
 }
 
@@ -64,7 +64,7 @@ func (h *Host) PluginInfo() []PluginInfo {
 		}
 		info := PluginInfo{Name: srv.Name(), Kind: "mcp_server", Tools: names[srv.Name()],
 			RequireApproval: c.RequireApproval, Source: src}
-		info.Confined = confined(c.Sandbox)
+		info.Confined = h.confined(c.Sandbox)
 		out = append(out, info)
 	}
 	return append(out, h.providerInfo()...)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/agenthost/agenthost/confine"
 	"github.com/agenthost/agenthost/manifest"
 
 	"github.com/agenthost/agenthost/loop"
@@ -54,14 +53,11 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 		}
 		srv, err := mcpclient.Start(ctx, mcpclient.Config{OAuth: oauth, Sample: sample, Elicit: c.Elicitation, Roots: c.Roots, Notify: h.mcpNotify(c.Name), Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
-			MaxOutput: int64(c.MaxOutput), Version: version, Confine: c.Sandbox, ConfineExe: h.opts.ConfineExe})
+			MaxOutput: int64(c.MaxOutput), Version: version, Confine: h.confineSpec(c.Sandbox), ConfineExe: h.opts.ConfineExe})
 		if err != nil {
 			return h.Manifest.ErrorAt(fmt.Sprintf("mcp_servers.%d", i), "%v", err)
 		}
 		h.mcpServers = append(h.mcpServers, srv)
-		if c.Sandbox != nil && confine.Available() == 0 {
-			h.steady = append(h.steady, fmt.Sprintf("mcp server %q runs unconfined: this kernel has no Landlock", c.Name))
-		}
 	}
 	return nil
 }

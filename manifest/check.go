@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,7 +77,15 @@ func (m *Manifest) checkProviders() error {
 			p.Options[k] = os.ExpandEnv(v)
 		}
 		p.Model = os.ExpandEnv(p.Model)
-		m.resolveSandbox(p.Sandbox)
+		names := slices.Clone(p.Args)
+		for _, k := range slices.Sorted(maps.Keys(p.Options)) {
+			names = append(names, p.Options[k])
+		}
+		sb, err := m.commandSandbox(key, p.Confine, p.Sandbox, "", m.Dir, names, true)
+		if err != nil {
+			return err
+		}
+		p.Sandbox = sb
 		if p.SHA256 != "" {
 			if err := checkDigest(p.Command, p.SHA256); err != nil {
 				return m.ErrorAt(key+".sha256", "%v", err)

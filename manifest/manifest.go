@@ -156,10 +156,14 @@ type ProviderConfig struct {
 	BreakerFailures   int            `toml:"breaker_failures"` // consecutive failed calls that open it; default 5
 	BreakerCooldown   Duration       `toml:"breaker_cooldown"` // how long it stays open; default 30s
 	Pricing           *PricingConfig `toml:"pricing"`          // overrides [agent.pricing] for this provider
-	// Sandbox confines the adapter process with Landlock (confine), as an MCP
-	// server's: the paths it may read and write (relative to the manifest) and whether it
-	// may use TCP. Its go-plugin socket stays reachable (providers/confine.go).
+	// Sandbox confines the adapter process (confine), as an MCP server's: the paths
+	// it may read and write (relative to the manifest) and whether it may use the network
+	// (default: yes, it calls its API). Its go-plugin socket stays reachable
+	// (providers/confine.go). After checking it is the whole confinement, defaults
+	// included (sandbox.go), or nil when Confine is off.
 	Sandbox *confine.Spec `toml:"sandbox"`
+	// Confine is confine = true (the default), false or "required" (sandbox.go).
+	Confine Confine `toml:"confine"`
 }
 
 // ProviderList is agent.provider: one provider's name, or a list of them tried in order

@@ -23,9 +23,13 @@ type MCPServerConfig struct {
 	Timeout         Duration          `toml:"timeout"`          // per call; default 60s
 	MaxOutput       Size              `toml:"max_output"`       // one result's bytes; default 1 MiB, as for plugins
 	RequireApproval []string          `toml:"require_approval"` // its tools ("*": all) that ask first
-	// Sandbox confines a command's process with Landlock (confine): the paths it may
-	// read and write (relative to the manifest) and whether it may use the network.
+	// Sandbox confines a command's process (confine): the paths it may read and
+	// write (relative to the manifest) and whether it may use the network (default: no).
+	// After checking, a command entry's Sandbox is its whole confinement, defaults
+	// included (sandbox.go), or nil when Confine is off.
 	Sandbox *confine.Spec `toml:"sandbox"`
+	// Confine is confine = true (the default), false or "required" (sandbox.go).
+	Confine Confine `toml:"confine"`
 	// Sampling lets the server ask the agent's model (MCP sampling) during a tool call,
 	// charged to the calling run; its calls then run one at a time (mcpclient/sampling.go).
 	Sampling bool `toml:"sampling"`
@@ -53,19 +57,25 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 		return m.ErrorAt(key+".name", "name %q is taken (plugins or mcp_servers %d)", s.Name, j)
 	}
 	names[s.Name] = i
+	cwd := s.Cwd
 	if err := m.resolveMCPServer(key, s); err != nil {
 		return err
 	}
 	if err := m.checkMCPOAuth(key, s); err != nil {
 		return err
 	}
-	if sb := s.Sandbox; sb != nil {
-		if len(s.Command) == 0 {
-			return m.ErrorAt(key+".sandbox", "sandbox confines a command; mcp server %q has a url", s.Name)
+	if len(s.Command) == 0 {
+		if s.Sandbox != nil || s.Confine != ConfineOn {
+			return m.ErrorAt(key+".sandbox", "sandbox and confine confine a command; mcp server %q has a url", s.Name)
 		}
-		m.resolveSandbox(sb)
+		return nil
 	}
-	return nil
+	if cwd != "" {
+		cwd = s.Cwd // an explicit working directory is readable; the manifest's is not
+	}
+	sb, err := m.commandSandbox(key, s.Confine, s.Sandbox, cwd, s.Cwd, s.Command[1:], false)
+	s.Sandbox = sb
+	return err
 }
 
 // resolveMCPServer expands an entry's url and headers and makes its paths absolute: its

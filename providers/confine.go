@@ -18,8 +18,10 @@ import (
 //
 // What go-plugin needs of the adapter then: on Unix the adapter listens on a Unix socket
 // it creates (a temporary file name, removed, then bound) and tells the host its path on
-// stdout; the host dials it. Landlock's network rules cover TCP only, so net = false
-// leaves that connection alone; but the adapter must be able to create and remove files
+// stdout; the host dials it. net = false leaves that connection alone: its seccomp filter
+// lets the adapter make a Unix stream socket, bind and listen (it only refuses connect(2)
+// and every other kind of socket), and Landlock's scopes stop the adapter reaching out,
+// not the host reaching in; but the adapter must be able to create and remove files
 // where the socket goes, which is its temporary directory (its TMPDIR, else /tmp) unless
 // PLUGIN_UNIX_SOCKET_DIR names another. Rather than grant the adapter the whole of /tmp,
 // each confined process gets a private directory (0700) inside the one it would have used

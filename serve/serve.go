@@ -61,6 +61,9 @@ func Run(ctx context.Context, h *host.Host, c Config) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	if c := h.Confinement(); c != "" {
+		logf("%s", c) // what this kernel enforces of the commands' confinement
+	}
 	var dispatch server.Dispatcher
 	if c.Cluster {
 		cl, err := StartCluster(ctx, h, c.Workers, c.RescueAfter, nil)

@@ -32,7 +32,7 @@ func TestE2E_DemoManifestShowsEveryPluginKindAndTheyLoad(t *testing.T) {
 		t.Fatalf("plugins list: %s", r.stderr)
 	}
 	for _, want := range []string{"calc +tool +mcp", "window +context", "budget +termination", "redact +guardrail",
-		`openai +provider \(NOT SANDBOXED\) +grpc`, `scripted +provider \(NOT SANDBOXED\) +grpc`} {
+		`openai +provider \(confined\) +grpc`, `scripted +provider \(confined\) +grpc`} {
 		if !regexp.MustCompile(`(?m)^` + want + ` `).MatchString(r.stdout) {
 			t.Errorf("plugins list lacks a row %q:\n%s", want, r.stdout)
 		}

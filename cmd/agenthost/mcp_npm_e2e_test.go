@@ -51,7 +51,9 @@ func TestE2E_MCPServeWithTheOfficialTypeScriptClient(t *testing.T) {
 	}
 }
 
-// The reference MCP server from npm (server-everything) as an [[mcp_servers]] entry.
+// The reference MCP server from npm (server-everything) as an [[mcp_servers]] entry, with
+// no sandbox or confine key: it starts and answers confined by default (no network, read
+// access to its node_modules tree and the system's files), as does the scripted adapter.
 func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
 	dir := npmMCP(t)
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
@@ -75,7 +77,7 @@ func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
 		t.Fatalf("echo through server-everything: %q", result)
 	}
 	list := e.agenthost(t, "plugins", "list")
-	if !strings.Contains(list.stdout, "everything") || !strings.Contains(list.stdout, "NOT SANDBOXED") {
+	if !strings.Contains(list.stdout, "everything  mcp server (confined)") || !strings.Contains(list.stdout, "scripted    provider (confined)") {
 		t.Fatalf("plugins list: %s", list.stdout)
 	}
 }

@@ -63,7 +63,7 @@ func TestE2E_MCPServerToolsJoinTheAgent(t *testing.T) {
 	}
 
 	list := e.agenthost(t, "plugins", "list")
-	if !strings.Contains(list.stdout, "echoes") || !strings.Contains(list.stdout, "NOT SANDBOXED") ||
+	if !strings.Contains(list.stdout, "echoes") || !strings.Contains(list.stdout, "mcp server (confined)") ||
 		!strings.Contains(list.stdout, "crash, dial, echo, env") || strings.Contains(list.stdout, "hidden") {
 		t.Fatalf("plugins list:\n%s", list.stdout)
 	}

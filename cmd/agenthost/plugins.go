@@ -25,6 +25,13 @@ func newPluginsCmd() *cobra.Command {
 				if listJSON { // the objects the web console lists (host.PluginInfo)
 					return printJSON(cmd, h.PluginInfo())
 				}
+				if c := h.Confinement(); c != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
+				}
+				confined := map[string]*confine.Spec{} // by kind and name
+				for _, info := range h.PluginInfo() {
+					confined[info.Kind+" "+info.Name] = info.Confined
+				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
 				modelNames := h.ModelToolNames()
@@ -36,12 +43,12 @@ func newPluginsCmd() *cobra.Command {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
 				}
 				for i, srv := range h.MCPServers() {
-					kind := processKind("mcp server", h.Manifest.MCPServers[i].Sandbox)
+					kind := processKind("mcp server", confined["mcp_server "+h.Manifest.MCPServers[i].Name])
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
 						joinOr(modelNames[srv.Name()], "-"))
 				}
 				for _, name := range h.Manifest.ProviderNames() {
-					fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", h.Manifest.Providers[name].Sandbox))
+					fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", confined["provider "+name]))
 				}
 				return w.Flush()
 			})
@@ -210,13 +217,17 @@ func joinOr(s []string, empty string) string {
 	return out
 }
 
-// processKind is the KIND column of a command the host starts: confined when its entry
-// has a sandbox that this kernel applies, NOT SANDBOXED otherwise.
-func processKind(what string, sandbox *confine.Spec) string {
-	if sandbox != nil && confine.Available() > 0 {
-		return what + " (confined: Landlock)"
+// processKind is the KIND column of a command the host starts, given its confinement
+// (host.PluginInfo's Confined): confined, partly confined (this kernel does not enforce
+// all of it: the warnings say what), or NOT SANDBOXED.
+func processKind(what string, spec *confine.Spec) string {
+	switch {
+	case spec == nil:
+		return what + " (NOT SANDBOXED)"
+	case len(confine.Detect().Missing(*spec)) > 0:
+		return what + " (partly confined)"
 	}
-	return what + " (NOT SANDBOXED)"
+	return what + " (confined)"
 }
 
 // warn prints what the host noticed but does not stop on, such as colliding tool names.

@@ -206,3 +206,7 @@ func Stop() {
 	}
 	os.RemoveAll(shared.dir)
 }
+
+// Socket is the directory of the server's Unix socket and its port: the socket is
+// DIR/.s.PGSQL.PORT.
+func (s *Server) Socket() (dir string, port int) { return s.dir, s.port }
