@@ -83,3 +83,32 @@ func TestOutputFilterAcrossARetriedStream(t *testing.T) {
 		t.Fatalf("clients saw %q, want %q", text, "Hello [x]")
 	}
 }
+
+// Config.Scrub changes what is stored, never what the run delivers: the run's end
+// (status and run_finished, delivered once stored) reaches clients as the run made it,
+// typed, however the scrub rewrote its stored copy. (A scrub that rewrote the batch in
+// place turned run_finished into a map, which `serve` could not translate: no
+// RUN_FINISHED frame.)
+func TestScrubDoesNotChangeTheEventsDelivered(t *testing.T) {
+	scrub := func(e Entry) Entry {
+		if e.Event != nil {
+			ev := *e.Event
+			ev.Data = map[string]any{"scrubbed": true}
+			e.Event = &ev
+		}
+		return e
+	}
+	a := newAgent(t, Config{Model: script(turn{text: "hi"}), Scrub: scrub})
+	_, evs := runCollect(t, a, userIn("s", "q"))
+	if n := len(eventsOf[RunFinishedData](evs)); n != 1 {
+		t.Fatalf("%d typed run_finished events delivered, want 1: %v", n, kinds(evs))
+	}
+	entries, _ := a.Store().Load(t.Context(), "s")
+	for _, e := range entries {
+		if e.Event != nil && e.Event.Type == EventRunFinished {
+			if m, ok := e.Event.Data.(map[string]any); !ok || m["scrubbed"] != true {
+				t.Fatalf("stored run_finished: %#v, want the scrubbed copy", e.Event.Data)
+			}
+		}
+	}
+}

@@ -89,7 +89,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err != nil {
 				return failed(err)
 			}
-			srv, err := server.New(server.Options{Verify: verify, Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description}, Agent: h.Runner(), Store: h.Store, Token: token, MaxBodyBytes: maxBody,
+			srv, err := server.New(server.Options{Verify: verify, Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description}, Agent: h.Runner(), Store: h.Store, Memory: memoryOf(h), Token: token, MaxBodyBytes: maxBody,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), AllowOrigins: allowOrigins,
 				Metrics: h.Telemetry().Handler(), Log: logger, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch, Resources: &server.Resources{List: h.MCPResources, Read: h.ReadMCPResource},
 				OnFeedback: h.Telemetry().Feedback, TLS: tlsFiles, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: accessOf(h),

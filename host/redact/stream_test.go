@@ -1,9 +1,12 @@
 package redact
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/loop"
 )
 
 // The evasions an attacker used are caught: a full-width @, a zero-width space inside an
@@ -118,5 +121,28 @@ func TestStreamHoldsBackOnlyWhatMayStillMatch(t *testing.T) {
 	sent.WriteString(huge.Flush())
 	if sent.String() != strings.Repeat("a", 4000) {
 		t.Fatalf("the run of letters came out as %d bytes", sent.Len())
+	}
+}
+
+// The store stage redacts JSON held in strings as JSON: a tool call's arguments in a
+// message and in an assistant_message event, written with escapes the model chose
+// (\uff20 for a full-width @, \u00a0 for no-break spaces), are matched decoded, and stay
+// valid JSON.
+func TestEntryRedactsEscapedToolArguments(t *testing.T) {
+	r := mustNew(t, Config{})
+	args := `{"text":"ana\uff20example.org, card 4111\u00a01111\u00a01111\u00a01111"}`
+	msg := loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: "c1", Name: "remember", Arguments: args}}}
+	got := r.Entry(loop.Entry{Kind: loop.EntryMessage, Message: &msg})
+	if a := got.Message.ToolCalls[0].Arguments; a != `{"text":"[email], card [card]"}` {
+		t.Fatalf("message arguments: %s", a)
+	}
+	if msg.ToolCalls[0].Arguments != args {
+		t.Fatal("the run's own message was changed")
+	}
+	ev := r.Entry(loop.Entry{Kind: loop.EntryEvent, Event: &loop.Event{Type: loop.EventAssistantMessage,
+		Data: &loop.AssistantMessageData{Message: msg}}})
+	b, _ := json.Marshal(ev.Event.Data)
+	if strings.Contains(string(b), "example") || strings.Contains(string(b), "4111") {
+		t.Fatalf("event: %s", b)
 	}
 }
