@@ -31,11 +31,14 @@ type memoryService struct {
 	used map[string]*memoryUsage // by user: what the store held when counted, plus adds since
 }
 
-// memoryUsage is a user's memories as the service counted them.
+// memoryUsage is a user's memories as the service counted them: count and bytes as
+// stored (when counted, plus the adds since), pending the adds admitted and not yet
+// stored, which a count of the store cannot see.
 type memoryUsage struct {
-	count   int
-	bytes   int64
-	counted time.Time
+	count, pending      int
+	bytes, pendingBytes int64
+	counted             time.Time
+	stale               bool // memories were deleted since: count again
 }
 
 // recountAfter is how old a count must be before a refusal counts again: memories
@@ -84,39 +87,44 @@ func (s *memoryService) AddMemory(ctx context.Context, e memory.Entry) error {
 	if err := s.admit(ctx, e.User, size); err != nil {
 		return err
 	}
-	if err := s.Store.AddMemory(ctx, e); err != nil {
-		s.mu.Lock()
-		if u := s.used[e.User]; u != nil {
-			u.count, u.bytes = u.count-1, u.bytes-size
-		}
-		s.mu.Unlock()
-		return err
+	err := s.Store.AddMemory(ctx, e)
+	s.mu.Lock()
+	u := s.used[e.User] // a count since may have replaced the one admit saw; it took over pending
+	u.pending, u.pendingBytes = u.pending-1, u.pendingBytes-size
+	if err == nil {
+		u.count, u.bytes = u.count+1, u.bytes+size
 	}
-	return nil
+	s.mu.Unlock()
+	return err
 }
 
-// admit counts a memory of size bytes against user's quota, or refuses it. The count is
-// the store's, kept up to date by the adds and deletes made through the service; adds
-// are admitted one at a time, so concurrent adds cannot together pass the quota.
+// admit counts a memory of size bytes against user's quota as pending, or refuses it.
+// The count is the store's, kept up to date by the adds and deletes made through the
+// service; adds are admitted one at a time, so concurrent adds cannot together pass
+// the quota.
 func (s *memoryService) admit(ctx context.Context, user string, size int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	over := func(u *memoryUsage) bool {
-		return (s.maxCount > 0 && u.count+1 > s.maxCount) || (s.maxBytes > 0 && u.bytes+size > s.maxBytes)
-	}
 	u := s.used[user]
-	if u == nil || (over(u) && s.now().Sub(u.counted) >= recountAfter) { // an old count is checked before a refusal
-		var err error
-		if u, err = s.count(ctx, user); err != nil {
+	over := func() bool {
+		n, b := u.count+u.pending+1, u.bytes+u.pendingBytes+size
+		return (s.maxCount > 0 && n > s.maxCount) || (s.maxBytes > 0 && b > s.maxBytes)
+	}
+	if u == nil || u.stale || (over() && s.now().Sub(u.counted) >= recountAfter) { // an old count is checked before a refusal
+		c, err := s.count(ctx, user)
+		if err != nil {
 			return err
 		}
-		s.used[user] = u
+		if u != nil {
+			c.pending, c.pendingBytes = u.pending, u.pendingBytes
+		}
+		u, s.used[user] = c, c
 	}
-	if over(u) {
+	if over() {
 		return fmt.Errorf("%w: %s keeps %d memories of %d bytes, and one of %d bytes more would pass the quota of %s; delete some first",
-			memory.ErrQuota, user, u.count, u.bytes, size, s.quotaText())
+			memory.ErrQuota, user, u.count+u.pending, u.bytes+u.pendingBytes, size, s.quotaText())
 	}
-	u.count, u.bytes = u.count+1, u.bytes+size
+	u.pending, u.pendingBytes = u.pending+1, u.pendingBytes+size
 	return nil
 }
 
@@ -148,10 +156,10 @@ func (s *memoryService) count(ctx context.Context, user string) (*memoryUsage, e
 func (s *memoryService) DeleteMemory(ctx context.Context, f memory.Filter) (int, error) {
 	n, err := s.Store.DeleteMemory(ctx, f)
 	s.mu.Lock()
-	if f.User != "" {
-		delete(s.used, f.User)
-	} else {
-		clear(s.used)
+	for user, u := range s.used {
+		if f.User == "" || f.User == user {
+			u.stale = true
+		}
 	}
 	s.mu.Unlock()
 	return n, err
