@@ -129,14 +129,14 @@ func (s *memoryService) admit(ctx context.Context, user string, size int64) erro
 }
 
 func (s *memoryService) quotaText() string {
-	c, b := "no limit", "no limit"
+	c, b := "no count limit", "no byte limit"
 	if s.maxCount > 0 {
-		c = fmt.Sprint(s.maxCount)
+		c = fmt.Sprintf("%d memories", s.maxCount)
 	}
 	if s.maxBytes > 0 {
-		b = fmt.Sprint(s.maxBytes)
+		b = fmt.Sprintf("%d bytes", s.maxBytes)
 	}
-	return c + " memories, " + b + " bytes ([memory] max_per_user, max_bytes_per_user)"
+	return c + ", " + b + " ([memory] max_per_user, max_bytes_per_user)"
 }
 
 // count reads what the store keeps of user's.

@@ -104,7 +104,7 @@ func TestMemoryCountQuota(t *testing.T) {
 	h := openSQLiteHost(t, "[memory]\nenabled = true\nmax_per_user = 3\nmax_bytes_per_user = -1\n")
 	for i := range 4 {
 		err := addAs(h, "ana", fmt.Sprintf("fact %d", i))
-		if i < 3 && err != nil || i == 3 && (!errors.Is(err, memory.ErrQuota) || !strings.Contains(err.Error(), "3 memories, no limit bytes")) {
+		if i < 3 && err != nil || i == 3 && (!errors.Is(err, memory.ErrQuota) || !strings.Contains(err.Error(), "3 memories, no byte limit")) {
 			t.Fatalf("add %d: %v", i+1, err)
 		}
 	}
