@@ -69,6 +69,11 @@ func TestE2E_ServeRedactsTheAnswerBeforeItStreams(t *testing.T) {
 			t.Fatalf("frame %s: %v", f, err)
 		}
 		if ev.Type == "TEXT_MESSAGE_CONTENT" {
+			// No piece of an address or a card either: the redacted answer has no digit
+			// and no @, so a delta with one carries part of a match.
+			if strings.ContainsAny(ev.Delta, "0123456789@\uff20\u200b\u00a0\u202f\u2007") {
+				t.Fatalf("a delta carries part of an address or a card: %q", ev.Delta)
+			}
 			text.WriteString(ev.Delta)
 			deltas++
 		}
