@@ -29,8 +29,7 @@ func (r *Redactor) Stream() *Stream { return &Stream{r: r, counts: map[string]in
 func (s *Stream) Write(piece string) string {
 	s.pending += piece
 	t := normalize(s.pending)
-	spans := s.r.find(t.s)
-	h := s.cut(t, spans)
+	h, spans := s.cut(t)
 	if h == 0 {
 		return ""
 	}
@@ -53,18 +52,39 @@ func (s *Stream) Flush() string {
 // Counts are the matches redacted so far, by kind.
 func (s *Stream) Counts() map[string]int { return s.counts }
 
-// cut is how much of normal text t can be sent: up to a position no match can span,
-// whatever text comes next.
-func (s *Stream) cut(t normText, spans []span) int {
+// cut is how much of normal text t can be sent, up to a position no match can span
+// whatever text comes next, and the matches before it.
+func (s *Stream) cut(t normText) (int, []span) {
 	n := t.s
 	end := len(n) - incompleteTail(n) // a rune split across pieces is not known yet
 	h := safeBefore(n, end, end)
+	forced := false
 	if s.r.custom {
-		h = safeBefore(n, min(h, max(0, len(n)-StreamWindow)), end)
+		h, forced = safeBefore(n, min(h, max(0, len(n)-StreamWindow)), end), true
 	}
 	if len(n)-h > 2*StreamWindow { // longer than any match: let it go
-		h = len(n) - StreamWindow
+		h, forced = len(n)-StreamWindow, true
 	}
+	if !forced {
+		// A cut is also where a rune and a span of the original begin; no match spans a
+		// safe cut, so the matches before it are those of the text before it: the
+		// detectors run only when there is something to send.
+		for {
+			for h > 0 && !t.boundary(h) {
+				h--
+			}
+			if safe := safeBefore(n, h, end); safe != h {
+				h = safe
+				continue
+			}
+			break
+		}
+		if h == 0 {
+			return 0, nil
+		}
+		return h, s.r.find(n[:h])
+	}
+	spans := s.r.find(n)
 	for moved := true; moved && h > 0; {
 		moved = false
 		for _, sp := range spans {
@@ -76,7 +96,7 @@ func (s *Stream) cut(t normText, spans []span) int {
 			h, moved = h-1, true
 		}
 	}
-	return h
+	return h, spans
 }
 
 // safeBefore is the last cut at or before limit that no built-in match can span. A

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -40,6 +41,7 @@ var streamSamples = []string{
 	"Reach c\u200barol@example.net, call +44 20 7946 0958 or (555) 123-4567, IBAN DE89 3704 0044 0532 0130 00, key sk-proj-abcdefghijklmnopqrstuvwx1234.",
 	"PLAIN CAPITALS AND 12 NUMBERS 2026-11-23 WITH NOTHING TO FIND, AND ORDER 12345 OK",
 	"été ﬁn 😀 4111-1111-1111-1111\n\nnot a card 4111 1111 1111 1112 x@y.io",
+	"日本語のテキスト、メール ada@example.com と カード ４１１１ １１１１ １１１１ １１１１。½ ㎏ 終わり",
 	"ticket TCK-42 and TCK-4711 for ada@example.com",
 }
 
@@ -58,6 +60,9 @@ func TestStreamRedactsWhateverTheSplit(t *testing.T) {
 			var got strings.Builder
 			for _, p := range pieces {
 				out := st.Write(p)
+				if !utf8.ValidString(out) {
+					t.Fatalf("piece %q of %q is not valid UTF-8 (a rune was cut)", out, pieces)
+				}
 				for _, secret := range []string{"ada@", "example", "4111", "0958", "123-4567", "3704", "sk-proj", "TCK-"} {
 					if strings.Contains(out, secret) && !strings.Contains(want, secret) {
 						t.Fatalf("piece %q of %q carries %q", out, pieces, secret)
@@ -144,5 +149,20 @@ func TestEntryRedactsEscapedToolArguments(t *testing.T) {
 	b, _ := json.Marshal(ev.Event.Data)
 	if strings.Contains(string(b), "example") || strings.Contains(string(b), "4111") {
 		t.Fatalf("event: %s", b)
+	}
+}
+
+// BenchmarkStream streams a 10 KB answer (prose with addresses and cards) in deltas of
+// four bytes, as a model does: the cost per answer of redacting it before the wire.
+func BenchmarkStream(b *testing.B) {
+	r, _ := New(Config{})
+	answer := strings.Repeat("The customer ada@example.com paid with 4111 1111 1111 1111 on Tuesday; nothing else to report. ", 100)
+	b.SetBytes(int64(len(answer)))
+	for b.Loop() {
+		st := r.Stream()
+		for i := 0; i < len(answer); i += 4 {
+			st.Write(answer[i:min(i+4, len(answer))])
+		}
+		st.Flush()
 	}
 }
