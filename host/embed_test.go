@@ -142,7 +142,7 @@ func TestReindexBackfillsInBatchesAndOnce(t *testing.T) {
 	// The same store, now with embeddings (the in-process store outlives neither host,
 	// so the second host is handed the first one's).
 	h := openHost(t, `{"turns": []}`, embeddingsOn, Options{})
-	h.memory.(*embeddedMemory).Store = ms
+	h.memory.(*embeddedMemory).Store = plain.memory // the store below the memory service
 	var seen []Reindexed
 	st, err := h.ReindexMemory(ctx, "ana", 2, func(r Reindexed) { seen = append(seen, r) })
 	if err != nil || st.Done != 5 || st.Total != 5 || st.Usage.TotalTokens != 5*4 {
@@ -178,6 +178,7 @@ func TestReindexResumesAfterAFailure(t *testing.T) {
 	ctx := context.Background()
 	h := openHost(t, `{"turns": []}`, "[memory]\nenabled = true\n", Options{})
 	ms, _ := h.Memory()
+	inner := h.memory // the store below the memory service
 	for i := range 5 {
 		e, _ := memory.New("ana", "", memory.KindFact, fmt.Sprintf("memory %d", i), time.Now())
 		if err := ms.AddMemory(ctx, e); err != nil {
@@ -186,7 +187,7 @@ func TestReindexResumesAfterAFailure(t *testing.T) {
 	}
 	h = openHost(t, `{"turns": []}`, embeddingsOn, Options{})
 	em := h.memory.(*embeddedMemory)
-	em.Store = ms
+	em.Store = inner
 	orig, calls := em.embed, 0
 	var embedded []string
 	em.embed = func(ctx context.Context, texts []string) ([][]float32, *providers.Usage, error) {

@@ -79,7 +79,8 @@ type Host struct {
 	// applies without a provider (pipeline.go).
 	toolAgent atomic.Pointer[loop.Agent]
 	Store     loop.SessionStore
-	memory    memory.Store // [memory] on: the store's memories (memory.go)
+	memory    memory.Store   // [memory] on: the store's memories (memory.go)
+	memSvc    *memoryService // the one door in front of memory (memoryservice.go); nil: none
 
 	// Warnings are problems that do not stop the host (tool names that collide); the CLI
 	// prints them.
@@ -168,6 +169,11 @@ func (h *Host) openStores(ctx context.Context) (err error) {
 	h.openMemory()
 	if err := h.openEmbeddings(ctx); err != nil {
 		return err
+	}
+	if h.memory != nil {
+		if h.memSvc, err = h.newMemoryService(h.memory); err != nil {
+			return err
+		}
 	}
 	h.services = &services{store: h.Store, name: h.Manifest.Agent.Model, onReport: h.opts.OnReport}
 	return nil
@@ -279,6 +285,9 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		if r.Has(redact.StageStore) {
 			cfg.Scrub = r.Entry
 		}
+		if r.Has(loop.StageOutput) { // the answer as it streams, before it leaves (SSE, CLI, A2A, MCP)
+			cfg.OutputFilter = func() loop.TextFilter { return r.Stream() }
+		}
 	}
 	for i, p := range h.plugins {
 		switch h.Manifest.Plugins[i].Kind {
@@ -296,7 +305,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		cfg.Permission = wasmPermission(permits)
 	}
 	if mc := h.Manifest.Memory; mc.Enabled && h.memory != nil && mc.Recall >= 0 {
-		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memory, n: cmp.Or(h.Manifest.Memory.Recall, manifest.DefaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
+		strategies = append([]loop.ContextStrategy{memoryRecall{s: h.memSvc, n: cmp.Or(h.Manifest.Memory.Recall, manifest.DefaultRecall), rankers: h.memoryPlugins("rank")}}, strategies...)
 	}
 	if len(strategies) > 0 {
 		// Plugins shape the input; the default strategy still trims old tool outputs and

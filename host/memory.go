@@ -19,8 +19,15 @@ const maxPreferences = 20
 // Memory is the host's memory store: the session store's memories (SQLite,
 // PostgreSQL) whether or not [memory] is on, so that memories can be listed and a
 // user's erased after memory was turned off; with [memory] on and a store that keeps
-// none, one in the process. False: there is none.
-func (h *Host) Memory() (memory.Store, bool) { return h.memory, h.memory != nil }
+// none, one in the process. False: there is none. It is the one door every surface
+// uses (memoryservice.go): what is added is redacted, counted against its user's quota
+// and embedded; what is read is redacted.
+func (h *Host) Memory() (memory.Store, bool) {
+	if h.memSvc == nil {
+		return nil, false
+	}
+	return h.memSvc, true
+}
 
 func (h *Host) openMemory() {
 	if s, ok := h.Store.(memory.Store); ok {
@@ -37,10 +44,10 @@ func (h *Host) openMemory() {
 // would pass one user's words into every other user's context).
 func (h *Host) memoryTools() []loop.Tool {
 	c := h.Manifest.Memory
-	if !c.Enabled || h.memory == nil || (c.Tools != nil && !*c.Tools) {
+	if !c.Enabled || h.memSvc == nil || (c.Tools != nil && !*c.Tools) {
 		return nil
 	}
-	mt := memoryTools{s: h.memory, now: time.Now}
+	mt := memoryTools{s: h.memSvc, now: time.Now}
 	return []loop.Tool{
 		loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "remember", Description: "Store a lasting fact about the user or a preference of theirs, for later sessions. One fact per call, in a full sentence.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":4096},"kind":{"type":"string","enum":["fact","preference"]}},"required":["text"],"additionalProperties":false}`)},
@@ -78,7 +85,9 @@ func (t memoryTools) remember(ctx context.Context, c loop.ToolCall) (loop.ToolRe
 		return loop.ErrorResult("Error: " + err.Error()), nil
 	}
 	e.Session, e.Run, e.Metadata = info.SessionID, info.RunID, map[string]string{"agent": info.Agent}
-	if err := t.s.AddMemory(ctx, e); err != nil {
+	if err := t.s.AddMemory(ctx, e); errors.Is(err, memory.ErrQuota) || errors.Is(err, memory.ErrInvalid) {
+		return loop.ErrorResult("Error: " + err.Error()), nil // the model's to know: it can forget something first
+	} else if err != nil {
 		return loop.ToolResult{}, fmt.Errorf("remember: %w", err)
 	}
 	return loop.TextResult("Remembered (id " + e.ID + ")."), nil

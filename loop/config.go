@@ -25,6 +25,15 @@ type Config struct {
 	// the run itself goes on with the entries as they were. It must return a new entry,
 	// never change the one it is given (the run still holds it).
 	Scrub func(Entry) Entry
+	// OutputFilter, when set, makes the filter of the model's words on their way to the
+	// run's clients (the [redact] guardrail's "output" stage applied to the stream): the
+	// text and the reasoning of each streamed answer go through a filter of their own,
+	// which may hold back a tail until it can judge it and gives the rest when the
+	// answer's stream ends; the text, reasoning and assistant_message events carry the
+	// filtered words too. Every consumer of the events (SSE, the CLI, A2A, MCP) gets
+	// them so. The history and the stored messages keep the answer as the model wrote it
+	// (Scrub is for the store); the final answer passes the output guardrails.
+	OutputFilter func() TextFilter
 
 	Context       []ContextStrategy // default: []ContextStrategy{DefaultContext{}}
 	ContextBudget int               // tokens, passed to strategies; 0 = none

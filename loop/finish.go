@@ -89,7 +89,7 @@ func (r *run) structured(msg Message, withSchema bool) RunResult {
 			}
 			msg = resp.message
 			r.appendMessage(msg)
-			r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: msg}))
+			r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: r.forClients(msg)}))
 			r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 		}
 		text := msg.Text()

@@ -299,9 +299,13 @@ func (j *journal) write(batch []Entry) error {
 		return nil
 	}
 	if j.scrub != nil {
+		// Into a copy: the batch's events are still to be delivered (the run's end,
+		// deliverEnd) or written again (a failed write), as the run made them.
+		scrubbed := make([]Entry, len(batch))
 		for i := range batch {
-			batch[i] = j.scrub(batch[i])
+			scrubbed[i] = j.scrub(batch[i])
 		}
+		batch = scrubbed
 	}
 	if j.run.set {
 		err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, &j.run, j.session, batch...) })

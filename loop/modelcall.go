@@ -201,6 +201,7 @@ func (r *run) streamOnce(ctx context.Context, req Request) (resp response, err e
 	// The stream is complete: clients close the streamed message now, before the loop
 	// stores it and runs the step's bookkeeping.
 	if !r.quiet {
+		r.flushDeltas(ci, "") // what the output filter held of the answer's words
 		r.journal.emit(EventModelDelta, r.journal.pl.delta.put(ModelDeltaData{CallIndex: ci, Kind: DeltaFinish, Text: string(stop)}))
 	}
 	return response{message: msg, usage: r.price(usage), stop: stop}, nil
@@ -216,9 +217,16 @@ func (r *run) relay(ci int, d Delta) {
 		r.deltaSeen[ci] = d.Seq
 	}
 	switch {
+	case (d.Kind == DeltaText || d.Kind == DeltaReasoning) && r.out != nil:
+		if text := r.filterDelta(ci, d, d.Text); text != "" {
+			r.emitDelta(ci, d, text, ToolCallRef{})
+		}
 	case d.Kind == DeltaText, d.Kind == DeltaReasoning:
 		r.emitDelta(ci, d, d.Text, ToolCallRef{})
 	case d.Kind == DeltaToolCall && d.ToolCall != nil:
+		if r.out != nil {
+			r.flushDeltas(ci, "") // the words before the call go out before it
+		}
 		tc := d.ToolCall
 		r.emitDelta(ci, d, tc.Arguments, ToolCallRef{Index: tc.Index, ID: tc.ID, Name: tc.Name})
 	}

@@ -62,9 +62,10 @@ type run struct {
 	toolCalls   int // tool results stored, for the run's metrics
 	toolErrors  int
 
-	quiet     bool    // model calls emit no deltas (the planner's and evaluator's)
-	entries   []Entry // the session as loaded when the run started
-	replans   int     // plan mode (planrun.go)
+	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)
+	out       *outFilter // Config.OutputFilter's state; nil without one (outfilter.go)
+	entries   []Entry    // the session as loaded when the run started
+	replans   int        // plan mode (planrun.go)
 	planSteps int
 	stepErr   error // a plan step's call ended the run (planrun.go)
 	// nestedPending: a call of this run waits for an approval inside a nested run
@@ -90,6 +91,9 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	_, j.monotonic = cfg.Driver.(GoDriver)
 	j.newEventBlock()
 	r.deltaSeen = r.deltaBuf[:0]
+	if cfg.OutputFilter != nil {
+		r.out = &outFilter{make: cfg.OutputFilter, call: -1}
+	}
 	r.team.first = cfg.Name
 	r.maxHandoffs, r.allowCycles = cfg.MaxHandoffs, cfg.AllowCycles
 	r.offerTools(in.AllowedTools, in.ToolOrder)
@@ -278,13 +282,13 @@ func (r *run) answered(resp response) {
 	defer r.journal.unpin()
 	r.appendMessage(msg)
 	if msg.Reasoning != "" {
-		r.journal.emit(EventReasoning, r.journal.pl.text.put(TextData{Text: msg.Reasoning}))
+		r.journal.emit(EventReasoning, r.journal.pl.text.put(TextData{Text: r.filtered(msg.Reasoning)}))
 	}
 	if len(msg.ToolCalls) > 0 && msg.Text() != "" {
-		r.journal.emit(EventText, r.journal.pl.text.put(TextData{Text: msg.Text()}))
+		r.journal.emit(EventText, r.journal.pl.text.put(TextData{Text: r.filtered(msg.Text())}))
 	}
 	r.lastStop = resp.stop
-	r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: msg, StopReason: resp.stop}))
+	r.journal.emit(EventAssistantMessage, r.journal.pl.assistant.put(AssistantMessageData{Message: r.forClients(msg), StopReason: resp.stop}))
 	r.journal.emit(EventUsage, r.journal.pl.usage.put(resp.usage))
 }
 

@@ -89,6 +89,13 @@ type Store interface {
 	DeleteMemory(ctx context.Context, f Filter) (int, error)
 }
 
+// ErrQuota is the answer to an entry past its user's quota (the host's [memory]
+// max_per_user and max_bytes_per_user): the user has to delete memories first.
+var ErrQuota = errors.New("memory quota reached")
+
+// ErrInvalid wraps what is wrong with an entry a caller gave (not a failing store).
+var ErrInvalid = errors.New("invalid memory")
+
 // ErrEmptyFilter is DeleteMemory's answer to a filter that names no one.
 var ErrEmptyFilter = errors.New("memory: a delete must name a user, an agent or an id")
 

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -38,7 +39,15 @@ func (r *Redactor) redactContent(stage loop.Stage, content string) (string, map[
 func (r *Redactor) walk(v any, counts map[string]int) any {
 	switch x := v.(type) {
 	case string:
-		s, c := r.Redact(x)
+		// JSON in a string (a tool call's arguments in a message or an event) is redacted
+		// as JSON: what a model wrote with escapes ("ana\uff20example.org") is matched
+		// decoded, and the string stays the JSON it was (text that does not parse is
+		// redacted as text).
+		stage := loop.StageOutput
+		if t := strings.TrimSpace(x); len(t) > 1 && (t[0] == '{' || t[0] == '[') {
+			stage = loop.StageToolArgs
+		}
+		s, c := r.redactContent(stage, x)
 		for k, n := range c {
 			counts[k] += n
 		}

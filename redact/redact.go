@@ -52,6 +52,7 @@ var builtin = map[string]detector{
 type Redactor struct {
 	stages    map[loop.Stage]bool
 	detectors []detector
+	custom    bool // the manifest has patterns of its own (a Stream holds back StreamWindow)
 }
 
 // Stages beyond the loop's guardrail stages: what a run stores, and what telemetry exports.
@@ -105,6 +106,7 @@ func New(c Config) (*Redactor, error) {
 			return nil, fmt.Errorf("redact.patterns[%d] (%s): regex %q matches empty text", i, p.Name, p.Regex)
 		}
 		r.detectors = append(r.detectors, detector{kind: p.Name, re: re})
+		r.custom = true
 	}
 	return r, nil
 }
@@ -131,19 +133,74 @@ func (r *Redactor) Check(_ context.Context, in loop.GuardInput) (loop.GuardResul
 	return loop.GuardResult{Action: loop.GuardRedact, Content: text, Reason: "redacted " + strings.Join(parts, ", ")}, nil
 }
 
-// Redact replaces what the detectors find and counts it by kind.
+// Redact replaces what the detectors find and counts it by kind. The detectors match the
+// text's normal form (normalize.go); what is replaced is each match's original span.
 func (r *Redactor) Redact(text string) (string, map[string]int) {
 	counts := map[string]int{}
+	t := normalize(text)
+	return t.replace(text, r.find(t.s), len(t.s), counts), counts
+}
+
+// span is a detector's match in a normal form.
+type span struct {
+	start, end int
+	kind       string
+}
+
+// find returns the detectors' matches in s by position. Detectors run in order, and a
+// later one does not see what an earlier one took (it is masked, as the "[kind]" that
+// replaces it would be).
+func (r *Redactor) find(s string) []span {
+	var spans []span
+	var masked []byte
+	cur := s
 	for _, d := range r.detectors {
-		text = d.re.ReplaceAllStringFunc(text, func(m string) string {
-			if d.valid != nil && !d.valid(m) {
-				return m
+		found := false
+		for _, l := range d.re.FindAllStringIndex(cur, -1) {
+			if d.valid != nil && !d.valid(cur[l[0]:l[1]]) {
+				continue
 			}
-			counts[d.kind]++
-			return "[" + d.kind + "]"
-		})
+			if masked == nil {
+				masked = []byte(s)
+			}
+			for i := l[0]; i < l[1]; i++ {
+				masked[i] = 0
+			}
+			spans = append(spans, span{l[0], l[1], d.kind})
+			found = true
+		}
+		if found {
+			cur = string(masked)
+		}
 	}
-	return text, counts
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	return spans
+}
+
+// replace writes text up to normal byte upto with the spans that end by then replaced
+// by their kinds, counting them.
+func (t normText) replace(text string, spans []span, upto int, counts map[string]int) string {
+	stop := t.origStart(upto)
+	if len(spans) == 0 {
+		return text[:stop]
+	}
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		if sp.end > upto {
+			break
+		}
+		from, to := max(t.origStart(sp.start), at), t.origEnd(sp.end)
+		counts[sp.kind]++
+		if to <= at { // within a span already replaced (one character the normal form split)
+			continue
+		}
+		b.WriteString(text[at:from])
+		b.WriteString("[" + sp.kind + "]")
+		at = to
+	}
+	b.WriteString(text[at:max(at, stop)])
+	return b.String()
 }
 
 // luhnValid reports whether the digits of s pass the Luhn check (payment cards).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/oidc"
 	"github.com/agenthost/agenthost/surface/cluster"
 	"github.com/agenthost/agenthost/surface/server"
@@ -103,7 +104,7 @@ func NewServer(ctx context.Context, h *host.Host, c Config, dispatch server.Disp
 		maxBody = server.DefaultMaxBodyBytes
 	}
 	return server.New(server.Options{Verify: verify, Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description},
-		Agent: h.Runner(), Store: h.Store, Token: c.Token, MaxBodyBytes: maxBody,
+		Agent: h.Runner(), Store: h.Store, Memory: Memory(h), Token: c.Token, MaxBodyBytes: maxBody,
 		AllowHosts: append(c.AllowHosts, server.AddrHost(c.Addr)...), AllowOrigins: c.AllowOrigins,
 		Metrics: h.Telemetry().Handler(), Log: c.Log, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
 		Resources:  &server.Resources{List: h.MCPResources, Read: h.ReadMCPResource},
@@ -141,6 +142,13 @@ func Access(h *host.Host) access.Store {
 		return as
 	}
 	return nil
+}
+
+// Memory is the host's memory service (redaction, quotas, embeddings: the one path the
+// remember tool takes too), nil when the manifest keeps no memories.
+func Memory(h *host.Host) memory.Store {
+	ms, _ := h.Memory()
+	return ms
 }
 
 // Verifier is [auth.oidc]'s token check, nil without one.

@@ -257,7 +257,7 @@ func (m *tracedModel) Stream(ctx context.Context, req loop.Request) (loop.Stream
 // failed records a failed attempt: an event of the call's span (the loop may retry).
 func (m *tracedModel) failed(ctx context.Context, t *Telemetry, cs *chatSpan, err error) {
 	cs.span.AddEvent("gen_ai.retry", trace.WithAttributes(attribute.Int("attempt", cs.attempts),
-		attrErrorType.String(errorType(err)), attribute.String("error.message", err.Error())))
+		attrErrorType.String(errorType(err)), attribute.String("error.message", t.content(err.Error()))))
 	t.m.modelCall(ctx, m.provider, "error", strings.Contains(strings.ToLower(err.Error()), "timeout") ||
 		strings.Contains(err.Error(), "timed out"))
 }

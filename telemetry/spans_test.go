@@ -130,3 +130,42 @@ func TestCapturedContentIsScrubbed(t *testing.T) {
 		t.Fatal("no scrubbed text in any attribute: the scrub was not applied to captured content")
 	}
 }
+
+type quotingModel struct{ err error }
+
+func (m quotingModel) Stream(context.Context, loop.Request) (loop.Stream, error) { return nil, m.err }
+
+// A failed model call's retry event keeps the provider's message (operators need it),
+// and the message passes the Scrub: a provider that quotes the prompt in its error
+// does not carry what the telemetry stage redacts into the trace.
+func TestRetryEventMessageIsScrubbed(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tel, err := New(context.Background(), Options{Scrub: func(s string) string { return strings.ReplaceAll(s, secret, "[x]") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tel.tracer = tel.tp.Tracer("test")
+	defer tel.Shutdown(context.Background())
+	in := loop.RunInput{Messages: []loop.Message{loop.UserMessage("go")}}
+	ctx, endRun := tel.StartRun(context.Background(), "agent", &in)
+	m := WrapModel(quotingModel{errors.New("invalid request: the message " + secret + " is too long")}, "p", "m")
+	if _, err := m.Stream(ctx, loop.Request{}); err == nil {
+		t.Fatal("the model did not fail")
+	}
+	endRun(loop.RunResult{Status: loop.StatusFailed, Reason: loop.ReasonError})
+	spans := rec.Ended()
+	if at := where(spans); len(at) > 0 {
+		t.Fatalf("the secret passed the scrub at %v", at)
+	}
+	for _, s := range spans {
+		for _, e := range s.Events() {
+			for _, a := range e.Attributes {
+				if a.Key == "error.message" && a.Value.AsString() == "invalid request: the message [x] is too long" {
+					return
+				}
+			}
+		}
+	}
+	t.Fatal("no retry event with the scrubbed message")
+}

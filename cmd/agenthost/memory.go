@@ -238,3 +238,9 @@ func nonNilEntries(e []memory.Entry) []memory.Entry {
 	}
 	return e
 }
+
+// memoryOf is the host's memory service for the server's memory routes (nil: none).
+func memoryOf(h *host.Host) memory.Store {
+	ms, _ := h.Memory()
+	return ms
+}

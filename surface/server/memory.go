@@ -19,10 +19,15 @@ import (
 // viewer only reads.
 //
 //	GET    /v1/memory?user=U[&agent=A][&kind=K][&q=TEXT][&limit=N]  list, or search with q
-//	POST   /v1/memory  {"user","agent","kind","text","metadata"}     201 with the entry
+//	POST   /v1/memory  {"user","agent","kind","text","metadata"}     201 with the entry as
+//	                                                                 stored (redacted); 409
+//	                                                                 past the user's quota
 //	DELETE /v1/memory/{id}[?user=U]                                  204; 404 when none
 //	DELETE /v1/memory?user=U[&agent=A]                               {"deleted": n}
 func (s *Server) memoryStore(w http.ResponseWriter) (memory.Store, bool) {
+	if s.opts.Memory != nil {
+		return s.opts.Memory, true
+	}
 	ms, ok := s.opts.Store.(memory.Store)
 	if !ok {
 		writeError(w, http.StatusNotImplemented, "this store keeps no memories")
@@ -84,9 +89,19 @@ func (s *Server) handleMemoryAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.Metadata = body.Metadata
-	if err := ms.AddMemory(r.Context(), e); err != nil {
+	switch err := ms.AddMemory(r.Context(), e); {
+	case errors.Is(err, memory.ErrQuota):
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	case errors.Is(err, memory.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
 		return
+	}
+	if got, err := ms.ListMemory(r.Context(), memory.Filter{ID: e.ID, User: e.User}); err == nil && len(got) == 1 {
+		e = got[0] // as stored: redacted
 	}
 	writeJSON(w, http.StatusCreated, e)
 }

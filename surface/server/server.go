@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/memory"
 )
 
 // Runner runs the loop; *loop.Agent is one.
@@ -80,6 +81,11 @@ type Options struct {
 	Card AgentCard
 	// Resources, when set, lets the console attach MCP resources to a message (resources.go).
 	Resources *Resources
+	// Memory is the host's memory service (host.(*Host).Memory), which the memory routes
+	// use: what they add is then redacted, held to its user's quota and embedded like
+	// the model's own memories. Nil: the routes use Store's memories as they are (a
+	// server without a host).
+	Memory memory.Store
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes is 0.
