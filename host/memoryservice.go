@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agenthost/agenthost/host/redact"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/memory"
+	"github.com/agenthost/agenthost/redact"
 )
 
 // memoryService is the one door to the memories (Host.Memory): the model's tools, the
