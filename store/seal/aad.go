@@ -18,4 +18,6 @@ func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x0
 
 // JobAAD binds a queued job's sealed payload to its job: its kind, what it runs on (a
 // session, a workflow) and its run id. A payload copied into another job does not open.
-func JobAAD(kind, on, run string) []byte { return []byte("job\x00" + kind + "\x00" + on + "\x00" + run) }
+func JobAAD(kind, on, run string) []byte {
+	return []byte("job\x00" + kind + "\x00" + on + "\x00" + run)
+}
