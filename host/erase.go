@@ -91,3 +91,21 @@ func runsFor(entries []loop.Entry, user string) bool {
 	}
 	return false
 }
+
+// forgetSession drops what the host holds of a deleted session in memory: the idle
+// plugin instances kept for it (sandbox isolation "session"), whose globals and heap
+// may hold its words, in the current plugins and in those a Reload retired while runs
+// still used them. Nothing else the host keeps is per session: the store is the
+// session's only other place (SECURITY.md, "What erasure erases where").
+func (h *Host) forgetSession(ctx context.Context, id string) {
+	h.live.mu.Lock()
+	defer h.live.mu.Unlock()
+	for _, p := range h.plugins {
+		p.ForgetSession(ctx, id)
+	}
+	for _, r := range h.live.retired {
+		for _, p := range r.plugins {
+			p.ForgetSession(ctx, id)
+		}
+	}
+}
