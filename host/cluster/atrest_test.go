@@ -255,3 +255,51 @@ func TestDeletingASessionDeletesItsJobs(t *testing.T) {
 		t.Fatalf("deleting a session whose job is running: %v, want ErrSessionBusy", err)
 	}
 }
+
+// Someone who can write the database but has no key moves one session's sealed input
+// into another session's queued job: it does not open there (the payload is bound to its
+// job), the job is cancelled without running, and nothing reaches the other session.
+func TestASealedInputMovedToAnotherJobDoesNotRun(t *testing.T) {
+	ctx := context.Background()
+	url, st := keyedStore(t)
+	enqueue, err := New(ctx, Options{URL: url, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enqueue.Close(ctx)
+	for _, s := range []string{"victim", "attacker"} {
+		if err := enqueue.Submit(ctx, loop.RunInput{SessionID: s, RunID: "r1", Messages: []loop.Message{loop.UserMessage("words of " + s)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE river_job SET args = jsonb_set(args, '{input}', (SELECT args->'input' FROM river_job WHERE args->>'session' = 'victim'))
+		WHERE args->>'session' = 'attacker'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := enqueue.Abort(ctx, "victim", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	model := looptest.NewModel(looptest.Turn{Text: "noted"})
+	agent, err := loop.New(loop.Config{Name: "t", Model: model, ModelName: "fake", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := New(ctx, Options{URL: url, Runner: agent, Store: st, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close(ctx)
+	waitDone(t, func() (bool, error) { return worker.Done(ctx, "attacker", "r1") })
+	var state string
+	if err := conn.QueryRow(ctx, `SELECT state FROM river_job WHERE args->>'session' = 'attacker'`).Scan(&state); err != nil || state != "cancelled" {
+		t.Fatalf("the job with a moved payload: %q %v, want cancelled", state, err)
+	}
+	if es, err := st.Load(ctx, "attacker"); err != nil || len(es) != 0 || len(model.Requests()) != 0 {
+		t.Fatalf("the moved input ran: %d entries, %d model calls, %v", len(es), len(model.Requests()), err)
+	}
+}
