@@ -100,6 +100,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err != nil {
 				return failed(err)
 			}
+			h.OnDeleteSession(func(_ context.Context, id string) { srv.ForgetSession(id) }) // its A2A tasks
 			logf := func(format string, args ...any) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
 			}

@@ -44,14 +44,17 @@ func keysOf(st loop.SessionStore) *seal.Keys {
 // "approvals" are a workflow job's plain fields from before payloads were sealed.
 const pruneFields = `'input' - 'payload' - 'inputs' - 'approvals'`
 
-// pruneSQL installs the trigger, and prunes the jobs that ended before it existed.
+// pruneSQL installs the trigger (again: River's migrations may have rebuilt the table),
+// and prunes the jobs that ended before it existed. One Exec without arguments runs the
+// statements as one transaction (PostgreSQL's simple protocol).
 const pruneSQL = `
 CREATE OR REPLACE FUNCTION agenthost_prune_job() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	NEW.args := NEW.args - ` + pruneFields + `;
 	RETURN NEW;
 END $$;
-CREATE OR REPLACE TRIGGER agenthost_prune_job BEFORE INSERT OR UPDATE ON river_job FOR EACH ROW
+DROP TRIGGER IF EXISTS agenthost_prune_job ON river_job;
+CREATE TRIGGER agenthost_prune_job BEFORE INSERT OR UPDATE ON river_job FOR EACH ROW
 	WHEN (NEW.kind IN ('agenthost_run', 'agenthost_workflow') AND NEW.state IN ('completed', 'cancelled', 'discarded')
 		AND (NEW.args ? 'input' OR NEW.args ? 'payload' OR NEW.args ? 'inputs' OR NEW.args ? 'approvals'))
 	EXECUTE FUNCTION agenthost_prune_job();
