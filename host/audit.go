@@ -128,7 +128,8 @@ func (h *Host) auditedApprover(a loop.Approver) loop.Approver {
 }
 
 // DeleteSession deletes a stored session (not one whose run is in progress), recording
-// who asked.
+// who asked, and what the host keeps of it in memory: its plugins' instances (isolation
+// "session"), the retired plugins' of an earlier Reload included (erase.go).
 func (h *Host) DeleteSession(ctx context.Context, id, actor string) error {
 	d, ok := h.Store.(loop.SessionDeleter)
 	if !ok {
@@ -137,5 +138,6 @@ func (h *Host) DeleteSession(ctx context.Context, id, actor string) error {
 	if err := d.DeleteSession(ctx, id); err != nil {
 		return err
 	}
+	h.forgetSession(ctx, id)
 	return h.Audit(ctx, audit.Record{Action: audit.ActionSessionDelete, Actor: actor, Target: id})
 }

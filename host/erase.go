@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
@@ -90,4 +91,43 @@ func runsFor(entries []loop.Entry, user string) bool {
 		}
 	}
 	return false
+}
+
+// forgetSession drops what the process holds of a deleted session in memory: the idle
+// plugin instances kept for it (sandbox isolation "session"), whose globals and heap
+// may hold its words, in the current plugins and in those a Reload retired while runs
+// still used them; and what the surfaces registered with OnDeleteSession keep (the
+// server's A2A tasks). SECURITY.md, "What erasure erases where".
+func (h *Host) forgetSession(ctx context.Context, id string) {
+	h.live.mu.Lock()
+	for _, p := range h.plugins {
+		p.ForgetSession(ctx, id)
+	}
+	for _, r := range h.live.retired {
+		for _, p := range r.plugins {
+			p.ForgetSession(ctx, id)
+		}
+	}
+	h.live.mu.Unlock()
+	h.forgetters.mu.Lock()
+	fs := h.forgetters.fs
+	h.forgetters.mu.Unlock()
+	for _, f := range fs {
+		f(ctx, id)
+	}
+}
+
+type forgetters struct {
+	mu sync.Mutex
+	fs []func(ctx context.Context, session string)
+}
+
+// OnDeleteSession registers f, called with the id of every session the host deletes
+// (DeleteSession: users erase, sessions delete, the API, retention), once the store has
+// deleted it: a surface that keeps something of a session in memory (the server's A2A
+// tasks) forgets it there.
+func (h *Host) OnDeleteSession(f func(ctx context.Context, session string)) {
+	h.forgetters.mu.Lock()
+	defer h.forgetters.mu.Unlock()
+	h.forgetters.fs = append(h.forgetters.fs, f)
 }

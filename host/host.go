@@ -109,6 +109,8 @@ type Host struct {
 
 	opts    Options                      // as Open got them
 	clients map[string]*providers.Client // started providers, by name (agents share them)
+
+	forgetters forgetters // told of every session the host deletes (erase.go)
 }
 
 // Telemetry is the host's tracer and meters, or nil.

@@ -125,3 +125,41 @@ func TestIsolationUnknownRefused(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Deleting a session forgets it in its plugins (issue 46): its idle instance is closed,
+// so its next call starts over, another session's instance is kept, and the memory the
+// instance used is cleared as it goes back for reuse, not when it is next handed out.
+func TestForgetSessionClosesItsInstanceAndClearsItsMemory(t *testing.T) {
+	p := loadCounter(t, IsolationSession, 2)
+	if got := counts(t, p, "A", "A", "B"); got != "1 2 1" {
+		t.Fatalf("got %q", got)
+	}
+	if n := p.ForgetSession(context.Background(), "A"); n != 1 {
+		t.Fatalf("forgot %d instances, want A's one", n)
+	}
+	p.memories.mu.Lock()
+	for i, b := range p.memories.free {
+		for j, c := range b[:cap(b)] {
+			if c != 0 {
+				p.memories.mu.Unlock()
+				t.Fatalf("recycled memory %d holds byte %#x at %d after ForgetSession", i, c, j)
+			}
+		}
+	}
+	kept := len(p.memories.free)
+	p.memories.mu.Unlock()
+	if kept == 0 {
+		t.Fatal("no memory was recycled: the check above proves nothing")
+	}
+	if got := counts(t, p, "A", "B"); got != "1 2" {
+		t.Fatalf("got %q, want A fresh and B's instance kept", got)
+	}
+	if n := p.ForgetSession(context.Background(), "nobody"); n != 0 {
+		t.Fatalf("forgot %d instances of a session without any", n)
+	}
+	pooled := loadCounter(t, IsolationPooled, 1)
+	counts(t, pooled, "A")
+	if n := pooled.ForgetSession(context.Background(), "A"); n != 0 {
+		t.Fatalf("a pooled instance is every session's: forgot %d", n)
+	}
+}

@@ -196,6 +196,17 @@ func (p *Plugin) CallExport(ctx context.Context, export string, input []byte) ([
 	return p.abi.callExport(ctx, export, input)
 }
 
+// ForgetSession closes the idle instances kept for session id (isolation "session")
+// and clears their memories: the host calls it when it deletes the session. Instances
+// other isolations keep are not the session's alone ("pooled") or not kept ("call").
+// It reports how many instances it closed.
+func (p *Plugin) ForgetSession(ctx context.Context, id string) int {
+	if p.pool == nil {
+		return 0
+	}
+	return p.pool.forget(ctx, id)
+}
+
 // Close disposes of every instance. Calls in progress finish first only if
 // they hold no instance yet; the rest end with an error.
 func (p *Plugin) Close(ctx context.Context) error {

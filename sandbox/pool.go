@@ -130,6 +130,34 @@ func (p *pool) release(ctx context.Context, in *instance, healthy bool) {
 	<-p.slots
 }
 
+// forget closes the idle instances of session key (isolation "session") and clears their
+// memories before they are kept for reuse: what a deleted session left in a plugin's
+// globals and heap is gone when the deletion answers, not when the memory is next
+// handed out. It reports how many it closed.
+func (p *pool) forget(ctx context.Context, key string) int {
+	if p.isolation != IsolationSession {
+		return 0
+	}
+	p.mu.Lock()
+	var gone []*instance
+	p.idle = slices.DeleteFunc(p.idle, func(in *instance) bool {
+		if in.key == key {
+			gone = append(gone, in)
+			return true
+		}
+		return false
+	})
+	p.mu.Unlock()
+	for _, in := range gone {
+		_ = in.ext.Close(context.WithoutCancel(ctx))
+		for _, m := range in.watch.mems {
+			clear(m.buf)
+		}
+		in.watch.recycle()
+	}
+	return len(gone)
+}
+
 func closeAll(ctx context.Context, ins []*instance) {
 	for _, in := range ins {
 		in.dispose(ctx)

@@ -78,6 +78,7 @@ func Run(ctx context.Context, h *host.Host, c Config) error {
 	if err != nil {
 		return err
 	}
+	h.OnDeleteSession(func(_ context.Context, id string) { srv.ForgetSession(id) }) // its A2A tasks
 	if c.Watch {
 		go h.Watch(ctx, orDefault(c.WatchInterval, 300*time.Millisecond), logf)
 	}

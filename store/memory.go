@@ -180,7 +180,8 @@ func (s *SQLite) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entr
 	return out, rows.Err()
 }
 
-// DeleteMemory deletes the entries f selects (memory.Store).
+// DeleteMemory deletes the entries f selects (memory.Store), and answers once their bytes
+// are gone from the database and its -wal file (erase.go).
 func (s *SQLite) DeleteMemory(ctx context.Context, f memory.Filter) (int, error) {
 	if f.Empty() {
 		return 0, memory.ErrEmptyFilter
@@ -195,6 +196,9 @@ func (s *SQLite) DeleteMemory(ctx context.Context, f memory.Filter) (int, error)
 		n, err = res.RowsAffected()
 		return err
 	})
+	if err == nil && n > 0 {
+		err = s.scrub(ctx) // erase.go: the -wal file still holds the memories' pages
+	}
 	if err != nil {
 		return 0, fmt.Errorf("delete memory: %w", err)
 	}

@@ -281,7 +281,8 @@ func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
 }
 
 // DeleteSession removes a session's entries and runs in one transaction; a session whose
-// run holds a lease (running now, in this process or another) is refused.
+// run holds a lease (running now, in this process or another) is refused. It answers
+// once their bytes are gone from the database and its -wal file (erase.go).
 func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		var held int
@@ -299,6 +300,9 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 		}
 		return nil
 	})
+	if err == nil {
+		err = s.scrub(ctx) // erase.go: the -wal file still holds the session's pages
+	}
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", session, err)
 	}

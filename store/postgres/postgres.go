@@ -286,8 +286,9 @@ func (s *Store) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
 	return out, rows.Err()
 }
 
-// DeleteSession removes a session's entries and runs in one transaction; a session whose
-// run holds a lease is refused.
+// DeleteSession removes a session's entries and runs in one transaction, with what other
+// packages keep of it in the database (OnDeleteSession); a session whose run holds a
+// lease is refused.
 func (s *Store) DeleteSession(ctx context.Context, session string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, session); err != nil {
@@ -306,7 +307,7 @@ func (s *Store) DeleteSession(ctx context.Context, session string) error {
 				return err
 			}
 		}
-		return nil
+		return deleteSessionData(ctx, tx, session) // erase.go: rows other packages keep
 	})
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", session, err)

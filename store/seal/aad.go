@@ -15,3 +15,9 @@ func KVAAD(plugin, key string) []byte { return []byte("kv\x00" + plugin + "\x00"
 
 // MemoryAAD binds a memory's text (field "text") or metadata ("metadata") to its id.
 func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x00" + field) }
+
+// JobAAD binds a queued job's sealed payload to its job: its kind, what it runs on (a
+// session, a workflow) and its run id. A payload copied into another job does not open.
+func JobAAD(kind, on, run string) []byte {
+	return []byte("job\x00" + kind + "\x00" + on + "\x00" + run)
+}

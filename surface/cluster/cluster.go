@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
 )
 
 // Runner runs the loop; host.(*Host).Runner() is one.
@@ -24,14 +25,16 @@ type Runner interface {
 	RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error)
 }
 
-// RunArgs is a run job's payload. Session and Run repeat the input's ids as the job's
+// RunArgs are a run job's arguments. Session and Run are the input's ids and the job's
 // unique key: River inserts a job only if no job of the same (session, run id) exists,
 // so the decision that a run id is new is one INSERT in PostgreSQL, not a read on each
-// node followed by an enqueue (two nodes would both read "new" and both enqueue).
+// node followed by an enqueue (two nodes would both read "new" and both enqueue). Input
+// is the loop.RunInput, sealed with the store's keys, and dropped once the job has ended
+// (atrest.go).
 type RunArgs struct {
-	Session string        `json:"session" river:"unique"`
-	Run     string        `json:"run" river:"unique"`
-	Input   loop.RunInput `json:"input"`
+	Session string          `json:"session" river:"unique"`
+	Run     string          `json:"run" river:"unique"`
+	Input   json.RawMessage `json:"input,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -46,7 +49,8 @@ type Options struct {
 	// Workflows executes workflow runs (workflow.go); without it this node's workers
 	// take no workflow jobs.
 	Workflows WorkflowRunner
-	// Store is the session store (to tell a first attempt from a retry).
+	// Store is the session store (to tell a first attempt from a retry). When it seals
+	// (store/postgres with keys), the jobs' payloads are sealed with its key ring.
 	Store loop.SessionStore
 	// Workers is how many runs this node executes at once; 0 only enqueues.
 	Workers int
@@ -65,6 +69,7 @@ type Cluster struct {
 	pool   *pgxpool.Pool
 	client *river.Client[pgx.Tx]
 	opts   Options
+	keys   *seal.Keys // the store's: seals the jobs' payloads (atrest.go)
 }
 
 // New connects, migrates River's tables (River's own migrations) and, with workers,
@@ -74,7 +79,7 @@ func New(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	c := &Cluster{pool: pool, opts: opts}
+	c := &Cluster{pool: pool, opts: opts, keys: keysOf(opts.Store)}
 	if err := c.start(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -121,7 +126,8 @@ func (c *Cluster) start(ctx context.Context) error {
 }
 
 // migrate applies River's migrations, one node at a time (nodes that start together
-// would race on CREATE TABLE).
+// would race on CREATE TABLE), then installs the trigger that prunes ended jobs'
+// payloads (atrest.go).
 func (c *Cluster) migrate(ctx context.Context, driver *riverpgxv5.Driver) error {
 	conn, err := c.pool.Acquire(ctx)
 	if err != nil {
@@ -137,8 +143,13 @@ func (c *Cluster) migrate(ctx context.Context, driver *riverpgxv5.Driver) error 
 	if err != nil {
 		return err
 	}
-	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	return err
+	if _, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, pruneSQL); err != nil {
+		return fmt.Errorf("the trigger pruning ended jobs: %w", err)
+	}
+	return nil
 }
 
 // Close stops working (runs in progress are cancelled: River retries them) and
@@ -159,7 +170,11 @@ func (c *Cluster) Close(ctx context.Context) error {
 // it ended); by then the run it started is in the store's runs, which the caller
 // checks too.
 func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
-	res, err := c.client.Insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: in}, &river.InsertOpts{
+	payload, err := c.sealRun(in)
+	if err != nil {
+		return fmt.Errorf("enqueue run %q: %w", in.RunID, err)
+	}
+	res, err := c.client.Insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: payload}, &river.InsertOpts{
 		MaxAttempts: 5,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
 	})
@@ -239,12 +254,9 @@ type runWorker struct {
 // Work runs the job's input, or, when an earlier attempt already started it (its worker
 // died), continues its session under the run id RUNID~N with no new input.
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	in := job.Args.Input
-	// JSON turns a nil RawMessage into "null": back to nil, as the caller gave it.
-	for _, raw := range []*json.RawMessage{&in.OutputSchema, &in.State} {
-		if string(*raw) == "null" {
-			*raw = nil
-		}
+	in, err := w.c.openRun(job.Args)
+	if err != nil {
+		return river.JobCancel(err) // never retried: the same payload does not open again
 	}
 	runs, err := w.c.opts.Store.Runs(ctx, in.SessionID)
 	if err != nil {
@@ -257,7 +269,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		}
 	}
 	if attempts > 0 {
-		in.RunID = fmt.Sprintf("%s~%d", job.Args.Input.RunID, attempts+1)
+		in.RunID = fmt.Sprintf("%s~%d", job.Args.Run, attempts+1)
 		in.Messages = nil
 	}
 	_, err = w.c.opts.Runner.RunWith(ctx, in, nil)

@@ -25,12 +25,16 @@ type WorkflowRunner interface {
 	RunWorkflow(ctx context.Context, name string, in workflow.RunInput) (workflow.Result, error)
 }
 
-// WorkflowArgs is a workflow job's payload. Workflow and Run are its unique key among
+// WorkflowArgs are a workflow job's arguments. Workflow and Run are its unique key among
 // the jobs that may still execute: a run has at most one live job, and a resume (with
-// decisions) is a new job once the last one ended.
+// decisions) is a new job once the last one ended. Payload holds the inputs and
+// decisions, sealed with the store's keys and dropped once the job has ended
+// (atrest.go); Inputs and Approvals are only read, from jobs queued before payloads
+// were sealed.
 type WorkflowArgs struct {
 	Workflow  string                       `json:"workflow" river:"unique"`
 	Run       string                       `json:"run" river:"unique"`
+	Payload   json.RawMessage              `json:"payload,omitempty"`
 	Inputs    json.RawMessage              `json:"inputs,omitempty"`
 	Approvals map[string]workflow.Decision `json:"approvals,omitempty"`
 }
@@ -46,7 +50,11 @@ var liveStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.Job
 // may still execute, it enqueues nothing and returns an error wrapping
 // loop.ErrSessionBusy: one decision in PostgreSQL, whichever node asks.
 func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.RunInput) error {
-	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Run: in.RunID, Inputs: in.Inputs, Approvals: in.Approvals}, &river.InsertOpts{
+	payload, err := c.sealWorkflow(name, in)
+	if err != nil {
+		return fmt.Errorf("enqueue workflow %s run %q: %w", name, in.RunID, err)
+	}
+	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Run: in.RunID, Payload: payload}, &river.InsertOpts{
 		MaxAttempts: 10,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
 	})
@@ -75,15 +83,19 @@ type workflowWorker struct {
 // the job's error. A run cut short (the worker stopping, the store failing) is retried.
 func (w *workflowWorker) Work(ctx context.Context, job *river.Job[WorkflowArgs]) error {
 	a := job.Args
-	if string(a.Inputs) == "null" {
-		a.Inputs = nil
+	in, err := w.c.openWorkflow(a)
+	if err != nil {
+		return river.JobCancel(err) // never retried: the same payload does not open again
 	}
-	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, workflow.RunInput{RunID: a.Run, Inputs: a.Inputs, Approvals: a.Approvals})
+	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, in)
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
 		return river.JobSnooze(time.Second) // a live worker (or one not yet known dead) holds the run
 	case errors.Is(err, workflow.ErrInputs):
-		return river.JobCancel(err) // never retried: the same inputs are refused again
+		// Never retried: the same inputs are refused again. The job (and the log) keep
+		// the error's kind, not its text, which may quote the inputs.
+		w.c.log().Warn("cluster: workflow inputs refused", "workflow", a.Workflow, "run", a.Run)
+		return river.JobCancel(fmt.Errorf("workflow %s run %s: %w", a.Workflow, a.Run, workflow.ErrInputs))
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
 		return river.JobCancel(fmt.Errorf("workflow %s run %s aborted", a.Workflow, a.Run))
 	case ctx.Err() != nil:

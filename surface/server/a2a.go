@@ -25,9 +25,19 @@ type AgentCard struct {
 
 func (s *Server) mountA2A() {
 	exec := &a2abridge.Executor{Run: s.a2aRun, Abort: s.opts.Agent.Abort}
-	handler := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec))
+	s.a2aTasks = a2abridge.NewTaskStore()
+	handler := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec, a2asrv.WithTaskStore(s.a2aTasks)))
 	s.mux.Handle("POST /a2a", s.auth(s.atLeast("user", handler.ServeHTTP)))
 	s.mux.HandleFunc("GET "+a2asrv.WellKnownAgentCardPath, s.handleAgentCard)
+}
+
+// ForgetSession drops what the server keeps in memory of a deleted session: the A2A
+// tasks of its context (their messages and answers). host.(*Host).OnDeleteSession calls
+// it for every session the host deletes, whichever surface asked.
+func (s *Server) ForgetSession(session string) {
+	if s.a2aTasks != nil {
+		s.a2aTasks.ForgetSession(session)
+	}
 }
 
 func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/a2abridge"
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
@@ -110,6 +111,8 @@ type Server struct {
 	draining bool
 	active   map[string]string // session -> its run this server streams (one at a time)
 	wg       sync.WaitGroup    // run handlers in progress
+
+	a2aTasks *a2abridge.TaskStore // the A2A tasks this process keeps (a2a.go)
 }
 
 // New checks the options and builds the handler.
