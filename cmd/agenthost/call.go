@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/manifest"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +34,10 @@ func newCallCmd() *cobra.Command {
 		Short: "Call one tool without a model; prints the CallToolResult (exit 1 when isError)",
 		Long: `Call one tool of a plugin of the manifest, or of a .wasm file given by path, and print
 its CallToolResult. The arguments are checked against the tool's input schema exactly as
-a run checks them; they default to {} and "-" reads them from stdin. What the plugin logs
+a run checks them; they default to {} and "-" reads them from stdin. The call takes the
+agent's whole tool pipeline, as a model's would: guardrails, permission plugins, the
+approval policy (asked on the terminal; refused when stdin is not one) and the caps; it
+is stored as a session of its own and recorded in the audit log. What the plugin logs
 or writes to stdout and stderr is printed to stderr.
 
 A .wasm given by path gets no permission but those of the flags (the manifest is not
@@ -81,7 +86,16 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 			if err := hasTool(h, target, tool); err != nil {
 				return usage(err)
 			}
-			res, err := h.CallTool(cmd.Context(), target, tool, in)
+			// The call takes the host's door: the agent's whole tool pipeline (guardrails,
+			// permission plugins, approvals, caps), audited and traced, for the local user.
+			// A call that needs approval is asked on the terminal, or refused without one.
+			opts := host.CallOptions{OnEvent: func(e loop.Event) { onReport(e.Data) }}
+			if len(args) < 3 || args[2] != "-" {
+				if isTerminal(cmd.InOrStdin()) {
+					opts.Approver = &askApprover{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
+				}
+			}
+			res, _, err := h.Door().CallPluginTool(cmd.Context(), h.Local(cmd.Context(), ""), target, tool, in, opts)
 			var invalid *host.InvalidArgumentsError
 			if errors.As(err, &invalid) {
 				return usage(err)
