@@ -24,7 +24,7 @@ type callFlags struct {
 	allowPaths, allowHosts, env, config []string
 	timeout, memory, abi                string
 	kv                                  bool
-	logLevel                            string
+	logLevel, user                      string
 }
 
 func newCallCmd() *cobra.Command {
@@ -77,7 +77,7 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 				if h, target, err = openBare(cmd, target, tool, f, onReport); err != nil {
 					return err
 				}
-			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config"))+boolInt(cmd.Flags().Changed("locked")) {
+			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("user"))+boolInt(cmd.Flags().Changed("config"))+boolInt(cmd.Flags().Changed("locked")) {
 				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
 			} else if h, err = host.Open(cmd.Context(), host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, OnReport: onReport}); err != nil {
 				return err
@@ -95,7 +95,7 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 					opts.Approver = &askApprover{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 				}
 			}
-			res, _, err := h.Door().CallPluginTool(cmd.Context(), h.Local(cmd.Context(), ""), target, tool, in, opts)
+			res, _, err := h.Door().CallPluginTool(cmd.Context(), h.Local(cmd.Context(), f.user), target, tool, in, opts)
 			var invalid *host.InvalidArgumentsError
 			if errors.As(err, &invalid) {
 				return usage(err)
@@ -122,6 +122,7 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 	fl.StringVar(&f.abi, "abi", "", "mcp, extism or wasi (default: detected); .wasm by path only")
 	fl.BoolVar(&f.kv, "kv", false, "let the plugin use the key/value store (in memory); .wasm by path only")
 	fl.StringVar(&f.logLevel, "log-level", "debug", "show plugin output at this level and above, or off")
+	fl.StringVar(&f.user, "user", "", "who the call is for: the audit log's actor and the owner of the call's session")
 	return cmd
 }
 
