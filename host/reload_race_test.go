@@ -15,9 +15,7 @@ import (
 // rebuilt and reloaded again and again each end, none failed, on one plugin set (the generation
 // they started on: the agent and the plugins it was built from, which their memory
 // extraction uses too), readers of the plugin list (Plugins, PluginInfo) race with
-// nothing, and once no run is left the replaced plugins are all closed. Run with -race:
-// before the generation, h.plugins was swapped under a lock and read without one after
-// every run.
+// nothing (run with -race), and once no run is left the replaced plugins are all closed.
 func TestReloadDuringRunsGivesEachRunOneConsistentPluginSet(t *testing.T) {
 	probePlugin(t, "", "") // builds probe.wasm
 	dir := t.TempDir()
@@ -49,15 +47,20 @@ func TestReloadDuringRunsGivesEachRunOneConsistentPluginSet(t *testing.T) {
 			}
 		}()
 	}
-	for k := range reloads {
-		src := probe.path
-		if k%2 == 1 {
-			src = calcWasm
+	// Reload on, at least `reloads` times and for as long as runs are going.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for k := 0; ; k++ {
+		select {
+		case <-finished:
+		default:
+			reload(t, h, wasm, k)
+			continue
 		}
-		copyFile(t, src, wasm, time.Now().Add(time.Duration(k)*time.Second))
-		if names, err := h.Reload(ctx); err != nil || len(names) != 1 {
-			t.Fatalf("reload %d: %v %v", k, names, err)
+		if k >= reloads {
+			break
 		}
+		reload(t, h, wasm, k)
 	}
 	wg.Wait()
 	close(errs)
@@ -73,5 +76,19 @@ func TestReloadDuringRunsGivesEachRunOneConsistentPluginSet(t *testing.T) {
 	defer h.live.mu.Unlock()
 	if n := len(h.live.retired); n != 0 {
 		t.Fatalf("%d retired generations still held with no run left", n)
+	}
+}
+
+// reload swaps the plugin file between the probe and calc (a new mtime each time) and
+// reloads it.
+func reload(t *testing.T, h *Host, wasm string, k int) {
+	t.Helper()
+	src := probe.path
+	if k%2 == 1 {
+		src = calcWasm
+	}
+	copyFile(t, src, wasm, time.Now().Add(time.Duration(k)*time.Second))
+	if names, err := h.Reload(context.Background()); err != nil || len(names) != 1 {
+		t.Fatalf("reload %d: %v %v", k, names, err)
 	}
 }
