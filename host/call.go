@@ -94,21 +94,6 @@ func callResultOf(res loop.ToolResult) sandbox.CallResult {
 	return out
 }
 
-func toolNames(p *sandbox.Plugin) string {
-	var names []string
-	for _, s := range p.Tools() {
-		names = append(names, s.Name)
-	}
-	if len(names) == 0 {
-		return "no tools"
-	}
-	out := names[0]
-	for _, n := range names[1:] {
-		out += ", " + n
-	}
-	return out
-}
-
 // ErrNoTools is a tool plugin that offers no tool: almost always a build or manifest
 // slip, so its error says how to fix each likely one.
 var ErrNoTools = errors.New("declares no tools")
