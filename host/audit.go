@@ -2,20 +2,19 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // The audit log (package audit) is written here and nowhere else: every surface that
-// starts runs goes through Runner.RunWith, every approval through the approver agentFrom
+// starts a run or calls a tool goes through the door (door.go), which records it here, every approval through the approver agentFrom
 // wraps, every session deletion through Host.DeleteSession; memory deletions are recorded
 // by the surfaces that make them, through Host.Audit (the server gets it as an option).
 // A store without an audit log (the in-process store) records nothing.
@@ -40,45 +39,44 @@ func actorOf(user string) string {
 	return user
 }
 
-// auditRun records a run's start before it starts (a run whose record cannot be written
-// does not run: the log never misses a run that happened) and returns the function that
-// records its end, best effort (the run has happened; the chain stays whole without it).
-func (h *Host) auditRun(ctx context.Context, in *loop.RunInput, agent string) (func(loop.RunResult), error) {
+// auditRun records the start of a door entry for p before it starts (one whose record
+// cannot be written does not run: the log never misses a run that happened) and returns
+// the function that records its end, best effort (the run has happened; the chain stays
+// whole without it). The actor is the run's user; the detail names the principal's id
+// and role beside what the entry says about itself (agent, tool).
+func (h *Host) auditRun(ctx context.Context, p access.Principal, in *loop.RunInput, detail map[string]string) (func(loop.RunResult), error) {
 	if _, ok := h.Store.(audit.Store); !ok {
 		return func(loop.RunResult) {}, nil
 	}
-	if in.RunID == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		in.RunID = "run_" + hex.EncodeToString(b[:])
+	who := map[string]string{}
+	if p.ID != "" {
+		who["actor_id"] = p.ID
 	}
-	if in.SessionID == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		in.SessionID = "ses_" + hex.EncodeToString(b[:])
+	if p.Role != "" {
+		who["actor_role"] = string(p.Role)
 	}
-	if err := h.claimSession(ctx, in.SessionID, in.User); err != nil {
-		return nil, err
-	}
+	start := maps.Clone(who)
+	maps.Copy(start, detail)
 	target := in.SessionID + "/" + in.RunID
-	if err := h.Audit(ctx, audit.Record{Action: audit.ActionRunStart, Actor: actorOf(in.User), Target: target,
-		Detail: map[string]string{"agent": agent}}); err != nil {
+	if err := h.Audit(ctx, audit.Record{Action: audit.ActionRunStart, Actor: actorOf(in.User), Target: target, Detail: start}); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	// Answers given with the run (a resume over HTTP) are decisions made now, by the
 	// run's user: they never reach the Approver, so they are recorded here.
 	for _, id := range slices.Sorted(maps.Keys(in.Approvals)) {
 		ap := in.Approvals[id]
-		if err := h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(in.User), Target: target,
-			Detail: map[string]string{"call": id, "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason, "via": "resume"}}); err != nil {
+		d := map[string]string{"call": id, "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason, "via": "resume"}
+		maps.Copy(d, who)
+		if err := h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(in.User), Target: target, Detail: d}); err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
 		}
 	}
 	user := in.User
 	return func(res loop.RunResult) {
-		_ = h.Audit(ctx, audit.Record{Action: audit.ActionRunEnd, Actor: actorOf(user), Target: target,
-			Detail: map[string]string{"status": string(res.Status), "reason": string(res.Reason),
-				"tokens": strconv.Itoa(res.Usage.TotalTokens), "cost_usd": strconv.FormatFloat(res.Usage.CostUSD, 'f', -1, 64)}})
+		d := map[string]string{"status": string(res.Status), "reason": string(res.Reason),
+			"tokens": strconv.Itoa(res.Usage.TotalTokens), "cost_usd": strconv.FormatFloat(res.Usage.CostUSD, 'f', -1, 64)}
+		maps.Copy(d, who)
+		_ = h.Audit(ctx, audit.Record{Action: audit.ActionRunEnd, Actor: actorOf(user), Target: target, Detail: d})
 	}, nil
 }
 

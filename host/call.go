@@ -6,63 +6,90 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/mcpclient"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
-// InvalidArgumentsError is a CallTool refused before the plugin ran: the arguments are
-// not JSON or break the tool's input schema.
+// InvalidArgumentsError is a CallPluginTool refused before anything ran: the arguments
+// are not JSON or break the tool's input schema.
 type InvalidArgumentsError struct{ Err error }
 
 func (e *InvalidArgumentsError) Error() string { return e.Err.Error() }
 func (e *InvalidArgumentsError) Unwrap() error { return e.Err }
 
-// CallTool calls one tool of a loaded plugin outside a run (`agenthost plugins call`).
-// The arguments are checked as a run checks them (loop.ToolSet.ValidateArguments), so a
-// call refused here is one the model's would be refused too; then the sandbox runs it
-// with the plugin's permissions. What the plugin logs goes to Options.OnReport.
-func (h *Host) CallTool(ctx context.Context, plugin, tool string, args []byte) (sandbox.CallResult, error) {
-	if srv := h.mcpServer(plugin); srv != nil {
-		return h.callMCPTool(ctx, srv, tool, args)
-	}
-	p, ok := h.Plugin(plugin)
-	if !ok {
-		return sandbox.CallResult{}, fmt.Errorf("no plugin %q", plugin)
-	}
-	var spec *sandbox.ToolSpec
-	for _, s := range p.Tools() {
-		if s.Name == tool {
-			spec = &s
+// CallPluginTool is CallTool for a tool named by its plugin (or MCP server) and its own
+// name, as `agenthost plugins call PLUGIN TOOL` names it: the whole tool pipeline,
+// audited and traced, in a session of its own unless opts names one. Arguments that
+// break the tool's schema are refused first with an *InvalidArgumentsError (the CLI's
+// usage error); the pipeline checks them again, as it checks a model's. The result is
+// in the sandbox's (MCP's CallToolResult) shape; err is set when the call could not be
+// made at all (refused, the store failing), with the run's result.
+func (d *Door) CallPluginTool(ctx context.Context, p access.Principal, plugin, tool string, args []byte, opts CallOptions) (sandbox.CallResult, loop.RunResult, error) {
+	var entry *ToolEntry
+	var owns bool
+	for _, t := range d.h.ToolList() {
+		if t.Plugin != plugin {
+			continue
+		}
+		owns = true
+		if t.Tool == tool {
+			entry = &t
 		}
 	}
-	if spec == nil {
-		return sandbox.CallResult{}, fmt.Errorf("plugin %q has no tool %q (it has: %s)", plugin, tool, toolNames(p))
-	}
-	ts, err := loop.NewToolSet(&pluginTool{plugin: p, name: tool, tool: tool, spec: *spec})
-	if err != nil {
-		return sandbox.CallResult{}, err
+	switch {
+	case !owns:
+		return sandbox.CallResult{}, loop.RunResult{}, fmt.Errorf("no tool plugin or mcp server %q", plugin)
+	case entry == nil:
+		return sandbox.CallResult{}, loop.RunResult{}, fmt.Errorf("%q has no tool %q", plugin, tool)
 	}
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if err := ts.ValidateArguments(tool, string(args)); err != nil {
-		return sandbox.CallResult{}, &InvalidArgumentsError{err}
+	ts, err := loop.NewToolSet(specTool{entry.Name, entry.Spec})
+	if err != nil {
+		return sandbox.CallResult{}, loop.RunResult{}, err
 	}
-	return p.CallTool(ctx, tool, args)
+	if err := ts.ValidateArguments(entry.Name, string(args)); err != nil {
+		return sandbox.CallResult{}, loop.RunResult{}, &InvalidArgumentsError{err}
+	}
+	res, run := d.CallTool(ctx, p, entry.Name, args, opts)
+	if run.Status != loop.StatusCompleted {
+		err := run.Err
+		if err == nil {
+			err = fmt.Errorf("the call ended %s/%s", run.Status, run.Reason)
+		}
+		return sandbox.CallResult{}, run, err
+	}
+	return callResultOf(res), run, nil
 }
 
-func toolNames(p *sandbox.Plugin) string {
-	var names []string
-	for _, s := range p.Tools() {
-		names = append(names, s.Name)
-	}
-	if len(names) == 0 {
-		return "no tools"
-	}
-	out := names[0]
-	for _, n := range names[1:] {
-		out += ", " + n
+// specTool is a tool's spec alone, for checking arguments against it.
+type specTool struct {
+	name string
+	spec sandbox.ToolSpec
+}
+
+func (t specTool) Spec() loop.ToolSpec {
+	return loop.ToolSpec{Name: t.name, Description: t.spec.Description, InputSchema: t.spec.InputSchema}
+}
+
+func (specTool) Call(context.Context, loop.ToolCall) (loop.ToolResult, error) {
+	return loop.ToolResult{}, errors.New("a spec is not called")
+}
+
+// callResultOf is a pipeline's result in the sandbox's shape: text, images (the loop
+// carries them as data URLs) and the structured twin.
+func callResultOf(res loop.ToolResult) sandbox.CallResult {
+	out := sandbox.CallResult{IsError: res.IsError, StructuredContent: res.Structured}
+	for _, p := range res.Content {
+		if p.Type == loop.PartImage {
+			mime, data, _ := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ";base64,")
+			out.Content = append(out.Content, sandbox.Content{Type: "image", Data: data, MimeType: mime})
+			continue
+		}
+		out.Content = append(out.Content, sandbox.Content{Type: "text", Text: p.Text})
 	}
 	return out
 }
@@ -113,44 +140,4 @@ func (h *Host) mcpServer(name string) *mcpclient.Server {
 		}
 	}
 	return nil
-}
-
-// callMCPTool is CallTool for a tool of an MCP server: the same argument check, then the
-// server; the result in the sandbox's shape.
-func (h *Host) callMCPTool(ctx context.Context, srv *mcpclient.Server, tool string, args []byte) (sandbox.CallResult, error) {
-	var t *mcpTool
-	h.toolsMu.RLock()
-	defer h.toolsMu.RUnlock()
-	for _, x := range h.tools {
-		if mt, ok := x.(*mcpTool); ok && mt.server == srv && mt.tool.Name == tool {
-			t = mt
-		}
-	}
-	if t == nil {
-		return sandbox.CallResult{}, fmt.Errorf("mcp server %q has no tool %q", srv.Name(), tool)
-	}
-	ts, err := loop.NewToolSet(t)
-	if err != nil {
-		return sandbox.CallResult{}, err
-	}
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
-	if err := ts.ValidateArguments(t.name, string(args)); err != nil {
-		return sandbox.CallResult{}, &InvalidArgumentsError{err}
-	}
-	res, err := t.Call(ctx, loop.ToolCall{Name: t.name, Arguments: string(args)})
-	if err != nil {
-		return sandbox.CallResult{}, err
-	}
-	out := sandbox.CallResult{IsError: res.IsError, StructuredContent: res.Structured}
-	for _, p := range res.Content {
-		if p.Type == loop.PartImage {
-			mime, data, _ := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ";base64,")
-			out.Content = append(out.Content, sandbox.Content{Type: "image", Data: data, MimeType: mime})
-			continue
-		}
-		out.Content = append(out.Content, sandbox.Content{Type: "text", Text: p.Text})
-	}
-	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 // Grade asks an evaluator plugin's grade export to grade an eval case's run
 // (`agenthost eval`, eval). It runs in the plugin's sandbox like every hook call.
 func (h *Host) Grade(ctx context.Context, plugin string, in eval.GradeInput) (eval.Grade, error) {
-	for i, p := range h.plugins {
+	for i, p := range h.Plugins() {
 		if p.Name() != plugin {
 			continue
 		}

@@ -90,7 +90,7 @@ type Host struct {
 	steady []string
 
 	runtime   *sandbox.Runtime
-	plugins   []*sandbox.Plugin
+	plugins   []*sandbox.Plugin   // written by Open and, under toolsMu, by Reload; a run uses its generation's
 	toolsMu   sync.RWMutex        // guards tools and Warnings after Open (RefreshTools)
 	tools     []loop.Tool         // the tool plugins' tools, named as the model sees them
 	providers []*providers.Client // the agent's provider, or its fallback chain
@@ -232,7 +232,7 @@ func (h *Host) startAgent(ctx context.Context) (err error) {
 	if h.Agent, err = h.newAgent(model, modelName, h.opts.Approver); err != nil {
 		return err
 	}
-	h.live.cur.Store(h.Agent)
+	h.live.cur.Store(&generation{agent: h.Agent, plugins: h.plugins})
 	return nil
 }
 
@@ -330,12 +330,17 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 	return loop.New(cfg)
 }
 
-// Plugins lists the loaded plugins in manifest order.
-func (h *Host) Plugins() []*sandbox.Plugin { return h.plugins }
+// Plugins lists the loaded plugins in manifest order: the current set (a Reload swaps
+// in the next one under toolsMu).
+func (h *Host) Plugins() []*sandbox.Plugin {
+	h.toolsMu.RLock()
+	defer h.toolsMu.RUnlock()
+	return h.plugins
+}
 
 // Plugin finds a loaded plugin by name.
 func (h *Host) Plugin(name string) (*sandbox.Plugin, bool) {
-	for _, p := range h.plugins {
+	for _, p := range h.Plugins() {
 		if p.Name() == name {
 			return p, true
 		}

@@ -26,11 +26,11 @@ func TestMCPServerMaxOutputFromTheManifestBoundsItsResults(t *testing.T) {
 	t.Cleanup(hs.Close) // after the host's Close (cleanups run last first), which ends its stream
 
 	h := openHost(t, `{"turns": []}`, fmt.Sprintf("[[mcp_servers]]\nname = \"sized\"\nurl = %q\nmax_output = \"1KiB\"\n", hs.URL), Options{})
-	res, err := h.CallTool(context.Background(), "sized", "make", []byte(`{"bytes": 2048}`))
+	res, _, err := h.Door().CallPluginTool(context.Background(), h.Local(context.Background(), ""), "sized", "make", []byte(`{"bytes": 2048}`), CallOptions{})
 	if err != nil || !res.IsError || res.Text() != `Error: mcp server "sized": make: output 2 KiB exceeds max_output 1 KiB` {
 		t.Fatalf("over max_output: %v, %.200s", err, res.Text())
 	}
-	if res, err := h.CallTool(context.Background(), "sized", "make", []byte(`{"bytes": 1024}`)); err != nil || res.IsError || len(res.Text()) != 1024 {
+	if res, _, err := h.Door().CallPluginTool(context.Background(), h.Local(context.Background(), ""), "sized", "make", []byte(`{"bytes": 1024}`), CallOptions{}); err != nil || res.IsError || len(res.Text()) != 1024 {
 		t.Fatalf("at max_output: %v, %.200s", err, res.Text())
 	}
 }

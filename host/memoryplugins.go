@@ -44,8 +44,14 @@ func forWasm(h memory.Hit) memoryForWasm {
 
 // memoryPlugins are the loaded plugins of kind memory that have export.
 func (h *Host) memoryPlugins(export string) []*sandbox.Plugin {
+	return h.memoryPluginsOf(h.plugins, export)
+}
+
+// memoryPluginsOf are the plugins of the set (in manifest order) of kind memory that
+// have export.
+func (h *Host) memoryPluginsOf(set []*sandbox.Plugin, export string) []*sandbox.Plugin {
 	var out []*sandbox.Plugin
-	for i, p := range h.plugins {
+	for i, p := range set {
 		if h.Manifest.Plugins[i].Kind == "memory" && hasExport(p, export) {
 			out = append(out, p)
 		}
@@ -56,8 +62,8 @@ func (h *Host) memoryPlugins(export string) []*sandbox.Plugin {
 // extractMemories runs the extract hooks after a run of a named user and stores what they
 // propose as that user's memories. The run has ended: a failure is reported (onErr), not
 // the run's.
-func (h *Host) extractMemories(ctx context.Context, in loop.RunInput, agent string, res loop.RunResult, onErr func(error)) {
-	plugins := h.memoryPlugins("extract")
+func (h *Host) extractMemories(ctx context.Context, g *generation, in loop.RunInput, agent string, res loop.RunResult, onErr func(error)) {
+	plugins := h.memoryPluginsOf(g.plugins, "extract")
 	ms, ok := h.Memory()
 	if len(plugins) == 0 || !ok || in.User == "" || !h.Manifest.Memory.Enabled {
 		return

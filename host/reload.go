@@ -2,12 +2,9 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,9 +118,9 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 		return nil, err
 	}
 	h.stamps = stamps
-	h.live.retired = append(h.live.retired, retiredAgent{agent: h.Agent, plugins: old})
+	h.live.retired = append(h.live.retired, retiredAgent{gen: h.live.cur.Load(), plugins: old})
 	h.Agent = agent
-	h.live.cur.Store(agent)
+	h.live.cur.Store(&generation{agent: agent, plugins: next})
 	h.live.reap()
 	_ = h.auditConfig(ctx, "reload") // the reload happened; a failed record does not undo it
 	return reloaded, nil
@@ -191,22 +188,59 @@ func equalStamps(a, b []fileStamp) bool {
 
 // liveAgent is the agent new runs start on, and the ones runs may still be using.
 type liveAgent struct {
-	cur     atomic.Pointer[loop.Agent]
+	cur     atomic.Pointer[generation]
 	mu      sync.Mutex // serialises Reload
 	retired []retiredAgent
 	failed  []fileStamp // the files as they were when a Reload last failed (NextReload)
 }
 
-type retiredAgent struct {
+// generation is one agent and the plugin set it was built from: what a run (and its
+// memory extraction afterwards) uses from start to end, whatever a Reload swaps in
+// meanwhile.
+type generation struct {
 	agent   *loop.Agent
-	plugins []*sandbox.Plugin // the plugins it had that the current agent does not
+	plugins []*sandbox.Plugin
+	held    atomic.Int64 // door entries in flight on it (hold)
 }
 
-// reap closes the plugins of retired agents with no run left. Caller holds mu.
+type retiredAgent struct {
+	gen     *generation
+	plugins []*sandbox.Plugin // the plugins it had that the current generation does not
+}
+
+// agent is the agent new runs start on, or nil on a host without a provider.
+func (l *liveAgent) agent() *loop.Agent {
+	if g := l.cur.Load(); g != nil {
+		return g.agent
+	}
+	return nil
+}
+
+// hold takes the current generation for one door entry, or nil on a host without a
+// provider; release gives it back. A generation retired between the load and the count
+// is let go and the new one taken, so reap never closes a plugin an entry holds.
+func (l *liveAgent) hold() *generation {
+	for {
+		g := l.cur.Load()
+		if g == nil {
+			return nil
+		}
+		g.held.Add(1)
+		if l.cur.Load() == g {
+			return g
+		}
+		g.held.Add(-1)
+	}
+}
+
+func (l *liveAgent) release(g *generation) { g.held.Add(-1) }
+
+// reap closes the plugins of retired generations no entry holds and no run uses.
+// Caller holds mu.
 func (l *liveAgent) reap() {
 	kept := l.retired[:0]
 	for _, r := range l.retired {
-		if r.agent.Running() > 0 {
+		if r.gen.held.Load() > 0 || r.gen.agent.Running() > 0 {
 			kept = append(kept, r)
 			continue
 		}
@@ -217,85 +251,28 @@ func (l *liveAgent) reap() {
 	l.retired = kept
 }
 
-// Runner is the host's agent for a long-lived caller (`agenthost serve`): each run
-// starts on the agent of the moment, so a Reload between runs takes effect, and Abort
-// finds a run on whichever agent it runs.
+// Runner is the host's door for a caller that speaks loop.RunInput (`agenthost serve`'s
+// HTTP, AG-UI and A2A routes, cluster workers, eval): each run goes through Door.Run for
+// the principal on its context (access.WithPrincipal), or the local user it names.
 func (h *Host) Runner() *Runner { return &Runner{h: h} }
 
-// Runner runs on the host's current agent; see Host.Runner.
+// Runner runs through the host's door; see Host.Runner.
 type Runner struct{ h *Host }
 
-// RunWith runs on the current agent, traced and counted when the host has telemetry,
-// with the manifest's run defaults (output_schema, allowed_tools, metadata) where in sets
-// none.
+// RunWith is Door.Run for the principal on ctx, or the local user in.User names.
 func (r *Runner) RunWith(ctx context.Context, in loop.RunInput, emit func(loop.Event)) (loop.RunResult, error) {
-	agent := r.h.live.cur.Load()
-	a := r.h.Manifest.Agent
-	if in.Agent != "" { // another entry agent: its own run defaults
-		other, ok := r.h.Manifest.AgentConfig(in.Agent)
-		if !ok {
-			err := fmt.Errorf("no agent %q (agents: %s)", in.Agent, strings.Join(r.h.Manifest.AgentNames(), ", "))
-			return loop.RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
-		}
-		a = other
-	}
-	if len(in.OutputSchema) == 0 && len(a.OutputSchema) > 0 {
-		in.OutputSchema = json.RawMessage(a.OutputSchema)
-	}
-	if in.AllowedTools == nil && a.AllowedTools != nil {
-		in.AllowedTools = a.AllowedTools
-	}
-	if len(a.Metadata) > 0 {
-		md := maps.Clone(a.Metadata)
-		maps.Copy(md, in.Metadata)
-		in.Metadata = md
-	}
-	ended, err := r.h.auditRun(ctx, &in, a.Name)
-	if err != nil {
-		return loop.RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
-	}
-	tel := r.h.tel
-	if tel == nil {
-		res, err := agent.RunWith(ctx, in, emit)
-		ended(res)
-		r.extract(ctx, in, a.Name, res)
-		return res, err
-	}
-	ctx, end := tel.StartRun(ctx, a.Name, &in)
-	res, err := agent.RunWith(ctx, in, func(e loop.Event) {
-		tel.Observe(ctx, e)
-		if emit != nil {
-			emit(e)
-		}
-	})
-	end(res)
-	ended(res)
-	r.extract(ctx, in, a.Name, res)
-	return res, err
-}
-
-// extract runs the memory plugins' extract after a run (memoryplugins.go), on a context
-// the run's end does not cancel; what fails is written to the host's stderr.
-func (r *Runner) extract(ctx context.Context, in loop.RunInput, agent string, res loop.RunResult) {
-	if res.RunID == "" {
-		return
-	}
-	r.h.extractMemories(context.WithoutCancel(ctx), in, agent, res, func(err error) {
-		if r.h.opts.Stderr != nil {
-			fmt.Fprintf(r.h.opts.Stderr, "agenthost: %v\n", err)
-		}
-	})
+	return r.h.Door().Run(ctx, r.h.principalOf(ctx, in.User), in, emit)
 }
 
 // Abort aborts the session's run of that id on the agent running it.
 func (r *Runner) Abort(sessionID, runID string) bool {
-	if r.h.live.cur.Load().Abort(sessionID, runID) {
+	if a := r.h.live.agent(); a != nil && a.Abort(sessionID, runID) {
 		return true
 	}
 	r.h.live.mu.Lock()
 	defer r.h.live.mu.Unlock()
 	for _, old := range r.h.live.retired {
-		if old.agent.Abort(sessionID, runID) {
+		if old.gen.agent.Abort(sessionID, runID) {
 			return true
 		}
 	}

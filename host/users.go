@@ -47,17 +47,3 @@ func (h *Host) RemoveUser(ctx context.Context, name, actor string) error {
 	}
 	return h.Audit(ctx, audit.Record{Action: audit.ActionUserRemove, Actor: actor, Target: "user:" + name})
 }
-
-// claimSession makes a named run's user the owner of a session that has none, so that
-// sessions started from the CLI (run --user) belong to their user as those started over
-// HTTP do.
-func (h *Host) claimSession(ctx context.Context, session, user string) error {
-	as, ok := h.Access()
-	if !ok || user == "" {
-		return nil
-	}
-	if _, err := as.ClaimOwner(ctx, session, user); err != nil {
-		return fmt.Errorf("claim session: %w", err)
-	}
-	return nil
-}

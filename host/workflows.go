@@ -37,8 +37,9 @@ func (h *Host) checkWorkflowTools() error {
 }
 
 // Workflows is the engine that runs the manifest's workflows on this host: tool steps
-// through Host.Call (the one tool pipeline, L22), prompt steps through the host's
-// Runner (the agent of the moment, with the manifest's run defaults), step records in
+// through Door.CallTool (the one tool pipeline, L22), prompt steps through Door.Run (the
+// agent of the moment, with the manifest's run defaults), both for the principal on the
+// workflow's context (the surface that started it) or the local user; step records in
 // the host's store.
 func (h *Host) Workflows() *workflow.Engine {
 	return &workflow.Engine{Store: h.Store, Exec: workflowExec{h}}
@@ -47,15 +48,15 @@ func (h *Host) Workflows() *workflow.Engine {
 type workflowExec struct{ h *Host }
 
 func (x workflowExec) CallTool(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult) {
-	return x.h.Call(ctx, name, args, CallOptions{SessionID: session, Timeout: timeout})
+	return x.h.Door().CallTool(ctx, x.h.principalOf(ctx, ""), name, args, CallOptions{SessionID: session, Timeout: timeout})
 }
 
 func (x workflowExec) RunPrompt(ctx context.Context, agent, prompt, session string) (loop.RunResult, error) {
-	if x.h.live.cur.Load() == nil {
+	if x.h.live.agent() == nil {
 		err := fmt.Errorf("a prompt step needs a provider: %w", errNoModel)
 		return loop.RunResult{Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
 	}
-	return x.h.Runner().RunWith(ctx, loop.RunInput{SessionID: session, Agent: agent, Messages: []loop.Message{loop.UserMessage(prompt)}}, nil)
+	return x.h.Door().Run(ctx, x.h.principalOf(ctx, ""), loop.RunInput{SessionID: session, Agent: agent, Messages: []loop.Message{loop.UserMessage(prompt)}}, nil)
 }
 
 // RunWorkflow runs (or resumes) a declared workflow by name on this host's engine: what

@@ -44,9 +44,9 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 	want := []string{
 		"audit.genesis agenthost  log=" + recs[0].Detail["log"],
 		"config.load host  manifest_sha256=" + fileSHA(t, e.manifest) + " plugin:calc=" + fileSHA(t, calcWasm),
-		"run.start ana s1 agent=e2e",
+		"run.start ana s1 actor_role=operator agent=e2e",
 		"approval ana s1 approved=true call=c1 reason= tool=calc",
-		"run.end ana s1 cost_usd=0 reason=end_turn status=completed tokens=0",
+		"run.end ana s1 actor_role=operator cost_usd=0 reason=end_turn status=completed tokens=0",
 		"memory.delete cli " + id + " deleted=1",
 		"session.delete cli s1 ",
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/manifest"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +24,7 @@ type callFlags struct {
 	allowPaths, allowHosts, env, config []string
 	timeout, memory, abi                string
 	kv                                  bool
-	logLevel                            string
+	logLevel, user                      string
 }
 
 func newCallCmd() *cobra.Command {
@@ -32,7 +34,10 @@ func newCallCmd() *cobra.Command {
 		Short: "Call one tool without a model; prints the CallToolResult (exit 1 when isError)",
 		Long: `Call one tool of a plugin of the manifest, or of a .wasm file given by path, and print
 its CallToolResult. The arguments are checked against the tool's input schema exactly as
-a run checks them; they default to {} and "-" reads them from stdin. What the plugin logs
+a run checks them; they default to {} and "-" reads them from stdin. The call takes the
+agent's whole tool pipeline, as a model's would: guardrails, permission plugins, the
+approval policy (asked on the terminal; refused when stdin is not one) and the caps; it
+is stored as a session of its own and recorded in the audit log. What the plugin logs
 or writes to stdout and stderr is printed to stderr.
 
 A .wasm given by path gets no permission but those of the flags (the manifest is not
@@ -72,7 +77,7 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 				if h, target, err = openBare(cmd, target, tool, f, onReport); err != nil {
 					return err
 				}
-			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("config"))+boolInt(cmd.Flags().Changed("locked")) {
+			} else if cmd.Flags().NFlag() > boolInt(cmd.Flags().Changed("log-level"))+boolInt(cmd.Flags().Changed("user"))+boolInt(cmd.Flags().Changed("config"))+boolInt(cmd.Flags().Changed("locked")) {
 				return usage(errors.New("permission flags apply to a .wasm given by path; a manifest plugin has the manifest's permissions"))
 			} else if h, err = host.Open(cmd.Context(), host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, OnReport: onReport}); err != nil {
 				return err
@@ -81,7 +86,16 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 			if err := hasTool(h, target, tool); err != nil {
 				return usage(err)
 			}
-			res, err := h.CallTool(cmd.Context(), target, tool, in)
+			// The call takes the host's door: the agent's whole tool pipeline (guardrails,
+			// permission plugins, approvals, caps), audited and traced, for the local user.
+			// A call that needs approval is asked on the terminal, or refused without one.
+			opts := host.CallOptions{OnEvent: func(e loop.Event) { onReport(e.Data) }}
+			if len(args) < 3 || args[2] != "-" {
+				if isTerminal(cmd.InOrStdin()) {
+					opts.Approver = &askApprover{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
+				}
+			}
+			res, _, err := h.Door().CallPluginTool(cmd.Context(), h.Local(cmd.Context(), f.user), target, tool, in, opts)
 			var invalid *host.InvalidArgumentsError
 			if errors.As(err, &invalid) {
 				return usage(err)
@@ -108,6 +122,7 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 	fl.StringVar(&f.abi, "abi", "", "mcp, extism or wasi (default: detected); .wasm by path only")
 	fl.BoolVar(&f.kv, "kv", false, "let the plugin use the key/value store (in memory); .wasm by path only")
 	fl.StringVar(&f.logLevel, "log-level", "debug", "show plugin output at this level and above, or off")
+	fl.StringVar(&f.user, "user", "", "who the call is for: the audit log's actor and the owner of the call's session")
 	return cmd
 }
 

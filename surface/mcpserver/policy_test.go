@@ -38,7 +38,7 @@ func buildPlugins(t *testing.T) {
 		}
 		wasm.cache = filepath.Join(dir, "cache")
 		wasm.probe = filepath.Join(dir, "probe.wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasm.probe, "../testdata/probe")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasm.probe, "../../host/testdata/probe")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			wasm.err = fmt.Errorf("build probe: %v\n%s", err, out)

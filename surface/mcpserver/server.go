@@ -95,7 +95,8 @@ func objectSchema(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
-// handler runs a client's call through the agent's tool pipeline (host.Call): the
+// handler runs a client's call through the host's door (host.Door.CallTool, the agent's
+// tool pipeline, audited and traced for the caller's principal): the
 // guardrails, permission plugins, require_approval, approval_default and caps of a
 // model's call, each call stored in the MCP session's own session (mcp-ID), whose id
 // also keys the sandbox's instances (isolation "session"), as `serve` keys them by
@@ -117,10 +118,10 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 		}
 		unlock := b.sessions.lock(session) // one call at a time per MCP session: it is one session
 		defer unlock()
-		opts := host.CallOptions{SessionID: session, User: UserFrom(ctx), OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
+		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
 		approver, asking := approverFor(req)
 		opts.Approver = approver
-		res, run := h.Call(ctx, t.Name, req.Params.Arguments, opts)
+		res, run := h.Door().CallTool(ctx, principal(ctx, h), t.Name, req.Params.Arguments, opts)
 		if asking != nil && asking.params != nil && run.Reason == loop.ReasonApprovalRequired {
 			// The user is asked in the protocol's multi round-trip way: the client (or, for
 			// an older client, the SDK on its behalf) elicits and calls again with the answer.

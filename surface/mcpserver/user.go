@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/host"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -69,4 +71,14 @@ func authenticated(h http.Handler, caller func(*http.Request) string) http.Handl
 		}
 		bind.ServeHTTP(w, r)
 	})
+}
+
+// principal is who a request is for, as the host's door takes it: the principal the
+// HTTP surface authenticated (mcp serve --http), or the local user the request names
+// (UserFrom: an OAuth token's subject, or --user on stdio).
+func principal(ctx context.Context, h *host.Host) access.Principal {
+	if p, ok := access.PrincipalFrom(ctx); ok {
+		return p
+	}
+	return h.Local(ctx, UserFrom(ctx))
 }

@@ -146,23 +146,23 @@ func (s *Server) mayAct(w http.ResponseWriter, r *http.Request, a access.Action,
 }
 
 // decide is mayAct without HTTP: 0 when allowed, else the status and why (and the store's
-// error when it failed).
+// error when it failed). The decision is access.Authorize's, the one the host's door
+// takes; this maps it to HTTP.
 func (s *Server) decide(ctx context.Context, a access.Action, session string) (int, string, error) {
 	p, _ := PrincipalFrom(ctx)
-	if p.Privileged() || s.opts.Access == nil {
+	if s.opts.Access == nil {
 		return 0, "", nil
 	}
-	owner, shares, err := s.acl(ctx, session)
-	if err != nil {
+	switch err := access.Authorize(ctx, s.opts.Access, p, a, session); {
+	case err == nil:
+		return 0, "", nil
+	case errors.Is(err, access.ErrNotVisible):
+		return http.StatusNotFound, fmt.Sprintf("no session %q", session), nil
+	case errors.Is(err, access.ErrNotAllowed):
+		return http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session), nil
+	default:
 		return http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", session, err), err
 	}
-	if access.Allowed(p, a, owner, shares) {
-		return 0, "", nil
-	}
-	if !access.Allowed(p, access.Read, owner, shares) {
-		return http.StatusNotFound, fmt.Sprintf("no session %q", session), nil
-	}
-	return http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session), nil
 }
 
 func (s *Server) acl(ctx context.Context, session string) (string, []access.Share, error) {

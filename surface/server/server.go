@@ -202,6 +202,9 @@ func (s *Server) auth(next http.HandlerFunc) http.Handler {
 		if id := requestID(r); id != "" {
 			ctx = audit.WithRequestID(ctx, id)
 		}
+		if p, ok := PrincipalFrom(ctx); ok { // the host's door authorises on it (host.Door)
+			ctx = access.WithPrincipal(ctx, p)
+		}
 		next(w, r.WithContext(ctx))
 	})
 }
