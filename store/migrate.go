@@ -21,6 +21,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV7MemoryTerms,
 	migrateV8MemoryVectors,
 	migrateV9VectorModels,
+	migrateV10UserIDs,
 }
 
 // schemaVersion is the version this code writes.
