@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -25,11 +26,14 @@ type WorkflowRunner interface {
 	RunWorkflow(ctx context.Context, name string, in workflow.RunInput) (workflow.Result, error)
 }
 
-// WorkflowArgs is a workflow job's payload. Workflow and Run are its unique key among
-// the jobs that may still execute: a run has at most one live job, and a resume (with
-// decisions) is a new job once the last one ended.
+// WorkflowArgs is a workflow job's payload. Workflow, Owner and Run are its unique key
+// among the jobs that may still execute: a run has at most one live job, and a resume
+// (with decisions) is a new job once the last one ended. The owner (the id of the user
+// the run is for, workflow.RunInput.Owner) is part of the key, so another user's run of
+// the same id is another job and neither can hold the other's key.
 type WorkflowArgs struct {
 	Workflow  string                       `json:"workflow" river:"unique"`
+	Owner     string                       `json:"owner,omitempty" river:"unique"`
 	Run       string                       `json:"run" river:"unique"`
 	Inputs    json.RawMessage              `json:"inputs,omitempty"`
 	Approvals map[string]workflow.Decision `json:"approvals,omitempty"`
@@ -46,7 +50,7 @@ var liveStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.Job
 // may still execute, it enqueues nothing and returns an error wrapping
 // loop.ErrSessionBusy: one decision in PostgreSQL, whichever node asks.
 func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.RunInput) error {
-	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Run: in.RunID, Inputs: in.Inputs, Approvals: in.Approvals}, &river.InsertOpts{
+	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Owner: in.Owner, Run: in.RunID, Inputs: in.Inputs, Approvals: in.Approvals}, &river.InsertOpts{
 		MaxAttempts: 10,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
 	})
@@ -59,9 +63,22 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 	return nil
 }
 
-// WorkflowDone reports whether the run's latest job has finished for good.
-func (c *Cluster) WorkflowDone(ctx context.Context, name, runID string) (bool, error) {
-	return c.latestDone(ctx, "agenthost_workflow", "workflow", name, runID)
+// WorkflowDone reports whether owner's run's latest job has finished for good.
+func (c *Cluster) WorkflowDone(ctx context.Context, name, owner, runID string) (bool, error) {
+	var state string
+	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_workflow' AND args->>'workflow' = $1
+		AND COALESCE(args->>'owner', '') = $2 AND args->>'run' = $3 ORDER BY id DESC LIMIT 1`, name, owner, runID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	switch rivertype.JobState(state) {
+	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+		return true, nil
+	}
+	return false, nil
 }
 
 // workflowWorker executes workflow jobs.
@@ -78,7 +95,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[WorkflowArgs])
 	if string(a.Inputs) == "null" {
 		a.Inputs = nil
 	}
-	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, workflow.RunInput{RunID: a.Run, Inputs: a.Inputs, Approvals: a.Approvals})
+	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, workflow.RunInput{RunID: a.Run, Owner: a.Owner, Inputs: a.Inputs, Approvals: a.Approvals})
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
 		return river.JobSnooze(time.Second) // a live worker (or one not yet known dead) holds the run
