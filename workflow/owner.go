@@ -14,10 +14,11 @@ import (
 //   - the run's own session, whose lease keeps a second process out while it lives:
 //     RunSession, "workflow:NAME:RUNID" or "workflow:NAME:OWNER:RUNID";
 //   - the session of each tool or prompt step: StepSession, the run's session and
-//     "/STEP" (and "/INDEX" for an item of a for_each step).
+//     "~STEP" (and "~INDEX" for an item of a for_each step).
 //
-// Run ids are 1–128 of A–Z a–z 0–9 . _ - (CheckRunID), so no ":" or "/" in one can make
-// one run's key look like another's. The Executor claims each step session for the
+// Run ids are 1–128 of A–Z a–z 0–9 . _ - (CheckRunID), so no ":", "/" or "~" in one can
+// make one run's key or session look like another's; the session ids stay usable in a
+// URL path (GET /v1/sessions/{id}). The Executor claims each step session for the
 // owner before the step (host: access.Claim): a session someone else made first under
 // that name is refused, never joined.
 
@@ -45,9 +46,9 @@ func RunSession(workflow, owner, runID string) string {
 
 // StepSession is the session a step (or one item of it, item >= 0) runs in.
 func StepSession(workflow, owner, runID, step string, item int) string {
-	s := RunSession(workflow, owner, runID) + "/" + step
+	s := RunSession(workflow, owner, runID) + "~" + step
 	if item >= 0 {
-		s += fmt.Sprintf("/%d", item)
+		s += fmt.Sprintf("~%d", item)
 	}
 	return s
 }

@@ -17,7 +17,7 @@ import (
 // It is rewritten when a step starts, when an item of a fan-out ends and when a step
 // ends, before the next outside call: what a resumed run finds there is what happened.
 // The tool calls themselves are stored by the tool pipeline, as runs of their own
-// sessions (StepSession: "workflow:NAME[:OWNER]:RUNID/STEP[/ITEM]", owner.go). KV rather than events of a session: a
+// sessions (StepSession: "workflow:NAME[:OWNER]:RUNID~STEP[~ITEM]", owner.go). KV rather than events of a session: a
 // run's record is read and replaced whole by one writer, needs no sequence numbers,
 // and the KV table is already in every store (memory, SQLite, PostgreSQL) with no
 // migration; the per-call events stay where the loop puts them.
