@@ -271,8 +271,8 @@ output = "sent"
 	if res = decodeWF(t, r); r.code != 0 || res.Outputs["sent"] != "sent" {
 		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
 	}
-	if c := toolCallsIn(t, e, "g1.total"); c["g1.total"] != 1 {
-		t.Fatalf("total called %d times", c["g1.total"])
+	if c := toolCallsIn(t, e, "workflow:gated:g1~total"); c["workflow:gated:g1~total"] != 1 {
+		t.Fatalf("total called %d times", c["workflow:gated:g1~total"])
 	}
 }
 
