@@ -21,6 +21,28 @@ func Run(t *testing.T, open func(t *testing.T) access.Store) {
 	t.Run("HostileNamesAreRefused", func(t *testing.T) { hostile(t, open(t)) })
 	t.Run("UsersGetAnImmutableIDNeverSeenBefore", func(t *testing.T) { ids(t, open(t)) })
 	t.Run("ANameRemovedAndAddedAgainIsANewIdentity", func(t *testing.T) { readd(t, open(t)) })
+	t.Run("DerivedObjectsAreClaimedForTheirOwnerOnly", func(t *testing.T) { claimDerived(t, open(t)) })
+}
+
+func claimDerived(t *testing.T, s access.Store) {
+	ctx := context.Background()
+	if err := access.Claim(ctx, s, "workflow:w:u_a:r~step", "u_a"); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	if err := access.Claim(ctx, s, "workflow:w:u_a:r~step", "u_a"); err != nil {
+		t.Fatalf("the owner's second claim: %v", err)
+	}
+	for _, other := range []string{"u_b", ""} {
+		if err := access.Claim(ctx, s, "workflow:w:u_a:r~step", other); !errors.Is(err, access.ErrNotOwned) {
+			t.Fatalf("claim by %q of u_a's: %v, want ErrNotOwned", other, err)
+		}
+	}
+	if err := access.Claim(ctx, s, "workflow:w:r~step", ""); err != nil {
+		t.Fatalf("the operator's claim of an unowned one: %v", err)
+	}
+	if o, _ := s.Owner(ctx, "workflow:w:r~step"); o != "" {
+		t.Fatalf("the operator's claim recorded owner %q", o)
+	}
 }
 
 func user(name string, role access.Role) (access.User, string) {
