@@ -223,6 +223,9 @@ func CheckUser(u User) error {
 	if err := CheckName(u.Name); err != nil {
 		return err
 	}
+	if IsID(u.Name) { // a name is resolved to an id wherever an id is also accepted
+		return fmt.Errorf("user name %q has the shape of a user id", u.Name)
+	}
 	if _, err := ParseRole(string(u.Role)); err != nil {
 		return err
 	}

@@ -186,6 +186,10 @@ func hostile(t *testing.T, s access.Store) {
 	if _, err := s.AddUser(ctx, u); err == nil {
 		t.Fatal("a name with NUL was kept")
 	}
+	u, _ = user("u_0123456789abcdef0123456789abcdef", access.RoleUser)
+	if _, err := s.AddUser(ctx, u); err == nil {
+		t.Fatal("a name shaped like an id was kept")
+	}
 	u, _ = user("ana", "root")
 	if _, err := s.AddUser(ctx, u); err == nil {
 		t.Fatal("an unknown role was kept")
