@@ -83,8 +83,10 @@ const (
 	Delete  Action = "delete" // delete it
 )
 
-// Allowed is the rule. owner is the session's owner ("" when it has none: a session made
-// before users existed, or by the CLI without --user); shares are the session's shares.
+// Allowed is the rule. owner is the id of the session's owner ("" when it has none: a
+// session made before users existed, or by the CLI without --user); shares are the
+// session's shares, whose User is the grantee's id. The caller is matched by p.ID, never
+// by name: a name is a label, and a user removed and added again under it is someone else.
 //
 //   - admin and operator may do everything to every session;
 //   - the owner may do everything but only while their role allows it: a viewer who owns
@@ -96,17 +98,17 @@ func Allowed(p Principal, a Action, owner string, shares []Share) bool {
 	if p.Privileged() {
 		return true
 	}
-	if p.Name == "" {
+	if p.ID == "" {
 		return false
 	}
 	if p.Role == RoleViewer && a != Read {
 		return false
 	}
-	if owner != "" && owner == p.Name {
+	if owner != "" && owner == p.ID {
 		return true
 	}
 	for _, s := range shares {
-		if s.User != p.Name {
+		if s.User != p.ID {
 			continue
 		}
 		switch a {
@@ -132,7 +134,7 @@ type User struct {
 	TokenHash string    `json:"-"`
 }
 
-// Share grants User access to Session.
+// Share grants User (the grantee's id) access to Session; By is the granter's id.
 type Share struct {
 	Session string    `json:"session"`
 	User    string    `json:"user"`
@@ -149,14 +151,18 @@ var (
 )
 
 // Store keeps users, session owners and shares. The session stores implement it.
+//
+// Users are keyed by an immutable id the store mints (NewUserID) when the user is added;
+// the name is a unique label among the present users. Owners and shares name user ids.
 type Store interface {
-	AddUser(ctx context.Context, u User) error         // ErrUserExists
+	// AddUser keeps u under a new id (u.ID is ignored) and returns it as kept.
+	AddUser(ctx context.Context, u User) (User, error) // ErrUserExists
 	RemoveUser(ctx context.Context, name string) error // ErrNoSuchUser; their shares go too
 	Users(ctx context.Context) ([]User, error)         // by name
 	UserByToken(ctx context.Context, tokenHash string) (User, bool, error)
-	// ClaimOwner makes user the session's owner unless it has one, and returns the owner
-	// it has afterwards: the first claim wins, so two callers racing to start the same new
-	// session cannot both own it.
+	// ClaimOwner makes user (an id) the session's owner unless it has one, and returns
+	// the owner it has afterwards: the first claim wins, so two callers racing to start
+	// the same new session cannot both own it.
 	ClaimOwner(ctx context.Context, session, user string) (string, error)
 	Owner(ctx context.Context, session string) (string, error)   // "" when none
 	PutShare(ctx context.Context, s Share) error                 // replaces the user's share
@@ -216,6 +222,9 @@ func CheckName(name string) error {
 func CheckUser(u User) error {
 	if err := CheckName(u.Name); err != nil {
 		return err
+	}
+	if IsID(u.Name) { // a name is resolved to an id wherever an id is also accepted
+		return fmt.Errorf("user name %q has the shape of a user id", u.Name)
 	}
 	if _, err := ParseRole(string(u.Role)); err != nil {
 		return err

@@ -13,9 +13,10 @@ func TestInMemoryConforms(t *testing.T) {
 
 // The rule, case by case: who may do what to a session owned by ana and shared with bo
 // (editor) and cy (viewer).
-func TestAllowedRule(t *testing.T) {
+func TestAllowedRuleMatchesIDsNotNames(t *testing.T) {
 	shares := []access.Share{{Session: "s", User: "bo", Role: access.ShareEditor}, {Session: "s", User: "cy", Role: access.ShareViewer}}
-	p := func(n string, r access.Role) access.Principal { return access.Principal{Name: n, Role: r} }
+	// Owners and shares name ids; the principals here use their name as their id.
+	p := func(n string, r access.Role) access.Principal { return access.Principal{ID: n, Name: n, Role: r} }
 	cases := []struct {
 		who  access.Principal
 		want map[access.Action]bool
@@ -35,6 +36,13 @@ func TestAllowedRule(t *testing.T) {
 			if got := access.Allowed(c.who, a, "ana", shares); got != c.want[a] {
 				t.Errorf("Allowed(%s as %s, %s) = %v, want %v", c.who.Name, c.who.Role, a, got, c.want[a])
 			}
+		}
+	}
+	// The name is a label: another identity under ana's name (ana removed and added
+	// again) is not the owner, and neither is a caller with ana's name and no id.
+	for _, who := range []access.Principal{{ID: "u_new", Name: "ana", Role: access.RoleUser}, {Name: "ana", Role: access.RoleUser}} {
+		if access.Allowed(who, access.Read, "ana", shares) {
+			t.Errorf("%+v read the session of the id ana by name", who)
 		}
 	}
 	// An ownerless session: only admin and operator.

@@ -24,30 +24,36 @@ func (m *InMemory) init() {
 	}
 }
 
-func (m *InMemory) AddUser(_ context.Context, u User) error {
+func (m *InMemory) AddUser(_ context.Context, u User) (User, error) {
 	if err := CheckUser(u); err != nil {
-		return err
+		return User{}, err
 	}
+	id, err := NewUserID()
+	if err != nil {
+		return User{}, err
+	}
+	u.ID = id
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.init()
 	if _, ok := m.users[u.Name]; ok {
-		return ErrUserExists
+		return User{}, ErrUserExists
 	}
 	m.users[u.Name] = u
-	return nil
+	return u, nil
 }
 
 func (m *InMemory) RemoveUser(_ context.Context, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.init()
-	if _, ok := m.users[name]; !ok {
+	u, ok := m.users[name]
+	if !ok {
 		return ErrNoSuchUser
 	}
 	delete(m.users, name)
 	for _, byUser := range m.shares {
-		delete(byUser, name)
+		delete(byUser, u.ID)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ const (
 	ActionUserAdd        = "user.add"
 	ActionUserRemove     = "user.remove"
 	ActionStoreReseal    = "store.reseal"
+	ActionWorkflowRun    = "workflow.run" // a workflow run started or resumed (with the decisions it carries)
 )
 
 // Record is one audit record. Seq numbers records from 1 with no gap; Prev is the hash

@@ -45,20 +45,29 @@ func (h *Host) Door() *Door { return &Door{h: h} }
 
 // Local is the principal of the machine's own user: the CLI, and a cluster worker that
 // runs a job the server admitted. Whoever can open the store administers it, so it acts
-// as an operator; user names whom the runs are for (--user), its id looked up when the
-// store keeps users.
+// as an operator; user names whom the runs are for (--user: a user's name or id, looked
+// up when the store keeps users; a name no user has is a label and its own identity).
 func (h *Host) Local(ctx context.Context, user string) access.Principal {
-	p := access.Principal{Name: user, Role: access.RoleOperator}
+	p := access.Principal{ID: user, Name: user, Role: access.RoleOperator}
 	if as, ok := h.Access(); ok && user != "" {
 		if us, err := as.Users(ctx); err == nil {
 			for _, u := range us {
-				if u.Name == user {
-					p.ID = u.ID
+				if u.Name == user || u.ID == user {
+					p.ID, p.Name = u.ID, u.Name
 				}
 			}
 		}
 	}
 	return p
+}
+
+// identity is what ownership and a run's user record of p: the user's id, or the name
+// of a caller that has none (a label the CLI runs under).
+func identity(p access.Principal) string {
+	if p.ID != "" {
+		return p.ID
+	}
+	return p.Name
 }
 
 // principalOf is the caller on ctx (a surface put it there with access.WithPrincipal),
@@ -208,10 +217,10 @@ func (d *Door) admit(ctx context.Context, p access.Principal, in *loop.RunInput)
 		return fmt.Errorf("%w: %s has the %q role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
 	}
 	switch {
-	case !p.Privileged() && in.User != "" && in.User != p.Name:
+	case !p.Privileged() && in.User != "" && in.User != identity(p):
 		return fmt.Errorf("%w: %s may not run as user %q", access.ErrNotAllowed, p.Name, in.User)
 	case in.User == "":
-		in.User = p.Name
+		in.User = identity(p)
 	}
 	as, ok := d.h.Access()
 	if !ok {

@@ -23,9 +23,12 @@ type EraseResult struct {
 	Memories int      `json:"memories"`
 }
 
-// EraseUser deletes what the store holds of a user: every session one of whose runs was
-// theirs (run_started names the user; a session is a conversation, so it goes whole,
-// with its runs and feedback), and their memories and preferences. A session whose run
+// EraseUser deletes what the store holds of a user: every session they own or one of
+// whose runs was theirs (run_started names the user's id; a session is a conversation,
+// so it goes whole, with its runs and feedback), and their memories and preferences.
+// Erasure is by identity: user is resolved once (ResolveUser: a present user's name is
+// their id; an id, a removed user's too, is itself), so erasing "ana" never reaches the
+// sessions of an earlier account that was called ana. A session whose run
 // is in progress is kept and reported. The erasure itself is recorded in the audit log,
 // which keeps the user's name in its earlier records: the log is append-only and its
 // chain would break (SECURITY.md).
@@ -37,16 +40,21 @@ func (h *Host) EraseUser(ctx context.Context, user, actor string, dryRun bool) (
 	if err := loop.CheckUser(user); err != nil {
 		return res, err
 	}
+	user, err := h.ResolveUser(ctx, user)
+	if err != nil {
+		return res, err
+	}
+	res.User = user
 	sessions, err := h.Sessions(ctx)
 	if err != nil {
 		return res, err
 	}
 	for _, s := range sessions {
-		entries, err := h.Store.Load(ctx, s.ID)
+		theirs, err := h.sessionOf(ctx, s.ID, user)
 		if err != nil {
 			return res, err
 		}
-		if !runsFor(entries, user) {
+		if !theirs {
 			continue
 		}
 		if dryRun {
@@ -78,6 +86,22 @@ func (h *Host) EraseUser(ctx context.Context, user, actor string, dryRun bool) (
 	}
 	return res, h.Audit(ctx, audit.Record{Action: ActionUserErase, Actor: actor, Target: "user:" + user,
 		Detail: map[string]string{"sessions": strconv.Itoa(len(res.Sessions)), "busy": strconv.Itoa(len(res.Busy)), "memories": strconv.Itoa(res.Memories)}})
+}
+
+// sessionOf reports whether the session is the user's: they own it, or a run of it was
+// theirs.
+func (h *Host) sessionOf(ctx context.Context, session, user string) (bool, error) {
+	if as, ok := h.Access(); ok {
+		owner, err := as.Owner(ctx, session)
+		if err != nil || owner == user {
+			return owner == user, err
+		}
+	}
+	entries, err := h.Store.Load(ctx, session)
+	if err != nil {
+		return false, err
+	}
+	return runsFor(entries, user), nil
 }
 
 // runsFor reports whether a run of the session was the user's.

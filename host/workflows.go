@@ -2,12 +2,14 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/workflow"
 )
@@ -48,15 +50,43 @@ func (h *Host) Workflows() *workflow.Engine {
 type workflowExec struct{ h *Host }
 
 func (x workflowExec) CallTool(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult) {
-	return x.h.Door().CallTool(ctx, x.h.principalOf(ctx, ""), name, args, CallOptions{SessionID: session, Timeout: timeout})
+	owner := workflow.Owner(ctx)
+	if err := x.h.ClaimDerived(ctx, session, owner); err != nil {
+		return loop.ToolResult{}, loop.RunResult{SessionID: session, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}
+	}
+	return x.h.Door().CallTool(ctx, x.h.principalOf(ctx, owner), name, args, CallOptions{SessionID: session, Timeout: timeout})
 }
 
 func (x workflowExec) RunPrompt(ctx context.Context, agent, prompt, session string) (loop.RunResult, error) {
+	owner := workflow.Owner(ctx)
+	if err := x.h.ClaimDerived(ctx, session, owner); err != nil {
+		return loop.RunResult{SessionID: session, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
+	}
 	if x.h.live.agent() == nil {
 		err := fmt.Errorf("a prompt step needs a provider: %w", errNoModel)
 		return loop.RunResult{Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}, err
 	}
-	return x.h.Door().Run(ctx, x.h.principalOf(ctx, ""), loop.RunInput{SessionID: session, Agent: agent, Messages: []loop.Message{loop.UserMessage(prompt)}}, nil)
+	return x.h.Door().Run(ctx, x.h.principalOf(ctx, owner), loop.RunInput{SessionID: session, Agent: agent, User: owner, Messages: []loop.Message{loop.UserMessage(prompt)}}, nil)
+}
+
+// ClaimDerived makes owner (a user id; "" the store's operator) the owner of a session
+// the host derives for them (a workflow step's, workflow.StepSession) before anything
+// runs in it, or confirms it is theirs; a session someone else made first under that name
+// is refused with an error that names neither it nor them (access.Claim): the step
+// fails, nothing of it is written where another user reads. Every entrance that runs a
+// step goes through here (the engine's Executor).
+func (h *Host) ClaimDerived(ctx context.Context, session, owner string) error {
+	as, ok := h.Access()
+	if !ok {
+		return nil
+	}
+	if err := access.Claim(ctx, as, session, owner); err != nil {
+		if errors.Is(err, access.ErrNotOwned) {
+			return errors.New("the step's session belongs to someone else: the step does not run in it")
+		}
+		return err
+	}
+	return nil
 }
 
 // RunWorkflow runs (or resumes) a declared workflow by name on this host's engine: what

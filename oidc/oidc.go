@@ -152,5 +152,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (access.Principal, 
 	if err != nil {
 		return access.Principal{}, fmt.Errorf("claim %s: %w", v.cfg.RoleClaim, err)
 	}
-	return access.Principal{Name: name, Role: rl}, nil
+	if tok.Subject == "" {
+		return access.Principal{}, errors.New("the token has no subject (sub): it names no identity")
+	}
+	// The id is the issuer's and subject's (access.OIDCID), never the name claim: a name
+	// can be reassigned at the provider, a subject cannot.
+	return access.Principal{ID: access.OIDCID(tok.Issuer, tok.Subject), Name: name, Role: rl}, nil
 }

@@ -77,12 +77,32 @@ func TestValidTokenNamesTheCallerAndTheirRole(t *testing.T) {
 	p := newIDP(t)
 	v := fileVerifier(t, p, oidc.Config{UserClaim: "email", RoleClaim: "agenthost_role"})
 	got, err := v.Verify(context.Background(), p.sign(t, map[string]any{"email": "ana@example.com", "agenthost_role": "operator"}, nil))
-	if err != nil || got != (access.Principal{Name: "ana@example.com", Role: access.RoleOperator}) {
+	if err != nil || got != (access.Principal{ID: access.OIDCID(issuer, "ana"), Name: "ana@example.com", Role: access.RoleOperator}) {
 		t.Fatalf("Verify = %+v, %v", got, err)
 	}
 	got, err = v.Verify(context.Background(), p.sign(t, map[string]any{"email": "bo@example.com"}, nil))
 	if err != nil || got.Role != access.RoleUser {
 		t.Fatalf("no role claim: %+v, %v (want the default role, user)", got, err)
+	}
+}
+
+// The id is the issuer's and subject's: another subject with the same name claim (the
+// name reassigned at the provider) is another identity; the same subject renamed is
+// the same one.
+func TestOIDCIdentityIsIssuerAndSubjectNotTheName(t *testing.T) {
+	p := newIDP(t)
+	v := fileVerifier(t, p, oidc.Config{UserClaim: "email"})
+	first, err := v.Verify(context.Background(), p.sign(t, map[string]any{"email": "ana@example.com"}, nil))
+	if err != nil || !access.IsID(first.ID) {
+		t.Fatalf("Verify = %+v, %v", first, err)
+	}
+	other, err := v.Verify(context.Background(), p.sign(t, map[string]any{"email": "ana@example.com"}, func(c *jwt.Claims) { c.Subject = "someone-else" }))
+	if err != nil || other.ID == first.ID || other.Name != first.Name {
+		t.Fatalf("another subject named ana: %+v, %v (first %s)", other, err, first.ID)
+	}
+	renamed, err := v.Verify(context.Background(), p.sign(t, map[string]any{"email": "ana.b@example.com"}, nil))
+	if err != nil || renamed.ID != first.ID {
+		t.Fatalf("ana renamed: %+v, %v (want id %s)", renamed, err, first.ID)
 	}
 }
 

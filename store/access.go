@@ -12,13 +12,20 @@ import (
 var _ access.Store = (*SQLite)(nil)
 
 // AddUser keeps a user (access.Store).
-func (s *SQLite) AddUser(ctx context.Context, u access.User) error {
+// The user gets a new id (access.NewUserID), never one seen before: the id is the
+// identity, the name only its label.
+func (s *SQLite) AddUser(ctx context.Context, u access.User) (access.User, error) {
 	if err := access.CheckUser(u); err != nil {
-		return fmt.Errorf("add user: %w", err)
+		return access.User{}, fmt.Errorf("add user: %w", err)
 	}
-	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, token_hash, created) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			u.Name, string(u.Role), u.TokenHash, u.Created.UTC().Format(feedbackTime))
+	id, err := access.NewUserID()
+	if err != nil {
+		return access.User{}, err
+	}
+	u.ID = id
+	err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (id, name, role, token_hash, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			u.ID, u.Name, string(u.Role), u.TokenHash, u.Created.UTC().Format(feedbackTime))
 		if err != nil {
 			return err
 		}
@@ -28,22 +35,24 @@ func (s *SQLite) AddUser(ctx context.Context, u access.User) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("add user %q: %w", u.Name, err)
+		return access.User{}, fmt.Errorf("add user %q: %w", u.Name, err)
 	}
-	return nil
+	return u, nil
 }
 
-// RemoveUser removes a user and the shares granted to them.
+// RemoveUser removes a user and the shares granted to them. What they own stays keyed
+// by their id, which no later user gets.
 func (s *SQLite) RemoveUser(ctx context.Context, name string) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
+		var id string
+		err := tx.QueryRowContext(ctx, `DELETE FROM users WHERE name = ? RETURNING id`, name).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return access.ErrNoSuchUser
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return access.ErrNoSuchUser
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM shares WHERE user = ?`, name)
+		_, err = tx.ExecContext(ctx, `DELETE FROM shares WHERE user = ?`, id)
 		return err
 	})
 	if err != nil {
@@ -54,12 +63,12 @@ func (s *SQLite) RemoveUser(ctx context.Context, name string) error {
 
 // Users lists the users by name.
 func (s *SQLite) Users(ctx context.Context) ([]access.User, error) {
-	return s.queryUsers(ctx, `SELECT name, role, token_hash, created FROM users ORDER BY name`)
+	return s.queryUsers(ctx, `SELECT id, name, role, token_hash, created FROM users ORDER BY name`)
 }
 
 // UserByToken finds the user whose token hashes to hash.
 func (s *SQLite) UserByToken(ctx context.Context, hash string) (access.User, bool, error) {
-	us, err := s.queryUsers(ctx, `SELECT name, role, token_hash, created FROM users WHERE token_hash = ?`, hash)
+	us, err := s.queryUsers(ctx, `SELECT id, name, role, token_hash, created FROM users WHERE token_hash = ?`, hash)
 	if err != nil || len(us) == 0 {
 		return access.User{}, false, err
 	}
@@ -79,7 +88,7 @@ func (s *SQLite) queryUsers(ctx context.Context, q string, args ...any) ([]acces
 	for rows.Next() {
 		var u access.User
 		var role, at string
-		if err := rows.Scan(&u.Name, &role, &u.TokenHash, &at); err != nil {
+		if err := rows.Scan(&u.ID, &u.Name, &role, &u.TokenHash, &at); err != nil {
 			return nil, fmt.Errorf("list users: %w", err)
 		}
 		u.Role, u.Created = access.Role(role), parseTime(at)

@@ -22,6 +22,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV8MemoryVectors,
 	migrateV9VectorModels,
 	migrateV10AuditGenesis,
+	migrateV11UserIDs,
 }
 
 // schemaVersion is the version this code writes.

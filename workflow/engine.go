@@ -34,6 +34,7 @@ type Engine struct {
 // RunInput starts a run or, when RunID names a stored one, resumes it.
 type RunInput struct {
 	RunID  string          // "" generates one
+	Owner  string          // the id of the user the run is for; "" the store's operator (owner.go)
 	Inputs json.RawMessage // the inputs; on a resume, empty or the stored ones
 	// Approvals decide waiting approval steps by step id.
 	Approvals map[string]Decision
@@ -96,12 +97,16 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	if in.RunID == "" {
 		in.RunID = newRunID()
 	}
+	if err := CheckRunID(in.RunID); err != nil {
+		return Result{}, err
+	}
 	// One process runs a workflow run at a time: the lease of the run's own session
 	// (never written to) keeps a second `workflow run --run-id` or HTTP resume out,
-	// here or on another node, while the first lives.
-	ctx, cancel := context.WithCancelCause(ctx)
+	// here or on another node, while the first lives. The session is the owner's
+	// (RunSession), so another user's run of the same id holds another lease.
+	ctx, cancel := context.WithCancelCause(withOwner(ctx, in.Owner))
 	defer cancel(nil)
-	release, err := loop.HoldSession(ctx, e.Store, "workflow:"+w.Name+":"+in.RunID, newRunID(), cancel) // a new owner per call: two calls in one process are two holders
+	release, err := loop.HoldSession(ctx, e.Store, RunSession(w.Name, in.Owner, in.RunID), newRunID(), cancel) // a new owner per call: two calls in one process are two holders
 	if err != nil {
 		return Result{}, fmt.Errorf("workflow %s run %s: %w", w.Name, in.RunID, err)
 	}
@@ -121,7 +126,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 }
 
 func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, bool, error) {
-	rec, ok, err := LoadRecord(ctx, e.Store, w.Name, in.RunID)
+	rec, ok, err := LoadOwnedRecord(ctx, e.Store, w.Name, in.Owner, in.RunID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -138,7 +143,7 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, b
 	if err := w.CheckInputs(inputs); err != nil {
 		return nil, false, err
 	}
-	rec = &Record{Workflow: w.Name, RunID: in.RunID, Inputs: inputs, Status: RunRunning,
+	rec = &Record{Workflow: w.Name, RunID: in.RunID, Owner: in.Owner, Inputs: inputs, Status: RunRunning,
 		Started: time.Now().UTC(), Steps: map[string]*StepRecord{}}
 	return rec, false, saveRecord(ctx, e.Store, rec)
 }

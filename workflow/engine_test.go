@@ -148,8 +148,8 @@ func TestEngine_RunsTheDAGFanningOutInParallelAndSkipsAFalseCondition(t *testing
 		t.Fatalf("events\n got %v\nwant %v", events, want)
 	}
 	// Every call went through the pipeline: stored as a run of the item's own session.
-	if n := toolCalls(t, r.store, "r1.analyse.2"); n != 1 {
-		t.Fatalf("session r1.analyse.2 holds %d tool calls", n)
+	if n := toolCalls(t, r.store, "workflow:words:r1~analyse~2"); n != 1 {
+		t.Fatalf("session workflow:words:r1~analyse~2 holds %d tool calls", n)
 	}
 }
 

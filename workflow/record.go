@@ -17,7 +17,7 @@ import (
 // It is rewritten when a step starts, when an item of a fan-out ends and when a step
 // ends, before the next outside call: what a resumed run finds there is what happened.
 // The tool calls themselves are stored by the tool pipeline, as runs of their own
-// sessions ("RUNID.STEP", "RUNID.STEP.ITEM"). KV rather than events of a session: a
+// sessions (StepSession: "workflow:NAME[:OWNER]:RUNID~STEP[~ITEM]", owner.go). KV rather than events of a session: a
 // run's record is read and replaced whole by one writer, needs no sequence numbers,
 // and the KV table is already in every store (memory, SQLite, PostgreSQL) with no
 // migration; the per-call events stay where the loop puts them.
@@ -46,6 +46,7 @@ const (
 type Record struct {
 	Workflow string                 `json:"workflow"`
 	RunID    string                 `json:"run_id"`
+	Owner    string                 `json:"owner,omitempty"` // the id of the user it is for
 	Inputs   json.RawMessage        `json:"inputs"`
 	Status   string                 `json:"status"`
 	Started  time.Time              `json:"started"`
@@ -73,11 +74,27 @@ type ItemRecord struct {
 	Error  string `json:"error,omitempty"`
 }
 
-func recordKey(workflow, runID string) string { return workflow + "/" + runID }
+func recordKey(workflow, owner, runID string) string {
+	if owner == "" {
+		return workflow + "/" + runID
+	}
+	return workflow + "/" + owner + "/" + runID
+}
 
-// LoadRecord reads a run's record; ok is false when there is none.
+// LoadRecord reads the record of a run without an owner (one the store's operator
+// started); ok is false when there is none.
 func LoadRecord(ctx context.Context, st loop.SessionStore, workflow, runID string) (*Record, bool, error) {
-	b, ok, err := st.KVGet(ctx, KVNamespace, recordKey(workflow, runID))
+	return LoadOwnedRecord(ctx, st, workflow, "", runID)
+}
+
+// LoadOwnedRecord reads owner's run's record; ok is false when owner has no such run,
+// whoever else has one under that id.
+func LoadOwnedRecord(ctx context.Context, st loop.SessionStore, workflow, owner, runID string) (*Record, bool, error) {
+	return loadKey(ctx, st, workflow, runID, recordKey(workflow, owner, runID))
+}
+
+func loadKey(ctx context.Context, st loop.SessionStore, workflow, runID, key string) (*Record, bool, error) {
+	b, ok, err := st.KVGet(ctx, KVNamespace, key)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -97,7 +114,7 @@ func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
 		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
 	}
 	// The write must land even when the run's context ended: it records how far it got.
-	if err := st.KVSet(context.WithoutCancel(ctx), KVNamespace, recordKey(r.Workflow, r.RunID), b); err != nil {
+	if err := st.KVSet(context.WithoutCancel(ctx), KVNamespace, recordKey(r.Workflow, r.Owner, r.RunID), b); err != nil {
 		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
 	}
 	return nil
@@ -106,6 +123,7 @@ func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
 // RunSummary is a stored run as GET /v1/workflows/{name}/runs lists it.
 type RunSummary struct {
 	RunID   string    `json:"run_id"`
+	Owner   string    `json:"owner,omitempty"`
 	Status  string    `json:"status"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`
@@ -119,24 +137,26 @@ const maxListedRuns = 1000
 var ErrNoListing = errors.New("this store cannot list workflow runs (it does not implement loop.KVLister)")
 
 // ListRuns lists a workflow's stored runs, the latest started first, at most limit
-// (of the first 1,000 by run id). Sub-runs (RUNID.STEP) are the sub-workflow's runs.
+// (of the first 1,000 by key), every owner's. Sub-runs (RUNID.STEP) are the
+// sub-workflow's runs.
 func ListRuns(ctx context.Context, st loop.SessionStore, workflow string, limit int) ([]RunSummary, error) {
 	l, ok := st.(loop.KVLister)
 	if !ok {
 		return nil, ErrNoListing
 	}
-	keys, err := l.KVKeys(ctx, KVNamespace, recordKey(workflow, ""), maxListedRuns)
+	keys, err := l.KVKeys(ctx, KVNamespace, recordKey(workflow, "", ""), maxListedRuns)
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: list runs: %w", workflow, err)
 	}
 	out := make([]RunSummary, 0, len(keys))
 	for _, k := range keys {
-		r, ok, err := LoadRecord(ctx, st, workflow, strings.TrimPrefix(k, recordKey(workflow, "")))
+		rest := strings.TrimPrefix(k, recordKey(workflow, "", ""))
+		r, ok, err := loadKey(ctx, st, workflow, rest[strings.LastIndexByte(rest, '/')+1:], k)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			out = append(out, RunSummary{RunID: r.RunID, Status: r.Status, Started: r.Started, Ended: r.Ended, Error: r.Error})
+			out = append(out, RunSummary{RunID: r.RunID, Owner: r.Owner, Status: r.Status, Started: r.Started, Ended: r.Ended, Error: r.Error})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })

@@ -15,7 +15,7 @@ import (
 // the run; items that ended in an earlier attempt of the run are not run again.
 func (s *sched) exec(ctx context.Context, cs *cstep, vars map[string]any, items []any) (any, error) {
 	if cs.forEach == nil {
-		return s.attempts(ctx, cs, vars, s.rec.RunID+"."+cs.ID)
+		return s.attempts(ctx, cs, vars, -1)
 	}
 	outs := make([]any, len(items))
 	errs := make([]error, len(items))
@@ -32,7 +32,7 @@ func (s *sched) exec(ctx context.Context, cs *cstep, vars map[string]any, items 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := s.attempts(ctx, cs, iv, fmt.Sprintf("%s.%s.%d", s.rec.RunID, cs.ID, i))
+			out, err := s.attempts(ctx, cs, iv, i)
 			ir := &ItemRecord{Status: StatusOK, Output: out}
 			if err != nil {
 				ir = &ItemRecord{Status: StatusFailed, Error: err.Error()}
@@ -59,9 +59,9 @@ func (s *sched) exec(ctx context.Context, cs *cstep, vars map[string]any, items 
 	return outs, nil
 }
 
-// attempts runs one unit (the step, or one item) with the step's retries; each attempt
-// holds a slot of max_parallel.
-func (s *sched) attempts(ctx context.Context, cs *cstep, vars map[string]any, session string) (any, error) {
+// attempts runs one unit (the step, or its item-th item; -1 for the step) with the
+// step's retries; each attempt holds a slot of max_parallel.
+func (s *sched) attempts(ctx context.Context, cs *cstep, vars map[string]any, item int) (any, error) {
 	delay := s.e.RetryDelay
 	if delay <= 0 {
 		delay = 500 * time.Millisecond
@@ -86,7 +86,7 @@ func (s *sched) attempts(ctx context.Context, cs *cstep, vars map[string]any, se
 		s.mu.Lock()
 		s.rec.Steps[cs.ID].Attempts++
 		s.mu.Unlock()
-		out, err := s.once(ctx, cs, vars, session)
+		out, err := s.once(ctx, cs, vars, item)
 		<-s.sem
 		if err == nil {
 			return out, nil
@@ -100,15 +100,20 @@ func (s *sched) attempts(ctx context.Context, cs *cstep, vars map[string]any, se
 }
 
 // once makes one attempt: one tool call or one prompt run, under the step's timeout.
-func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, session string) (any, error) {
+func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item int) (any, error) {
 	if cs.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cs.timeout)
 		defer cancel()
 	}
 	if cs.Workflow != "" {
-		return s.subRun(ctx, cs, vars, session)
+		sub := s.rec.RunID + "." + cs.ID
+		if item >= 0 {
+			sub += fmt.Sprintf(".%d", item)
+		}
+		return s.subRun(ctx, cs, vars, sub)
 	}
+	session := StepSession(s.w.Name, s.rec.Owner, s.rec.RunID, cs.ID, item)
 	if cs.Tool != "" {
 		args, err := evalValue(cs.args, vars)
 		if err != nil {
@@ -174,7 +179,7 @@ func (s *sched) subRun(ctx context.Context, cs *cstep, vars map[string]any, runI
 	if err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
-	res, err := s.e.Run(ctx, sub, RunInput{RunID: runID, Inputs: b}, nil)
+	res, err := s.e.Run(ctx, sub, RunInput{RunID: runID, Owner: s.rec.Owner, Inputs: b}, nil)
 	if err != nil {
 		return nil, err
 	}

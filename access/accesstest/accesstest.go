@@ -19,6 +19,30 @@ func Run(t *testing.T, open func(t *testing.T) access.Store) {
 	t.Run("FirstOwnerClaimWins", func(t *testing.T) { claimOwner(t, open(t)) })
 	t.Run("SharesReplaceAndRevoke", func(t *testing.T) { shares(t, open(t)) })
 	t.Run("HostileNamesAreRefused", func(t *testing.T) { hostile(t, open(t)) })
+	t.Run("UsersGetAnImmutableIDNeverSeenBefore", func(t *testing.T) { ids(t, open(t)) })
+	t.Run("ANameRemovedAndAddedAgainIsANewIdentity", func(t *testing.T) { readd(t, open(t)) })
+	t.Run("DerivedObjectsAreClaimedForTheirOwnerOnly", func(t *testing.T) { claimDerived(t, open(t)) })
+}
+
+func claimDerived(t *testing.T, s access.Store) {
+	ctx := context.Background()
+	if err := access.Claim(ctx, s, "workflow:w:u_a:r~step", "u_a"); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	if err := access.Claim(ctx, s, "workflow:w:u_a:r~step", "u_a"); err != nil {
+		t.Fatalf("the owner's second claim: %v", err)
+	}
+	for _, other := range []string{"u_b", ""} {
+		if err := access.Claim(ctx, s, "workflow:w:u_a:r~step", other); !errors.Is(err, access.ErrNotOwned) {
+			t.Fatalf("claim by %q of u_a's: %v, want ErrNotOwned", other, err)
+		}
+	}
+	if err := access.Claim(ctx, s, "workflow:w:r~step", ""); err != nil {
+		t.Fatalf("the operator's claim of an unowned one: %v", err)
+	}
+	if o, _ := s.Owner(ctx, "workflow:w:r~step"); o != "" {
+		t.Fatalf("the operator's claim recorded owner %q", o)
+	}
 }
 
 func user(name string, role access.Role) (access.User, string) {
@@ -34,11 +58,11 @@ func usersByToken(t *testing.T, s access.Store) {
 	ana, anaTok := user("ana", access.RoleUser)
 	bo, _ := user("bo", access.RoleAdmin)
 	for _, u := range []access.User{ana, bo} {
-		if err := s.AddUser(ctx, u); err != nil {
+		if _, err := s.AddUser(ctx, u); err != nil {
 			t.Fatalf("AddUser(%s): %v", u.Name, err)
 		}
 	}
-	if err := s.AddUser(ctx, ana); !errors.Is(err, access.ErrUserExists) {
+	if _, err := s.AddUser(ctx, ana); !errors.Is(err, access.ErrUserExists) {
 		t.Fatalf("AddUser twice: got %v, want ErrUserExists", err)
 	}
 	got, ok, err := s.UserByToken(ctx, access.HashToken(anaTok))
@@ -60,10 +84,11 @@ func usersByToken(t *testing.T, s access.Store) {
 func removeUser(t *testing.T, s access.Store) {
 	ctx := context.Background()
 	ana, tok := user("ana", access.RoleUser)
-	if err := s.AddUser(ctx, ana); err != nil {
+	ana, err := s.AddUser(ctx, ana)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutShare(ctx, access.Share{Session: "s1", User: "ana", Role: access.ShareEditor, By: "bo", Created: time.Now()}); err != nil {
+	if err := s.PutShare(ctx, access.Share{Session: "s1", User: ana.ID, Role: access.ShareEditor, By: "bo", Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RemoveUser(ctx, "ana"); err != nil {
@@ -158,11 +183,15 @@ func shares(t *testing.T, s access.Store) {
 func hostile(t *testing.T, s access.Store) {
 	ctx := context.Background()
 	u, _ := user("ana\x00root", access.RoleUser)
-	if err := s.AddUser(ctx, u); err == nil {
+	if _, err := s.AddUser(ctx, u); err == nil {
 		t.Fatal("a name with NUL was kept")
 	}
+	u, _ = user("u_0123456789abcdef0123456789abcdef", access.RoleUser)
+	if _, err := s.AddUser(ctx, u); err == nil {
+		t.Fatal("a name shaped like an id was kept")
+	}
 	u, _ = user("ana", "root")
-	if err := s.AddUser(ctx, u); err == nil {
+	if _, err := s.AddUser(ctx, u); err == nil {
 		t.Fatal("an unknown role was kept")
 	}
 	if err := s.PutShare(ctx, access.Share{Session: "s1", User: "bo", Role: "owner"}); err == nil {
@@ -170,5 +199,63 @@ func hostile(t *testing.T, s access.Store) {
 	}
 	if err := s.PutShare(ctx, access.Share{Session: "s1", User: "\xff", Role: access.ShareViewer}); err == nil {
 		t.Fatal("an invalid UTF-8 grantee was kept")
+	}
+}
+
+func ids(t *testing.T, s access.Store) {
+	ctx := context.Background()
+	ana, tok := user("ana", access.RoleUser)
+	ana.ID = "u_00000000000000000000000000000000" // a caller's id is not taken: the store mints
+	kept, err := s.AddUser(ctx, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !access.IsID(kept.ID) || kept.ID == ana.ID || kept.Name != "ana" {
+		t.Fatalf("AddUser kept %+v: want a new minted id", kept)
+	}
+	got, ok, err := s.UserByToken(ctx, access.HashToken(tok))
+	if err != nil || !ok || got.ID != kept.ID {
+		t.Fatalf("UserByToken = %+v, %v, %v; want id %s", got, ok, err, kept.ID)
+	}
+	us, err := s.Users(ctx)
+	if err != nil || len(us) != 1 || us[0].ID != kept.ID {
+		t.Fatalf("Users = %+v, %v", us, err)
+	}
+	if found, ok, err := access.Lookup(ctx, s, "ana"); err != nil || !ok || found.ID != kept.ID {
+		t.Fatalf("Lookup(ana) = %+v, %v, %v", found, ok, err)
+	}
+}
+
+func readd(t *testing.T, s access.Store) {
+	ctx := context.Background()
+	u, _ := user("ana", access.RoleUser)
+	old, err := s.AddUser(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := s.ClaimOwner(ctx, "s-old", old.ID); err != nil || o != old.ID {
+		t.Fatalf("ClaimOwner = %q, %v", o, err)
+	}
+	if err := s.PutShare(ctx, access.Share{Session: "s-shared", User: old.ID, Role: access.ShareEditor, By: "u_bo", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveUser(ctx, "ana"); err != nil {
+		t.Fatal(err)
+	}
+	u, _ = user("ana", access.RoleUser)
+	fresh, err := s.AddUser(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.ID == old.ID {
+		t.Fatalf("ana added again got the old id %s", old.ID)
+	}
+	p := access.Principal{ID: fresh.ID, Name: "ana", Role: access.RoleUser}
+	owner, _ := s.Owner(ctx, "s-old")
+	if owner != old.ID || access.Allowed(p, access.Read, owner, nil) {
+		t.Fatalf("the new ana reaches the old ana's session (owner %q)", owner)
+	}
+	if shared, _ := s.SharedWith(ctx, fresh.ID); len(shared) != 0 {
+		t.Fatalf("the new ana has the old ana's shares: %q", shared)
 	}
 }

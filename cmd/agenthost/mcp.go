@@ -88,6 +88,9 @@ administrator's token, a loopback server with no token and no users).`,
 			}
 			defer h.Close()
 			warn(cmd, h)
+			if user, err = h.ResolveUser(ctx, user); err != nil {
+				return failed(err)
+			}
 			srv, skipped := mcpserver.New(h, versionString(), mcpserver.Options{User: user})
 			if agent {
 				mcpserver.AddAgent(srv, h)
@@ -107,7 +110,7 @@ administrator's token, a loopback server with no token and no users).`,
 				return failed(err)
 			}
 			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions,
-				Caller: func(r *http.Request) string { p, _ := server.PrincipalFrom(r.Context()); return p.Name }})
+				Caller: func(r *http.Request) string { p, _ := server.PrincipalFrom(r.Context()); return p.ID }})
 			hs, err := server.New(server.Options{Store: h.Store, Memory: serve.Memory(h), Token: token, Access: serve.Access(h), Verify: verify, AllowOrigins: allowOrigins,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}, TLS: tlsFiles})
 			if err != nil {

@@ -47,6 +47,23 @@ func ranFor(t *testing.T, e *agentEnv, session, user string) {
 	}
 }
 
+// userID is the id of the present user named name.
+func userID(t *testing.T, e *agentEnv, name string) string {
+	t.Helper()
+	var users []struct{ ID, Name string }
+	r := e.agenthost(t, "users", "list", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &users); err != nil {
+		t.Fatalf("users list: %v %s", err, r.stdout)
+	}
+	for _, u := range users {
+		if u.Name == name {
+			return u.ID
+		}
+	}
+	t.Fatalf("no user %s: %s", name, r.stdout)
+	return ""
+}
+
 // Over stdio an MCP client is the user `mcp serve --user` names: a fact Ana's model
 // remembers in one MCP session (one process) is recalled in her next one and never in
 // Bob's, whose model's attempt to write into Ana's memory is refused.
@@ -159,7 +176,7 @@ func TestE2E_MCPHTTPRunsAreTheAuthenticatedUsers(t *testing.T) {
 	if len(ana) != 1 || ana[0].Text != "Ana's favourite tea is genmaicha" {
 		t.Fatalf("ana's memories %+v", ana)
 	}
-	ranFor(t, e, ana[0].Session, "ana")
+	ranFor(t, e, ana[0].Session, userID(t, e, "ana")) // a user's runs are for their id
 	if bo := memoriesOf(t, e, "bo"); len(bo) != 0 {
 		t.Fatalf("bo's memories %+v", bo)
 	}

@@ -77,7 +77,10 @@ func newMemoryListCmd() *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			return withMemory(cmd, func(ms memory.Store) error {
+			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
+				if f.User, err = h.ResolveUser(cmd.Context(), f.User); err != nil {
+					return failed(err)
+				}
 				entries, err := ms.ListMemory(cmd.Context(), f)
 				if err != nil {
 					return failed(err)
@@ -105,6 +108,9 @@ func newMemorySearchCmd() *cobra.Command {
 				return usage(err)
 			}
 			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
+				if f.User, err = h.ResolveUser(cmd.Context(), f.User); err != nil {
+					return failed(err)
+				}
 				hits, err := ms.SearchMemory(cmd.Context(), memory.Query{User: f.User, Agent: f.Agent, Kind: f.Kind, Text: args[0], Limit: mf.limit})
 				if err != nil {
 					return failed(err)
@@ -146,6 +152,9 @@ func newMemoryAddCmd() *cobra.Command {
 			}
 			e.Metadata = map[string]string{"source": "cli"}
 			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
+				if e.User, err = h.ResolveUser(cmd.Context(), e.User); err != nil {
+					return failed(err)
+				}
 				if err := ms.AddMemory(cmd.Context(), e); err != nil {
 					return failed(err)
 				}
@@ -168,6 +177,10 @@ func newMemoryRmCmd() *cobra.Command {
 		Example: "  agenthost memory rm mem_0123abcd4567ef89\n  agenthost memory rm --user ana mem_0123abcd4567ef89",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
+				user, err := h.ResolveUser(cmd.Context(), user)
+				if err != nil {
+					return failed(err)
+				}
 				var missing []string
 				for _, id := range args {
 					n, err := ms.DeleteMemory(cmd.Context(), memory.Filter{ID: id, User: user})
@@ -200,6 +213,9 @@ func newMemoryEraseCmd() *cobra.Command {
 				return usage(err)
 			}
 			return withMemoryHost(cmd, func(h *host.Host, ms memory.Store) error {
+				if f.User, err = h.ResolveUser(cmd.Context(), f.User); err != nil {
+					return failed(err)
+				}
 				n, err := ms.DeleteMemory(cmd.Context(), f)
 				if err != nil {
 					return failed(err)

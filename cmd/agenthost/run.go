@@ -153,6 +153,11 @@ func (o *runFlags) prompt(cmd *cobra.Command, args []string) (string, error) {
 // prepare completes the run's input from the open host: --agent (which must exist),
 // --prompt's messages; and checks that the --session continued is stored (unless --new).
 func (o *runFlags) prepare(ctx context.Context, h *host.Host, base *loop.RunInput) error {
+	user, err := h.ResolveUser(ctx, base.User) // a present user's name means their id
+	if err != nil {
+		return failed(err)
+	}
+	base.User = user
 	if o.agentName != "" {
 		if _, ok := h.Manifest.AgentConfig(o.agentName); !ok {
 			return usage(fmt.Errorf("--agent %q: no such agent (agents: %s)", o.agentName, strings.Join(h.Manifest.AgentNames(), ", ")))

@@ -27,9 +27,11 @@ serve refuses requests without a token even on loopback. AGENTHOST_TOKEN stays t
 administrator's token.`}
 	var dryRun, jsonOut bool
 	erase := &cobra.Command{Use: "erase USER", Short: "Delete a user's sessions, runs, feedback and memories", Args: cobra.ExactArgs(1),
-		Long: `erase deletes what the store holds of USER: every session one of whose runs was theirs
-(a session goes whole, with its runs and feedback, even when other users took part), and
-their memories and preferences. A session whose run is in progress is kept and named; run
+		Long: `erase deletes what the store holds of USER: every session they own or one of whose
+runs was theirs (a session goes whole, with its runs and feedback, even when other users
+took part), and their memories and preferences. USER is the name of a present user (it
+means their id) or an id (u_..., o_...; a removed user's id still erases what they left):
+erasure is by identity, so it never reaches an earlier account that had the same name. A session whose run is in progress is kept and named; run
 erase again once it has ended. The erasure is recorded in the audit log, whose earlier
 records keep the user's name (the log is append-only).
 
@@ -50,7 +52,11 @@ Exit status: 0 erased, 1 a session was kept because it is in use, 2 usage error.
 					if dryRun {
 						verb = "would erase"
 					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%s %d sessions and %d memories of %s\n", verb, len(res.Sessions), res.Memories, res.User)
+					who := res.User
+					if who != args[0] {
+						who = args[0] + " (" + res.User + ")"
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s %d sessions and %d memories of %s\n", verb, len(res.Sessions), res.Memories, who)
 					for _, id := range res.Sessions {
 						fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", id)
 					}
@@ -125,7 +131,7 @@ func newUsersListCmd() *cobra.Command {
 					return printJSON(cmd, users)
 				}
 				for _, u := range users {
-					fmt.Fprintf(cmd.OutOrStdout(), "%-24s %-9s %s\n", u.Name, u.Role, u.Created.Format(time.RFC3339))
+					fmt.Fprintf(cmd.OutOrStdout(), "%-24s %-9s %s %s\n", u.Name, u.Role, u.Created.Format(time.RFC3339), u.ID)
 				}
 				return nil
 			})

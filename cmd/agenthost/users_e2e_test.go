@@ -210,15 +210,28 @@ func TestE2E_SessionsBelongToTheirUserUntilShared(t *testing.T) {
 		}
 	}
 	joined := strings.Join(got, "\n")
-	for _, want := range []string{"user.add cli user:ana", "user.add cli user:root", "run.start ana s1/r1", "approval bo s1/r2",
-		"session.share ana s1", "session.unshare ana s1", "session.delete ana s1"} {
+	// Records name users by id (the name is a label in the detail).
+	anaID, boID, rootID := whoami(t, s, ana).ID, whoami(t, s, bo).ID, whoami(t, s, root).ID
+	for _, want := range []string{"user.add cli user:" + anaID, "user.add cli user:" + rootID, "run.start " + anaID + " s1/r1", "approval " + boID + " s1/r2",
+		"session.share " + anaID + " s1", "session.unshare " + anaID + " s1", "session.delete " + anaID + " s1"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("audit lacks %q:\n%s", want, joined)
 		}
 	}
-	if strings.Contains(joined, "session.share bo") || strings.Contains(joined, "session.delete bo") {
+	if strings.Contains(joined, "session.share "+boID) || strings.Contains(joined, "session.delete "+boID) {
 		t.Errorf("a refused action was recorded:\n%s", joined)
 	}
+}
+
+// whoami is the caller as the server sees them.
+func whoami(t *testing.T, s *served, token string) struct{ ID, Name, Role string } {
+	t.Helper()
+	var p struct{ ID, Name, Role string }
+	code, body := call(t, s, token, "GET", "/v1/whoami", "")
+	if code != 200 || json.Unmarshal([]byte(body), &p) != nil || p.ID == "" {
+		t.Fatalf("whoami: %d %s", code, body)
+	}
+	return p
 }
 
 // Two users racing to start the same new session id: one owns it, the other is refused.
@@ -309,7 +322,16 @@ func TestE2E_OIDCTokensAuthenticateUsers(t *testing.T) {
 	if code, _ := call(t, s, bo, "GET", "/v1/sessions/j1", ""); code != 404 {
 		t.Fatalf("bo reads ana's session: %d", code)
 	}
-	if code, body := call(t, s, ana, "POST", "/v1/sessions/j1/shares", `{"user": "bo", "role": "viewer"}`); code != 201 {
+	// The store does not know OIDC users by name: a share names the grantee's id (the
+	// issuer's and subject's), which the grantee's whoami shows.
+	if code, body := call(t, s, ana, "POST", "/v1/sessions/j1/shares", `{"user": "bo", "role": "viewer"}`); code != 400 {
+		t.Fatalf("share with an OIDC user by name: %d %s", code, body)
+	}
+	boID := whoami(t, s, bo).ID
+	if !strings.HasPrefix(boID, "o_") || boID == whoami(t, s, ana).ID {
+		t.Fatalf("OIDC ids: bo %q", boID)
+	}
+	if code, body := call(t, s, ana, "POST", "/v1/sessions/j1/shares", `{"user": "`+boID+`", "role": "viewer"}`); code != 201 {
 		t.Fatalf("share with an OIDC user: %d %s", code, body)
 	}
 	if code, _ := call(t, s, bo, "GET", "/v1/sessions/j1", ""); code != 200 {

@@ -164,8 +164,8 @@ func TestE2E_Workflow_PipelineFansOutAndAFalseConditionSkipsItsBranch(t *testing
 	}
 	// Every step's call went through the tool pipeline and is stored, once each; the
 	// skipped branch made none.
-	calls := toolCallsIn(t, e, "w1.collect", "w1.preprocess", "w1.analyse.0", "w1.analyse.1", "w1.analyse.2", "w1.report", "w1.alert", "w1.escalate")
-	want := map[string]int{"w1.collect": 1, "w1.preprocess": 1, "w1.analyse.0": 1, "w1.analyse.1": 1, "w1.analyse.2": 1, "w1.report": 1}
+	calls := toolCallsIn(t, e, "workflow:pipeline:w1~collect", "workflow:pipeline:w1~preprocess", "workflow:pipeline:w1~analyse~0", "workflow:pipeline:w1~analyse~1", "workflow:pipeline:w1~analyse~2", "workflow:pipeline:w1~report", "workflow:pipeline:w1~alert", "workflow:pipeline:w1~escalate")
+	want := map[string]int{"workflow:pipeline:w1~collect": 1, "workflow:pipeline:w1~preprocess": 1, "workflow:pipeline:w1~analyse~0": 1, "workflow:pipeline:w1~analyse~1": 1, "workflow:pipeline:w1~analyse~2": 1, "workflow:pipeline:w1~report": 1}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Fatalf("stored tool calls %v, want %v", calls, want)
 	}
@@ -224,8 +224,8 @@ func TestE2E_Workflow_SIGKILLMidRunThenResumeRepeatsNoFinishedStep(t *testing.T)
 	}
 	// Counted in the store: the finished steps were called once; the report twice (the
 	// call the kill cut, stored before it ran, and the resume's).
-	calls := toolCallsIn(t, e, "k1.collect", "k1.preprocess", "k1.analyse.0", "k1.analyse.1", "k1.analyse.2", "k1.report")
-	want := map[string]int{"k1.collect": 1, "k1.preprocess": 1, "k1.analyse.0": 1, "k1.analyse.1": 1, "k1.analyse.2": 1, "k1.report": 2}
+	calls := toolCallsIn(t, e, "workflow:pipeline:k1~collect", "workflow:pipeline:k1~preprocess", "workflow:pipeline:k1~analyse~0", "workflow:pipeline:k1~analyse~1", "workflow:pipeline:k1~analyse~2", "workflow:pipeline:k1~report")
+	want := map[string]int{"workflow:pipeline:k1~collect": 1, "workflow:pipeline:k1~preprocess": 1, "workflow:pipeline:k1~analyse~0": 1, "workflow:pipeline:k1~analyse~1": 1, "workflow:pipeline:k1~analyse~2": 1, "workflow:pipeline:k1~report": 2}
 	if fmt.Sprint(calls) != fmt.Sprint(want) || hits.Load() != 2 {
 		t.Fatalf("stored tool calls %v (server hits %d), want %v", calls, hits.Load(), want)
 	}
@@ -271,8 +271,8 @@ output = "sent"
 	if res = decodeWF(t, r); r.code != 0 || res.Outputs["sent"] != "sent" {
 		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
 	}
-	if c := toolCallsIn(t, e, "g1.total"); c["g1.total"] != 1 {
-		t.Fatalf("total called %d times", c["g1.total"])
+	if c := toolCallsIn(t, e, "workflow:gated:g1~total"); c["workflow:gated:g1~total"] != 1 {
+		t.Fatalf("total called %d times", c["workflow:gated:g1~total"])
 	}
 }
 
@@ -318,7 +318,7 @@ func TestE2E_Workflow_ExampleManifestRunsAsDocumented(t *testing.T) {
 	if res := decodeWF(t, r); r.code != 0 || res.Status != "completed" || res.Outputs["doubled"] == nil {
 		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
 	}
-	if c := toolCallsIn(t, e, "demo.analyse.0.times_two"); c["demo.analyse.0.times_two"] != 1 {
-		t.Fatalf("the sub-run's calc was called %d times", c["demo.analyse.0.times_two"])
+	if c := toolCallsIn(t, e, "workflow:double:demo.analyse.0~times_two"); c["workflow:double:demo.analyse.0~times_two"] != 1 {
+		t.Fatalf("the sub-run's calc was called %d times", c["workflow:double:demo.analyse.0~times_two"])
 	}
 }

@@ -87,8 +87,8 @@ output = "note"
 	if res["status"] != "completed" || res["output"].(map[string]any)["note"] != "42 is the answer." {
 		t.Fatalf("RUN_FINISHED %v", end)
 	}
-	if c := toolCallsIn(t, e, "h1.total"); c["h1.total"] != 1 {
-		t.Fatalf("total ran %d times", c["h1.total"])
+	if c := toolCallsIn(t, e, "workflow:gated:h1~total"); c["workflow:gated:h1~total"] != 1 {
+		t.Fatalf("total ran %d times", c["workflow:gated:h1~total"])
 	}
 
 	// Unknown workflow: 404; inputs the schema refuses: 400, nothing streamed.

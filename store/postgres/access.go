@@ -12,32 +12,40 @@ import (
 var _ access.Store = (*Store)(nil)
 
 // AddUser keeps a user (access.Store).
-func (s *Store) AddUser(ctx context.Context, u access.User) error {
+// The user gets a new id (access.NewUserID), never one seen before: the id is the
+// identity, the name only its label.
+func (s *Store) AddUser(ctx context.Context, u access.User) (access.User, error) {
 	if err := access.CheckUser(u); err != nil {
-		return fmt.Errorf("add user: %w", err)
+		return access.User{}, fmt.Errorf("add user: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO users (name, role, token_hash, created) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-		u.Name, string(u.Role), u.TokenHash, u.Created.UTC())
+	id, err := access.NewUserID()
 	if err != nil {
-		return fmt.Errorf("add user %q: %w", u.Name, unavailable(err))
+		return access.User{}, err
+	}
+	u.ID = id
+	tag, err := s.pool.Exec(ctx, `INSERT INTO users (id, name, role, token_hash, created) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+		u.ID, u.Name, string(u.Role), u.TokenHash, u.Created.UTC())
+	if err != nil {
+		return access.User{}, fmt.Errorf("add user %q: %w", u.Name, unavailable(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("add user %q: %w", u.Name, access.ErrUserExists)
+		return access.User{}, fmt.Errorf("add user %q: %w", u.Name, access.ErrUserExists)
 	}
-	return nil
+	return u, nil
 }
 
 // RemoveUser removes a user and the shares granted to them.
 func (s *Store) RemoveUser(ctx context.Context, name string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM users WHERE name = $1`, name)
+		var id string
+		err := tx.QueryRow(ctx, `DELETE FROM users WHERE name = $1 RETURNING id`, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return access.ErrNoSuchUser
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return access.ErrNoSuchUser
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM shares WHERE grantee = $1`, name)
+		_, err = tx.Exec(ctx, `DELETE FROM shares WHERE grantee = $1`, id)
 		return err
 	})
 	if err != nil {
@@ -48,12 +56,12 @@ func (s *Store) RemoveUser(ctx context.Context, name string) error {
 
 // Users lists the users by name.
 func (s *Store) Users(ctx context.Context) ([]access.User, error) {
-	return s.queryUsers(ctx, `SELECT name, role, token_hash, created FROM users ORDER BY name`)
+	return s.queryUsers(ctx, `SELECT id, name, role, token_hash, created FROM users ORDER BY name`)
 }
 
 // UserByToken finds the user whose token hashes to hash.
 func (s *Store) UserByToken(ctx context.Context, hash string) (access.User, bool, error) {
-	us, err := s.queryUsers(ctx, `SELECT name, role, token_hash, created FROM users WHERE token_hash = $1`, hash)
+	us, err := s.queryUsers(ctx, `SELECT id, name, role, token_hash, created FROM users WHERE token_hash = $1`, hash)
 	if err != nil || len(us) == 0 {
 		return access.User{}, false, err
 	}
@@ -70,7 +78,7 @@ func (s *Store) queryUsers(ctx context.Context, q string, args ...any) ([]access
 	for rows.Next() {
 		var u access.User
 		var role string
-		if err := rows.Scan(&u.Name, &role, &u.TokenHash, &u.Created); err != nil {
+		if err := rows.Scan(&u.ID, &u.Name, &role, &u.TokenHash, &u.Created); err != nil {
 			return nil, fmt.Errorf("list users: %w", err)
 		}
 		u.Role, u.Created = access.Role(role), u.Created.UTC()

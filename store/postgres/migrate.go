@@ -108,7 +108,19 @@ ALTER TABLE memories DROP COLUMN tsv;
 ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED;
 CREATE INDEX memories_tsv ON memories USING GIN (tsv);`, `
 ALTER TABLE memories ADD COLUMN vector BYTEA;`, `
-ALTER TABLE memories ADD COLUMN vector_model TEXT NOT NULL DEFAULT '';`, migrateAuditGenesis}
+ALTER TABLE memories ADD COLUMN vector_model TEXT NOT NULL DEFAULT '';`, migrateAuditGenesis,
+	// Users get immutable ids (access.NewUserID's shape: "u_" and 128 random bits in hex,
+	// here from gen_random_uuid's 122), and owners, shares and memories that named a
+	// present user by name name their id. Other names (CLI labels, removed users) stay:
+	// they name no account. The audit log is never rewritten.
+	`
+ALTER TABLE users ADD COLUMN id TEXT NOT NULL DEFAULT '';
+UPDATE users SET id = 'u_' || replace(gen_random_uuid()::text, '-', '');
+CREATE UNIQUE INDEX users_by_id ON users (id);
+UPDATE session_owners o SET owner = u.id FROM users u WHERE o.owner = u.name;
+UPDATE shares s SET grantee = u.id FROM users u WHERE s.grantee = u.name;
+UPDATE shares s SET by_user = u.id FROM users u WHERE s.by_user = u.name;
+UPDATE memories m SET owner = u.id FROM users u WHERE m.owner = u.name;`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

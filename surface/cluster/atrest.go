@@ -134,16 +134,16 @@ func (c *Cluster) sealWorkflow(name string, in workflow.RunInput) (json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	return c.keys.Seal(b, seal.JobAAD(WorkflowArgs{}.Kind(), name, in.RunID)), nil
+	return c.keys.Seal(b, seal.JobAAD(WorkflowArgs{}.Kind(), name+"/"+in.Owner, in.RunID)), nil
 }
 
 // openWorkflow is the run input a workflow job holds: its sealed payload, or the plain
 // fields of a job queued before payloads were sealed. A job without either resumes its
 // run with no new inputs or decisions (the run keeps the inputs it started with).
 func (c *Cluster) openWorkflow(a WorkflowArgs) (workflow.RunInput, error) {
-	in := workflow.RunInput{RunID: a.Run, Inputs: a.Inputs, Approvals: a.Approvals}
+	in := workflow.RunInput{RunID: a.Run, Owner: a.Owner, Inputs: a.Inputs, Approvals: a.Approvals}
 	if len(a.Payload) > 0 && string(a.Payload) != "null" {
-		b, err := c.keys.Open(a.Payload, seal.JobAAD(a.Kind(), a.Workflow, a.Run))
+		b, err := c.keys.Open(a.Payload, seal.JobAAD(a.Kind(), a.Workflow+"/"+a.Owner, a.Run))
 		if err != nil {
 			return in, fmt.Errorf("workflow %s run %s: its payload: %w", a.Workflow, a.Run, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -25,14 +26,17 @@ type WorkflowRunner interface {
 	RunWorkflow(ctx context.Context, name string, in workflow.RunInput) (workflow.Result, error)
 }
 
-// WorkflowArgs are a workflow job's arguments. Workflow and Run are its unique key among
-// the jobs that may still execute: a run has at most one live job, and a resume (with
-// decisions) is a new job once the last one ended. Payload holds the inputs and
-// decisions, sealed with the store's keys and dropped once the job has ended
-// (atrest.go); Inputs and Approvals are only read, from jobs queued before payloads
-// were sealed.
+// WorkflowArgs are a workflow job's arguments. Workflow, Owner and Run are its unique key
+// among the jobs that may still execute: a run has at most one live job, and a resume
+// (with decisions) is a new job once the last one ended. The owner (the id of the user
+// the run is for, workflow.RunInput.Owner) is part of the key, so another user's run of
+// the same id is another job and neither can hold the other's key. Payload holds the
+// inputs and decisions, sealed with the store's keys (bound to workflow, owner and run)
+// and dropped once the job has ended (atrest.go); Inputs and Approvals are only read,
+// from jobs queued before payloads were sealed.
 type WorkflowArgs struct {
 	Workflow  string                       `json:"workflow" river:"unique"`
+	Owner     string                       `json:"owner,omitempty" river:"unique"`
 	Run       string                       `json:"run" river:"unique"`
 	Payload   json.RawMessage              `json:"payload,omitempty"`
 	Inputs    json.RawMessage              `json:"inputs,omitempty"`
@@ -54,7 +58,7 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 	if err != nil {
 		return fmt.Errorf("enqueue workflow %s run %q: %w", name, in.RunID, err)
 	}
-	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Run: in.RunID, Payload: payload}, &river.InsertOpts{
+	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Owner: in.Owner, Run: in.RunID, Payload: payload}, &river.InsertOpts{
 		MaxAttempts: 10,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
 	})
@@ -67,9 +71,22 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 	return nil
 }
 
-// WorkflowDone reports whether the run's latest job has finished for good.
-func (c *Cluster) WorkflowDone(ctx context.Context, name, runID string) (bool, error) {
-	return c.latestDone(ctx, "agenthost_workflow", "workflow", name, runID)
+// WorkflowDone reports whether owner's run's latest job has finished for good.
+func (c *Cluster) WorkflowDone(ctx context.Context, name, owner, runID string) (bool, error) {
+	var state string
+	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_workflow' AND args->>'workflow' = $1
+		AND COALESCE(args->>'owner', '') = $2 AND args->>'run' = $3 ORDER BY id DESC LIMIT 1`, name, owner, runID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	switch rivertype.JobState(state) {
+	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+		return true, nil
+	}
+	return false, nil
 }
 
 // workflowWorker executes workflow jobs.

@@ -73,7 +73,7 @@ func workflowHandler(h *host.Host, w *workflow.Workflow) mcp.ToolHandler {
 			}
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
 		}
-		res, err := h.Workflows().Run(ctx, w, workflow.RunInput{Inputs: req.Params.Arguments}, emit)
+		res, err := h.Workflows().Run(ctx, w, workflow.RunInput{Inputs: req.Params.Arguments, Owner: UserFrom(ctx)}, emit) // the caller's run: its step sessions are theirs
 		if err != nil {
 			if errors.Is(err, workflow.ErrInputs) {
 				return errResult(err.Error()), nil

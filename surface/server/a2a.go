@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/agenthost/agenthost/a2abridge"
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -25,7 +26,7 @@ type AgentCard struct {
 
 func (s *Server) mountA2A() {
 	exec := &a2abridge.Executor{Run: s.a2aRun, Abort: s.opts.Agent.Abort}
-	s.a2aTasks = a2abridge.NewTaskStore()
+	s.a2aTasks = &a2abridge.Tasks{Allow: s.a2aAllow}
 	handler := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec, a2asrv.WithTaskStore(s.a2aTasks)))
 	s.mux.Handle("POST /a2a", s.auth(s.atLeast("user", handler.ServeHTTP)))
 	s.mux.HandleFunc("GET "+a2asrv.WellKnownAgentCardPath, s.handleAgentCard)
@@ -64,6 +65,21 @@ func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {
 		card.Security = []a2a.SecurityRequirements{{"bearer": {}}}
 	}
 	writeJSON(w, http.StatusOK, card)
+}
+
+// a2aAllow decides, for the task store, whether the caller may read or act on a task's
+// session, by the rule every session route uses (decide): tasks/get needs Read,
+// tasks/cancel and a message to the task need Write.
+func (s *Server) a2aAllow(ctx context.Context, session string, write bool) bool {
+	if _, ok := PrincipalFrom(ctx); !ok {
+		return false
+	}
+	a := access.Read
+	if write {
+		a = access.Write
+	}
+	code, _, _ := s.decide(ctx, a, session)
+	return code == 0
 }
 
 // a2aRun runs an A2A task step through the same checks as POST /v1/runs: the caller may

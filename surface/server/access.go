@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
@@ -37,13 +36,14 @@ func PrincipalFrom(ctx context.Context) (access.Principal, bool) {
 	return p, ok
 }
 
-// actor names the caller in the audit log: a user's name, "token" for the administrator's
-// token, "anonymous" on an open server.
+// actor names the caller in the audit log: a user's id (records add the name as a
+// label, audit below), "token" for the administrator's token, "anonymous" on an open
+// server.
 func actor(ctx context.Context) string {
 	p, _ := PrincipalFrom(ctx)
 	switch {
-	case p.Name != "":
-		return p.Name
+	case p.ID != "":
+		return p.ID
 	case p.Role == access.RoleAdmin && p.Name == "" && ctx.Value(tokenKey{}) != nil:
 		return "token"
 	}
@@ -88,7 +88,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (context.C
 			return nil, false
 		}
 		if ok {
-			return context.WithValue(ctx, principalKey{}, access.Principal{Name: u.Name, Role: u.Role}), true
+			return context.WithValue(ctx, principalKey{}, access.Principal{ID: u.ID, Name: u.Name, Role: u.Role}), true
 		}
 	}
 	if s.opts.Verify != nil && strings.Count(tok, ".") == 2 {
@@ -165,6 +165,24 @@ func (s *Server) decide(ctx context.Context, a access.Action, session string) (i
 	}
 }
 
+// DerivedPrefix starts the session ids the host derives for workflow runs (their lease
+// and step sessions, workflow.RunSession): no one starts a run in one by naming it, so
+// no one can pre-create the session another user's workflow step will run in.
+const DerivedPrefix = "workflow:"
+
+// derivedSession refuses POST /v1/runs (and A2A) in a new session under DerivedPrefix
+// to callers other than admin and operator, and continuing one to anyone: those
+// sessions are written by workflow steps only.
+func derivedSession(p access.Principal, session string, stored int) (int, string) {
+	if !strings.HasPrefix(session, DerivedPrefix) {
+		return 0, ""
+	}
+	if stored == 0 && p.Privileged() {
+		return 0, ""
+	}
+	return http.StatusForbidden, fmt.Sprintf("session ids starting %q are workflows' own: a run cannot be started in one", DerivedPrefix)
+}
+
 func (s *Server) acl(ctx context.Context, session string) (string, []access.Share, error) {
 	owner, err := s.opts.Access.Owner(ctx, session)
 	if err != nil {
@@ -200,10 +218,20 @@ func (s *Server) authorize(ctx context.Context, in *loop.RunInput, stored int) (
 		return http.StatusForbidden, fmt.Sprintf("%s has the viewer role and may not start runs", p.Name), nil
 	}
 	switch {
-	case p.Name != "" && !p.Privileged() && in.User != "" && in.User != p.Name:
+	case p.ID != "" && !p.Privileged() && in.User != "" && in.User != p.ID && in.User != p.Name:
 		return http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User), nil
-	case in.User == "":
-		in.User = p.Name
+	case in.User == "" || (in.User == p.Name && p.ID != ""):
+		in.User = p.ID // the run's user is an identity: the caller's id, never a name
+	case s.opts.Access != nil && !access.IsID(in.User):
+		// An admin or operator acting for a present user by name acts for their id.
+		if u, ok, err := access.Lookup(ctx, s.opts.Access, in.User); err != nil {
+			return http.StatusServiceUnavailable, "user: " + err.Error(), err
+		} else if ok {
+			in.User = u.ID
+		}
+	}
+	if code, msg := derivedSession(p, in.SessionID, stored); code != 0 {
+		return code, msg, nil
 	}
 	if s.opts.Access == nil {
 		return 0, "", nil
@@ -228,7 +256,7 @@ func (s *Server) visible(ctx context.Context, ids []string) (map[string]bool, er
 		return nil, nil // nil: everything
 	}
 	out := map[string]bool{}
-	shared, err := s.opts.Access.SharedWith(ctx, p.Name)
+	shared, err := s.opts.Access.SharedWith(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -243,70 +271,9 @@ func (s *Server) visible(ctx context.Context, ids []string) (map[string]bool, er
 		if err != nil {
 			return nil, err
 		}
-		out[id] = owner == p.Name && p.Name != ""
+		out[id] = owner == p.ID && p.ID != ""
 	}
 	return out, nil
-}
-
-// shareBody is POST /v1/sessions/{id}/shares.
-type shareBody struct {
-	User string           `json:"user"`
-	Role access.ShareRole `json:"role"`
-}
-
-func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
-	if !s.accessStore(w) {
-		return
-	}
-	var b shareBody
-	if !s.readJSON(w, r, &b) {
-		return
-	}
-	sh := access.Share{Session: r.PathValue("id"), User: b.User, Role: b.Role, By: actor(r.Context()), Created: time.Now().UTC()}
-	if err := access.CheckShare(sh); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid share: "+err.Error())
-		return
-	}
-	if !s.userExists(w, r, sh.User) {
-		return
-	}
-	if err := s.opts.Access.PutShare(r.Context(), sh); err != nil {
-		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
-		return
-	}
-	s.audit(r, audit.Record{Action: audit.ActionSessionShare, Target: sh.Session, Detail: map[string]string{"user": sh.User, "role": string(sh.Role)}})
-	writeJSON(w, http.StatusCreated, sh)
-}
-
-func (s *Server) handleShares(w http.ResponseWriter, r *http.Request) {
-	if !s.accessStore(w) {
-		return
-	}
-	shares, err := s.opts.Access.Shares(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
-		return
-	}
-	owner, _ := s.opts.Access.Owner(r.Context(), r.PathValue("id"))
-	writeJSON(w, http.StatusOK, map[string]any{"owner": owner, "shares": shares})
-}
-
-func (s *Server) handleUnshare(w http.ResponseWriter, r *http.Request) {
-	if !s.accessStore(w) {
-		return
-	}
-	id, user := r.PathValue("id"), r.PathValue("user")
-	err := s.opts.Access.RemoveShare(r.Context(), id, user)
-	if errors.Is(err, access.ErrNoSuchShare) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("session %q is not shared with %q", id, user))
-		return
-	}
-	if err != nil {
-		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
-		return
-	}
-	s.audit(r, audit.Record{Action: audit.ActionSessionUnshare, Target: id, Detail: map[string]string{"user": user}})
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleDeleteSession is DELETE /v1/sessions/{id}.
@@ -341,33 +308,18 @@ func (s *Server) accessStore(w http.ResponseWriter) bool {
 	return s.opts.Access != nil
 }
 
-// userExists refuses a share with a name no one has: a typo would grant nothing now and
-// everything to whoever is later added under it. With OIDC the identity provider knows
-// the users, not the store, so any valid name is taken.
-func (s *Server) userExists(w http.ResponseWriter, r *http.Request, name string) bool {
-	if s.opts.Verify != nil {
-		return true
-	}
-	users, err := s.opts.Access.Users(r.Context())
-	if err != nil {
-		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
-		return false
-	}
-	for _, u := range users {
-		if u.Name == name {
-			return true
-		}
-	}
-	writeError(w, http.StatusBadRequest, fmt.Sprintf("no user %q (agenthost users add)", name))
-	return false
-}
-
 // audit records an action of the caller; a failure is logged, not the caller's.
 func (s *Server) audit(r *http.Request, rec audit.Record) {
 	if s.opts.Audit == nil {
 		return
 	}
 	rec.Actor = actor(r.Context())
+	if p, _ := PrincipalFrom(r.Context()); p.Name != "" {
+		if rec.Detail == nil {
+			rec.Detail = map[string]string{}
+		}
+		rec.Detail["actor_name"] = p.Name // a label beside the id, as the caller was called then
+	}
 	if id := audit.RequestID(r.Context()); id != "" {
 		if rec.Detail == nil {
 			rec.Detail = map[string]string{}

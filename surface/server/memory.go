@@ -80,7 +80,7 @@ func (s *Server) handleMemoryAdd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !pinUser(w, r, &body.User) {
+	if !s.pinUser(w, r, &body.User) {
 		return
 	}
 	e, err := memory.New(body.User, body.Agent, body.Kind, body.Text, time.Now())
@@ -112,7 +112,7 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := memory.Filter{ID: r.PathValue("id"), User: r.URL.Query().Get("user")}
-	if !pinUser(w, r, &f.User) {
+	if !s.pinUser(w, r, &f.User) {
 		return
 	}
 	if f.ID == "" {
@@ -146,7 +146,7 @@ func (s *Server) handleMemoryDelete(w http.ResponseWriter, r *http.Request) {
 func (s *Server) memoryFilter(w http.ResponseWriter, r *http.Request) (memory.Filter, bool) {
 	q := r.URL.Query()
 	f := memory.Filter{User: q.Get("user"), Agent: q.Get("agent"), Kind: memory.Kind(q.Get("kind"))}
-	if !pinUser(w, r, &f.User) {
+	if !s.pinUser(w, r, &f.User) {
 		return f, false
 	}
 	if err := errors.Join(loop.CheckUser(f.User), loop.CheckUser(f.Agent)); err != nil {
@@ -224,19 +224,26 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// pinUser keeps a caller without the admin or operator role to their own memories.
-func pinUser(w http.ResponseWriter, r *http.Request, user *string) bool {
+// pinUser keeps a caller without the admin or operator role to their own memories,
+// which are keyed by their id; admin and operator may name a present user by name (their
+// id) or an id.
+func (s *Server) pinUser(w http.ResponseWriter, r *http.Request, user *string) bool {
 	p, _ := PrincipalFrom(r.Context())
 	switch {
 	case p.Privileged():
+		if *user != "" && !access.IsID(*user) && s.opts.Access != nil {
+			if u, ok, err := access.Lookup(r.Context(), s.opts.Access, *user); err == nil && ok {
+				*user = u.ID
+			}
+		}
 		return true
 	case p.Role == access.RoleViewer && r.Method != http.MethodGet:
 		writeError(w, http.StatusForbidden, p.Name+" has the viewer role and may only read memories")
 		return false
-	case *user != "" && *user != p.Name:
+	case *user != "" && *user != p.Name && *user != p.ID:
 		writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not act on the memories of %q", p.Name, *user))
 		return false
 	}
-	*user = p.Name
+	*user = p.ID
 	return true
 }

@@ -143,6 +143,9 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 	session, id := r.PathValue("session"), r.PathValue("run")
 	if session == "" {
 		sessions, err := s.runSessions(r.Context(), id)
+		if err == nil {
+			sessions, err = s.readable(r.Context(), sessions)
+		}
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, fmt.Sprintf("abort run %q: %v", id, err))
 			return
@@ -182,6 +185,22 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
+}
+
+// readable keeps the sessions the caller may read: another user's session with a run of
+// the same id is as absent as one that does not exist, and its name is never answered.
+func (s *Server) readable(ctx context.Context, sessions []string) ([]string, error) {
+	out := sessions[:0:0]
+	for _, session := range sessions {
+		code, _, err := s.decide(ctx, access.Read, session)
+		if err != nil {
+			return nil, err
+		}
+		if code == 0 {
+			out = append(out, session)
+		}
+	}
+	return out, nil
 }
 
 // runSessions lists the sessions that have a run of the id in progress: on this server,

@@ -112,7 +112,7 @@ type Server struct {
 	active   map[string]string // session -> its run this server streams (one at a time)
 	wg       sync.WaitGroup    // run handlers in progress
 
-	a2aTasks *a2abridge.TaskStore // the A2A tasks this process keeps (a2a.go)
+	a2aTasks *a2abridge.Tasks // the A2A tasks this process keeps (a2a.go)
 }
 
 // New checks the options and builds the handler.

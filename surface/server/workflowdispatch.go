@@ -17,8 +17,8 @@ type workflowDispatcher interface {
 	// SubmitWorkflow enqueues a run or resume; while a job of the same run may still
 	// execute it is refused with an error wrapping loop.ErrSessionBusy.
 	SubmitWorkflow(ctx context.Context, name string, in workflow.RunInput) error
-	// WorkflowDone reports whether the run's latest job finished for good.
-	WorkflowDone(ctx context.Context, name, runID string) (bool, error)
+	// WorkflowDone reports whether owner's run's latest job finished for good.
+	WorkflowDone(ctx context.Context, name, owner, runID string) (bool, error)
 }
 
 // workflowPoll is how often a dispatched workflow's stream reads its record.
@@ -33,7 +33,7 @@ func (s *Server) followWorkflow(ctx context.Context, wd workflowDispatcher, wf *
 	if err := wf.CheckApprovals(in.Approvals); err != nil {
 		return workflow.Result{}, err
 	}
-	rec, resumed, err := workflow.LoadRecord(ctx, st, wf.Name, in.RunID)
+	rec, resumed, err := workflow.LoadOwnedRecord(ctx, st, wf.Name, in.Owner, in.RunID)
 	if err != nil {
 		return workflow.Result{}, err
 	}
@@ -58,11 +58,11 @@ func (s *Server) followWorkflow(ctx context.Context, wd workflowDispatcher, wf *
 	t := time.NewTicker(workflowPoll)
 	defer t.Stop()
 	for {
-		done, err := wd.WorkflowDone(ctx, wf.Name, in.RunID) // before the record: a done job's record is final
+		done, err := wd.WorkflowDone(ctx, wf.Name, in.Owner, in.RunID) // before the record: a done job's record is final
 		if err != nil && ctx.Err() == nil {
 			return workflow.Result{}, fmt.Errorf("workflow %s run %s: %w", wf.Name, in.RunID, err)
 		}
-		rec, ok, lerr := workflow.LoadRecord(ctx, st, wf.Name, in.RunID)
+		rec, ok, lerr := workflow.LoadOwnedRecord(ctx, st, wf.Name, in.Owner, in.RunID)
 		if lerr != nil && ctx.Err() == nil {
 			return workflow.Result{}, lerr
 		}

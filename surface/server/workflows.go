@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/workflow"
 )
@@ -81,12 +83,18 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, err := body.runInput()
+	if err == nil {
+		err = workflow.CheckRunID(in.RunID)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if !s.ownWorkflowRun(w, r, wf, &in) {
+		return
+	}
 	thread := "workflow:" + name
-	key := loop.RunInput{SessionID: thread + ":" + in.RunID, RunID: in.RunID}
+	key := loop.RunInput{SessionID: workflow.RunSession(name, in.Owner, in.RunID), RunID: in.RunID}
 	if code, msg := s.claim(key); code != 0 {
 		writeError(w, code, msg)
 		return
@@ -127,6 +135,32 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.finish(res)
+}
+
+// ownWorkflowRun makes the run the caller's: its owner is the caller's id, so its record,
+// lease, step sessions and job are keyed by it (workflow/owner.go) and no one else's run
+// of the same id is reached. Decisions (resume entries) need a stored run of the
+// caller's: one that is not theirs answers the same 404 as one that does not exist,
+// naming neither. What is allowed is audited: who started or resumed which run, and
+// what they decided.
+func (s *Server) ownWorkflowRun(w http.ResponseWriter, r *http.Request, wf *workflow.Workflow, in *workflow.RunInput) bool {
+	p, _ := PrincipalFrom(r.Context())
+	in.Owner = p.ID
+	_, stored, err := workflow.LoadOwnedRecord(r.Context(), s.opts.Workflows.Engine.Store, wf.Name, in.Owner, in.RunID)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
+		return false
+	}
+	if len(in.Approvals) > 0 && !stored {
+		writeError(w, http.StatusNotFound, "no such workflow run")
+		return false
+	}
+	detail := map[string]string{"workflow": wf.Name, "run": in.RunID, "resumed": strconv.FormatBool(stored)}
+	for step, d := range in.Approvals {
+		detail["step:"+step] = map[bool]string{true: "approved", false: "rejected"}[d.Approved]
+	}
+	s.audit(r, audit.Record{Action: audit.ActionWorkflowRun, Target: workflow.RunSession(wf.Name, in.Owner, in.RunID), Detail: detail})
+	return true
 }
 
 func now(t string) base { return base{Type: t, Timestamp: time.Now().UnixMilli()} }

@@ -67,7 +67,7 @@ f.onload = () => {
     out.detail = $("wf-detail").querySelector("pre").textContent;
     out.sessions = [...d.querySelectorAll(".wf-session")].map((b) => b.dataset.session);
     d.querySelector(".wf-session").click();
-    waitFor(() => $("thread").textContent === "wf-dag1.double.0" && d.querySelector(".tool-card"), () => {
+    waitFor(() => $("thread").textContent === "workflow:pipe:wf-dag1~double~0" && d.querySelector(".tool-card"), () => {
       out.opened = $("conversation").textContent;
       $("show-workflows").click();
       waitFor(() => d.body.dataset.workflow === "pipe/" && d.querySelectorAll(".wf-node").length === 4, () => {
@@ -145,7 +145,7 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	if !strings.Contains(got.Detail, `"step": "double"`) || !strings.Contains(got.Detail, `"attempts": 3`) {
 		t.Fatalf("detail %s", got.Detail)
 	}
-	if strings.Join(got.Sessions, ",") != "wf-dag1.double.0,wf-dag1.double.1,wf-dag1.double.2" {
+	if strings.Join(got.Sessions, ",") != "workflow:pipe:wf-dag1~double~0,workflow:pipe:wf-dag1~double~1,workflow:pipe:wf-dag1~double~2" {
 		t.Fatalf("sessions %v", got.Sessions)
 	}
 	if !strings.Contains(got.Opened, "calc") || !strings.Contains(got.Opened, "2") {

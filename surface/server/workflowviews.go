@@ -60,14 +60,15 @@ func (s *Server) handleWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleWorkflowRecord serves GET /v1/workflows/{name}/runs/{id}: a run's stored record
-// (each step's status, attempts, output, error and fan-out items).
+// (each step's status, attempts, output, error and fan-out items); ?owner=ID names the
+// user whose run it is (the listing gives each run's owner).
 func (s *Server) handleWorkflowRecord(w http.ResponseWriter, r *http.Request) {
 	name, id := r.PathValue("name"), r.PathValue("id")
 	if _, ok := s.opts.Workflows.Find(name); !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no workflow %q", name))
 		return
 	}
-	rec, ok, err := workflow.LoadRecord(r.Context(), s.opts.Workflows.Engine.Store, name, id)
+	rec, ok, err := workflow.LoadOwnedRecord(r.Context(), s.opts.Workflows.Engine.Store, name, r.URL.Query().Get("owner"), id)
 	switch {
 	case err != nil:
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)

@@ -26,11 +26,14 @@ function dagLayout(steps) {
   });
 }
 
-// The sessions a step's calls are stored in (docs/workflows.md): RUNID.STEP, or one per
-// fan-out item; a workflow step's are the sub-workflow's runs of the same ids.
-function stepSessions(runId, step, rec) {
-  const base = runId + "." + step.id;
-  if (rec && rec.items && rec.items.length) return rec.items.map((_, i) => base + "." + i);
+// The sessions a step's calls are stored in (docs/workflows.md#owners): the run's session
+// workflow:NAME[:OWNER]:RUNID and ~STEP, or one per fan-out item (~STEP~INDEX); a workflow
+// step's are the sub-workflow's runs, ids RUNID.STEP[.INDEX].
+function stepSessions(name, owner, runId, step, rec) {
+  const sub = step.kind === "workflow";
+  const base = sub ? runId + "." + step.id : "workflow:" + name + ":" + (owner ? owner + ":" : "") + runId + "~" + step.id;
+  const sep = sub ? "." : "~";
+  if (rec && rec.items && rec.items.length) return rec.items.map((_, i) => base + sep + i);
   if (step.kind === "approval" || !rec) return [];
   return [base];
 }
