@@ -205,7 +205,7 @@ func TestWorkflowJobsKeepNoInputsInRiversTable(t *testing.T) {
 	if rows := jobRows(t, url); strings.Contains(rows, secret) {
 		t.Fatalf("a queued workflow job's row holds its inputs in clear:\n%s", rows)
 	}
-	waitDone(t, func() (bool, error) { return c.WorkflowDone(ctx, "deploy", "w1") })
+	waitDone(t, func() (bool, error) { return c.WorkflowDone(ctx, "deploy", "", "w1") })
 	wf.mu.Lock()
 	got := wf.got
 	wf.mu.Unlock()
