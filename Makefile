@@ -54,7 +54,7 @@ lint:
 	cd bench/eino && $(GO) mod tidy -diff
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
-	$(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }
+	$(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|serve|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }
 	@bash scripts/sizes.sh
 
 test-short:

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/mcpclient"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -131,13 +130,4 @@ func (h *Host) ToolList() []ToolEntry {
 			Spec: sandbox.ToolSpec{Name: ot.ownName(), Description: spec.Description, InputSchema: spec.InputSchema}})
 	}
 	return out
-}
-
-func (h *Host) mcpServer(name string) *mcpclient.Server {
-	for _, s := range h.mcpServers {
-		if s.Name() == name {
-			return s
-		}
-	}
-	return nil
 }

@@ -22,65 +22,71 @@ type Tamper func(t *testing.T, stmt string)
 // Run runs the suite; open returns a new store (as a new database: its log holds its
 // genesis record only) and a Tamper on its database.
 func Run(t *testing.T, open func(t *testing.T) (audit.Store, Tamper)) {
-	t.Run("ANewLogBeginsWithItsGenesisRecord", func(t *testing.T) {
-		s, _ := open(t)
-		all, err := s.Audit(context.Background(), 0, 0)
-		if err != nil || len(all) != 1 || all[0].Action != audit.ActionGenesis || len(all[0].Detail["log"]) != 32 {
-			t.Fatalf("a new log: %+v %v", all, err)
-		}
-		if cp, err := audit.VerifyLog(all, false); err != nil || cp.Records != 1 || cp.Log != all[0].Hash {
-			t.Fatalf("VerifyLog = %+v %v", cp, err)
-		}
-		// A second genesis record is refused by the store.
-		if _, err := s.AppendAudit(context.Background(), audit.Record{Time: time.Now(), Action: audit.ActionGenesis, Actor: "mallory"}); err == nil {
-			t.Fatal("the store took a second genesis record")
-		}
-	})
-	t.Run("AppendsChainAndReadBack", func(t *testing.T) {
-		s, _ := open(t)
-		ctx := context.Background()
-		for i := range 3 {
-			r, err := s.AppendAudit(ctx, audit.Record{Time: time.Now(), Action: audit.ActionRunStart, Actor: "ana",
-				Target: fmt.Sprintf("s/r%d", i), Detail: map[string]string{"agent": "helper", "n": fmt.Sprint(i)}})
-			if err != nil || r.Seq != int64(i+2) || r.Hash == "" {
-				t.Fatalf("append %d: %+v %v", i, r, err)
-			}
-		}
-		all, err := s.Audit(ctx, 0, 0)
-		if err != nil || len(all) != 4 || all[3].Detail["n"] != "2" || all[2].Target != "s/r1" {
-			t.Fatalf("audit = %+v %v", all, err)
-		}
-		if _, err := audit.VerifyLog(all, false); err != nil {
-			t.Fatalf("the stored log does not verify: %v", err)
-		}
-		page, err := s.Audit(ctx, 2, 1)
-		if err != nil || len(page) != 1 || page[0].Seq != 3 {
-			t.Fatalf("page after 2, limit 1 = %+v %v", page, err)
-		}
-	})
-	t.Run("ConcurrentAppendsMakeOneGaplessChain", func(t *testing.T) {
-		s, _ := open(t)
-		ctx := context.Background()
-		var wg sync.WaitGroup
-		for i := range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := s.AppendAudit(ctx, audit.Record{Time: time.Now(), Action: audit.ActionRunEnd, Actor: fmt.Sprint("u", i)}); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		all, err := s.Audit(ctx, 0, 0)
-		if err != nil || len(all) != 17 {
-			t.Fatalf("%d records, %v", len(all), err)
-		}
-		if _, err := audit.VerifyLog(all, false); err != nil {
-			t.Fatalf("concurrent appends broke the chain: %v", err)
-		}
-	})
+	t.Run("ANewLogBeginsWithItsGenesisRecord", func(t *testing.T) { newLog(t, open) })
+	t.Run("AppendsChainAndReadBack", func(t *testing.T) { appendsChain(t, open) })
+	t.Run("ConcurrentAppendsMakeOneGaplessChain", func(t *testing.T) { concurrentAppends(t, open) })
 	attacks(t, open)
+}
+
+func newLog(t *testing.T, open func(t *testing.T) (audit.Store, Tamper)) {
+	s, _ := open(t)
+	all, err := s.Audit(context.Background(), 0, 0)
+	if err != nil || len(all) != 1 || all[0].Action != audit.ActionGenesis || len(all[0].Detail["log"]) != 32 {
+		t.Fatalf("a new log: %+v %v", all, err)
+	}
+	if cp, err := audit.VerifyLog(all, false); err != nil || cp.Records != 1 || cp.Log != all[0].Hash {
+		t.Fatalf("VerifyLog = %+v %v", cp, err)
+	}
+	// A second genesis record is refused by the store.
+	if _, err := s.AppendAudit(context.Background(), audit.Record{Time: time.Now(), Action: audit.ActionGenesis, Actor: "mallory"}); err == nil {
+		t.Fatal("the store took a second genesis record")
+	}
+}
+
+func appendsChain(t *testing.T, open func(t *testing.T) (audit.Store, Tamper)) {
+	s, _ := open(t)
+	ctx := context.Background()
+	for i := range 3 {
+		r, err := s.AppendAudit(ctx, audit.Record{Time: time.Now(), Action: audit.ActionRunStart, Actor: "ana",
+			Target: fmt.Sprintf("s/r%d", i), Detail: map[string]string{"agent": "helper", "n": fmt.Sprint(i)}})
+		if err != nil || r.Seq != int64(i+2) || r.Hash == "" {
+			t.Fatalf("append %d: %+v %v", i, r, err)
+		}
+	}
+	all, err := s.Audit(ctx, 0, 0)
+	if err != nil || len(all) != 4 || all[3].Detail["n"] != "2" || all[2].Target != "s/r1" {
+		t.Fatalf("audit = %+v %v", all, err)
+	}
+	if _, err := audit.VerifyLog(all, false); err != nil {
+		t.Fatalf("the stored log does not verify: %v", err)
+	}
+	page, err := s.Audit(ctx, 2, 1)
+	if err != nil || len(page) != 1 || page[0].Seq != 3 {
+		t.Fatalf("page after 2, limit 1 = %+v %v", page, err)
+	}
+}
+
+func concurrentAppends(t *testing.T, open func(t *testing.T) (audit.Store, Tamper)) {
+	s, _ := open(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.AppendAudit(ctx, audit.Record{Time: time.Now(), Action: audit.ActionRunEnd, Actor: fmt.Sprint("u", i)}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	all, err := s.Audit(ctx, 0, 0)
+	if err != nil || len(all) != 17 {
+		t.Fatalf("%d records, %v", len(all), err)
+	}
+	if _, err := audit.VerifyLog(all, false); err != nil {
+		t.Fatalf("concurrent appends broke the chain: %v", err)
+	}
 }
 
 // attacks: a log of seven records (genesis and six) is changed with SQL; each change is

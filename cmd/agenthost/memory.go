@@ -41,11 +41,6 @@ func (f *memoryFlags) filter() (memory.Filter, error) {
 	return memory.Filter{User: f.user, Agent: f.agent, Kind: memory.Kind(f.kind), Limit: f.limit}, nil
 }
 
-// withMemory runs f on the manifest's memory store.
-func withMemory(cmd *cobra.Command, f func(memory.Store) error) error {
-	return withMemoryHost(cmd, func(_ *host.Host, ms memory.Store) error { return f(ms) })
-}
-
 func withMemoryHost(cmd *cobra.Command, f func(*host.Host, memory.Store) error) error {
 	return withPlugins(cmd, func(h *host.Host) error {
 		ms, ok := h.Memory()
@@ -253,10 +248,4 @@ func nonNilEntries(e []memory.Entry) []memory.Entry {
 		return []memory.Entry{}
 	}
 	return e
-}
-
-// memoryOf is the host's memory service for the server's memory routes (nil: none).
-func memoryOf(h *host.Host) memory.Store {
-	ms, _ := h.Memory()
-	return ms
 }

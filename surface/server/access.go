@@ -183,15 +183,6 @@ func derivedSession(p access.Principal, session string, stored int) (int, string
 	return http.StatusForbidden, fmt.Sprintf("session ids starting %q are workflows' own: a run cannot be started in one", DerivedPrefix)
 }
 
-func (s *Server) acl(ctx context.Context, session string) (string, []access.Share, error) {
-	owner, err := s.opts.Access.Owner(ctx, session)
-	if err != nil {
-		return "", nil, err
-	}
-	shares, err := s.opts.Access.Shares(ctx, session)
-	return owner, shares, err
-}
-
 // authorizeRun decides a POST /v1/runs: the run's user is the caller (a user or viewer
 // cannot run as someone else; admin and operator may name the user they act for), a
 // session with an owner needs Write on it, an ownerless one with history needs admin or
@@ -217,18 +208,8 @@ func (s *Server) authorize(ctx context.Context, in *loop.RunInput, stored int) (
 	if !access.MayStart(p) {
 		return http.StatusForbidden, fmt.Sprintf("%s has the viewer role and may not start runs", p.Name), nil
 	}
-	switch {
-	case p.ID != "" && !p.Privileged() && in.User != "" && in.User != p.ID && in.User != p.Name:
-		return http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User), nil
-	case in.User == "" || (in.User == p.Name && p.ID != ""):
-		in.User = p.ID // the run's user is an identity: the caller's id, never a name
-	case s.opts.Access != nil && !access.IsID(in.User):
-		// An admin or operator acting for a present user by name acts for their id.
-		if u, ok, err := access.Lookup(ctx, s.opts.Access, in.User); err != nil {
-			return http.StatusServiceUnavailable, "user: " + err.Error(), err
-		} else if ok {
-			in.User = u.ID
-		}
+	if code, msg, err := s.runUser(ctx, p, in); code != 0 {
+		return code, msg, err
 	}
 	if code, msg := derivedSession(p, in.SessionID, stored); code != 0 {
 		return code, msg, nil
@@ -247,6 +228,26 @@ func (s *Server) authorize(ctx context.Context, in *loop.RunInput, stored int) (
 		return 0, "", nil // a new session no one is named for: an admin's or operator's
 	}
 	return s.decide(ctx, access.Write, in.SessionID)
+}
+
+// runUser makes in.User the identity the run is for: the caller's id, unless an admin
+// or operator names another user (by id, or by the name of a present user, which
+// becomes their id); a user or viewer cannot run as someone else.
+func (s *Server) runUser(ctx context.Context, p access.Principal, in *loop.RunInput) (int, string, error) {
+	switch {
+	case p.ID != "" && !p.Privileged() && in.User != "" && in.User != p.ID && in.User != p.Name:
+		return http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User), nil
+	case in.User == "" || (in.User == p.Name && p.ID != ""):
+		in.User = p.ID // the run's user is an identity: the caller's id, never a name
+	case s.opts.Access != nil && !access.IsID(in.User):
+		// An admin or operator acting for a present user by name acts for their id.
+		if u, ok, err := access.Lookup(ctx, s.opts.Access, in.User); err != nil {
+			return http.StatusServiceUnavailable, "user: " + err.Error(), err
+		} else if ok {
+			in.User = u.ID
+		}
+	}
+	return 0, "", nil
 }
 
 // visible filters a listing of sessions to those the caller may read.
