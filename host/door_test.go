@@ -89,7 +89,7 @@ func TestTheDoorAuthorisesEveryEntranceAlike(t *testing.T) {
 			for _, r := range recs {
 				if r.Action == audit.ActionRunStart && strings.HasPrefix(r.Target, session+"/") {
 					hers++
-					if r.Actor != "ana" || r.Detail["actor_id"] != "u-ana" || r.Detail["actor_role"] != "user" {
+					if r.Actor != "u-ana" || r.Detail["actor_id"] != "u-ana" || r.Detail["actor_role"] != "user" {
 						t.Errorf("run.start on her session: actor %q detail %v", r.Actor, r.Detail)
 					}
 				}
