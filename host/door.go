@@ -104,7 +104,7 @@ func (d *Door) run(ctx context.Context, p access.Principal, in loop.RunInput, em
 	if err := d.admit(ctx, p, &in); err != nil {
 		return failedRun(in, err)
 	}
-	ctx = access.WithPrincipal(ctx, p)
+	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	ctx, end := h.tel.StartRun(ctx, a.Name, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": a.Name})
 	if err != nil {
@@ -190,7 +190,7 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 	if err := d.admit(ctx, p, &in); err != nil {
 		return fail(err)
 	}
-	ctx = access.WithPrincipal(ctx, p)
+	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	agent := h.Manifest.Agent.Name
 	ctx, end := h.tel.StartRun(ctx, agent, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": agent, "tool": name})

@@ -16,7 +16,7 @@ import (
 func samplingEnv(t *testing.T, agentExtra, entryExtra string, firstTokens int) *agentEnv {
 	t.Helper()
 	dir := npmMCP(t)
-	e := newEnv(t, agentExtra, "", [2]string{"scripted", `{"turns": [
+	e := newEnv(t, agentExtra, "", [2]string{"scripted", `{"per_session": false, "turns": [
 	  {"usage": {"prompt_tokens": ` + fmt.Sprint(firstTokens) + `, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "trigger-sampling-request", "arguments": "{\"prompt\":\"say hi\",\"maxTokens\":50}"}]},
 	  {"expect": {"tools_offered": false, "contains": "say hi"}, "usage": {"prompt_tokens": 500, "completion_tokens": 50}, "text": "hi from the host model"},
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "text": "{{result c1}}"}]}`})
@@ -66,7 +66,7 @@ func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *tes
 			result = d.Content
 		}
 	}
-	if !strings.Contains(result, "create_message refused") {
+	if !strings.Contains(result, "sampling refused") {
 		t.Fatalf("over the budget, the tool's result is %q\n%s", result, r.stderr)
 	}
 	off := samplingEnv(t, "", "", 10)
@@ -81,7 +81,7 @@ func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *tes
 // fields, the call runs again and the server gets them (checked against its schema).
 func TestE2E_MCPServerElicitationIsAnsweredOverAGUI(t *testing.T) {
 	dir := npmMCP(t)
-	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	e := newEnv(t, "", "", [2]string{"scripted", `{"per_session": false, "turns": [
 	  {"tool_calls": [{"id": "c1", "name": "trigger-elicitation-request", "arguments": "{}"}]},
 	  {"expect": {"last_role": "tool"}, "text": "{{result c1}}"}]}`})
 	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
@@ -119,7 +119,7 @@ func TestE2E_MCPServerElicitationIsAnsweredOverAGUI(t *testing.T) {
 // one is asked again) reach the server in the same call.
 func TestE2E_MCPServerElicitationIsAskedAtTheTerminal(t *testing.T) {
 	dir := npmMCP(t)
-	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	e := newEnv(t, "", "", [2]string{"scripted", `{"per_session": false, "turns": [
 	  {"tool_calls": [{"id": "c1", "name": "trigger-elicitation-request", "arguments": "{}"}]},
 	  {"expect": {"last_role": "tool"}, "text": "{{result c1}}"}]}`})
 	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
