@@ -7,7 +7,7 @@ import (
 )
 
 // SampleInput is one model call asked for by something that is not the run's model: a
-// plugin's create_message, an MCP server's sampling request (rule L23).
+// plugin's create_message, an MCP server's sampling request (rule L24).
 type SampleInput struct {
 	SessionID string    // the sampling's own session ("" starts a new one)
 	RunID     string    // "" gets a generated one
@@ -39,7 +39,7 @@ var ErrSampleDepth = fmt.Errorf("sampling nested more than %d deep (a sampling t
 type sampleDepthKey struct{}
 
 // Sample makes one model call for a caller that is not the run's model, through the
-// loop's model-call path (L23): it is a run of its own on in.SessionID, nested in the
+// loop's model-call path (L24): it is a run of its own on in.SessionID, nested in the
 // run on ctx if there is one (it joins that run's ledger, so the call is admitted
 // against its budgets and charged to it). Every message passes the input guardrails
 // (a block refuses the call), the call is made with retries and no tools, the answer

@@ -12,11 +12,11 @@ func textMsg(role Role, text string) Message {
 	return Message{Role: role, Content: []Part{TextPart(text)}}
 }
 
-// L23: every message of a sampling passes the input guardrails (the system prompt and
+// L24: every message of a sampling passes the input guardrails (the system prompt and
 // the caller's assistant turns too: all of it is the caller's), the model is offered no
 // tool, the answer passes the output guardrails, and the session stores what the model
 // saw and what the caller got.
-func TestSampleGuardsTheRequestAndTheAnswerAndStoresThem(t *testing.T) {
+func TestL24_SampleGuardsTheRequestAndTheAnswerAndStoresThem(t *testing.T) {
 	var got Request
 	m := script(turn{text: "the secret answer", check: func(r Request) { got = r }})
 	g := &redactor{}
@@ -46,7 +46,7 @@ func TestSampleGuardsTheRequestAndTheAnswerAndStoresThem(t *testing.T) {
 
 // A blocked prompt is refused before the model is asked and stores nothing of it; a
 // blocked answer is refused to the caller and not stored; both are clear errors.
-func TestSampleBlockedPromptOrAnswerIsRefused(t *testing.T) {
+func TestL24_SampleBlockedPromptOrAnswerIsRefused(t *testing.T) {
 	m := script(turn{text: "a forbidden answer"})
 	a := newAgent(t, Config{Model: m, Guardrails: []Guardrail{&redactor{}}})
 	_, res, err := a.Sample(context.Background(), SampleInput{SessionID: "in", Messages: []Message{UserMessage("say the forbidden word")}}, nil)
@@ -71,7 +71,7 @@ func TestSampleBlockedPromptOrAnswerIsRefused(t *testing.T) {
 
 // A sampling made during a run (a tool's, as a plugin's create_message is) is a run
 // nested in it: admitted against and charged to the calling run's budget.
-func TestSampleIsChargedToTheCallingRun(t *testing.T) {
+func TestL24_SampleIsChargedToTheCallingRun(t *testing.T) {
 	m := script(
 		turn{calls: []ToolCall{call("c1", "ask", `{}`)}, usage: &Usage{PromptTokens: 10, CompletionTokens: 1, TotalTokens: 11}},
 		turn{text: "sampled", usage: &Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}},
@@ -125,7 +125,7 @@ func (g *recursing) Check(ctx context.Context, in GuardInput) (GuardResult, erro
 
 // Samplings nested in samplings stop at MaxSampleDepth with ErrSampleDepth, a clear
 // error the inner caller gets, instead of recursing without end.
-func TestSampleRecursionIsBounded(t *testing.T) {
+func TestL24_SampleRecursionIsBounded(t *testing.T) {
 	m := script(turn{text: "inner"}, turn{text: "outer"})
 	g := &recursing{}
 	g.a = newAgent(t, Config{Model: m, Guardrails: []Guardrail{g}})
