@@ -103,8 +103,8 @@ func TestCreateMessageRefusesMalformedRequests(t *testing.T) {
 	for req, want := range map[string]string{
 		`{`: "the request",
 		`{"messages":[{"role":"tool","content":{"type":"text","text":"x"}}]}`: `role "tool"`,
-		`{"messages":[],"systemPrompt":"only this"}`:                         "no messages",
-		`{"messages":[{"role":"user","content":{"type":"image"}}]}`:          "has no text",
+		`{"messages":[],"systemPrompt":"only this"}`:                          "no messages",
+		`{"messages":[{"role":"user","content":{"type":"image"}}]}`:           "has no text",
 	} {
 		if _, err := h.services.CreateMessage(context.Background(), "p", json.RawMessage(req)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error naming %q", req, err, want)
