@@ -20,9 +20,10 @@ import (
 
 // Door is the one entrance to the host. Every surface — the HTTP API and AG-UI (through
 // Runner), A2A, `mcp serve` over stdio and HTTP, the CLI's run, plugins call and
-// workflow, workflow tool and prompt steps, cluster workers — comes in through it to
-// start or resume a run (Run) or to call a tool outside a run (CallTool,
-// CallPluginTool), with the caller's principal. What every entrance owes is applied
+// workflow, workflow tool and prompt steps, cluster workers, plugins' create_message
+// and MCP sampling — comes in through it to start or resume a run (Run), to call a tool
+// outside a run (CallTool, CallPluginTool) or to have the model answer a plugin or an
+// MCP server (Sample, sampling.go), with the caller's principal. What every entrance owes is applied
 // here and nowhere else:
 //
 //   - authorisation: authorize, which asks access.Authorize (the session's owner and
@@ -31,7 +32,8 @@ import (
 //     the actor, its id in the detail);
 //   - the telemetry span (invoke_agent, with enduser.id);
 //   - the ledger: the loop keeps one per top-level run, and everything the run calls
-//     (plugins' create_message, MCP sampling, embeddings) is admitted and charged on it;
+//     (plugins' create_message and MCP sampling, nested runs through Sample; embeddings)
+//     is admitted and charged on it;
 //   - one consistent plugin set for the whole entry (a reload swaps the next one in);
 //   - memory extraction after a run.
 //
