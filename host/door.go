@@ -20,9 +20,10 @@ import (
 
 // Door is the one entrance to the host. Every surface — the HTTP API and AG-UI (through
 // Runner), A2A, `mcp serve` over stdio and HTTP, the CLI's run, plugins call and
-// workflow, workflow tool and prompt steps, cluster workers — comes in through it to
-// start or resume a run (Run) or to call a tool outside a run (CallTool,
-// CallPluginTool), with the caller's principal. What every entrance owes is applied
+// workflow, workflow tool and prompt steps, cluster workers, plugins' create_message
+// and MCP sampling — comes in through it to start or resume a run (Run), to call a tool
+// outside a run (CallTool, CallPluginTool) or to have the model answer a plugin or an
+// MCP server (Sample, sampling.go), with the caller's principal. What every entrance owes is applied
 // here and nowhere else:
 //
 //   - authorisation: authorize, which asks access.Authorize (the session's owner and
@@ -31,7 +32,8 @@ import (
 //     the actor, its id in the detail);
 //   - the telemetry span (invoke_agent, with enduser.id);
 //   - the ledger: the loop keeps one per top-level run, and everything the run calls
-//     (plugins' create_message, MCP sampling, embeddings) is admitted and charged on it;
+//     (plugins' create_message and MCP sampling, nested runs through Sample; embeddings)
+//     is admitted and charged on it;
 //   - one consistent plugin set for the whole entry (a reload swaps the next one in);
 //   - memory extraction after a run.
 //
@@ -104,7 +106,7 @@ func (d *Door) run(ctx context.Context, p access.Principal, in loop.RunInput, em
 	if err := d.admit(ctx, p, &in); err != nil {
 		return failedRun(in, err)
 	}
-	ctx = access.WithPrincipal(ctx, p)
+	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	ctx, end := h.tel.StartRun(ctx, a.Name, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": a.Name})
 	if err != nil {
@@ -190,7 +192,7 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 	if err := d.admit(ctx, p, &in); err != nil {
 		return fail(err)
 	}
-	ctx = access.WithPrincipal(ctx, p)
+	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	agent := h.Manifest.Agent.Name
 	ctx, end := h.tel.StartRun(ctx, agent, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": agent, "tool": name})

@@ -62,7 +62,7 @@ func TestHookSummarizeCompactsThroughTheHostModel(t *testing.T) {
 	// After two tool rounds the history has 5 messages > max_messages 3: the plugin asks
 	// the host model (create_message, turn 3) for a summary, and the model call that
 	// follows receives the summary and the last round only.
-	h := openHost(t, `{"turns": [
+	h := openHost(t, `{"per_session": false, "turns": [
 	  {"expect": {"messages": 1}, "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}]},
 	  {"expect": {"messages": 3}, "tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"2+2\"}"}]},
 	  {"expect": {"tools_offered": false, "contains": "Summarise this conversation"}, "text": "The user asked for sums; 1+1 = 2."},

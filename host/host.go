@@ -177,7 +177,8 @@ func (h *Host) openStores(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	h.services = &services{store: h.Store, name: h.Manifest.Agent.Model, onReport: h.opts.OnReport}
+	h.services = &services{store: h.Store, onReport: h.opts.OnReport}
+	h.services.sample = h.Door().Sample
 	return nil
 }
 
@@ -227,7 +228,6 @@ func (h *Host) startAgent(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	h.services.model, h.services.name = model, modelName
 	h.model, h.modelName, h.approver = model, modelName, h.opts.Approver
 	if h.Agent, err = h.newAgent(model, modelName, h.opts.Approver); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 // A plugin's create_message is charged to the run that called it (loop.Ledger): the
 // summarize context plugin's model call appears in the run's usage and cost.
 func TestCreateMessageIsChargedToTheCallingRun(t *testing.T) {
-	h := openHostWith(t, "", `{"turns": [
+	h := openHostWith(t, "", `{"per_session": false, "turns": [
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}]},
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"2+2\"}"}]},
 	  {"expect": {"tools_offered": false, "contains": "Summarise this conversation"}, "usage": {"prompt_tokens": 1000, "completion_tokens": 200}, "text": "sums"},
@@ -29,7 +29,7 @@ func TestCreateMessageIsChargedToTheCallingRun(t *testing.T) {
 // asked: the plugin gets the refusal (a context strategy fails open: an error event),
 // and the run ends budget_exceeded having paid for its own two calls only.
 func TestCreateMessageOverTheRunsBudgetIsRefused(t *testing.T) {
-	h := openHostWith(t, "max_tokens = 40", `{"turns": [
+	h := openHostWith(t, "max_tokens = 40", `{"per_session": false, "turns": [
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}]},
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"2+2\"}"}]},
 	  {"text": "never asked: the budget cannot pay for it"}]}`,
@@ -37,12 +37,12 @@ func TestCreateMessageOverTheRunsBudgetIsRefused(t *testing.T) {
 	res, evs := runHost(t, h, "s", "add")
 	var refused bool
 	for _, e := range evs {
-		if d, ok := e.Data.(*loop.ErrorData); ok && strings.Contains(d.Message, "create_message refused") {
+		if d, ok := e.Data.(*loop.ErrorData); ok && strings.Contains(d.Message, "sampling refused") {
 			refused = true
 		}
 	}
 	if !refused {
-		t.Fatalf("no refused create_message among the events; result %s/%s", res.Status, res.Reason)
+		t.Fatalf("no refused sampling among the events; result %s/%s", res.Status, res.Reason)
 	}
 	if res.Usage.TotalTokens != 22 || res.Reason != loop.ReasonBudgetExceeded {
 		t.Fatalf("%s/%s with usage %d tokens, want budget_exceeded after the run's two calls (22)", res.Status, res.Reason, res.Usage.TotalTokens)

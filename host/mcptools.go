@@ -44,7 +44,7 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 		if c.Sampling {
 			name := "mcp:" + c.Name
 			sample = func(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
-				return h.services.CreateMessage(ctx, name, req) // the one create_message path (ledger, budgets)
+				return h.Door().Sample(ctx, name, req) // the one sampling path (Door.Sample)
 			}
 		}
 		oauth, err := h.oauthOf(ctx, c)

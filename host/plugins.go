@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -325,8 +324,7 @@ func hasExport(p *sandbox.Plugin, name string) bool {
 // (create_message) and notifications.
 type services struct {
 	store    loop.SessionStore
-	model    loop.Model // nil until the provider is started
-	name     string     // model name
+	sample   func(ctx context.Context, caller string, req json.RawMessage) (json.RawMessage, error) // Door.Sample
 	onReport func(any)
 
 	dirtyMu sync.Mutex
@@ -352,85 +350,4 @@ func (s *services) KVDelete(ctx context.Context, plugin, key string) error {
 		return d.KVDelete(ctx, plugin, key)
 	}
 	return s.store.KVSet(ctx, plugin, key, nil)
-}
-
-// samplingRequest is the part of MCP's CreateMessageRequest params the host uses.
-type samplingRequest struct {
-	Messages []struct {
-		Role    string `json:"role"`
-		Content struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"messages"`
-	SystemPrompt string `json:"systemPrompt"`
-	MaxTokens    int    `json:"maxTokens"`
-}
-
-// CreateMessage asks the host model on a plugin's behalf (MCP sampling): no tools, the
-// plugin's messages only, the answer as an MCP CreateMessageResult.
-func (s *services) CreateMessage(ctx context.Context, plugin string, req json.RawMessage) (json.RawMessage, error) {
-	if s.model == nil {
-		return nil, fmt.Errorf("create_message: no model is running")
-	}
-	var sr samplingRequest
-	if err := json.Unmarshal(req, &sr); err != nil {
-		return nil, fmt.Errorf("create_message: %w", err)
-	}
-	lr := loop.Request{Model: s.name, MaxTokens: sr.MaxTokens, Metadata: loop.RequestMetadata{Extra: map[string]string{"plugin": plugin}}}
-	if info, ok := loop.CallInfoFrom(ctx); ok { // the provider (and its traces) see whose call it is
-		lr.Metadata.SessionID, lr.Metadata.RunID = info.SessionID, info.RunID
-	}
-	if sr.SystemPrompt != "" {
-		lr.Messages = append(lr.Messages, loop.Message{Role: loop.RoleSystem, Content: []loop.Part{loop.TextPart(sr.SystemPrompt)}})
-	}
-	for _, m := range sr.Messages {
-		lr.Messages = append(lr.Messages, loop.Message{Role: loop.Role(m.Role), Content: []loop.Part{loop.TextPart(m.Content.Text)}})
-	}
-	// The calling run's ledger admits the call against its budgets and is charged for it
-	// (loop.Ledger): a plugin spends from the run that called it, never beside it.
-	ledger := loop.LedgerFrom(ctx)
-	if ledger != nil {
-		if err := ledger.Admit(loop.EstimateTokens(lr.Messages)); err != nil {
-			return nil, fmt.Errorf("create_message refused: %w", err)
-		}
-	}
-	st, err := s.model.Stream(ctx, lr)
-	if err != nil {
-		return nil, fmt.Errorf("create_message: %w", err)
-	}
-	defer st.Close()
-	var text []byte
-	var usage *loop.Usage
-	defer func() {
-		if ledger == nil {
-			return
-		}
-		if usage == nil { // a provider that reports nothing is charged the estimate
-			usage = &loop.Usage{PromptTokens: loop.EstimateTokens(lr.Messages), CompletionTokens: len(text)/4 + 1}
-		}
-		ledger.Charge(*usage)
-	}()
-	stop := "endTurn"
-	for {
-		d, err := st.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("create_message: %w", err)
-		}
-		switch d.Kind {
-		case loop.DeltaText:
-			text = append(text, d.Text...)
-		case loop.DeltaUsage:
-			usage = d.Usage
-		case loop.DeltaFinish:
-			if d.StopReason == "max_tokens" {
-				stop = "maxTokens"
-			}
-		}
-	}
-	return json.Marshal(map[string]any{"role": "assistant", "model": s.name, "stopReason": stop,
-		"content": map[string]string{"type": "text", "text": string(text)}})
 }

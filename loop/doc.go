@@ -49,7 +49,7 @@
 // # Events and the store
 //
 // Every state transition emits a status event; the full vocabulary is in events.go and
-// docs/loop.md, which states every rule (L1–L21) the tests cite. Events are stored in
+// docs/loop.md, which states every rule (L1–L24) the tests cite. Events are stored in
 // the session next to the messages (model_delta excepted:
 // its content is in the assistant_message that follows), so a stored session replays the
 // same events a live client saw. Stores number entries gaplessly per session and refuse a

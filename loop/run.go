@@ -132,6 +132,9 @@ func (r *run) execute() (res RunResult) {
 	if r.in.direct != nil {
 		return r.directCall(entries)
 	}
+	if r.in.sample != nil {
+		return r.sampleRun(entries)
+	}
 	if err := r.prepare(entries); err != nil {
 		return r.failOrAbort(err)
 	}

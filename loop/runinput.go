@@ -53,6 +53,8 @@ type RunInput struct {
 	approver      Approver
 	directTimeout time.Duration
 	directResult  *ToolResult
+	// sample is the one model call of a run Agent.Sample started (sample.go).
+	sample *sampleCall
 	// ClientContext is what the client says about its situation (AG-UI's context):
 	// handed to the context strategies; DefaultContext puts it in the system message.
 	ClientContext []ContextItem

@@ -13,9 +13,10 @@ import (
 
 // Sampling (sampling/createMessage): a server that asks the client's model during a
 // tool call. With Config.Sample set the client says it can sample, and a request is
-// answered by Sample with the context of the call in flight: the host's one
-// create_message path, which charges the model call to the run that made the tool call
-// (its ledger, its budgets) and tells the provider whose call it is. So that a request
+// answered by Sample with the context of the call in flight: the host's one sampling
+// path (its door), which passes the request and the answer through the guardrails,
+// stores and audits the exchange for the calling run's user, and charges the model call
+// to the run that made the tool call (its ledger, its budgets). So that a request
 // belongs to exactly one call, a server with sampling has one call in flight at a time;
 // a request that arrives outside a call is refused.
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -15,10 +16,17 @@ import (
 // the server asks the client's model (sampling/createMessage) during that call.
 func samplingEnv(t *testing.T, agentExtra, entryExtra string, firstTokens int) *agentEnv {
 	t.Helper()
+	return samplingEnvSaying(t, agentExtra, entryExtra, firstTokens, "say hi", "say hi", "hi from the host model")
+}
+
+// samplingEnvSaying is samplingEnv whose model asks the server to sample prompt, and
+// answers the sampling request, which must contain seen, with answer.
+func samplingEnvSaying(t *testing.T, agentExtra, entryExtra string, firstTokens int, prompt, seen, answer string) *agentEnv {
+	t.Helper()
 	dir := npmMCP(t)
-	e := newEnv(t, agentExtra, "", [2]string{"scripted", `{"turns": [
-	  {"usage": {"prompt_tokens": ` + fmt.Sprint(firstTokens) + `, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "trigger-sampling-request", "arguments": "{\"prompt\":\"say hi\",\"maxTokens\":50}"}]},
-	  {"expect": {"tools_offered": false, "contains": "say hi"}, "usage": {"prompt_tokens": 500, "completion_tokens": 50}, "text": "hi from the host model"},
+	e := newEnv(t, agentExtra, "", [2]string{"scripted", `{"per_session": false, "turns": [
+	  {"usage": {"prompt_tokens": ` + fmt.Sprint(firstTokens) + `, "completion_tokens": 1}, "tool_calls": [{"id": "c1", "name": "trigger-sampling-request", "arguments": "{\"prompt\":\"` + prompt + `\",\"maxTokens\":50}"}]},
+	  {"expect": {"tools_offered": false, "contains": "` + seen + `"}, "usage": {"prompt_tokens": 500, "completion_tokens": 50}, "text": "` + answer + `"},
 	  {"usage": {"prompt_tokens": 10, "completion_tokens": 1}, "text": "{{result c1}}"}]}`})
 	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"trigger-sampling-request\", \"echo\"]\n%s",
@@ -54,6 +62,59 @@ func TestE2E_MCPServerSamplingIsAnsweredByTheHostModelAndChargedToTheRun(t *test
 	}
 }
 
+// An MCP server's sampling request takes the same door as a plugin's create_message:
+// the prompt passes the input guardrails (the model is asked for "[email]"), the answer
+// the output guardrails (the server gets "[phone]"; the run's tool_result stage is off,
+// so only the sampling's guardrail can have cleaned it), and the sampling is a run of its
+// own, audited for the run's user with the server as the caller, and traced (an
+// invoke_agent span naming the user) under the run that made the tool call.
+func TestE2E_MCPServerSamplingPassesTheGuardrailsAndIsAuditedAndTraced(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	e := samplingEnvSaying(t, "", "sampling = true\n", 10, "write to bob@example.com", "write to [email]", "call +1 415 555 0100")
+	appendManifest(t, e.manifest, "\n[redact]\nstages = [\"input\", \"output\"]\n")
+	e.withTelemetry(t, recv.srv.URL)
+	r := e.agenthost(t, "run", "--user", "ana", "--json", "go")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var result string
+	for _, ev := range events(t, r.stdout) {
+		if d, ok := ev.Data.(*loop.ToolResultData); ok {
+			result = d.Content
+		}
+	}
+	if !strings.Contains(result, "call [phone]") || strings.Contains(result, "555") {
+		t.Fatalf("the tool's result %q does not hold the guarded answer\n%s", result, r.stderr)
+	}
+	var sampling []audit.Record
+	for _, rec := range auditRecords(t, e) {
+		if rec.Detail["sampling"] == "mcp:everything" {
+			sampling = append(sampling, rec)
+		}
+	}
+	if len(sampling) != 1 || sampling[0].Action != audit.ActionRunStart || sampling[0].Actor != "ana" || sampling[0].Detail["calling_session"] == "" {
+		t.Fatalf("the sampling's audit records: %+v", sampling)
+	}
+	spans := waitSpans(t, recv, 0)
+	for len(spans) < 2 { // the run's and the sampling's
+		spans = append(spans, waitSpans(t, recv, len(spans))...)
+	}
+	for _, sp := range spans {
+		if who := spanAttr(sp, "enduser.id"); who != "ana" {
+			t.Errorf("span %s names enduser.id %q, want ana", sp.Name, who)
+		}
+	}
+	var roots int
+	for _, sp := range spans {
+		if len(sp.ParentSpanId) == 0 {
+			roots++
+		}
+	}
+	if len(spans) != 2 || roots != 1 {
+		t.Errorf("%d invoke_agent spans, %d of them roots: want the run's and the sampling's under it", len(spans), roots)
+	}
+}
+
 // Sampling the run's budget cannot pay for is refused before the model is asked; and
 // a server without sampling = true is not told the client can sample (the reference
 // server then does not even offer its sampling tool).
@@ -66,7 +127,7 @@ func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *tes
 			result = d.Content
 		}
 	}
-	if !strings.Contains(result, "create_message refused") {
+	if !strings.Contains(result, "sampling refused") {
 		t.Fatalf("over the budget, the tool's result is %q\n%s", result, r.stderr)
 	}
 	off := samplingEnv(t, "", "", 10)
