@@ -50,7 +50,10 @@ func (h *Host) Door() *Door { return &Door{h: h} }
 // as an operator; user names whom the runs are for (--user: a user's name or id, looked
 // up when the store keeps users; a name no user has is a label and its own identity).
 func (h *Host) Local(ctx context.Context, user string) access.Principal {
-	p := access.Principal{ID: user, Name: user, Role: access.RoleOperator}
+	p := access.Principal{Name: user, Role: access.RoleOperator}
+	if access.IsID(user) {
+		p.ID = user
+	}
 	if as, ok := h.Access(); ok && user != "" {
 		if us, err := as.Users(ctx); err == nil {
 			for _, u := range us {

@@ -48,16 +48,18 @@ depends_on = ["add"]
 	e.withTelemetry(t, recv.srv.URL)
 
 	type surface struct {
-		name    string
-		enter   func(t *testing.T) // one entry for ana (or the local user)
-		actor   string             // the audit log's actor
-		model   bool               // the entry calls the model: the ledger cell applies
-		foreign func(t *testing.T) // bo on ana's object; nil: see why
-		why     string             // why there is no foreign cell
+		name      string
+		enter     func(t *testing.T) // one entry for ana (or the local user)
+		actor     string             // the audit log's actor
+		actorIsID bool               // the actor is the user's id (a user of the API), not a label
+		model     bool               // the entry calls the model: the ledger cell applies
+		foreign   func(t *testing.T) // bo on ana's object; nil: see why
+		why       string             // why there is no foreign cell
 	}
 	local := "a local user administers the store's file: the CLI's principal is an operator"
 	var srv *served
 	var tokens map[string]string
+	var anaID string
 	surfaces := []surface{
 		{name: "cli run", actor: "ana", model: true, why: local, enter: func(t *testing.T) {
 			if r := e.agenthost(t, "run", "--user", "ana", "--session", "m-run", "--new", "hi"); r.code != 0 {
@@ -77,12 +79,13 @@ depends_on = ["add"]
 				t.Fatalf("workflow run: exit %d %s %s", r.code, r.stdout, r.stderr)
 			}
 		}},
-		{name: "serve HTTP POST /v1/runs", actor: "ana", model: true, enter: func(t *testing.T) {
+		{name: "serve HTTP POST /v1/runs", actor: "ana", actorIsID: true, model: true, enter: func(t *testing.T) {
 			tokens = map[string]string{}
 			for _, u := range []string{"ana", "bo"} {
 				tokens[u] = strings.TrimSpace(e.agenthost(t, "users", "add", u, "--role", "user").stdout)
 			}
 			srv = e.serve(t)
+			anaID = whoami(t, srv, tokens["ana"]).ID // a user's runs are recorded under their id
 			if code, body := postRunAs(t, srv, tokens["ana"], "m-http"); code != 200 {
 				t.Fatalf("ana's run: %d %s", code, body)
 			}
@@ -109,8 +112,12 @@ depends_on = ["add"]
 					default:
 						continue
 					}
-					if r.Actor != s.actor || r.Detail["actor_role"] == "" {
-						t.Errorf("%s by %q (role %q), want %q", r.Action, r.Actor, r.Detail["actor_role"], s.actor)
+					want := s.actor
+					if s.actorIsID {
+						want = anaID
+					}
+					if r.Actor != want || r.Detail["actor_role"] == "" {
+						t.Errorf("%s by %q (role %q), want %q", r.Action, r.Actor, r.Detail["actor_role"], want)
 					}
 				}
 				if starts == 0 || starts != ends {
