@@ -45,7 +45,7 @@ func dbAtVersion(t *testing.T, v int) (string, *sql.DB) {
 // follows); a name that is no user's (a CLI label) stays; the new ana added after
 // removing the migrated one reaches none of it.
 func TestMigrationGivesUsersIDsAndRekeysWhatTheyOwn(t *testing.T) {
-	path, db := dbAtVersion(t, 9)
+	path, db := dbAtVersion(t, schemaVersion-1)
 	for _, q := range []string{
 		`INSERT INTO users VALUES ('ana', 'user', '` + access.HashToken("a") + `', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO users VALUES ('bo', 'user', '` + access.HashToken("b") + `', '2026-01-01T00:00:00Z')`,
@@ -65,8 +65,8 @@ func TestMigrationGivesUsersIDsAndRekeysWhatTheyOwn(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if v := userVersion(t, s); v != 10 {
-		t.Fatalf("user_version %d, want 10", v)
+	if v := userVersion(t, s); v != schemaVersion {
+		t.Fatalf("user_version %d, want %d", v, schemaVersion)
 	}
 	ana, _, _ := access.Lookup(ctx, s, "ana")
 	bo, _, _ := access.Lookup(ctx, s, "bo")

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,7 @@ func TestMigrationGivesUsersIDsAndRekeysWhatTheyOwn(t *testing.T) {
 	before := SchemaVersion - 1
 	for _, q := range append(migrations[:before:before],
 		`CREATE TABLE agenthost_schema (version INTEGER NOT NULL)`,
-		`INSERT INTO agenthost_schema VALUES (8)`,
+		fmt.Sprintf(`INSERT INTO agenthost_schema VALUES (%d)`, before),
 		`INSERT INTO users VALUES ('ana', 'user', '`+access.HashToken("a")+`', now()), ('bo', 'user', '`+access.HashToken("b")+`', now())`,
 		`INSERT INTO session_owners VALUES ('s-ana', 'ana'), ('s-cli', 'carl')`,
 		`INSERT INTO shares VALUES ('s-ana', 'bo', 'viewer', 'ana', now())`,
