@@ -54,13 +54,9 @@ func (h *Host) Local(ctx context.Context, user string) access.Principal {
 	if access.IsID(user) {
 		p.ID = user
 	}
-	if as, ok := h.Access(); ok && user != "" {
-		if us, err := as.Users(ctx); err == nil {
-			for _, u := range us {
-				if u.Name == user || u.ID == user {
-					p.ID, p.Name = u.ID, u.Name
-				}
-			}
+	if as, ok := h.Access(); ok && user != "" && p.ID == "" {
+		if u, found, err := access.Lookup(ctx, as, user); err == nil && found {
+			p.ID = u.ID
 		}
 	}
 	return p
