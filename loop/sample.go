@@ -56,6 +56,9 @@ func (a *Agent) Sample(ctx context.Context, in SampleInput, emit func(Event)) (S
 		err := errors.New("loop: a sampling needs messages")
 		return SampleResult{}, RunResult{SessionID: in.SessionID, RunID: in.RunID, Status: StatusFailed, Reason: ReasonError, Err: err}, err
 	}
+	if parent, _ := ctx.Value(noticeKey{}).(*journal); parent != nil {
+		emit = forwardTo(parent, "sampling:"+in.Caller, emit)
+	}
 	var out SampleResult
 	rin := RunInput{SessionID: in.SessionID, RunID: in.RunID, TraceID: in.TraceID, User: in.User, Messages: in.Messages,
 		Metadata: map[string]string{"caller": in.Caller}, AllowedTools: []string{},
@@ -65,6 +68,23 @@ func (a *Agent) Sample(ctx context.Context, in SampleInput, emit func(Event)) (S
 		err = fmt.Errorf("the sampling run ended %s/%s", res.Status, res.Reason)
 	}
 	return out, res, err
+}
+
+// forwardTo is the emit of a sampling made inside a run (a tool's create_message, an
+// MCP server's request during a tool call): its events go where emit sends them and
+// reach the calling run's stream too, with their path (AGENT/sampling:CALLER), as a
+// nested run's do — the caller's client sees the nested model call as it happens.
+func forwardTo(parent *journal, name string, emit func(Event)) func(Event) {
+	return func(e Event) {
+		if emit != nil {
+			emit(e)
+		}
+		if e.Path == "" {
+			e.Path = name
+		}
+		e.Path = parent.agent + "/" + e.Path
+		parent.forward(e)
+	}
 }
 
 // sampleCall is what a run Agent.Sample started carries: the caller's cap and where

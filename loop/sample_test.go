@@ -86,15 +86,29 @@ func TestL24_SampleIsChargedToTheCallingRun(t *testing.T) {
 		}
 		return TextResult(out.Text), nil
 	}}
-	a = newAgent(t, Config{Model: m, Tools: tools(t, ask)})
-	res, _ := runCollect(t, a, userIn("s", "go"))
+	a = newAgent(t, Config{Name: "caller", Model: m, Tools: tools(t, ask)})
+	res, evs := runCollect(t, a, userIn("s", "go"))
 	if res.Status != StatusCompleted || res.Usage.TotalTokens != 11+120+11 {
 		t.Fatalf("%s/%s with %d tokens, want completed with 142 (its calls and the sampling)", res.Status, res.Reason, res.Usage.TotalTokens)
+	}
+	// The sampling's events reach the calling run's stream under its path, its own
+	// session named on them; the caller's own events have no path.
+	var nested []string
+	for _, e := range evs {
+		if e.Path != "" {
+			if e.Path != "caller/sampling:" || e.SessionID != "nested" {
+				t.Fatalf("forwarded event %s path %q session %q", e.Type, e.Path, e.SessionID)
+			}
+			nested = append(nested, string(e.Type))
+		}
+	}
+	if len(nested) == 0 || nested[0] != string(EventRunStarted) || nested[len(nested)-1] != string(EventRunFinished) {
+		t.Fatalf("the sampling's events in the caller's stream: %v", nested)
 	}
 	m2 := script(turn{calls: []ToolCall{call("c1", "ask", `{}`)}, usage: &Usage{PromptTokens: 30, CompletionTokens: 1, TotalTokens: 31}}, turn{text: "never"}, turn{text: "after"})
 	prompt = strings.Repeat("word ", 400) // far more than the 69 tokens the run has left
 	a = newAgent(t, Config{Model: m2, Tools: tools(t, ask), Limits: Limits{MaxTokens: 100}})
-	res, evs := runCollect(t, a, userIn("s2", "go"))
+	res, evs = runCollect(t, a, userIn("s2", "go"))
 	results := eventsOf[ToolResultData](evs)
 	if len(results) != 1 || !strings.Contains(results[0].Content, ErrBudgetExceeded.Error()) {
 		t.Fatalf("over the budget the tool got %+v (run %s/%s)", results, res.Status, res.Reason)
