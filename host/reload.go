@@ -233,7 +233,18 @@ func (l *liveAgent) hold() *generation {
 	}
 }
 
-func (l *liveAgent) release(g *generation) { g.held.Add(-1) }
+func (l *liveAgent) release(g *generation) {
+	if g.held.Add(-1) == 0 && l.cur.Load() != g {
+		// The last entry on a retired generation: its plugins are closed now, not at
+		// the next Reload (which may never come). Off the caller's path: a Reload in
+		// progress holds mu while it compiles.
+		go func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.reap()
+		}()
+	}
+}
 
 // reap closes the plugins of retired generations no entry holds and no run uses.
 // Caller holds mu.

@@ -92,3 +92,76 @@ func reload(t *testing.T, h *Host, wasm string, k int) {
 		t.Fatalf("reload %d: %v %v", k, names, err)
 	}
 }
+
+// reloadingApprover approves every call, and before the first answer reloads the host
+// with the plugin file replaced: a reload that lands in the middle of a run.
+type reloadingApprover struct {
+	once   sync.Once
+	reload func()
+}
+
+func (a *reloadingApprover) Approve(context.Context, loop.ToolCall) (loop.Approval, error) {
+	a.once.Do(a.reload)
+	return loop.Approval{Approved: true}, nil
+}
+
+// A run that a reload lands in finishes on the plugin set it started with: the reload
+// replaces calc with a plugin that has no calc while the run waits on its first call's
+// approval, and both of the run's calls are still answered by calc (the run holds its
+// generation); the next run is on the new set, and the old one is closed once no run
+// holds it. Before generations, the run's second call met the replaced plugin closed.
+func TestReloadInTheMiddleOfARunLeavesTheRunOnThePluginSetItStartedWith(t *testing.T) {
+	probePlugin(t, "", "") // builds probe.wasm
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "p.wasm")
+	copyFile(t, calcWasm, wasm, time.Now().Add(-time.Hour))
+	appr := &reloadingApprover{}
+	h := openHostWith(t, "[agent.tool_policy]\nrequire_approval = [\"calc\"]", `{"per_session": false, "turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}]},
+	  {"text": "{{result c1}} and {{result c2}}"},
+	  {"tool_calls": [{"id": "c3", "name": "calc", "arguments": "{\"expression\":\"1+1\"}"}]},
+	  {"text": "then {{result c3}}"}]}`,
+		"[[plugins]]\nname = \"p\"\nwasm = "+`"`+wasm+`"`+"\n", Options{Approver: appr})
+	appr.reload = func() {
+		copyFile(t, probe.path, wasm, time.Now())
+		if names, err := h.Reload(context.Background()); err != nil || len(names) != 1 {
+			t.Errorf("reload mid-run: %v %v", names, err)
+		}
+		h.live.mu.Lock()
+		held := len(h.live.retired)
+		h.live.mu.Unlock()
+		if held != 1 {
+			t.Errorf("the running run's generation is not held: %d retired", held)
+		}
+	}
+	run := func(session string) string {
+		t.Helper()
+		res, err := h.Runner().RunWith(context.Background(), loop.RunInput{SessionID: session, Messages: []loop.Message{loop.UserMessage("go")}}, nil)
+		if err != nil {
+			t.Fatalf("run %s: %v", session, err)
+		}
+		return res.Final.Text()
+	}
+	if got := run("during"); got != "42 and 2" {
+		t.Fatalf("the run the reload landed in answered %q, want both calls by calc", got)
+	}
+	if got := run("after"); got != "then Error: Unknown tool 'calc'" {
+		t.Fatalf("the next run answered %q, want the new plugin set (no calc)", got)
+	}
+	// The last run on the retired set has ended: its plugins are closed without
+	// waiting for another reload.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		h.live.mu.Lock()
+		n := len(h.live.retired)
+		h.live.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d retired generations still held a minute after their last run", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
