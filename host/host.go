@@ -55,6 +55,12 @@ type Options struct {
 	// local disk's (the file deleted, the disk full): waiting does not bring them back,
 	// so its runs fail at once whatever this says.
 	StoreOutage time.Duration
+	// Tools are Go tools a program that embeds agenthost offers beside the manifest's
+	// plugins and MCP servers. They are the agent's tools like any other: offered to the
+	// model by their names, and every call takes the loop's one pipeline (schema,
+	// guardrails, permission plugin, approvals, caps, storage, audit). A name that a
+	// plugin, a server or another tool also uses refuses Open.
+	Tools []loop.Tool
 }
 
 // storeOutage is Options.StoreOutage for the manifest's store (see there).
@@ -210,9 +216,10 @@ func (h *Host) openTools(ctx context.Context) error {
 		return err
 	}
 	h.steady = append(h.steady, h.confineWarnings()...)
-	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
-	h.tools = append(h.tools, h.a2aTools()...)
-	h.tools = append(h.tools, h.mcpResourceTools()...)
+	var err error
+	if h.tools, h.Warnings, err = h.toolSet(); err != nil {
+		return err
+	}
 	if err := h.checkWorkflowTools(); err != nil {
 		return err
 	}

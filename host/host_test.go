@@ -69,9 +69,19 @@ func openHost(t *testing.T, fixture, plugins string, opts Options) *Host {
 // openHostWith is openHost with extra [agent] keys.
 func openHostWith(t *testing.T, agentExtra, fixture, plugins string, opts Options) *Host {
 	t.Helper()
+	h, err := openHostErr(t, agentExtra, fixture, plugins, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// openHostErr is openHostWith returning Open's error.
+func openHostErr(t *testing.T, agentExtra, fixture, plugins string, opts Options) (*Host, error) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(fixture), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	manifest := fmt.Sprintf(`[agent]
 provider = "scripted"
@@ -85,7 +95,7 @@ kind = "memory"
 %s`, agentExtra, scriptedBin, plugins)
 	p := filepath.Join(dir, "agent.toml")
 	if err := os.WriteFile(p, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	opts.Manifest = p
 	if opts.CacheDir == "" {
@@ -93,10 +103,10 @@ kind = "memory"
 	}
 	h, err := Open(context.Background(), opts)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() { h.Close() })
-	return h
+	return h, nil
 }
 
 func calcPlugin(name string) string {

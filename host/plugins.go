@@ -96,6 +96,40 @@ func (t *pluginTool) ownName() string   { return t.tool }
 func (t *pluginTool) modelName() string { return t.name }
 
 // withSteady puts the host's steady warnings before the ones namespaceTools found.
+// toolSet is every tool the model is offered, by the name it sees: the plugins' and the
+// MCP servers' (namespaced where two share a name), the A2A agents', the servers'
+// resource tools and the embedding program's Go tools (Options.Tools), with the warnings
+// of loading them.
+func (h *Host) toolSet() ([]loop.Tool, []string, error) {
+	tools, warnings := h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
+	tools = append(tools, h.a2aTools()...)
+	tools = append(tools, h.mcpResourceTools()...)
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		seen[t.Spec().Name] = true
+	}
+	for _, t := range h.opts.Tools {
+		name := t.Spec().Name
+		if seen[name] {
+			return nil, nil, fmt.Errorf("Options.Tools: a tool named %q is already offered (a plugin's, an MCP server's or another Go tool's)", name)
+		}
+		seen[name] = true
+		tools = append(tools, goTool{t})
+	}
+	return tools, warnings, nil
+}
+
+// GoToolOwner is the owner `plugins list` and ToolList name for the embedding program's
+// Go tools (Options.Tools).
+const GoToolOwner = "go"
+
+// goTool is one of Options.Tools, owned by the program (GoToolOwner).
+type goTool struct{ loop.Tool }
+
+func (goTool) owner() string       { return GoToolOwner }
+func (t goTool) ownName() string   { return t.Spec().Name }
+func (t goTool) modelName() string { return t.Spec().Name }
+
 func (h *Host) withSteady(tools []loop.Tool, warnings []string) ([]loop.Tool, []string) {
 	return tools, append(slices.Clone(h.steady), warnings...)
 }

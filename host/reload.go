@@ -109,10 +109,12 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 	defer h.toolsMu.Unlock()
 	prevPlugins, prevTools, prevWarnings := h.plugins, h.tools, h.Warnings
 	h.plugins = next
-	h.tools, h.Warnings = h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
-	h.tools = append(h.tools, h.a2aTools()...)
-	h.tools = append(h.tools, h.mcpResourceTools()...)
-	agent, err := h.newAgent(h.model, h.modelName, h.approver)
+	tools, warnings, err := h.toolSet()
+	var agent *loop.Agent
+	if err == nil {
+		h.tools, h.Warnings = tools, warnings
+		agent, err = h.newAgent(h.model, h.modelName, h.approver)
+	}
 	if err != nil {
 		h.plugins, h.tools, h.Warnings = prevPlugins, prevTools, prevWarnings
 		return nil, err
