@@ -57,7 +57,7 @@ func startOnce(b *testing.B, wasm []byte, cacheDir string) {
 		b.Fatal(err)
 	}
 	defer p.Close(ctx)
-	res, err := p.CallTool(ctx, "greet", []byte(`{"text":"start"}`))
+	res, err := p.InvokeTool(ctx, "greet", []byte(`{"text":"start"}`))
 	if err != nil || res.IsError || res.Content[0].Text != "Hello, start!" {
 		b.Fatal(res, err)
 	}

@@ -37,12 +37,12 @@ func BenchmarkWarmCall(b *testing.B) {
 		}
 		defer p.Close(ctx)
 		args := []byte(`{"text":"bench"}`)
-		if _, err := p.CallTool(ctx, "greet", args); err != nil {
+		if _, err := p.InvokeTool(ctx, "greet", args); err != nil {
 			b.Fatal(err)
 		}
 		fake.WithCPU(b, func() {
 			for b.Loop() {
-				res, err := p.CallTool(ctx, "greet", args)
+				res, err := p.InvokeTool(ctx, "greet", args)
 				if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != "Hello, bench!" {
 					b.Fatal(res, err)
 				}

@@ -165,7 +165,7 @@ type CallOptions struct {
 }
 
 // CallTool takes one call of a tool, named as the model sees it, for p through the
-// agent's tool pipeline (loop.Agent.CallTool, rule L22): the argument check, the
+// agent's tool pipeline (loop.Agent.DirectCall, rule L22): the argument check, the
 // tool_args and tool_result guardrails, the permission plugins, require_approval and
 // approval_default, the caps and the deadline are exactly a model's call's, and the
 // call and its result are stored in opts.SessionID. Without a provider (`mcp serve`,
@@ -201,7 +201,7 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 		return out, res
 	}
 	markSpan(ctx, p)
-	out, res := a.CallTool(ctx, loop.CallInput{SessionID: in.SessionID, RunID: in.RunID, TraceID: in.TraceID, User: in.User,
+	out, res := a.DirectCall(ctx, loop.CallInput{SessionID: in.SessionID, RunID: in.RunID, TraceID: in.TraceID, User: in.User,
 		Call: loop.ToolCall{Name: name, Arguments: string(args)}, Approver: opts.Approver, Timeout: opts.Timeout}, d.observe(ctx, opts.OnEvent))
 	end(res)
 	ended(res)

@@ -58,7 +58,7 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolResult, err error) {
 	ctx, end := telemetry.ToolSpan(ctx, t.name, t.plugin.Name(), c.Arguments)
 	defer func() { end(out, err) }()
-	res, err := t.plugin.CallTool(withCallMeta(withSession(ctx), c), t.tool, []byte(c.Arguments))
+	res, err := t.plugin.InvokeTool(withCallMeta(withSession(ctx), c), t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
 	}

@@ -49,7 +49,7 @@ func (h *Host) Workflows() *workflow.Engine {
 
 type workflowExec struct{ h *Host }
 
-func (x workflowExec) CallTool(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult) {
+func (x workflowExec) ToolStep(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult) {
 	owner := workflow.Owner(ctx)
 	if err := x.h.ClaimDerived(ctx, session, owner); err != nil {
 		return loop.ToolResult{}, loop.RunResult{SessionID: session, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}

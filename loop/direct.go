@@ -21,7 +21,7 @@ type CallInput struct {
 	User    string // the caller's user (RunInput.User)
 }
 
-// CallTool takes one call through the tool pipeline (rule L22), exactly as a call in a
+// DirectCall takes one call through the tool pipeline (rule L22), exactly as a call in a
 // model's answer goes: the argument check, guardrails, the permission plugin, the
 // approval policy, the caps, the deadline, the result guardrails. It is a run of its
 // own on in.SessionID, so the call is stored before it runs and its result after it
@@ -33,7 +33,7 @@ type CallInput struct {
 // The run ends completed/direct_call whatever the tool answered; the result says how
 // the call went. A run that could not make the call (a store failure, a busy session,
 // an abort) returns a failed or aborted RunResult and an error result naming why.
-func (a *Agent) CallTool(ctx context.Context, in CallInput, emit func(Event)) (ToolResult, RunResult) {
+func (a *Agent) DirectCall(ctx context.Context, in CallInput, emit func(Event)) (ToolResult, RunResult) {
 	call := in.Call
 	if call.ID == "" {
 		call.ID = newID("call_")
@@ -52,7 +52,7 @@ func (a *Agent) CallTool(ctx context.Context, in CallInput, emit func(Event)) (T
 	return out, res
 }
 
-// directCall is the body of a run CallTool started: one call, then the end.
+// directCall is the body of a run DirectCall started: one call, then the end.
 func (r *run) directCall(entries []Entry) RunResult {
 	r.journal.seq = r.transcript.project(entries)
 	res, err := r.callOne(*r.in.direct, r.in.directTimeout)

@@ -22,8 +22,8 @@ type Driver interface {
 	Go(f func())
 	// StreamModel starts one model call (one attempt; the loop retries).
 	StreamModel(ctx context.Context, m Model, req Request) (Stream, error)
-	// CallTool runs one tool call that passed every check.
-	CallTool(ctx context.Context, t Tool, call ToolCall) (ToolResult, error)
+	// InvokeTool runs one tool call that passed every check (the pipeline's "invoked" stage).
+	InvokeTool(ctx context.Context, t Tool, call ToolCall) (ToolResult, error)
 	// Append stores entries of a session, in order, atomically.
 	Append(ctx context.Context, st SessionStore, session string, entries ...Entry) error
 }
@@ -36,7 +36,7 @@ func (GoDriver) StreamModel(ctx context.Context, m Model, req Request) (Stream, 
 	return m.Stream(ctx, req)
 }
 
-func (GoDriver) CallTool(ctx context.Context, t Tool, call ToolCall) (ToolResult, error) {
+func (GoDriver) InvokeTool(ctx context.Context, t Tool, call ToolCall) (ToolResult, error) {
 	return t.Call(ctx, call)
 }
 

@@ -25,9 +25,9 @@ func (d *recordingDriver) StreamModel(ctx context.Context, m Model, req Request)
 	return d.GoDriver.StreamModel(ctx, m, req)
 }
 
-func (d *recordingDriver) CallTool(ctx context.Context, t Tool, c ToolCall) (ToolResult, error) {
+func (d *recordingDriver) InvokeTool(ctx context.Context, t Tool, c ToolCall) (ToolResult, error) {
 	d.note("tool:" + c.ID)
-	return d.GoDriver.CallTool(ctx, t, c)
+	return d.GoDriver.InvokeTool(ctx, t, c)
 }
 
 func (d *recordingDriver) Append(ctx context.Context, st SessionStore, session string, entries ...Entry) error {

@@ -10,7 +10,7 @@ import (
 
 // The tool pipeline (rule L22) is the one path every tool call takes, whoever asked
 // for it: a model's answer (runTools), a plan step (stepTool), a direct call from a
-// surface that is not a model (Agent.CallTool: `mcp serve`, `plugins call`). Each
+// surface that is not a model (Agent.DirectCall: `mcp serve`, `plugins call`). Each
 // surface used to carry its own copy of part of it, and each copy drifted (a plan step
 // skipped the tool_result guardrail; `mcp serve` skipped approvals). The stages, in
 // order:
@@ -319,7 +319,7 @@ func (r *run) invoke(pc *pendingCall) {
 		call, actx := pc.call, ctx
 		ctx = context.WithValue(ctx, askerKey{}, func(req InputRequest) (Approval, error) { return asker.AskInput(actx, call, req) })
 	}
-	res, err := r.cfg.Driver.CallTool(ctx, pc.tool, call)
+	res, err := r.cfg.Driver.InvokeTool(ctx, pc.tool, call)
 	if err != nil {
 		res = r.toolFailed(pc, res, err, limit)
 	}

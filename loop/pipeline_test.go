@@ -71,7 +71,7 @@ func TestL22_PlanStepNeedsApprovalLikeAnyCall(t *testing.T) {
 	}
 }
 
-// CallTool, the direct call of `mcp serve` and `plugins call`, is refused by the approval
+// DirectCall, the direct call of `mcp serve` and `plugins call`, is refused by the approval
 // policy, the permission hook and guardrails exactly as a model's call would be.
 func TestL22_DirectCallTakesThePolicyOfAModelsCall(t *testing.T) {
 	deny := func(context.Context, ToolCall) PermissionDecision {
@@ -110,7 +110,7 @@ func TestL22_DirectCallTakesThePolicyOfAModelsCall(t *testing.T) {
 				in.Call = call("", "calc", `{"expression":"6*7"}`)
 			}
 			in.SessionID = "mcp-1"
-			res, run := a.CallTool(context.Background(), in, nil)
+			res, run := a.DirectCall(context.Background(), in, nil)
 			if run.Status != StatusCompleted || run.Reason != ReasonDirectCall {
 				t.Fatalf("run %s/%s %v", run.Status, run.Reason, run.Err)
 			}
@@ -128,7 +128,7 @@ func TestL22_DirectCallIsStoredAndGuarded(t *testing.T) {
 	store := NewMemoryStore()
 	a := newAgent(t, Config{Model: script(), Store: store, Tools: tools(t, storedCallTool(store)), Guardrails: []Guardrail{&redactor{}}})
 	var evs []Event
-	res, run := a.CallTool(context.Background(), CallInput{SessionID: "mcp-2", Call: call("c9", "probe", "")},
+	res, run := a.DirectCall(context.Background(), CallInput{SessionID: "mcp-2", Call: call("c9", "probe", "")},
 		func(e Event) { evs = append(evs, e) })
 	if res.Text() != "stored before: the [REDACTED]" || run.Status != StatusCompleted {
 		t.Fatalf("result %q, run %s/%s", res.Text(), run.Status, run.Reason)
@@ -151,7 +151,7 @@ func TestL22_DirectCallIsStoredAndGuarded(t *testing.T) {
 	// A second call continues the session's numbering and is refused once the caps say so.
 	a2 := newAgent(t, Config{Model: script(), Store: store, Tools: tools(t, storedCallTool(store)),
 		ToolPolicy: ToolPolicy{MaxCallsPerRun: -1}})
-	if res, _ := a2.CallTool(context.Background(), CallInput{SessionID: "mcp-2", Call: call("c10", "probe", "")}, nil); res.IsError {
+	if res, _ := a2.DirectCall(context.Background(), CallInput{SessionID: "mcp-2", Call: call("c10", "probe", "")}, nil); res.IsError {
 		t.Fatalf("second call %q", res.Text())
 	}
 }

@@ -47,7 +47,7 @@ type RunInput struct {
 	Agent string
 	// forceReact runs a plan-mode agent as a ReAct loop: a plan step's sub-run.
 	forceReact bool
-	// direct is the one call of a run Agent.CallTool started (direct.go); approver
+	// direct is the one call of a run Agent.DirectCall started (direct.go); approver
 	// overrides Config.Approver for it.
 	direct        *ToolCall
 	approver      Approver

@@ -53,6 +53,6 @@ const (
 	ReasonContentFilter    Reason = "content_filter"   // the provider's filter stopped the answer (L15)
 	ReasonClientToolCall   Reason = "client_tool_call" // calls wait for the caller's results (L16)
 	ReasonMaxHandoffs      Reason = "max_handoffs"     // a transfer past the run's hand-off limit (team.go)
-	ReasonDirectCall       Reason = "direct_call"      // Agent.CallTool's one call went through the pipeline (L22)
+	ReasonDirectCall       Reason = "direct_call"      // Agent.DirectCall's one call went through the pipeline (L22)
 	ReasonSampled          Reason = "sampled"          // Agent.Sample's one model call was answered (L24)
 )

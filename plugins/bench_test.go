@@ -115,7 +115,7 @@ func BenchmarkExamples(b *testing.B) {
 		path := examplePath(b, c.example)
 		call := func(b *testing.B, p *sandbox.Plugin) {
 			if c.tool {
-				res, err := p.CallTool(ctx, c.target, []byte(c.input))
+				res, err := p.InvokeTool(ctx, c.target, []byte(c.input))
 				if err != nil || (res.IsError && c.example != "go/http_get") {
 					b.Fatalf("%s: %v %+v", c.example, err, res)
 				}
@@ -191,7 +191,7 @@ func BenchmarkFreshInstance(b *testing.B) {
 			args := []byte(`{"expression":"-(1.5+2)*4/(3-1)"}`)
 			fake.WithCPU(b, func() {
 				for b.Loop() {
-					res, err := p.CallTool(ctx, "calc", args)
+					res, err := p.InvokeTool(ctx, "calc", args)
 					if err != nil || res.Text() != "-7" {
 						b.Fatal(res, err)
 					}

@@ -69,7 +69,7 @@ var cacheDir = filepath.Join(os.TempDir(), "agenthost-plugins-test-cache")
 // wantTool calls a tool and checks its exact result.
 func wantTool(t *testing.T, p *sandbox.Plugin, tool, args string, isError bool, text string) {
 	t.Helper()
-	res, err := p.CallTool(context.Background(), tool, []byte(args))
+	res, err := p.InvokeTool(context.Background(), tool, []byte(args))
 	if err != nil {
 		t.Fatalf("CallTool(%s, %s): %v", tool, args, err)
 	}

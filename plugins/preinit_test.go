@@ -62,7 +62,7 @@ func callPlugin(t *testing.T, p *sandbox.Plugin, target, input string) string {
 	ctx := sandbox.WithSession(context.Background(), "s")
 	for _, tool := range p.Tools() {
 		if tool.Name == target {
-			res, err := p.CallTool(ctx, target, []byte(input))
+			res, err := p.InvokeTool(ctx, target, []byte(input))
 			return fmt.Sprintf("isError=%v %q %v", res.IsError, res.Text(), err)
 		}
 	}

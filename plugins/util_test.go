@@ -16,7 +16,7 @@ func quote(s string) string {
 // wantFailure calls a tool that must fail and returns its error text.
 func wantFailure(t *testing.T, p *sandbox.Plugin, tool, args string) string {
 	t.Helper()
-	res, err := p.CallTool(context.Background(), tool, []byte(args))
+	res, err := p.InvokeTool(context.Background(), tool, []byte(args))
 	if err != nil {
 		t.Fatalf("CallTool(%s, %s): %v", tool, args, err)
 	}

@@ -48,7 +48,7 @@ func TestEachABIServesOnlyWhatItsConventionHas(t *testing.T) {
 		t.Errorf("extism greet as a raw export: %s %v", out, err)
 	}
 	if _, err := plugins["wasi"].CallExport(ctx, "_start", nil); err == nil ||
-		err.Error() != `plugin "wasi": a wasi command has no exports to call; use CallTool` {
+		err.Error() != `plugin "wasi": a wasi command has no exports to call; use InvokeTool` {
 		t.Errorf("wasi CallExport: %v", err)
 	}
 
@@ -78,7 +78,7 @@ func TestRefreshToolsReadsAnMCPPluginsNewList(t *testing.T) {
 	if res := callTool(t, p, "add_tool", `{}`); res.IsError {
 		t.Fatalf("add_tool: %s", res.Text())
 	}
-	if _, err := p.CallTool(ctx, "tool_1", []byte(`{}`)); err == nil || err.Error() != `plugin "dyn" has no tool "tool_1"` {
+	if _, err := p.InvokeTool(ctx, "tool_1", []byte(`{}`)); err == nil || err.Error() != `plugin "dyn" has no tool "tool_1"` {
 		t.Fatalf("tool_1 before RefreshTools: %v", err)
 	}
 	if err := p.RefreshTools(ctx); err != nil {

@@ -72,7 +72,7 @@ func (a *wasiABI) load(ctx context.Context, s loadSpec) error {
 }
 
 func (a *wasiABI) callExport(context.Context, string, []byte) ([]byte, error) {
-	return nil, fmt.Errorf("plugin %q: a wasi command has no exports to call; use CallTool", a.p.name)
+	return nil, fmt.Errorf("plugin %q: a wasi command has no exports to call; use InvokeTool", a.p.name)
 }
 
 func (a *wasiABI) refreshTools(context.Context) error { return nil }

@@ -20,7 +20,7 @@ func BenchmarkWarmCall(b *testing.B) {
 	callTool(b, p, "greet", `{"text":"warm"}`)
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := p.CallTool(context.Background(), "greet", []byte(`{"text":"bench"}`))
+		res, err := p.InvokeTool(context.Background(), "greet", []byte(`{"text":"bench"}`))
 		if err != nil || res.Text() != "Hello, bench!" {
 			b.Fatal(res, err)
 		}
@@ -89,7 +89,7 @@ func startOnce(b *testing.B, dir string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if res, err := p.CallTool(ctx, "greet", []byte(`{"text":"start"}`)); err != nil || res.IsError {
+	if res, err := p.InvokeTool(ctx, "greet", []byte(`{"text":"start"}`)); err != nil || res.IsError {
 		b.Fatal(res, err)
 	}
 	p.Close(ctx)
@@ -107,11 +107,11 @@ func BenchmarkIsolation(b *testing.B) {
 				Permissions: Permissions{Isolation: iso}})
 			ctx := WithSession(context.Background(), "bench")
 			args := []byte(`{"text":"bench"}`)
-			if _, err := p.CallTool(ctx, "greet", args); err != nil {
+			if _, err := p.InvokeTool(ctx, "greet", args); err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				res, err := p.CallTool(ctx, "greet", args)
+				res, err := p.InvokeTool(ctx, "greet", args)
 				if err != nil || res.Text() != "Hello, bench!" {
 					b.Fatal(res, err)
 				}
@@ -125,7 +125,7 @@ func BenchmarkIsolation(b *testing.B) {
 			Permissions: Permissions{Isolation: IsolationCall}, Preinit: true})
 		args := []byte(`{"text":"bench"}`)
 		for b.Loop() {
-			res, err := p.CallTool(context.Background(), "greet", args)
+			res, err := p.InvokeTool(context.Background(), "greet", args)
 			if err != nil || res.Text() != "Hello, bench!" {
 				b.Fatal(res, err)
 			}
@@ -138,7 +138,7 @@ func BenchmarkIsolation(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			res, err := p.CallTool(WithSession(context.Background(), strconv.Itoa(i)), "greet", args)
+			res, err := p.InvokeTool(WithSession(context.Background(), strconv.Itoa(i)), "greet", args)
 			if err != nil || res.Text() != "Hello, bench!" {
 				b.Fatal(res, err)
 			}

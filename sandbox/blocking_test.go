@@ -37,7 +37,9 @@ func returnsBefore[T any](t *testing.T, bound time.Duration, f func() T) T {
 func TestSleepingGoGuestTimesOutAndTheNextCallGetsAFreshInstance(t *testing.T) {
 	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: 300 * time.Millisecond, Isolation: IsolationPooled}, nil)
 	wantResult(t, callTool(t, p, "counter", `{}`), false, "1")
-	res := returnsBefore(t, sleepBound, func() callOutcome { return outcome(p.CallTool(context.Background(), "nap", []byte(`{"text":"60s"}`))) }).want(t)
+	res := returnsBefore(t, sleepBound, func() callOutcome {
+		return outcome(p.InvokeTool(context.Background(), "nap", []byte(`{"text":"60s"}`)))
+	}).want(t)
 	wantResult(t, res, true, `plugin "guest": nap: timed out after 300ms`)
 	// The sleeper's instance was discarded: the counter starts again, and a
 	// short sleep still sleeps and returns.
@@ -49,7 +51,7 @@ func TestSleepingCGuestTimesOutAndTheNextCallWorks(t *testing.T) {
 	p := load(t, newTestRuntime(t), Config{Name: "csleep", Wasm: fixtures.csleep, ABI: ABIWASI,
 		Permissions: Permissions{Timeout: 300 * time.Millisecond},
 		Tools:       []ToolDecl{{Name: "sleep60", Args: []string{"csleep", "60"}}, {Name: "sleep0", Args: []string{"csleep", "0"}}}})
-	res := returnsBefore(t, sleepBound, func() callOutcome { return outcome(p.CallTool(context.Background(), "sleep60", []byte(`{}`))) }).want(t)
+	res := returnsBefore(t, sleepBound, func() callOutcome { return outcome(p.InvokeTool(context.Background(), "sleep60", []byte(`{}`))) }).want(t)
 	wantResult(t, res, true, `plugin "csleep": _start: timed out after 300ms`)
 	wantResult(t, callTool(t, p, "sleep0", `{}`), false, "woke")
 }
@@ -85,7 +87,7 @@ func TestCancellingTheCallerEndsASleepingGuest(t *testing.T) {
 		p := loadGuest(t, r, Permissions{Timeout: time.Minute}, nil)
 		ctx := cancelWhenAsleep(t)
 		err := returnsBefore(t, sleepBound, func() error {
-			_, err := p.CallTool(ctx, "nap", []byte(`{"text":"60s"}`))
+			_, err := p.InvokeTool(ctx, "nap", []byte(`{"text":"60s"}`))
 			return err
 		})
 		if !errors.Is(err, context.Canceled) {
@@ -99,7 +101,7 @@ func TestCancellingTheCallerEndsASleepingGuest(t *testing.T) {
 			Permissions: Permissions{Timeout: time.Minute}})
 		ctx := cancelWhenAsleep(t)
 		err := returnsBefore(t, sleepBound, func() error {
-			_, err := p.CallTool(ctx, "csleep", []byte(`{}`))
+			_, err := p.InvokeTool(ctx, "csleep", []byte(`{}`))
 			return err
 		})
 		if !errors.Is(err, context.Canceled) {
@@ -137,7 +139,7 @@ func TestHTTPRequestToAStalledServerTimesOut(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: 300 * time.Millisecond, AllowedHosts: []string{hostPort(t, srv)}}, nil)
 	res := returnsBefore(t, sleepBound, func() callOutcome {
-		return outcome(p.CallTool(context.Background(), "fetch", []byte(`{"url":"`+srv.URL+`"}`)))
+		return outcome(p.InvokeTool(context.Background(), "fetch", []byte(`{"url":"`+srv.URL+`"}`)))
 	}).want(t)
 	wantResult(t, res, true, `plugin "guest": fetch: timed out after 300ms`)
 }
@@ -154,7 +156,7 @@ func TestFIFOInAMountIsRefusedRatherThanWaitedOn(t *testing.T) {
 	}
 	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: time.Minute, AllowedPaths: map[string]string{dir: "/data"}}, nil)
 	res := returnsBefore(t, sleepBound, func() callOutcome {
-		return outcome(p.CallTool(context.Background(), "read_file", []byte(`{"path":"/data/fifo"}`)))
+		return outcome(p.InvokeTool(context.Background(), "read_file", []byte(`{"path":"/data/fifo"}`)))
 	}).want(t)
 	wantResult(t, res, true, `plugin "guest": read_file: open /data/fifo: Not supported`)
 	wantResult(t, callTool(t, p, "read_file", `{"path":"/data/plain.txt"}`), false, "plain")

@@ -42,12 +42,12 @@ func TestCallBehindASpinningCallAnswersBusyAtItsDeadlineBeforeTheSpinnerEnds(t *
 	spinCtx, stopSpinning := context.WithCancel(context.Background())
 	defer stopSpinning()
 	spun := make(chan callOutcome, 1)
-	go func() { spun <- outcome(p.CallTool(spinCtx, "spin", []byte(`{}`))) }()
+	go func() { spun <- outcome(p.InvokeTool(spinCtx, "spin", []byte(`{}`))) }()
 	waitUntil(t, busyBound, "holding the instance", func() bool { return p.pool.inUse() == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	res := returnsBefore(t, busyBound, func() callOutcome { return outcome(p.CallTool(ctx, "greet", []byte(`{"text":"x"}`))) }).want(t)
+	res := returnsBefore(t, busyBound, func() callOutcome { return outcome(p.InvokeTool(ctx, "greet", []byte(`{"text":"x"}`))) }).want(t)
 	if !res.IsError || !busyText.MatchString(res.Text()) {
 		t.Fatalf("got %+v, want a busy error result", res)
 	}
@@ -76,7 +76,7 @@ func TestPluginTimeoutBoundsTheWaitForAnInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := returnsBefore(t, busyBound, func() callOutcome {
-		return outcome(p.CallTool(context.Background(), "greet", []byte(`{"text":"x"}`)))
+		return outcome(p.InvokeTool(context.Background(), "greet", []byte(`{"text":"x"}`)))
 	}).want(t)
 	wantResult(t, res, true, `plugin "guest": greet: busy: all 1 instances in use for 300ms`)
 	p.pool.release(context.Background(), in, true)
@@ -90,12 +90,12 @@ func TestWASICallBehindASleepingCommandAnswersBusyAtItsDeadline(t *testing.T) {
 	sleepCtx, wake := context.WithCancel(context.Background())
 	defer wake()
 	slept := make(chan callOutcome, 1)
-	go func() { slept <- outcome(p.CallTool(sleepCtx, "sleep60", []byte(`{}`))) }()
+	go func() { slept <- outcome(p.InvokeTool(sleepCtx, "sleep60", []byte(`{}`))) }()
 	waitUntil(t, busyBound, "holding the slot", func() bool { return len(p.abi.(*wasiABI).slots) == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	res := returnsBefore(t, busyBound, func() callOutcome { return outcome(p.CallTool(ctx, "sleep0", []byte(`{}`))) }).want(t)
+	res := returnsBefore(t, busyBound, func() callOutcome { return outcome(p.InvokeTool(ctx, "sleep0", []byte(`{}`))) }).want(t)
 	if want := regexp.MustCompile(`^plugin "csleep": _start: busy: all 1 instances in use for \d+ms$`); !res.IsError || !want.MatchString(res.Text()) {
 		t.Fatalf("got %+v, want a busy error result", res)
 	}

@@ -17,7 +17,7 @@ func TestExtismToolsLearnTheirCallIDsFromCallMeta(t *testing.T) {
 		Permissions: Permissions{Isolation: IsolationPooled}, Tools: tools(map[string]string{"call_ids": ""})})
 	call := func(ctx context.Context) string {
 		t.Helper()
-		res, err := p.CallTool(ctx, "call_ids", []byte(`{}`))
+		res, err := p.InvokeTool(ctx, "call_ids", []byte(`{}`))
 		if err != nil || res.IsError {
 			t.Fatalf("call_ids: %v %q", err, res.Text())
 		}
@@ -41,7 +41,7 @@ func TestExtismToolsLearnTheirCallIDsFromCallMeta(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			id := "c" + string(rune('a'+i))
-			res, err := p.CallTool(meta(id), "call_ids", []byte(`{}`))
+			res, err := p.InvokeTool(meta(id), "call_ids", []byte(`{}`))
 			if want := `{"call_id":"` + id + `","run_id":"r1","session_id":"s1"}`; err != nil || res.Text() != want {
 				t.Errorf("concurrent call %s = %q %v, want %s", id, res.Text(), err, want)
 			}

@@ -41,7 +41,7 @@
 //   - Reports a plugin's failure as what happened: "timed out after 2s",
 //     "memory limit 32 MiB exceeded", "host example.com:443 not in
 //     allowed_hosts", "input 3 MiB exceeds max_input 1 MiB", "exited with
-//     code 3", "trapped: unreachable". CallTool turns it into an error
+//     code 3", "trapped: unreachable". InvokeTool turns it into an error
 //     result (the MCP CallToolResult with isError); CallExport returns it as
 //     a *Fault. A plugin never crashes or blocks the host.
 //   - Compiles exactly the bytes a sha256 pin (Config.SHA256) was checked on:

@@ -28,7 +28,7 @@ const (
 )
 
 // Fault is the failure of a plugin call: something the plugin did or hit,
-// as opposed to a mistake of the caller. CallTool turns it into an error
+// as opposed to a mistake of the caller. InvokeTool turns it into an error
 // result; CallExport returns it (use errors.As to inspect it).
 type Fault struct {
 	Plugin string

@@ -95,7 +95,7 @@ func TestFSRaceSymlinkFlipCannotEscape(t *testing.T) {
 	call := func(args string) {
 		defer wg.Done()
 		for i := 0; i < rounds; i++ {
-			res, err := ft.p.CallTool(context.Background(), "fsop", []byte(args))
+			res, err := ft.p.InvokeTool(context.Background(), "fsop", []byte(args))
 			if err != nil || res.IsError {
 				t.Errorf("%s: %v %v", args, res, err)
 				return

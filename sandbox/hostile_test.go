@@ -60,7 +60,7 @@ func misbehave(t *testing.T, r *Runtime, limit time.Duration, call func() CallRe
 			default:
 			}
 			text := fmt.Sprintf("bystander call %d", i)
-			res, err := bystander.CallTool(context.Background(), "echo", []byte(fmt.Sprintf(`{"text":%q}`, text)))
+			res, err := bystander.InvokeTool(context.Background(), "echo", []byte(fmt.Sprintf(`{"text":%q}`, text)))
 			if err != nil || res.IsError || res.Text() != text {
 				t.Errorf("bystander call %d: %+v %v", i, res, err)
 				return

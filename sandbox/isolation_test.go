@@ -27,7 +27,7 @@ func counts(t *testing.T, p *Plugin, sessions ...string) string {
 		if s != "" {
 			ctx = WithSession(ctx, s)
 		}
-		res, err := p.CallTool(ctx, "counter", nil)
+		res, err := p.InvokeTool(ctx, "counter", nil)
 		if err != nil || res.IsError {
 			t.Fatalf("counter for %q: %v %v", s, res, err)
 		}
@@ -97,7 +97,7 @@ func TestIsolationSessionBoundsInstances(t *testing.T) {
 			defer wg.Done()
 			ctx := WithSession(context.Background(), fmt.Sprint("s", i))
 			for range 5 {
-				res, err := p.CallTool(ctx, "counter", nil)
+				res, err := p.InvokeTool(ctx, "counter", nil)
 				if err != nil || res.IsError {
 					t.Errorf("session %d: %v %v", i, res, err)
 					return

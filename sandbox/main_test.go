@@ -118,9 +118,9 @@ func load(t testing.TB, r *Runtime, cfg Config) *Plugin {
 
 func callTool(t testing.TB, p *Plugin, tool, args string) CallResult {
 	t.Helper()
-	res, err := p.CallTool(context.Background(), tool, []byte(args))
+	res, err := p.InvokeTool(context.Background(), tool, []byte(args))
 	if err != nil {
-		t.Fatalf("CallTool(%s, %s): %v", tool, args, err)
+		t.Fatalf("InvokeTool(%s, %s): %v", tool, args, err)
 	}
 	return res
 }

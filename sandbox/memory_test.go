@@ -80,7 +80,7 @@ func TestMemoryOfAnInstanceStoppedByItsDeadlineIsZeroWhenReused(t *testing.T) {
 func TestMemoryOfAWASICommandIsZeroWhenReused(t *testing.T) {
 	p := load(t, newTestRuntime(t), Config{Name: "cmd", Wasm: fixtures.wasicmd, ABI: ABIWASI, PoolSize: 1})
 	call := func(text string) string {
-		res, err := p.CallTool(context.Background(), "cmd", []byte(fmt.Sprintf(`{"text":%q}`, text)))
+		res, err := p.InvokeTool(context.Background(), "cmd", []byte(fmt.Sprintf(`{"text":%q}`, text)))
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %v", text, res, err)
 		}

@@ -11,7 +11,7 @@ import (
 func TestPluginOutputAndExtismLogsReachTheHost(t *testing.T) {
 	h := &testHost{}
 	p := load(t, newTestRuntime(t), Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("chatty"), Host: h})
-	res, err := p.CallTool(context.Background(), "chatty", []byte(`{"text":"hi"}`))
+	res, err := p.InvokeTool(context.Background(), "chatty", []byte(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestPluginOutputAndExtismLogsReachTheHost(t *testing.T) {
 	// Extism's debug lines are not forwarded (output.go): the guest's log_debug is not here.
 	// A second call on the same (warm) instance reports only its own output.
 	h.notified = nil
-	p.CallTool(context.Background(), "chatty", []byte(`{"text":"again"}`))
+	p.InvokeTool(context.Background(), "chatty", []byte(`{"text":"again"}`))
 	if len(h.notified) != len(want) {
 		t.Fatalf("second call reported %d lines: %v", len(h.notified), h.notified)
 	}
@@ -38,7 +38,7 @@ func TestPluginOutputAndExtismLogsReachTheHost(t *testing.T) {
 func TestTrappedCallStillReportsItsOutput(t *testing.T) {
 	h := &testHost{}
 	p := load(t, newTestRuntime(t), Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("chatty"), Host: h})
-	res, err := p.CallTool(context.Background(), "chatty", []byte(`{"text":"trap"}`))
+	res, err := p.InvokeTool(context.Background(), "chatty", []byte(`{"text":"trap"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestTrappedCallStillReportsItsOutput(t *testing.T) {
 func TestFloodedStdoutIsCutAndCounted(t *testing.T) {
 	h := &testHost{}
 	p := load(t, newTestRuntime(t), Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("chatty"), Host: h})
-	if _, err := p.CallTool(context.Background(), "chatty", []byte(`{"text":"flood"}`)); err != nil {
+	if _, err := p.InvokeTool(context.Background(), "chatty", []byte(`{"text":"flood"}`)); err != nil {
 		t.Fatal(err)
 	}
 	var stdout string
@@ -72,7 +72,7 @@ func TestWASIStderrIsReportedAndStdoutIsTheResult(t *testing.T) {
 	h := &testHost{}
 	p := load(t, newTestRuntime(t), Config{Name: "w", Wasm: fixtures.wasicmd, Host: h,
 		Tools: []ToolDecl{{Name: "shout"}}, Permissions: Permissions{Timeout: 5 * time.Second}})
-	res, err := p.CallTool(context.Background(), "shout", []byte(`{"text":"warn"}`))
+	res, err := p.InvokeTool(context.Background(), "shout", []byte(`{"text":"warn"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

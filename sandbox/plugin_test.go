@@ -19,7 +19,7 @@ func TestConcurrentCallsOnOnePlugin(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := p.CallTool(context.Background(), "greet", []byte(fmt.Sprintf(`{"text":"caller %d"}`, i)))
+			res, err := p.InvokeTool(context.Background(), "greet", []byte(fmt.Sprintf(`{"text":"caller %d"}`, i)))
 			if want := fmt.Sprintf("Hello, caller %d!", i); err != nil || res.IsError || res.Text() != want {
 				errs <- fmt.Errorf("call %d: %+v %v, want %q", i, res, err, want)
 			}
@@ -144,7 +144,7 @@ func TestClosedPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close(context.Background())
-	if _, err := p.CallTool(context.Background(), "greet", []byte(`{"text":"x"}`)); !errors.Is(err, errClosed) {
+	if _, err := p.InvokeTool(context.Background(), "greet", []byte(`{"text":"x"}`)); !errors.Is(err, errClosed) {
 		t.Fatalf("call after close: %v", err)
 	}
 }

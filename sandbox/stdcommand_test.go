@@ -33,7 +33,7 @@ func TestExtismStdCommandIsAToolWithAFreshInstancePerCall(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			args := `{"n":` + string(rune('0'+i)) + `}`
-			res, err := p.CallTool(context.Background(), "greet", []byte(args))
+			res, err := p.InvokeTool(context.Background(), "greet", []byte(args))
 			if err != nil || res.IsError || res.Text() != "hello "+args {
 				errs <- args + ": " + res.Text()
 			}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 )
 
-// CallTool calls a tool with its arguments JSON. A plugin failure (trap,
+// InvokeTool calls a tool with its arguments JSON. A plugin failure (trap,
 // timeout, limit, denied permission, bad output) is an IsError result whose
 // text says what happened; the returned error is only for the caller's
 // mistakes: an unknown tool, a closed plugin, a cancelled context.
-func (p *Plugin) CallTool(ctx context.Context, name string, args []byte) (CallResult, error) {
+func (p *Plugin) InvokeTool(ctx context.Context, name string, args []byte) (CallResult, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}

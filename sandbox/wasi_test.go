@@ -44,7 +44,7 @@ func TestWASIToolsLearnTheirCallIDsFromTheEnvironment(t *testing.T) {
 		Permissions: Permissions{Timeout: 5 * time.Second}})
 	ctx := WithCallMeta(context.Background(), map[string]any{"agenthost/call_id": "call_7",
 		"agenthost/session_id": "s1", "agenthost/run_id": "r1", "agenthost/tool": "other", "progressToken": "p"})
-	res, err := p.CallTool(ctx, "ids", []byte(`{"text":"callenv"}`))
+	res, err := p.InvokeTool(ctx, "ids", []byte(`{"text":"callenv"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 // store, so a run killed at any point continues without repeating a finished step.
 //
 // It must NOT call a tool or a model itself: every tool step goes through the
-// Executor the caller gives (the host's one tool pipeline, loop.Agent.CallTool, rule
+// Executor the caller gives (the host's one tool pipeline, loop.Agent.DirectCall, rule
 // L22), every agent step through the caller's run path. It imports loop only, never
 // host, cmd or surface/server: the host wires it, the surfaces present it.
 package workflow

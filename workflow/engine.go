@@ -14,11 +14,11 @@ import (
 )
 
 // Executor makes a run's outside calls. The host's takes every tool call through its
-// one tool pipeline (host.Host.Call → loop.Agent.CallTool: schema, guardrails,
+// one tool pipeline (host.Door.CallTool → loop.Agent.DirectCall: schema, guardrails,
 // permissions, approvals, caps, the deadline; stored in session) and every prompt
 // through its run path (a ReAct run stored in session).
 type Executor interface {
-	CallTool(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult)
+	ToolStep(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult)
 	RunPrompt(ctx context.Context, agent, prompt, session string) (loop.RunResult, error)
 }
 

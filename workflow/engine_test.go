@@ -14,7 +14,7 @@ import (
 )
 
 // rig is a real loop.Agent with Go tools and a memory store: every step goes through
-// the agent's CallTool pipeline and is stored in the step's session.
+// the agent's one tool pipeline (DirectCall) and is stored in the step's session.
 type rig struct {
 	store  *loop.MemoryStore
 	engine *Engine

@@ -126,7 +126,7 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item i
 		if err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
 		}
-		res, run := s.e.Exec.CallTool(ctx, cs.Tool, b, session, cs.timeout)
+		res, run := s.e.Exec.ToolStep(ctx, cs.Tool, b, session, cs.timeout)
 		if run.Status != loop.StatusCompleted || res.IsError {
 			return nil, errors.New(res.Text())
 		}
