@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,7 +91,12 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 			slog.Int("prompt_tokens", res.Usage.PromptTokens), slog.Int("completion_tokens", res.Usage.CompletionTokens),
 			slog.Float64("cost_usd", res.Usage.CostUSD), slog.String("trace_id", traceID))
 	}
-	if !stream.started {
+	if secs, overloaded := loop.RetryAfterOf(err); overloaded && !stream.started {
+		// The host's admission refused the run at the door (its capacity, or the user's
+		// share): try again later.
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("run %q not started: %v", in.RunID, err))
+	} else if !stream.started {
 		// The loop refused the run before it began (no event was emitted): the request's
 		// fault (400), a conflict (409), or the store's (503, writeStoreError).
 		code := http.StatusBadRequest
