@@ -3,11 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/manifest"
 )
@@ -251,4 +253,61 @@ func TestAdmissionOffWithoutTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	leave()
+}
+
+// The door asks the admission for runs and for tool calls outside a run alike: a run
+// that waits in the queue hears its position and, when the wait ends without a place,
+// an admission error and a failed run_finished, and nothing of it is stored; a tool call
+// past a full queue is not made, with the refusal as its error result (`mcp serve`'s
+// form); once the place is free, both go through.
+func TestTheDoorAdmitsRunsAndToolCallsAlike(t *testing.T) {
+	h := openDoorHost(t)
+	ctx := context.Background()
+	ana := access.Principal{ID: "u-ana", Name: "ana", Role: access.RoleUser}
+	h.admission = newAdmission(manifest.AdmissionConfig{MaxRuns: 1, Queue: 1, QueueTimeout: manifest.Duration(50 * time.Millisecond)})
+	leave := mustEnter(t, h.admission, "someone")
+
+	var seen []string
+	res, err := h.Door().Run(ctx, ana, loop.RunInput{SessionID: "s-queued", Messages: []loop.Message{loop.UserMessage("hi")}}, func(e loop.Event) {
+		switch d := e.Data.(type) {
+		case *loop.QueuedData:
+			seen = append(seen, fmt.Sprintf("queued %d", d.Position))
+		case *loop.ErrorData:
+			seen = append(seen, "error "+d.Kind)
+		case *loop.RunFinishedData:
+			seen = append(seen, "run_finished "+string(d.Status))
+		default:
+			seen = append(seen, string(e.Type))
+		}
+	})
+	wantOverload(t, err, "within queue_timeout 50ms")
+	if got := strings.Join(seen, ", "); got != "queued 1, error admission, run_finished failed" || res.Status != loop.StatusFailed {
+		t.Fatalf("events %q, status %s", got, res.Status)
+	}
+	if runs, err := h.Store.Runs(ctx, "s-queued"); err != nil || len(runs) != 0 {
+		t.Fatalf("a run that never began stored %v (%v)", runs, err)
+	}
+
+	h.admission.queueTimeout = time.Hour
+	waiting := startQueued(ctx, h.admission, "someone else")
+	poll(t, "queued", func() bool { _, q := h.admission.load(); return q == 1 })
+	out, cres := h.Door().CallTool(ctx, ana, "calc", []byte(`{"expression":"6*7"}`), CallOptions{})
+	wantOverload(t, cres.Err, "queue of 1 are full")
+	if !out.IsError || !strings.HasPrefix(out.Text(), "Error: the call was not made: overloaded: ") {
+		t.Fatalf("tool result %q", out.Text())
+	}
+	leave()
+	if err := waiting.result(t); err != nil {
+		t.Fatal(err)
+	}
+	waiting.leave()
+	if out, cres := h.Door().CallTool(ctx, ana, "calc", []byte(`{"expression":"6*7"}`), CallOptions{}); out.Text() != "42" {
+		t.Fatalf("with a free place: %q %v", out.Text(), cres.Err)
+	}
+	if res, err := h.Door().Run(ctx, ana, loop.RunInput{Messages: []loop.Message{loop.UserMessage("hi")}}, nil); err != nil || res.Status != loop.StatusCompleted {
+		t.Fatalf("with a free place: %s %v", res.Status, err)
+	}
+	if r, q := h.admission.load(); r != 0 || q != 0 {
+		t.Fatalf("running %d queued %d after the entries ended", r, q)
+	}
 }
