@@ -109,6 +109,9 @@ func isYes(s string) bool {
 const (
 	metaRun     = "agenthost.run"
 	metaPending = "agenthost.pending_approvals"
+	// metaRetryAfter is set on a task the host's admission refused (loop.ErrOverloaded):
+	// the seconds to wait before sending the message again.
+	metaRetryAfter = "agenthost.retry_after"
 )
 
 func pendingCalls(t *a2a.Task) []string {
@@ -144,6 +147,9 @@ func outcome(rc *a2asrv.RequestContext, res loop.RunResult, err error, asked []l
 		return ev
 	}
 	meta := map[string]any{metaRun: res.RunID}
+	if secs, ok := loop.RetryAfterOf(err); ok {
+		meta[metaRetryAfter] = secs // the host's admission refused the run: try again later
+	}
 	switch {
 	case err != nil && res.Status == "":
 		return final(a2a.TaskStateFailed, err.Error(), meta)

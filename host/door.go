@@ -35,11 +35,13 @@ import (
 //     (plugins' create_message and MCP sampling, nested runs through Sample; embeddings)
 //     is admitted and charged on it;
 //   - one consistent plugin set for the whole entry (a reload swaps the next one in);
-//   - memory extraction after a run.
+//   - memory extraction after a run;
+//   - admission (admission.go, the [admission] table): the runs in flight, the queue
+//     and each user's share; a refusal is a *loop.OverloadError (loop.ErrOverloaded).
 //
 // A surface translates its wire format, passes the principal it authenticated, and
-// maps the door's refusals (access.ErrNotVisible, access.ErrNotAllowed) to its own
-// (404, 403): it holds no policy.
+// maps the door's refusals (access.ErrNotVisible, access.ErrNotAllowed,
+// loop.ErrOverloaded) to its own (404, 403, 429): it holds no policy.
 type Door struct{ h *Host }
 
 // Door is the host's one entrance (see Door).
@@ -105,6 +107,11 @@ func (d *Door) run(ctx context.Context, p access.Principal, in loop.RunInput, em
 	if err := d.admit(ctx, p, &in); err != nil {
 		return failedRun(in, err)
 	}
+	ctx, leave, err := d.enter(ctx, &in, a.Name, emit)
+	if err != nil {
+		return failedRun(in, err)
+	}
+	defer leave()
 	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	ctx, end := h.tel.StartRun(ctx, a.Name, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": a.Name})
@@ -191,8 +198,13 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 	if err := d.admit(ctx, p, &in); err != nil {
 		return fail(err)
 	}
-	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	agent := h.Manifest.Agent.Name
+	ctx, leave, err := d.enter(ctx, &in, agent, opts.OnEvent)
+	if err != nil {
+		return fail(err)
+	}
+	defer leave()
+	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	ctx, end := h.tel.StartRun(ctx, agent, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": agent, "tool": name})
 	if err != nil {

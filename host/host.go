@@ -117,6 +117,7 @@ type Host struct {
 	clients map[string]*providers.Client // started providers, by name (agents share them)
 
 	forgetters forgetters // told of every session the host deletes (erase.go)
+	admission  *admission // [admission]; nil admits everything (admission.go)
 }
 
 // Telemetry is the host's tracer and meters, or nil.
@@ -134,7 +135,8 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 	if opts.ConfineExe == "" {
 		opts.ConfineExe = SelfExe
 	}
-	h := &Host{Manifest: m, tel: opts.Telemetry, opts: opts, steady: slices.Clone(m.Warnings)}
+	h := &Host{Manifest: m, tel: opts.Telemetry, opts: opts, steady: slices.Clone(m.Warnings),
+		admission: newAdmission(m.Admission)}
 	defer func() {
 		if err != nil {
 			h.Close() // h, not the result: a failed Open returns nil

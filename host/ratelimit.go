@@ -74,3 +74,44 @@ func (l *limiter) delayAt(t time.Time, n int) time.Duration {
 	}
 	return d
 }
+
+// userRates is [admission] per_user_per_minute: a bucket of a minute's runs for each
+// user, refilled continuously (the token bucket the provider limits use). A user whose
+// bucket is full again is forgotten, so the map holds only users seen within a minute.
+type userRates struct {
+	perMinute int
+	buckets   map[string]*rate.Limiter
+}
+
+func newUserRates(perMinute int) *userRates {
+	if perMinute <= 0 {
+		return nil
+	}
+	return &userRates{perMinute: perMinute, buckets: map[string]*rate.Limiter{}}
+}
+
+// take takes one run from user's bucket at now, or says how long until one is there
+// (and takes nothing). The caller serialises calls (admission.mu).
+func (u *userRates) take(user string, now time.Time) time.Duration {
+	if u == nil {
+		return 0
+	}
+	if len(u.buckets) > 1024 {
+		for name, b := range u.buckets {
+			if b.TokensAt(now) >= float64(u.perMinute) {
+				delete(u.buckets, name)
+			}
+		}
+	}
+	b := u.buckets[user]
+	if b == nil {
+		b = rate.NewLimiter(rate.Limit(float64(u.perMinute)/60), u.perMinute)
+		u.buckets[user] = b
+	}
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d
+	}
+	return 0
+}

@@ -37,6 +37,8 @@ type Manifest struct {
 	Auth AuthConfig `toml:"auth"`
 	// A2AAgents are remote agents the agent may call over A2A (a2a.go, docs/a2a.md).
 	A2AAgents []A2AAgentConfig `toml:"a2a_agents"`
+	// Admission bounds the runs in flight, the queue, and each user's share (admission.go).
+	Admission AdmissionConfig `toml:"admission"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`

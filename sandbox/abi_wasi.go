@@ -104,16 +104,19 @@ func (a *wasiABI) callTool(ctx context.Context, tool string, args []byte) (CallR
 		return CallResult{}, &Fault{Plugin: p.name, Export: wasiExport, Kind: FaultInput,
 			Err: fmt.Errorf("input %s exceeds max_input %s", formatSize(int64(len(args))), formatSize(p.perms.MaxInput))}
 	}
-	// As in invoke, the timeout starts before the wait for a slot.
+	// As in invoke, the timeout starts before the wait for a slot, unless the
+	// call is an admitted run's (WaitForInstance).
 	start := time.Now()
-	timed, cancel := context.WithTimeoutCause(ctx, p.perms.Timeout, errTimedOut)
-	defer cancel()
+	wait, cancelWait := p.instanceWait(ctx)
+	defer cancelWait()
 	select {
 	case a.slots <- struct{}{}:
 		defer func() { <-a.slots }()
-	case <-timed.Done():
-		return CallResult{}, p.noInstance(ctx, wasiExport, cap(a.slots), start, context.Cause(timed))
+	case <-wait.Done():
+		return CallResult{}, p.noInstance(ctx, wasiExport, cap(a.slots), start, context.Cause(wait))
 	}
+	timed, cancel := p.callTimer(wait)
+	defer cancel()
 	c := &wasiCall{ctx: ctx, timed: timed,
 		stdout: &cappedBuffer{max: p.perms.MaxOutput},
 		stderr: &cappedBuffer{max: min(64<<10, p.perms.MaxOutput)}, // a failed exit's error text: bounded as output is

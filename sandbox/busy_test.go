@@ -103,3 +103,54 @@ func TestWASICallBehindASleepingCommandAnswersBusyAtItsDeadline(t *testing.T) {
 	returnsBefore(t, busyBound, func() callOutcome { return <-slept })
 	wantResult(t, callTool(t, p, "sleep0", `{}`), false, "woke")
 }
+
+// An admitted run's call (WaitForInstance, issue 47) waits for an instance as long as
+// its context allows, past the plugin's timeout, and then runs: it is not refused as
+// busy because other calls were ahead of it.
+func TestAdmittedCallWaitsForAnInstancePastThePluginTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	p := load(t, newTestRuntime(t), Config{Name: "guest", Wasm: fixtures.guest, PoolSize: 1,
+		Permissions: Permissions{Timeout: timeout, Isolation: IsolationPooled},
+		Tools:       tools(map[string]string{"greet": "text"})})
+	in, err := p.pool.acquire(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	done := make(chan callOutcome, 1)
+	go func() { done <- outcome(p.InvokeTool(WaitForInstance(ctx), "greet", []byte(`{"text":"x"}`))) }()
+	// Hold the instance for well past the plugin's timeout: a call the timeout
+	// bounded would have answered busy by then.
+	waitUntil(t, busyBound, "past the plugin's timeout", func() bool {
+		select {
+		case o := <-done:
+			t.Fatalf("the admitted call returned while every instance was taken: %+v %v", o.res, o.err)
+		default:
+		}
+		return time.Since(start) > 3*timeout
+	})
+	p.pool.release(context.Background(), in, true)
+	wantResult(t, returnsBefore(t, busyBound, func() callOutcome { return <-done }).want(t), false, "Hello, x!")
+}
+
+// An admitted call whose own deadline passes while it waits answers busy then.
+func TestAdmittedCallAnswersBusyWhenItsOwnDeadlinePasses(t *testing.T) {
+	p := load(t, newTestRuntime(t), Config{Name: "guest", Wasm: fixtures.guest, PoolSize: 1,
+		Permissions: Permissions{Timeout: time.Minute, Isolation: IsolationPooled},
+		Tools:       tools(map[string]string{"greet": "text"})})
+	in, err := p.pool.acquire(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.pool.release(context.Background(), in, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res := returnsBefore(t, busyBound, func() callOutcome {
+		return outcome(p.InvokeTool(WaitForInstance(ctx), "greet", []byte(`{"text":"x"}`)))
+	}).want(t)
+	if !res.IsError || !busyText.MatchString(res.Text()) {
+		t.Fatalf("got %+v, want a busy error result", res)
+	}
+}

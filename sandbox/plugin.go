@@ -251,16 +251,20 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 	}
 	// The timeout bounds the whole call, the wait for an instance included:
 	// a caller stuck behind spinning calls gets its answer (busy) when its
-	// time is up, not when theirs is.
+	// time is up, not when theirs is. An admitted run's call waits as long as
+	// its run allows, and the timeout starts when it has its instance
+	// (WaitForInstance).
 	start := time.Now()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timed, cancelTimeout := context.WithTimeoutCause(cctx, p.perms.Timeout, errTimedOut)
-	defer cancelTimeout()
-	in, err := p.pool.acquire(timed, sessionOf(ctx))
+	wait, cancelWait := p.instanceWait(cctx)
+	defer cancelWait()
+	in, err := p.pool.acquire(wait, sessionOf(ctx))
 	if err != nil {
 		return nil, p.noInstance(ctx, export, cap(p.pool.slots), start, err)
 	}
+	timed, cancelTimeout := p.callTimer(wait)
+	defer cancelTimeout()
 	st := &callState{guard: &netGuard{policy: p.hosts, cancel: cancel}}
 	callCtx := context.WithValue(timed, callStateKey{}, st)
 	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -91,19 +92,30 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 			slog.Float64("cost_usd", res.Usage.CostUSD), slog.String("trace_id", traceID))
 	}
 	if !stream.started {
-		// The loop refused the run before it began (no event was emitted): the request's
-		// fault (400), a conflict (409), or the store's (503, writeStoreError).
-		code := http.StatusBadRequest
-		if errors.Is(err, loop.ErrSessionBusy) || errors.Is(err, loop.ErrRunExists) {
-			code = http.StatusConflict
-		}
-		s.writeStoreError(w, r, code, fmt.Sprintf("run %q not started: %v", in.RunID, err), err)
+		s.notStarted(w, r, in, err)
 	} else if err != nil && storeUnavailable(err) && s.opts.Log != nil {
 		// The run began and its store failed under it: the client saw RUN_ERROR, and the
 		// operator must hear of it too (a deleted database file used to go unnoticed).
 		s.opts.Log.LogAttrs(r.Context(), slog.LevelError, "session store unavailable", slog.String("session", in.SessionID),
 			slog.String("run", in.RunID), slog.String("error", err.Error()))
 	}
+}
+
+// notStarted answers a run that was refused before it began (no event was emitted): the
+// host's admission (429 with Retry-After: its capacity, or the user's share), the
+// request's fault (400), a conflict (409), or the store's (503, writeStoreError).
+func (s *Server) notStarted(w http.ResponseWriter, r *http.Request, in loop.RunInput, err error) {
+	msg := fmt.Sprintf("run %q not started: %v", in.RunID, err)
+	if secs, overloaded := loop.RetryAfterOf(err); overloaded {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeError(w, http.StatusTooManyRequests, msg)
+		return
+	}
+	code := http.StatusBadRequest
+	if errors.Is(err, loop.ErrSessionBusy) || errors.Is(err, loop.ErrRunExists) {
+		code = http.StatusConflict
+	}
+	s.writeStoreError(w, r, code, msg, err)
 }
 
 // claim registers a run, refusing a second run on a session (409), a run id already

@@ -66,6 +66,7 @@ type translator struct {
 	final         *loop.FinalData
 	lastError     string
 	model         string
+	began         bool // RUN_STARTED was sent (a queued run sends it with its first position)
 }
 
 // streamedCall is a tool call whose arguments arrive in deltas.
@@ -94,9 +95,12 @@ func (t *translator) Translate(e loop.Event) []aguiEvent {
 	}
 	var out []aguiEvent
 	switch d := e.Data.(type) {
+	case *loop.QueuedData: // the host's admission queue: the stream opens while the run waits
+		out = t.begin(out, b)
+		out = append(out, t.custom(b, e))
 	case *loop.RunStartedData:
 		t.model = d.Model
-		out = append(out, runStarted{base: b(aguiRunStarted), ThreadID: t.threadID, RunID: t.runID})
+		out = t.begin(out, b)
 		if t.Snapshot != nil {
 			out = append(out, messagesSnapshot{base: b(aguiMessagesSnapshot), Messages: t.Snapshot})
 		}
@@ -219,6 +223,16 @@ func (t *translator) nested(b func(string) base, e loop.Event) []aguiEvent {
 		return nil // the nested run's answer arrives whole in its assistant_message
 	}
 	return []aguiEvent{custom{base: b(aguiCustom), Name: "agenthost.nested", Value: e}}
+}
+
+// begin sends RUN_STARTED once: a run that waited in the admission queue sent it with
+// its first position.
+func (t *translator) begin(out []aguiEvent, b func(string) base) []aguiEvent {
+	if t.began {
+		return out
+	}
+	t.began = true
+	return append(out, runStarted{base: b(aguiRunStarted), ThreadID: t.threadID, RunID: t.runID})
 }
 
 func (t *translator) custom(b func(string) base, e loop.Event) aguiEvent {

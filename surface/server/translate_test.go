@@ -271,3 +271,21 @@ func TestTranslateHandoffIsAnAgentStep(t *testing.T) {
 		`{"type":"RUN_FINISHED","timestamp":1700000000000,"threadId":"ses1","runId":"run1","result":{"status":"completed","reason":"end_turn"},"outcome":{"type":"success"}}`,
 	})
 }
+
+// A run that waits in the host's admission queue opens its stream with RUN_STARTED and
+// its position, which it hears again as it moves up; the run's own run_started does not
+// start it a second time.
+func TestTranslateQueuedRunStartsOnceAndReportsItsPosition(t *testing.T) {
+	got := translateAll(t,
+		ev(loop.EventQueued, loop.QueuedData{Position: 2}),
+		ev(loop.EventQueued, loop.QueuedData{Position: 1}),
+		ev(loop.EventRunStarted, loop.RunStartedData{Model: "m"}),
+		ev(loop.EventRunFinished, loop.RunFinishedData{Status: loop.StatusCompleted, Reason: loop.ReasonEndTurn}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"RUN_STARTED","timestamp":1700000000000,"threadId":"ses1","runId":"run1"}`,
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.queued","value":{"position":2}}`,
+		`{"type":"CUSTOM","timestamp":1700000000000,"name":"agenthost.queued","value":{"position":1}}`,
+		`{"type":"RUN_FINISHED","timestamp":1700000000000,"threadId":"ses1","runId":"run1","result":{"status":"completed","reason":"end_turn"},"outcome":{"type":"success"}}`,
+	})
+}
