@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/bench/fake"
@@ -23,14 +24,20 @@ import (
 // history on a store of the same size. cpu-ns/op counts the process's CPU during the
 // runs only. A run that loads only what it needs
 // costs about the same at 801 messages as at 9.
+//
+// Two starts: a turn of a chat (the session's previous turn, the last of the earlier
+// runs, ran in this process just before, as in a chat on `serve`: the store read the
+// rest then and reads only what that turn added), and, with "-cold", the first run
+// on the session since the process started (the store reads the whole transcript).
 func BenchmarkRunHistory(b *testing.B) {
-	for _, backend := range []string{"memory", "sqlite", "postgres"} {
+	for _, backend := range []string{"memory", "sqlite", "postgres", "sqlite-cold", "postgres-cold"} {
 		b.Run(backend, func(b *testing.B) {
-			st := historyStore(b, backend)
+			kind, cold := strings.CutSuffix(backend, "-cold")
+			st := historyStore(b, kind)
 			tmpl := runTemplate(b)
 			for _, msgs := range []int{9, 81, 801} {
 				b.Run(fmt.Sprintf("messages=%d", msgs), func(b *testing.B) {
-					benchHistory(b, st, tmpl, (msgs-1)/4)
+					benchHistory(b, st, tmpl, (msgs-1)/4, !cold)
 				})
 			}
 		})
@@ -106,7 +113,7 @@ func history(session string, tmpl []loop.Entry, runs int) []loop.Entry {
 	return out
 }
 
-func benchHistory(b *testing.B, st loop.SessionStore, tmpl []loop.Entry, runs int) {
+func benchHistory(b *testing.B, st loop.SessionStore, tmpl []loop.Entry, runs int, chat bool) {
 	a, err := fake.Agent(fake.Model{}, st)
 	if err != nil {
 		b.Fatal(err)
@@ -117,10 +124,19 @@ func benchHistory(b *testing.B, st loop.SessionStore, tmpl []loop.Entry, runs in
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		session := fmt.Sprintf("h%d-%d", runs, i)
-		if err := st.Append(ctx, session, history(session, tmpl, runs)...); err != nil {
+		in := loop.RunInput{SessionID: session, Messages: []loop.Message{loop.UserMessage("2+3?")}}
+		earlier := runs
+		if chat {
+			earlier-- // the last one is the previous turn, run here
+		}
+		if err := st.Append(ctx, session, history(session, tmpl, earlier)...); err != nil {
 			b.Fatal(err)
 		}
-		in := loop.RunInput{SessionID: session, Messages: []loop.Message{loop.UserMessage("2+3?")}}
+		if chat {
+			if res, err := a.Run(ctx, in); err != nil || res.Final == nil {
+				b.Fatalf("previous turn: %v %+v", err, res)
+			}
+		}
 		runtime.GC() // the setup's garbage is not the run's to collect
 		b.StartTimer()
 		c0 := fake.ProcessCPU()

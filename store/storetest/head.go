@@ -66,6 +66,20 @@ func headMatchesLoad(t *testing.T, s loop.SessionStore) {
 		check("h", st.want)
 	}
 	check("nobody", loop.SessionHead{})
+
+	// Deleted and written again, longer, with other words at the same seqs: the head is
+	// the new session's, not the one loaded before with what came after it.
+	if d, ok := s.(loop.SessionDeleter); ok {
+		if err := d.DeleteSession(ctx, "h"); err != nil {
+			t.Fatal(err)
+		}
+		check("h", loop.SessionHead{})
+		again := entries("h", "r2", 1, 12)
+		if err := s.Append(ctx, "h", again...); err != nil {
+			t.Fatal(err)
+		}
+		check("h", loop.SessionHead{Transcript: again, LastSeq: 12})
+	}
 }
 
 // headJSON is a head as JSON, to compare heads by value (times in UTC: a store may give
