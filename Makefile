@@ -65,7 +65,10 @@ cover:
 	$(GO) tool cover -func=coverage.out | tail -1
 
 # bench prints the performance table and rewrites its section of BENCHMARKS.md (plus
-# bench/last-run.txt): medians of 5 runs, ratios from the same run (bench/cmd/benchtable).
+# bench/last-run.txt): 5 rounds, each running every benchmark process once (-count 1), so the
+# two sides of a ratio alternate (A B, A B, ...); medians, and each ratio as the median and
+# range of the rounds' ratios, in wall time and CPU (bench/cmd/benchtable).
+# `go run ./bench/cmd/benchtable -only REGEXP` runs some rows only and leaves BENCHMARKS.md alone.
 # It builds its own fixtures (the C plugin needs clang + wasi-libc from `make deps`).
 # The side-by-side table (BENCHMARKS.md), then the server's load test: 1,000 concurrent
 # runs over HTTP on loopback (surface/server/README.md).

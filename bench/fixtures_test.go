@@ -3,6 +3,7 @@ package bench
 import (
 	"flag"
 	"fmt"
+	"github.com/agenthost/agenthost/store/pgtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 	code := func() int {
 		defer os.RemoveAll(dir)
 		defer testbin.Cleanup()
+		defer pgtest.Stop() // the PostgreSQL server, if BenchmarkRunHistory started one
 		if err := buildFixtures(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "bench fixtures:", err)
 			return 1

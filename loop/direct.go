@@ -53,8 +53,8 @@ func (a *Agent) DirectCall(ctx context.Context, in CallInput, emit func(Event)) 
 }
 
 // directCall is the body of a run DirectCall started: one call, then the end.
-func (r *run) directCall(entries []Entry) RunResult {
-	r.journal.seq = r.transcript.project(entries)
+func (r *run) directCall(head SessionHead) RunResult {
+	r.journal.seq = r.transcript.project(head)
 	res, err := r.callOne(*r.in.direct, r.in.directTimeout)
 	if err != nil {
 		return r.failOrAbort(err)

@@ -6,8 +6,9 @@
 //
 // # A run
 //
-// Agent.Run, RunWith and RunStream start a run on a session. The run loads the session
-// from the SessionStore, stores the system prompt once as the session's first entry
+// Agent.Run, RunWith and RunStream start a run on a session. The run loads the session's
+// head from the SessionStore (head.go: its messages and compactions and where its
+// numberings stand, not its events, which only what shows them reads), stores the system prompt once as the session's first entry
 // (rule L1), checks the new user input against the guardrails, and then iterates (L2):
 //
 //  1. check cancellation, then the limits (iterations, tool rounds, duration, token and

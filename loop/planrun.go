@@ -14,7 +14,10 @@ import (
 // the ending.
 func (r *run) planLoop() RunResult {
 	ps := r.newPlanState()
-	ps.rev, ps.plan, ps.outcomes = r.resumePlan()
+	var err error
+	if ps.rev, ps.plan, ps.outcomes, err = r.resumePlan(); err != nil {
+		return r.failOrAbort(err)
+	}
 	if ps.plan == nil {
 		ps.rev = 1
 		p, err := r.makePlan(ps.planner, PlanInput{Goal: ps.goal, Tools: r.offered, Revision: 1})
@@ -343,21 +346,26 @@ func (r *run) goal() string {
 
 // resumePlan finds a plan an earlier run of the session left unfinished (no
 // evaluation ended it and that run was aborted or interrupted for an approval): its revision, the plan, and the
-// outcomes already stored. A run with new input starts a new plan.
-func (r *run) resumePlan() (int, *Plan, []StepOutcome) {
+// outcomes already stored. A run with new input starts a new plan. The plan is in the
+// session's events, which only this reads (a run starts from the session's head).
+func (r *run) resumePlan() (int, *Plan, []StepOutcome, error) {
 	if len(r.in.Messages) > 0 {
-		return 0, nil, nil
+		return 0, nil, nil, nil
+	}
+	entries, err := r.cfg.Store.Load(r.ctx, r.in.SessionID)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("load session %q: %w", r.in.SessionID, err)
 	}
 	var ps planState
-	for _, e := range r.entries {
-		if e.Event != nil {
+	for _, e := range entries {
+		if e.Event != nil && e.RunID != r.in.RunID {
 			ps.replay(e.Event.Data)
 		}
 	}
 	if ps.plan == nil {
-		return 0, nil, nil
+		return 0, nil, nil, nil
 	}
-	return ps.rev, ps.plan, ps.outcomes
+	return ps.rev, ps.plan, ps.outcomes, nil
 }
 
 // replay applies one stored event to the plan being resumed: a plan starts a revision,

@@ -64,7 +64,6 @@ type run struct {
 
 	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)
 	out       *outFilter // Config.OutputFilter's state; nil without one (outfilter.go)
-	entries   []Entry    // the session as loaded when the run started
 	replans   int        // plan mode (planrun.go)
 	planSteps int
 	stepErr   error // a plan step's call ended the run (planrun.go)
@@ -121,28 +120,28 @@ func (r *run) execute() (res RunResult) {
 		}
 	}()
 	// Event seq continues the session's numbering (L17): loaded before the first emit.
-	entries, lerr := r.cfg.Store.Load(r.ctx, r.in.SessionID)
-	r.journal.evSeq = lastEventSeq(entries)
+	// Only the session's head: its messages, not its events (head.go).
+	head, lerr := r.loadHead()
+	r.journal.evSeq = head.LastEventSeq
 	r.journal.emit(EventRunStarted, r.journal.pl.runStarted.put(RunStartedData{Model: r.cfg.ModelName, User: r.in.User}))
 	r.on(onPrepare)
 	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.journal.started}) // with the first flush
 	if lerr != nil {
-		return r.failOrAbort(fmt.Errorf("load session %q: %w", r.in.SessionID, lerr))
+		return r.failOrAbort(lerr)
 	}
 	if r.in.direct != nil {
-		return r.directCall(entries)
+		return r.directCall(head)
 	}
 	if r.in.sample != nil {
-		return r.sampleRun(entries)
+		return r.sampleRun(head)
 	}
-	if err := r.prepare(entries); err != nil {
+	if err := r.prepare(head); err != nil {
 		return r.failOrAbort(err)
 	}
 	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
 		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil)
 	}
 	if r.cfg.Mode == ModePlan && !r.in.forceReact {
-		r.entries = entries
 		return r.planLoop()
 	}
 	return r.iterate()
@@ -150,7 +149,7 @@ func (r *run) execute() (res RunResult) {
 
 // prepare loads the session, stores the system prompt once (L1), runs input guardrails,
 // executes tool calls a crashed run left without results (L14) and appends the input.
-func (r *run) prepare(entries []Entry) error {
+func (r *run) prepare(head SessionHead) error {
 	if len(r.in.OutputSchema) > 0 {
 		s, err := compileSchema("output", r.in.OutputSchema)
 		if err != nil {
@@ -158,8 +157,8 @@ func (r *run) prepare(entries []Entry) error {
 		}
 		r.output = s
 	}
-	r.journal.seq = r.transcript.project(entries)
-	if len(entries) == 0 && r.cfg.SystemPrompt != "" {
+	r.journal.seq = r.transcript.project(head)
+	if head.LastSeq == 0 && r.cfg.SystemPrompt != "" {
 		// L1: the system prompt is the session's first entry, ahead of the events
 		// already queued for this run.
 		queued := r.journal.pending
@@ -384,17 +383,6 @@ func (r *run) appendMessage(m Message) {
 // msgSlabSize is the least a new slab of messages holds: a one-step run appends five
 // (system, user, call, result, answer), and its RunResult.Final is a sixth.
 const msgSlabSize = 6
-
-// lastEventSeq is the seq of the last stored event: a run's events continue from it, so
-// seq is gapless per session across runs (L17; deltas are numbered but not stored).
-func lastEventSeq(entries []Entry) int64 {
-	for i := len(entries) - 1; i >= 0; i-- {
-		if e := entries[i].Event; entries[i].Kind == EntryEvent && e != nil {
-			return e.Seq
-		}
-	}
-	return 0
-}
 
 // resolveSupplied stores the tool messages of input that answer pending calls, in call
 // order, and returns the calls still unanswered and the rest of the input (L16).

@@ -96,8 +96,8 @@ type sampleCall struct {
 
 // sampleRun is the body of a run Agent.Sample started: guard and store the messages,
 // one model call without tools, guard and store the answer, the end.
-func (r *run) sampleRun(entries []Entry) RunResult {
-	r.journal.seq = r.transcript.project(entries)
+func (r *run) sampleRun(head SessionHead) RunResult {
+	r.journal.seq = r.transcript.project(head)
 	msgs := make([]Message, 0, len(r.in.Messages))
 	for _, m := range r.in.Messages {
 		text, err := r.guard(StageInput, m.Text(), "") // every message is the caller's, not only the user's

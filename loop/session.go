@@ -71,10 +71,13 @@ type RunAppender interface {
 	AppendRun(ctx context.Context, run RunRecord, entries ...Entry) error
 }
 
-// MemoryStore is a SessionStore in memory, safe for concurrent use.
+// MemoryStore is a SessionStore in memory, safe for concurrent use. What Load and
+// LoadHead return is shared with the store, never copied (entries are append-only): a
+// caller must not change it.
 type MemoryStore struct {
 	mu       sync.Mutex
 	sessions map[string][]Entry
+	heads    map[string]SessionHead // kept as entries are appended (LoadHead)
 	runs     map[string][]RunRecord
 	kv       map[string][]byte
 	leases   map[string]Lease
@@ -86,12 +89,14 @@ var (
 	_ SessionStore  = (*MemoryStore)(nil)
 	_ Leaser        = (*MemoryStore)(nil)
 	_ SessionLister = (*MemoryStore)(nil)
+	_ HeadLoader    = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{
 		sessions: map[string][]Entry{},
+		heads:    map[string]SessionHead{},
 		runs:     map[string][]RunRecord{},
 		kv:       map[string][]byte{},
 		leases:   map[string]Lease{},
@@ -114,14 +119,37 @@ func (s *MemoryStore) Append(ctx context.Context, id string, entries ...Entry) e
 	s.sessions[id] = append(have, entries...)
 	if len(entries) > 0 {
 		s.updated[id] = entries[len(entries)-1].Time
+		h := s.heads[id]
+		for _, e := range entries {
+			h.LastSeq = e.Seq
+			switch {
+			case e.Kind == EntryMessage || e.Kind == EntryCompaction:
+				h.Transcript = append(h.Transcript, e)
+			case e.Kind == EntryEvent && e.Event != nil:
+				h.LastEventSeq = e.Event.Seq
+			}
+		}
+		s.heads[id] = h
 	}
 	return nil
 }
 
+// Load returns the session's entries, shared with the store (read only).
 func (s *MemoryStore) Load(_ context.Context, id string) ([]Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Entry(nil), s.sessions[id]...), nil
+	es := s.sessions[id]
+	return es[:len(es):len(es)], nil
+}
+
+// LoadHead implements HeadLoader: the head kept as entries were appended, shared with
+// the store (read only).
+func (s *MemoryStore) LoadHead(_ context.Context, id string) (SessionHead, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.heads[id]
+	h.Transcript = h.Transcript[:len(h.Transcript):len(h.Transcript)]
+	return h, nil
 }
 
 func (s *MemoryStore) SaveRun(ctx context.Context, r RunRecord) error {
@@ -248,6 +276,7 @@ func (s *MemoryStore) DeleteSession(_ context.Context, id string) error {
 		return fmt.Errorf("session %q: %w", id, ErrSessionBusy)
 	}
 	delete(s.sessions, id)
+	delete(s.heads, id)
 	delete(s.runs, id)
 	s.feedback = slices.DeleteFunc(s.feedback, func(f Feedback) bool { return f.SessionID == id })
 	return nil

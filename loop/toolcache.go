@@ -97,10 +97,11 @@ func (r *run) readToolOutput(ctx context.Context, c ToolCall) (ToolResult, error
 
 // storedToolOutput is the text of the session's stored tool message for call id.
 func (r *run) storedToolOutput(ctx context.Context, id string) (string, bool, error) {
-	entries, err := r.cfg.Store.Load(ctx, r.in.SessionID)
+	head, err := LoadHead(ctx, r.cfg.Store, r.in.SessionID)
 	if err != nil {
 		return "", false, err
 	}
+	entries := head.Transcript
 	for i := len(entries) - 1; i >= 0; i-- {
 		if e := entries[i]; e.Kind == EntryMessage && e.Message.Role == RoleTool && e.Message.ToolCallID == id {
 			return e.Message.Text(), true, nil

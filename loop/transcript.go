@@ -23,23 +23,17 @@ func (r *transcript) add(m *Message, seq int64) {
 	r.historySeqs = append(r.historySeqs, seq)
 }
 
-// project rebuilds the system prompt and history from stored entries, applying the
-// latest compaction. It returns the seq of the last entry.
-func (r *transcript) project(entries []Entry) int64 {
+// project rebuilds the system prompt and history from a session's head, applying its
+// compactions. It returns the seq of the session's last entry.
+func (r *transcript) project(head SessionHead) int64 {
+	entries := head.Transcript
 	// Room for what is stored and a step more, so a run's appends seldom grow them.
-	n := 0
-	for _, e := range entries {
-		if e.Kind == EntryMessage {
-			n++
-		}
-	}
+	n := len(entries)
 	r.system, r.history, r.historySeqs = nil, make([]Message, 0, n+4), r.seqBuf[:0]
 	if n+4 > len(r.seqBuf) {
 		r.historySeqs = make([]int64, 0, n+4)
 	}
-	var last int64
 	for _, e := range entries {
-		last = e.Seq
 		switch e.Kind {
 		case EntryMessage:
 			if e.Message.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
@@ -53,7 +47,7 @@ func (r *transcript) project(entries []Entry) int64 {
 			r.applyCompaction(e.Compaction, e.Seq)
 		}
 	}
-	return last
+	return head.LastSeq
 }
 
 func (r *transcript) applyCompaction(c *Compaction, seq int64) {

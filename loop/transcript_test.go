@@ -16,8 +16,12 @@ func TestTranscript_ProjectsCompactionsAndFindsUnresolvedCalls(t *testing.T) {
 		{Seq: 6, Kind: EntryMessage, Message: &asst},
 		{Seq: 7, Kind: EntryMessage, Message: &resA},
 	}
+	head := HeadOf(append(entries, Entry{Seq: 8, Kind: EntryEvent, Event: &Event{Seq: 11}}))
+	if head.LastSeq != 8 || head.LastEventSeq != 11 || len(head.Transcript) != 6 {
+		t.Fatalf("head: last seq %d, last event seq %d, %d transcript entries", head.LastSeq, head.LastEventSeq, len(head.Transcript))
+	}
 	var tr transcript
-	if last := tr.project(entries); last != 7 {
+	if last := tr.project(head); last != 8 {
 		t.Fatalf("last seq %d", last)
 	}
 	if tr.system == nil || tr.system.Text() != "sys" {
@@ -33,8 +37,5 @@ func TestTranscript_ProjectsCompactionsAndFindsUnresolvedCalls(t *testing.T) {
 	tr.add(&Message{Role: RoleTool, ToolCallID: "b", Content: []Part{TextPart("ok")}}, 8)
 	if len(tr.unresolvedCalls()) != 0 {
 		t.Fatal("b is resolved")
-	}
-	if lastEventSeq(entries) != 9 {
-		t.Fatalf("last event seq %d", lastEventSeq(entries))
 	}
 }

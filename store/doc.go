@@ -45,6 +45,14 @@
 // fails in OpenSQLite with an error naming the file (PRAGMA quick_check finds pages a
 // truncated file lost), so a broken store is reported once, before any run.
 //
+// A run starts from the session's head (loop.HeadLoader, sqlitehead.go): its messages
+// and compactions, through a partial index that leaves the events (four fifths of the
+// rows) unread, and the last event's seq. The heads loaded last are kept decoded
+// (HeadCache, shared with store/postgres), so a chat's next turn reads only the rows
+// its previous turn appended; a kept head is used only while the row at its last seq
+// still holds the bytes it was read with, so a session deleted and written again by
+// another process is read whole.
+//
 // Stores kept by a database server are drivers (driver.go): store/postgres registers
 // "postgres" when a program imports it, and OpenDriver opens a registered kind, so this
 // package, and the host, link no server's client.

@@ -23,6 +23,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV9VectorModels,
 	migrateV10AuditGenesis,
 	migrateV11UserIDs,
+	migrateV12TranscriptIndex,
 }
 
 // schemaVersion is the version this code writes.

@@ -45,7 +45,7 @@ func dbAtVersion(t *testing.T, v int) (string, *sql.DB) {
 // follows); a name that is no user's (a CLI label) stays; the new ana added after
 // removing the migrated one reaches none of it.
 func TestMigrationGivesUsersIDsAndRekeysWhatTheyOwn(t *testing.T) {
-	path, db := dbAtVersion(t, schemaVersion-1)
+	path, db := dbAtVersion(t, 10) // v11 is the ids step
 	for _, q := range []string{
 		`INSERT INTO users VALUES ('ana', 'user', '` + access.HashToken("a") + `', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO users VALUES ('bo', 'user', '` + access.HashToken("b") + `', '2026-01-01T00:00:00Z')`,

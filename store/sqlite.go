@@ -31,6 +31,7 @@ type SQLite struct {
 	keys  *seal.Keys // nil: nothing is sealed (seal.go)
 	reads stmtCache  // the reads' statements, prepared once (sqlitetx.go)
 	mixed bool       // keyed, but plain values from before may remain (seal.go)
+	heads *HeadCache // the heads last loaded (sqlitehead.go)
 }
 
 var (
@@ -112,7 +113,7 @@ func openSQLite(path string) (*SQLite, error) {
 		return nil, err
 	}
 	w.check = watch.check
-	return &SQLite{db: db, path: path, w: w, watch: watch}, nil
+	return &SQLite{db: db, path: path, w: w, watch: watch, heads: NewHeadCache(HeadCacheEntries)}, nil
 }
 
 // SetLogger sends the store's own reports (the database file deleted or replaced under
@@ -300,6 +301,7 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 		}
 		return nil
 	})
+	s.heads.Drop(session) // after the rows: a load meanwhile may have kept them
 	if err == nil {
 		err = s.scrub(ctx) // erase.go: the -wal file still holds the session's pages
 	}

@@ -120,7 +120,11 @@ CREATE UNIQUE INDEX users_by_id ON users (id);
 UPDATE session_owners o SET owner = u.id FROM users u WHERE o.owner = u.name;
 UPDATE shares s SET grantee = u.id FROM users u WHERE s.grantee = u.name;
 UPDATE shares s SET by_user = u.id FROM users u WHERE s.by_user = u.name;
-UPDATE memories m SET owner = u.id FROM users u WHERE m.owner = u.name;`}
+UPDATE memories m SET owner = u.id FROM users u WHERE m.owner = u.name;`,
+	// The rows of a session's transcript (messages and compactions, a fifth of its
+	// entries), so a run's start reads them without stepping over the events (LoadHead).
+	`
+CREATE INDEX entries_transcript ON entries (session, seq) WHERE kind <> 'event';`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

@@ -12,15 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store"
 	"github.com/agenthost/agenthost/store/seal"
 )
 
 // Store is the PostgreSQL session store. It is safe for concurrent use.
 type Store struct {
 	pool  *pgxpool.Pool
-	watch watchers   // watch.go
-	keys  *seal.Keys // nil: nothing is sealed (seal.go)
-	mixed bool       // keyed, but plain values from before may remain
+	watch watchers         // watch.go
+	keys  *seal.Keys       // nil: nothing is sealed (seal.go)
+	mixed bool             // keyed, but plain values from before may remain
+	heads *store.HeadCache // the heads last loaded (head.go)
 }
 
 var (
@@ -59,7 +61,7 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, heads: store.NewHeadCache(store.HeadCacheEntries)}
 	if err := s.useKeys(ctx, o.Keys); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
@@ -309,6 +311,7 @@ func (s *Store) DeleteSession(ctx context.Context, session string) error {
 		}
 		return deleteSessionData(ctx, tx, session) // erase.go: rows other packages keep
 	})
+	s.heads.Drop(session) // after the rows: a load meanwhile may have kept them
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", session, err)
 	}

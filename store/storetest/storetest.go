@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"AppendRunWritesRecordAndEntriesOrNeitherAndEndsTheLease", appendRun},
 		{"AWriterWhoseLeaseWasTakenOverIsFenced", fencing},
 		{"FeedbackIsListedByTime", feedbackKept},
+		{"LoadHeadIsLoadWithoutTheEventsButTheLast", headMatchesLoad},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}

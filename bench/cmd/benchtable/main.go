@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -15,41 +16,63 @@ const (
 )
 
 func main() {
-	count := flag.Int("count", 5, "runs of every benchmark (go test -count); medians are reported")
+	count := flag.Int("count", 5, "rounds: every job runs once a round (go test -count 1), the rounds interleave the sides of every ratio; medians are reported")
+	only := flag.String("only", "", "run only the jobs whose benchmark pattern or description matches this regexp, print their rows and leave BENCHMARKS.md alone")
 	md := flag.String("md", "BENCHMARKS.md", "file whose benchtable section is rewritten")
 	rawPath := flag.String("raw", "bench/last-run.txt", "where the raw go test output goes")
 	flag.Parse()
-	if err := run(*count, *md, *rawPath); err != nil {
+	if *only != "" {
+		*md = ""
+	}
+	if err := run(*count, *only, *md, *rawPath); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
 }
 
-func run(count int, mdPath, rawPath string) error {
+func run(count int, only, mdPath, rawPath string) error {
+	js, err := selectJobs(jobs(), only)
+	if err != nil {
+		return err
+	}
 	m := describeMachine()
 	loadBefore := loadAvg()
 	var raw bytes.Buffer
 	s := samples{}
 	start := time.Now()
 	var cmds, loads []string
-	for _, j := range jobs() {
-		load, err := j.run(count, s, &raw)
-		if err != nil {
-			_ = os.WriteFile(rawPath, raw.Bytes(), 0o644)
-			return err
+	for round := 1; round <= count; round++ {
+		for _, j := range js {
+			load, err := j.run(round, s, &raw)
+			if err != nil {
+				_ = os.WriteFile(rawPath, raw.Bytes(), 0o644)
+				return err
+			}
+			if round == 1 {
+				cmds = append(cmds, j.command())
+			}
+			if round == count {
+				loads = append(loads, load)
+			}
 		}
-		cmds = append(cmds, j.command(count))
-		loads = append(loads, load)
 	}
 	took := time.Since(start).Round(time.Second)
 	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
 		return err
 	}
+	defer func() { fmt.Print("\n" + details(s)) }()
 	rows := summary(s)
+	if only != "" {
+		// The rows of the jobs that ran: the others' figures are missing ("–", "0 MiB").
+		rows = slices.DeleteFunc(rows, func(r row) bool { return strings.HasPrefix(r.ours, "–") || strings.HasPrefix(r.ours, "0 ") })
+	}
 	fmt.Println()
 	fmt.Print(markdown(rows))
 	fmt.Printf("\n%s, %s, %d cores; load average before %s, after each process %s; took %s\n",
 		m.date, m.cpu, m.cores, loadBefore, strings.Join(loads, " / "), took)
+	if mdPath == "" {
+		return nil
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n## The table (`make bench`)\n\n", beginMarker)
@@ -57,12 +80,14 @@ func run(count int, mdPath, rawPath string) error {
 		m.date, m.arch, m.cpu, m.cores, m.goVersion, took)
 	fmt.Fprintf(&b, "Load average (1, 5, 15 min) before: %s; after each of the four processes: %s.\n\n",
 		loadBefore, strings.Join(loads, " / "))
-	fmt.Fprintf(&b, "Figures are medians of %d runs (`-count %d`). Each ratio divides two medians measured in the same\n", count, count)
-	b.WriteString("`go test` process of this invocation; the 1,000-session row runs in a process of its own so that\n")
-	b.WriteString("its peak RSS is its own. How each row is measured, and why it is fair: the section below.\n")
+	fmt.Fprintf(&b, "Figures are medians of %d rounds (`-count %d`): each round runs every `go test` process below once\n", count, count)
+	b.WriteString("(`-count 1`), so the two sides of a ratio alternate (A B, A B, ...) rather than running back to back.\n")
+	b.WriteString("A ratio is the median of the rounds' ratios, with their range (the spread); it names what it\n")
+	b.WriteString("divides: wall time (ns/op) or this process's CPU (cpu-ns/op, getrusage). The 1,000-session row runs\n")
+	b.WriteString("in a process of its own so that its peak RSS is its own. How each row is measured: the section below.\n")
 	b.WriteString("*Before* is the figure of the previous table (" + beforeRun + "), same machine, another run.\n\n")
 	b.WriteString(markdown(rows))
-	b.WriteString("\nCommands (`make bench` = `go run ./bench/cmd/benchtable -count " + fmt.Sprint(count) + "`, from the repository root):\n\n```\n")
+	b.WriteString("\nCommands, each run once a round (`make bench` = `go run ./bench/cmd/benchtable -count " + fmt.Sprint(count) + "`, from the repository root):\n\n```\n")
 	b.WriteString(strings.Join(cmds, "\n"))
 	b.WriteString("\n```\n\nEvery figure (median, and the range over the runs; cpu-ns/op is this process's CPU time from\ngetrusage, which other processes' load does not inflate). Raw output: `bench/last-run.txt`.\n\n")
 	b.WriteString(details(s))

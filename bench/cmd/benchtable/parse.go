@@ -72,3 +72,21 @@ func (s samples) names() []string {
 	slices.Sort(out)
 	return out
 }
+
+// ratio is the median and range over the rounds of a's unit divided by b's, paired by
+// round (each round ran both once, one after the other): the spread of a ratio, which
+// medians divided after the fact would hide.
+func (s samples) ratio(a, b, unit string) stat {
+	as, bs := s[a][unit], s[b][unit]
+	var rs []float64
+	for i := range min(len(as), len(bs)) {
+		if bs[i] != 0 {
+			rs = append(rs, as[i]/bs[i])
+		}
+	}
+	if len(rs) == 0 {
+		return stat{}
+	}
+	r := samples{"r": {"u": rs}}
+	return r.stat("r", "u")
+}

@@ -32,3 +32,21 @@ PASS
 		t.Fatalf("missing = %+v", got)
 	}
 }
+
+// A ratio pairs the two sides' values by round: its median and range are the rounds'
+// ratios', not the medians' ratio (here 2 from medians, 1.5 from the rounds' 1, 1.5, 3).
+func TestRatioPairsRounds(t *testing.T) {
+	s := samples{
+		"a": {"ns/op": {10, 30, 30}},
+		"b": {"ns/op": {10, 20, 10}},
+	}
+	if got := s.ratio("a", "b", "ns/op"); got != (stat{median: 1.5, min: 1, max: 3, n: 3}) {
+		t.Fatalf("ratio = %+v", got)
+	}
+	if got := paired(s, "a", "b"); got != "wall 1.50× (1.00–3.00)" {
+		t.Fatalf("cell = %q", got)
+	}
+	if got := s.ratio("a", "missing", "ns/op"); got.n != 0 {
+		t.Fatalf("missing side = %+v", got)
+	}
+}

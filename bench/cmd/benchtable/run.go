@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -16,6 +16,7 @@ import (
 type job struct {
 	dir, bench, pkg string
 	why             string
+	benchtime       string // -benchtime, when the default does not suit the row
 }
 
 // jobs are the five processes of a table: the rows of bench/, the 1,000 sessions
@@ -29,16 +30,46 @@ func jobs() []job {
 		{dir: "bench/eino", bench: "^BenchmarkReAct$", pkg: ".", why: "agenthost vs eino"},
 		{dir: ".", bench: "^Benchmark(LoadExamples|FreshInstance)", pkg: "./plugins/", why: "fourteen plugins from a warm cache, one by one and at once; a fresh instance of calc, pre-initialised or not"},
 		{dir: ".", bench: "^BenchmarkMemoryRecall$", pkg: "./store/", why: "memory recall at 10k and 100k memories"},
+		// A fixed count: each op writes its session's history first (untimed).
+		{dir: ".", bench: "^BenchmarkRunHistory$", pkg: "./bench/", why: "run start vs history (9/81/801 messages)", benchtime: "40x"},
 	}
 }
 
-func (j job) args(count int) []string {
-	return []string{"test", "-run", "^$", "-bench", j.bench, "-benchmem", "-count", strconv.Itoa(count), j.pkg}
+// selectJobs keeps the jobs whose benchmark pattern or description matches only ("" keeps all).
+func selectJobs(all []job, only string) ([]job, error) {
+	if only == "" {
+		return all, nil
+	}
+	re, err := regexp.Compile(only)
+	if err != nil {
+		return nil, err
+	}
+	var out []job
+	for _, j := range all {
+		if re.MatchString(j.bench) || re.MatchString(j.why) {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-only %q matches no job", only)
+	}
+	return out, nil
+}
+
+// args runs the job's benchmarks once each (-count 1): run calls it once a round, so the
+// two sides of a ratio alternate over the rounds (A B, A B, ...) instead of running each
+// side's repetitions back to back, where drift on a shared machine lands in the ratio.
+func (j job) args() []string {
+	a := []string{"test", "-run", "^$", "-bench", j.bench, "-benchmem", "-count", "1"}
+	if j.benchtime != "" {
+		a = append(a, "-benchtime", j.benchtime)
+	}
+	return append(a, j.pkg)
 }
 
 // command is the job as a shell line, for BENCHMARKS.md.
-func (j job) command(count int) string {
-	line := "go " + strings.Join(quote(j.args(count)), " ")
+func (j job) command() string {
+	line := "go " + strings.Join(quote(j.args()), " ")
 	if j.dir != "." {
 		line = "(cd " + j.dir + " && " + line + ")"
 	}
@@ -56,13 +87,13 @@ func quote(args []string) []string {
 	return out
 }
 
-// run executes the job, echoing its output to stderr as it comes and to raw, and adds
-// its results to s. It returns the load average after the job.
-func (j job) run(count int, s samples, raw io.Writer) (string, error) {
+// run executes the job once (one round), echoing its output to stderr as it comes and to
+// raw, and adds its results to s. It returns the load average after the job.
+func (j job) run(round int, s samples, raw io.Writer) (string, error) {
 	var out bytes.Buffer
-	fmt.Fprintf(raw, "$ %s\n# load average before: %s\n", j.command(count), loadAvg())
-	fmt.Fprintf(os.Stderr, "benchtable: %s — %s\n", j.why, j.command(count))
-	cmd := exec.Command("go", j.args(count)...)
+	fmt.Fprintf(raw, "$ %s\n# round %d; load average before: %s\n", j.command(), round, loadAvg())
+	fmt.Fprintf(os.Stderr, "benchtable: round %d: %s — %s\n", round, j.why, j.command())
+	cmd := exec.Command("go", j.args()...)
 	cmd.Dir = j.dir
 	cmd.Stdout = io.MultiWriter(&out, raw, os.Stderr)
 	cmd.Stderr = io.MultiWriter(raw, os.Stderr)
@@ -71,7 +102,7 @@ func (j job) run(count int, s samples, raw io.Writer) (string, error) {
 	load := loadAvg()
 	fmt.Fprintf(raw, "# took %s; load average after: %s\n\n", time.Since(start).Round(time.Second), load)
 	if err != nil {
-		return load, fmt.Errorf("%s: %w", j.command(count), err)
+		return load, fmt.Errorf("%s: %w", j.command(), err)
 	}
 	return load, s.parse(&out)
 }

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
+)
+
+var _ loop.HeadLoader = (*SQLite)(nil)
+
+// qHead reads what a run starts from (loop.SessionHead), from seq on: the session's
+// message and compaction entries and its last event, in seq order, in one statement
+// (one snapshot). The other events' bodies are neither read into Go nor decoded: the
+// partial index entries_transcript (migrateV12TranscriptIndex) holds the transcript's
+// rows, so SQLite does not step over the events either, and the last event is found
+// from the end of the session's rows. qHeadSince adds the anchor of a cached head
+// (headcache.go): the row at its last seq, with a NULL body, when it still holds the
+// same bytes.
+const (
+	qHead = `SELECT seq, body FROM entries INDEXED BY entries_transcript WHERE session = ? AND seq > ? AND kind <> 'event'
+UNION ALL
+SELECT seq, body FROM (SELECT seq, body FROM entries WHERE session = ? AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)
+ORDER BY seq`
+	qHeadSince = `SELECT seq, body FROM entries INDEXED BY entries_transcript WHERE session = ? AND seq > ? AND kind <> 'event'
+UNION ALL
+SELECT seq, body FROM (SELECT seq, body FROM entries WHERE session = ? AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)
+UNION ALL
+SELECT seq, NULL FROM entries WHERE session = ? AND seq = ? AND body = ?
+ORDER BY seq`
+)
+
+// LoadHead implements loop.HeadLoader: the session's transcript and where its
+// numberings stand, without its events; of a session loaded before, only what was
+// appended since is read (HeadCache).
+func (s *SQLite) LoadHead(ctx context.Context, session string) (loop.SessionHead, error) {
+	if err := s.watch.check(); err != nil {
+		return loop.SessionHead{}, fmt.Errorf("load session %q: %w", session, err)
+	}
+	if snap, ok := s.heads.Get(session); ok {
+		h, anchored, err := s.loadHead(ctx, session, snap)
+		if err != nil || anchored {
+			return h, err
+		}
+		s.heads.Drop(session) // not the session cached: read it whole
+	}
+	h, _, err := s.loadHead(ctx, session, HeadSnapshot{})
+	return h, err
+}
+
+// loadHead reads the session's head after from, and whether from's anchor held (always
+// true from the zero snapshot).
+func (s *SQLite) loadHead(ctx context.Context, session string, from HeadSnapshot) (loop.SessionHead, bool, error) {
+	since := from.Head.LastSeq
+	q, args := qHead, []any{session, since, session, since}
+	if since > 0 {
+		q, args = qHeadSince, append(args, session, since, from.Anchor)
+	}
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
+	}
+	defer rows.Close()
+	r := NewHeadRead(from)
+	for rows.Next() {
+		var seq int64
+		var stored []byte
+		if err := rows.Scan(&seq, &stored); err != nil {
+			return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
+		}
+		if since > 0 && seq == since {
+			r.Anchored()
+			continue
+		}
+		body, err := s.keys.Open(stored, seal.EntryAAD(session, seq))
+		if err != nil {
+			return loop.SessionHead{}, false, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
+		}
+		e, err := decodeEntry(seq, body)
+		if err != nil {
+			return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
+		}
+		r.Add(e, stored)
+	}
+	if err := rows.Err(); err != nil {
+		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
+	}
+	h, anchored := r.Done(s.heads, session)
+	return h, anchored, nil
+}
+
+// migrateV12TranscriptIndex indexes the rows of a session's transcript (its messages
+// and compactions, a fifth of its entries) so a run's start reads them without stepping
+// over the events (qHead).
+func migrateV12TranscriptIndex(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `CREATE INDEX entries_transcript ON entries (session, seq) WHERE kind <> 'event'`)
+	return err
+}
