@@ -196,6 +196,7 @@ func TestWorkflowReadRoutesAnswerTheStoredRecordOrAClearError(t *testing.T) {
 		body string
 	}{
 		{"/v1/workflows", 200, `"depends_on":["double"]`},
+		{"/v1/workflows", 200, `"name":"pipe","description":"double each, sum them in a sub-workflow, shout only when asked","inputs":{"required":["xs"],"type":"object"}`},
 		{"/v1/workflows/pipe/runs", 200, `[]`},
 		{"/v1/workflows/ghost/runs", 404, `no workflow \"ghost\"`},
 		{"/v1/workflows/pipe/runs?limit=0", 400, "limit must be"},

@@ -199,7 +199,8 @@ function wireDAG(box) {
   box.addEventListener("pointerdown", (e) => {
     if (e.target.closest && e.target.closest(".wf-node") || !box.wfView) return;
     drag = { x: e.clientX, y: e.clientY, tx: box.wfView.tx, ty: box.wfView.ty };
-    box.setPointerCapture(e.pointerId); box.classList.add("panning");
+    try { box.setPointerCapture(e.pointerId); } catch { /* a pointer the browser no longer tracks */ }
+    box.classList.add("panning");
   });
   box.addEventListener("pointermove", (e) => {
     if (!drag) return;
