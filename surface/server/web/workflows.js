@@ -242,11 +242,13 @@ async function loadWorkflowRuns(pickRun, pickStep) {
   catch (e) { $("wf-detail").replaceChildren(el("div", "banner", e.message)); }
   $("wf-run").replaceChildren(el("option", "", "(definition)"), ...runs.map((r) => { const o = el("option", "", r.run_id + (r.owner ? " · " + r.owner : "") + " · " + r.status); o.value = (r.owner ? r.owner + "/" : "") + r.run_id; return o; }));
   $("wf-run").firstChild.value = "";
+  let found = false;
   if (pickRun) { // OWNER/RUNID, or a bare run id of any owner's (the caller's own run just started)
     const o = [...$("wf-run").options].find((x) => x.value === pickRun) || [...$("wf-run").options].find((x) => x.value.endsWith("/" + pickRun));
-    if (o) $("wf-run").value = o.value;
+    if (o) { $("wf-run").value = o.value; found = true; }
   }
   await drawWorkflowRun(pickStep);
+  return found;
 }
 
 // drawWorkflowRun draws the picked run from its stored record (the truth), opens its
@@ -274,7 +276,7 @@ async function drawWorkflowRun(pickStep) {
 function wfDraw(w, record, owner, runId) {
   drawDAG($("wf-box"), w.steps, record, (step, rec) => pickWorkflowStep(w, step, rec, owner, runId, record));
   document.body.dataset.workflow = w.name + "/" + (runId || "");
-  document.body.dataset.wfState = record ? record.status : "definition";
+  document.body.dataset.wfState = wf.streaming ? "running" : record ? record.status : "definition";
 }
 
 // readable shows a value as a person reads it: text as text, a list as its items, an
@@ -419,7 +421,8 @@ async function streamWorkflow(name, body, base) {
         if (ev.type === "RUN_STARTED") rec.run_id = ev.runId;
         else if (ev.type === "STEP_STARTED") rec.steps[ev.stepName] = Object.assign({}, rec.steps[ev.stepName], { status: "running" });
         else if (ev.type === "CUSTOM" && ev.name === "agenthost.workflow_step") { const v = ev.value || {}; rec.steps[v.step] = Object.assign({}, rec.steps[v.step], { status: v.status, output: v.prompt !== undefined ? { prompt: v.prompt } : v.output, error: v.error }); }
-        else if (ev.type === "RUN_ERROR") err(ev.message);
+        else if (ev.type === "RUN_ERROR") { rec.status = "failed"; err(ev.message); }
+        else if (ev.type === "RUN_FINISHED") rec.status = (ev.result || {}).status || "completed";
         else continue;
         wfDraw(w, rec, owner, rec.run_id);
       }
@@ -427,5 +430,12 @@ async function streamWorkflow(name, body, base) {
   } catch (e) { wf.streaming = false; err(e.message); document.body.dataset.wfState = "error"; return; }
   wf.streaming = false;
   loadSessions();
-  if ($("wf-name").value === name && rec.run_id) await loadWorkflowRuns(rec.run_id);
+  if ($("wf-name").value !== name || !rec.run_id) return;
+  if (await loadWorkflowRuns(rec.run_id)) return;
+  // The stored runs are read by operators; a user sees their own run as it streamed,
+  // and decides its approval from there.
+  $("wf-detail").replaceChildren();
+  wfDraw(w, rec, owner, rec.run_id);
+  const waiting = w.steps.find((s) => rec.steps[s.id] && rec.steps[s.id].status === "waiting");
+  if (waiting) pickWorkflowStep(w, waiting, rec.steps[waiting.id], owner, rec.run_id, rec);
 }
