@@ -22,7 +22,7 @@ import (
 const shipWorkflow = `
 [workflows.ship]
 description = "add two figures, double and check the total, ask before publishing"
-inputs = { type = "object", required = ["a", "b"], properties = { a = { type = "number", title = "First figure" }, b = { type = "number", title = "Second figure" }, note = { type = "string" } } }
+inputs = { type = "object", required = ["a", "b"], properties = { a = { type = "number", title = "First figure" }, b = { type = "number", title = "Second figure" }, note = { type = "string", maxLength = 20 } } }
 [[workflows.ship.steps]]
 id = "collect"
 tool = "calc"

@@ -13,8 +13,9 @@ import (
 	"github.com/agenthost/agenthost/workflow"
 )
 
-// userHarness: a user (who may not read the stored runs) starts ship from the form,
-// approves it from the card drawn from the run's own stream, and reports both states.
+// userHarness: a user (who may not read the stored runs) starts ship from the form with
+// a note the schema refuses (the refusal is shown), then with a valid one; approves it
+// from the card drawn from the run's own stream, and reports both states.
 const userHarness = `<!doctype html><html><body style="margin:0">
 <iframe id="f" style="border:0;width:1280px;height:800px"></iframe>
 <script>
@@ -29,11 +30,17 @@ f.onload = () => {
     $("wf-start").click();
     const form = d.querySelector("form.wf-start");
     form.querySelector("[name=a]").value = "1"; form.querySelector("[name=b]").value = "2";
+    form.querySelector("[name=note]").value = "a note far longer than twenty characters";
+    d.querySelector(".wf-go").click();
+    waitFor(() => B.wfState === "error" && d.querySelector(".wf-error"), () => {
+    const refused = d.querySelector(".wf-error").textContent;
+    form.querySelector("[name=note]").value = "short";
     d.querySelector(".wf-go").click();
     waitFor(() => B.wfState === "interrupted" && d.querySelector(".wf-approve"), () => {
-      report("waiting", { run: B.workflow.split("/")[1], nodes: nodes(), question: d.querySelector(".wf-question").textContent });
+      report("waiting", { refused, run: B.workflow.split("/")[1], nodes: nodes(), question: d.querySelector(".wf-question").textContent });
       d.querySelector(".wf-approve").click();
       waitFor(() => B.wfState === "completed", () => report("approved", { nodes: nodes() }));
+    });
     });
   });
 };
@@ -42,6 +49,7 @@ f.onload = () => {
 // A user, who may not read the stored runs (GET …/runs is for operators), still starts a
 // workflow from the console and approves its waiting step: the DAG and the approval are
 // drawn from the run's own stream, and the run, stored under the user's id, completes.
+// Inputs the workflow's schema refuses are refused with the server's reason shown.
 func TestConsoleUserApprovesTheirOwnWorkflowRunFromItsStream(t *testing.T) {
 	dir := t.TempDir()
 	manifest := writeManifest(t, dir, `{"turns": []}`, "", false)
@@ -68,10 +76,13 @@ func TestConsoleUserApprovesTheirOwnWorkflowRunFromItsStream(t *testing.T) {
 	ts, results := serveHarness(t, srv, "/user-harness", userHarness, 2)
 	proc := startChromium(t, ts.URL+"/user-harness#token=ana.user.token&workflow=ship")
 	var w struct {
-		Run, Question string
-		Nodes         []string
+		Refused, Run, Question string
+		Nodes                  []string
 	}
 	shipStage(t, results, "waiting", &w)
+	if !strings.HasPrefix(w.Refused, "400 ") || !strings.Contains(w.Refused, "note") {
+		t.Errorf("inputs the schema refuses: the console shows %q", w.Refused)
+	}
 	if w.Question != "Publish the total 5?" || strings.Join(w.Nodes, " ") != "alert=skipped check=ok collect=ok double=ok publish=waiting published=pending report=ok" {
 		t.Errorf("waiting: %+v", w)
 	}

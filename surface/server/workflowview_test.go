@@ -63,6 +63,8 @@ f.onload = () => {
     out.nodes = nodes();
     out.edges = [...d.querySelectorAll(".wf-edge")].map((e) => e.dataset.from + ">" + e.dataset.to);
     out.runs = [...$("wf-run").options].map((o) => o.value);
+    out.groups = [...d.querySelectorAll("#sessions > li.wf-run-group")].map((g) => g.dataset.run + ">" + [...g.querySelectorAll("li.wf-run-group")].map((c) => c.dataset.run).join(","));
+    out.chats = [...d.querySelectorAll("#sessions > li.session")].map((l) => l.dataset.id);
     d.querySelector('.wf-node[data-step="double"]').dispatchEvent(new MouseEvent("click", { bubbles: true }));
     out.detail = $("wf-detail").textContent;
     out.sessions = [...d.querySelectorAll(".wf-session")].map((b) => b.dataset.session);
@@ -90,7 +92,8 @@ f.onload = () => {
 // The console draws a workflow's DAG from GET /v1/workflows and colours each step by the
 // stored run's record: arrows for every dependency (declared or implied), columns by
 // depth, the skipped branch shown skipped; a fan-out step opens its items' sessions and a
-// workflow step its sub-run. Checked in Chromium against the record; a screenshot is kept.
+// workflow step its sub-run; the sidebar folds the run's sessions (and the sub-run's)
+// under the run. Checked in Chromium against the record; a screenshot is kept.
 func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	dir := t.TempDir()
 	manifest := writeManifest(t, dir, `{"turns": []}`, "", false)
@@ -115,8 +118,8 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	ts, results := serveHarness(t, srv, "/dag-harness", dagHarness, 1)
 
 	var got struct {
-		Nodes, Edges, Runs, Sessions, Definition, Sub []string
-		Detail, Opened                                string
+		Nodes, Edges, Runs, Sessions, Definition, Sub, Groups, Chats []string
+		Detail, Opened                                               string
 	}
 	out := runHarness(t, results, ts.URL+"/dag-harness#token=tok&workflow=pipe&wfrun=wf-dag1")
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -138,6 +141,10 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	sort.Strings(got.Edges)
 	if strings.Join(got.Edges, " ") != "collect>double double>total total>shout" {
 		t.Fatalf("edges %v", got.Edges)
+	}
+	// The run's step and item sessions are not chats; the sub-workflow's run sits under its parent's.
+	if len(got.Chats) != 0 || strings.Join(got.Groups, " ") != "workflow:pipe:wf-dag1>workflow:sum:wf-dag1.total" {
+		t.Fatalf("sidebar: chats %v, workflow runs %v", got.Chats, got.Groups)
 	}
 	if strings.Join(got.Runs, ",") != ",wf-dag1" {
 		t.Fatalf("runs %v", got.Runs)
