@@ -63,8 +63,10 @@ f.onload = () => {
     out.nodes = nodes();
     out.edges = [...d.querySelectorAll(".wf-edge")].map((e) => e.dataset.from + ">" + e.dataset.to);
     out.runs = [...$("wf-run").options].map((o) => o.value);
+    out.groups = [...d.querySelectorAll("#sessions > li.wf-run-group")].map((g) => g.dataset.run + ">" + [...g.querySelectorAll("li.wf-run-group")].map((c) => c.dataset.run).join(","));
+    out.chats = [...d.querySelectorAll("#sessions > li.session")].map((l) => l.dataset.id);
     d.querySelector('.wf-node[data-step="double"]').dispatchEvent(new MouseEvent("click", { bubbles: true }));
-    out.detail = $("wf-detail").querySelector("pre").textContent;
+    out.detail = $("wf-detail").textContent;
     out.sessions = [...d.querySelectorAll(".wf-session")].map((b) => b.dataset.session);
     d.querySelector(".wf-session").click();
     waitFor(() => $("thread").textContent === "workflow:pipe:wf-dag1~double~0" && d.querySelector(".tool-card"), () => {
@@ -90,7 +92,8 @@ f.onload = () => {
 // The console draws a workflow's DAG from GET /v1/workflows and colours each step by the
 // stored run's record: arrows for every dependency (declared or implied), columns by
 // depth, the skipped branch shown skipped; a fan-out step opens its items' sessions and a
-// workflow step its sub-run. Checked in Chromium against the record; a screenshot is kept.
+// workflow step its sub-run; the sidebar folds the run's sessions (and the sub-run's)
+// under the run. Checked in Chromium against the record; a screenshot is kept.
 func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	dir := t.TempDir()
 	manifest := writeManifest(t, dir, `{"turns": []}`, "", false)
@@ -115,8 +118,8 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	ts, results := serveHarness(t, srv, "/dag-harness", dagHarness, 1)
 
 	var got struct {
-		Nodes, Edges, Runs, Sessions, Definition, Sub []string
-		Detail, Opened                                string
+		Nodes, Edges, Runs, Sessions, Definition, Sub, Groups, Chats []string
+		Detail, Opened                                               string
 	}
 	out := runHarness(t, results, ts.URL+"/dag-harness#token=tok&workflow=pipe&wfrun=wf-dag1")
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -127,7 +130,7 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	var want []string
 	cols := map[string]int{"collect": 0, "double": 1, "total": 2, "shout": 3}
 	for _, id := range []string{"collect", "double", "total", "shout"} {
-		want = append(want, fmt.Sprintf("%s=%s@translate(%d,12)", id, rec.Steps[id].Status, 12+cols[id]*210))
+		want = append(want, fmt.Sprintf("%s=%s@translate(%d,16)", id, rec.Steps[id].Status, 16+cols[id]*206))
 	}
 	if strings.Join(got.Nodes, " ") != strings.Join(want, " ") {
 		t.Fatalf("nodes\n got %v\nwant %v", got.Nodes, want)
@@ -139,10 +142,14 @@ func TestConsoleWorkflowDAGMatchesTheStoredRun(t *testing.T) {
 	if strings.Join(got.Edges, " ") != "collect>double double>total total>shout" {
 		t.Fatalf("edges %v", got.Edges)
 	}
+	// The run's step and item sessions are not chats; the sub-workflow's run sits under its parent's.
+	if len(got.Chats) != 0 || strings.Join(got.Groups, " ") != "workflow:pipe:wf-dag1>workflow:sum:wf-dag1.total" {
+		t.Fatalf("sidebar: chats %v, workflow runs %v", got.Chats, got.Groups)
+	}
 	if strings.Join(got.Runs, ",") != ",wf-dag1" {
 		t.Fatalf("runs %v", got.Runs)
 	}
-	if !strings.Contains(got.Detail, `"step": "double"`) || !strings.Contains(got.Detail, `"attempts": 3`) {
+	if !strings.HasPrefix(got.Detail, "double tool calc ok") || !strings.Contains(got.Detail, "attempts3") || !strings.Contains(got.Detail, "items3") {
 		t.Fatalf("detail %s", got.Detail)
 	}
 	if strings.Join(got.Sessions, ",") != "workflow:pipe:wf-dag1~double~0,workflow:pipe:wf-dag1~double~1,workflow:pipe:wf-dag1~double~2" {
@@ -196,6 +203,7 @@ func TestWorkflowReadRoutesAnswerTheStoredRecordOrAClearError(t *testing.T) {
 		body string
 	}{
 		{"/v1/workflows", 200, `"depends_on":["double"]`},
+		{"/v1/workflows", 200, `"name":"pipe","description":"double each, sum them in a sub-workflow, shout only when asked","inputs":{"required":["xs"],"type":"object"}`},
 		{"/v1/workflows/pipe/runs", 200, `[]`},
 		{"/v1/workflows/ghost/runs", 404, `no workflow \"ghost\"`},
 		{"/v1/workflows/pipe/runs?limit=0", 400, "limit must be"},

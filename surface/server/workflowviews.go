@@ -10,10 +10,11 @@ import (
 )
 
 // workflowView is a declared workflow as GET /v1/workflows lists it: enough to draw its
-// DAG.
+// DAG, and the JSON Schema of its inputs (the console's start form is drawn from it).
 type workflowView struct {
 	Name        string               `json:"name"`
 	Description string               `json:"description,omitempty"`
+	Inputs      workflow.Table       `json:"inputs,omitempty"`
 	Steps       []workflow.GraphStep `json:"steps"`
 }
 
@@ -23,7 +24,7 @@ func (s *Server) handleWorkflowList(w http.ResponseWriter, _ *http.Request) {
 	if s.opts.Workflows.List != nil {
 		for _, name := range s.opts.Workflows.List() {
 			if wf, ok := s.opts.Workflows.Find(name); ok {
-				out = append(out, workflowView{Name: name, Description: wf.Def.Description, Steps: wf.Graph()})
+				out = append(out, workflowView{Name: name, Description: wf.Def.Description, Inputs: wf.Def.Inputs, Steps: wf.Graph()})
 			}
 		}
 	}

@@ -48,7 +48,7 @@ function contentText(content) {
 }
 
 async function showResources() {
-  const box = $("resources"); box.hidden = false;
+  const box = $("resources"); box.hidden = false; $("workflows").hidden = true;
   for (const id of ["trace", "insights", "memory", "workflows"]) $(id).hidden = true;
   const close = el("button", "", "close"); close.onclick = () => { box.hidden = true; };
   const bar = el("div", "bar"); bar.append(el("b", "", "MCP resources"), el("span", "muted", "attach one to your next message"), close);
