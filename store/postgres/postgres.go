@@ -18,9 +18,10 @@ import (
 // Store is the PostgreSQL session store. It is safe for concurrent use.
 type Store struct {
 	pool  *pgxpool.Pool
-	watch watchers   // watch.go
-	keys  *seal.Keys // nil: nothing is sealed (seal.go)
-	mixed bool       // keyed, but plain values from before may remain
+	watch watchers     // watch.go
+	keys  *seal.Keys   // nil: nothing is sealed (seal.go)
+	mixed bool         // keyed, but plain values from before may remain
+	race  func(string) // tests: runs between Reseal's read of a batch and its writes
 }
 
 var (
