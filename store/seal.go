@@ -85,3 +85,6 @@ func (s *SQLite) stale(b []byte) bool {
 	id, ok := seal.Sealed(b)
 	return !ok || id != s.keys.Current()
 }
+
+// Keys is the ring the store seals with (nil: none); serve reloads it (seal.Keys.Watch).
+func (s *SQLite) Keys() *seal.Keys { return s.keys }
