@@ -37,8 +37,8 @@ func newServeCmd() *cobra.Command {
 POST /v1/runs takes an AG-UI RunAgentInput and streams AG-UI events (SSE); tool calls
 that need approval end the run with an interrupt, answered by a new run with "resume".
 The bearer token comes from AGENTHOST_TOKEN or --token-file; without one the server only
-binds a loopback address. SIGINT/SIGTERM abort the runs in progress (stored as aborted)
-and stop the server.
+binds a loopback address. SIGHUP reads the store's key file again (a rotated key ring).
+SIGINT/SIGTERM abort the runs in progress (stored as aborted) and stop the server.
 
 Requests from browsers are checked on every route, with or without a token: the Host
 header must be a loopback name, the listen address or an --allow-host name (else 403);
