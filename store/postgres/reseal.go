@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agenthost/agenthost/store/seal"
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,10 @@ const resealBatch = 256
 
 // resealRounds is how many times a row that keeps changing is read again.
 const resealRounds = 8
+
+// resealPause is the wait before the first round of re-reading, doubled each round after
+// (2.5 s over the 8 rounds).
+const resealPause = 10 * time.Millisecond
 
 // casRow is one row to re-seal: its key columns, the sealed columns as read, and what
 // they become.
@@ -141,6 +146,11 @@ func (s *Store) resealTable(ctx context.Context, t *resealTable) (done, changed 
 	for round := 1; len(retry) > 0; round++ {
 		if round > resealRounds {
 			return done, changed, fmt.Errorf("%d row(s) changed each of the %d times they were re-sealed (a process still sealing with an older key?): run it again", len(retry), resealRounds)
+		}
+		select { // a writer still on the old key gets time to read the new one (serve polls every 2 s)
+		case <-ctx.Done():
+			return done, changed, ctx.Err()
+		case <-time.After(resealPause << (round - 1)):
 		}
 		var again []casRow
 		for _, key := range retry {
