@@ -58,3 +58,12 @@ func storeKeys(c manifest.StoreConfig) (*seal.Keys, error) {
 	}
 	return nil, nil
 }
+
+// StoreKeys is the ring the session store seals with, nil for none: serve reads its key
+// file again on SIGHUP and when it changes (seal.Keys.Watch).
+func (h *Host) StoreKeys() *seal.Keys {
+	if k, ok := h.Store.(interface{ Keys() *seal.Keys }); ok {
+		return k.Keys()
+	}
+	return nil
+}

@@ -52,6 +52,10 @@ type Config struct {
 	RescueAfter time.Duration
 	// PruneInterval is how often [store] retention is applied (default an hour).
 	PruneInterval time.Duration
+	// KeyReload asks to read the store's key file again (the command sends SIGHUP); the
+	// file is also read again when it changes, checked every KeyWatchInterval (default 2 s).
+	KeyReload        <-chan os.Signal
+	KeyWatchInterval time.Duration
 }
 
 // Run serves h until ctx ends: the HTTP surface, the cluster's workers when
@@ -82,6 +86,7 @@ func Run(ctx context.Context, h *host.Host, c Config) error {
 	if c.Watch {
 		go h.Watch(ctx, orDefault(c.WatchInterval, 300*time.Millisecond), logf)
 	}
+	go WatchKeys(ctx, h, c.KeyReload, c.KeyWatchInterval, logf)
 	if keep := time.Duration(h.Manifest.Store.Retention); keep > 0 {
 		go pruneEvery(ctx, h, keep, orDefault(c.PruneInterval, time.Hour), logf)
 	}
@@ -135,6 +140,16 @@ func StartCluster(ctx context.Context, h *host.Host, workers int, rescueAfter ti
 	}
 	return cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Workflows: h, Store: h.Store,
 		Workers: workers, RescueAfter: orDefault(rescueAfter, 10*time.Minute), Log: log})
+}
+
+// WatchKeys reads the store's key file again when reload delivers or the file changes
+// (checked every interval, default 2 s), until ctx ends, so that a serving process takes
+// a rotated key ring without a restart (docs/encryption.md); logf is told each outcome. A
+// store without keys, or with keys from the environment, is not watched.
+func WatchKeys(ctx context.Context, h *host.Host, reload <-chan os.Signal, interval time.Duration, logf func(string, ...any)) {
+	if k := h.StoreKeys(); k != nil {
+		k.Watch(ctx, orDefault(interval, 2*time.Second), reload, logf)
+	}
 }
 
 // Access is the store's users and shares, nil when it keeps none.

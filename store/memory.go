@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/agenthost/agenthost/memory"
@@ -274,59 +273,6 @@ func (s *SQLite) sealMemory(id, text string, meta []byte) (string, string, strin
 	}
 	return string(s.keys.Seal([]byte(text), seal.MemoryAAD(id, "text"))), s.keys.IndexText(memory.Words(text)),
 		string(s.keys.Seal(meta, seal.MemoryAAD(id, "metadata")))
-}
-
-// resealMemories re-seals and re-indexes memories not sealed with the current key.
-func (s *SQLite) resealMemories(ctx context.Context) (int, error) {
-	rows, err := s.query(ctx, `SELECT id, text, metadata, vector FROM memories`)
-	if err != nil {
-		return 0, err
-	}
-	type row struct {
-		id, text, terms, meta string
-		vector                []byte
-	}
-	var todo []row
-	for rows.Next() {
-		var id, text, meta string
-		var vector []byte
-		if err := rows.Scan(&id, &text, &meta, &vector); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		if !s.stale([]byte(text)) && !s.stale([]byte(meta)) && (vector == nil || !s.stale(vector)) {
-			continue
-		}
-		t, err1 := s.keys.Open([]byte(text), seal.MemoryAAD(id, "text"))
-		m, err2 := s.keys.Open([]byte(meta), seal.MemoryAAD(id, "metadata"))
-		e := memory.Entry{ID: id}
-		err3 := s.openVector(&e, vector)
-		if err := errors.Join(err1, err2, err3); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("memory %s: %w", id, err)
-		}
-		st, terms, sm := s.sealMemory(id, string(t), m)
-		todo = append(todo, row{id, st, terms, sm, s.sealVector(id, e.Vector)})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for i := 0; i < len(todo); i += resealBatch {
-		chunk := todo[i:min(i+resealBatch, len(todo))]
-		err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-			for _, r := range chunk {
-				if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, terms = ?, metadata = ?, vector = ? WHERE id = ?`, r.text, r.terms, r.meta, r.vector, r.id); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return i, err
-		}
-	}
-	return len(todo), nil
 }
 
 // sealVector is how a memory's vector is stored: nil for none, sealed with keys.

@@ -27,11 +27,12 @@ type SQLite struct {
 	db    *sql.DB
 	path  string
 	w     *writer
-	watch *fileWatch // is path still the file we write? (unavailable.go)
-	keys  *seal.Keys // nil: nothing is sealed (seal.go)
-	reads stmtCache  // the reads' statements, prepared once (sqlitetx.go)
-	mixed bool       // keyed, but plain values from before may remain (seal.go)
-	heads *HeadCache // the heads last loaded (sqlitehead.go)
+	watch *fileWatch   // is path still the file we write? (unavailable.go)
+	keys  *seal.Keys   // nil: nothing is sealed (seal.go)
+	reads stmtCache    // the reads' statements, prepared once (sqlitetx.go)
+	mixed bool         // keyed, but plain values from before may remain (seal.go)
+	race  func(string) // tests: runs between Reseal's read of a batch and its writes
+	heads *HeadCache   // the heads last loaded (sqlitehead.go)
 }
 
 var (

@@ -37,8 +37,8 @@ func newServeCmd() *cobra.Command {
 POST /v1/runs takes an AG-UI RunAgentInput and streams AG-UI events (SSE); tool calls
 that need approval end the run with an interrupt, answered by a new run with "resume".
 The bearer token comes from AGENTHOST_TOKEN or --token-file; without one the server only
-binds a loopback address. SIGINT/SIGTERM abort the runs in progress (stored as aborted)
-and stop the server.
+binds a loopback address. SIGHUP reads the store's key file again (a rotated key ring).
+SIGINT/SIGTERM abort the runs in progress (stored as aborted) and stop the server.
 
 Requests from browsers are checked on every route, with or without a token: the Host
 header must be a loopback name, the listen address or an --allow-host name (else 403);
@@ -57,6 +57,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			hup := keyReload(ctx) // from the start: SIGHUP's default would end the process
 			logger, err := newLogger(cmd.ErrOrStderr(), logFormat)
 			if err != nil {
 				return usage(err)
@@ -75,7 +76,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err := checkCluster(h, clustered, workers); err != nil {
 				return err
 			}
-			err = serve.Run(ctx, h, serve.Config{Addr: addr, Token: token, MaxBodyBytes: maxBody, AllowHosts: allowHosts, AllowOrigins: allowOrigins,
+			err = serve.Run(ctx, h, serve.Config{KeyReload: hup, Addr: addr, Token: token, MaxBodyBytes: maxBody, AllowHosts: allowHosts, AllowOrigins: allowOrigins,
 				TLS: tlsFiles, Log: logger, Logf: func(format string, args ...any) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
 				}, Watch: watch, WatchInterval: watchInterval, Cluster: clustered, Workers: workers, RescueAfter: rescueAfter})
@@ -156,6 +157,9 @@ a step that ended does not run again.`,
 				return failed(err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %d runs\n", workers)
+			go serve.WatchKeys(ctx, h, keyReload(ctx), 0, func(format string, args ...any) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
+			})
 			<-ctx.Done()
 			return cl.Close(context.Background())
 		},
@@ -195,4 +199,13 @@ func listenFlags(addr, tokenFile string, allowOrigins []string, tlsFiles server.
 		return "", usage(fmt.Errorf("--allow-origin: %w", err))
 	}
 	return token, nil
+}
+
+// keyReload delivers SIGHUP, which asks serve and worker to read the store's key file
+// again (docs/encryption.md), until ctx ends.
+func keyReload(ctx context.Context) <-chan os.Signal {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	context.AfterFunc(ctx, func() { signal.Stop(hup) })
+	return hup
 }

@@ -22,6 +22,7 @@ type Store struct {
 	watch watchers         // watch.go
 	keys  *seal.Keys       // nil: nothing is sealed (seal.go)
 	mixed bool             // keyed, but plain values from before may remain
+	race  func(string)     // tests: runs between Reseal's read of a batch and its writes
 	heads *store.HeadCache // the heads last loaded (head.go)
 }
 

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -34,11 +35,18 @@ type key struct {
 }
 
 // Keys is a key ring: the first key seals, every key opens. A nil *Keys seals nothing
-// and opens only values that are not sealed.
+// and opens only values that are not sealed. A ring read from a file (Load) can be read
+// again while in use (Reload, reload.go): every copy of it (Strict) sees the new keys.
 type Keys struct {
-	keys   []key
-	byID   map[string]*key
+	src    *source
 	strict bool
+}
+
+// ring is one reading of a key ring: immutable once built.
+type ring struct {
+	keys  []key
+	byID  map[string]*key
+	stamp fileStamp // the key file as it was read (Watch compares it)
 }
 
 // Strict is the ring refusing values that are not sealed: for a store every value of
@@ -60,7 +68,15 @@ var ErrNotSealed = errors.New("value is not sealed, in a store whose values all 
 // current key first; blank lines and lines starting with # are skipped. A key is 32
 // bytes (AES-256); an id is 1–32 letters, digits, '-' or '_'.
 func Parse(text string) (*Keys, error) {
-	k := &Keys{byID: map[string]*key{}}
+	r, err := parseRing(text)
+	if err != nil {
+		return nil, err
+	}
+	return newKeys(r, ""), nil
+}
+
+func parseRing(text string) (*ring, error) {
+	k := &ring{byID: map[string]*key{}}
 	seen := map[string]bool{}
 	for n, line := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' }) {
 		line = strings.TrimSpace(line)
@@ -108,27 +124,51 @@ func Parse(text string) (*Keys, error) {
 	return k, nil
 }
 
-// Load reads a ring from a file, which must not be readable by group or others.
+// Load reads a ring from a file, which must not be readable by group or others. The ring
+// remembers the path: Reload reads it again.
 func Load(path string) (*Keys, error) {
-	fi, err := os.Stat(path)
+	r, err := loadRing(path)
 	if err != nil {
 		return nil, err
+	}
+	return newKeys(r, path), nil
+}
+
+// maxKeyFile bounds a key file: a ring is a few lines.
+const maxKeyFile = 64 << 10
+
+// loadRing reads and parses a key file. The mode and size checked are those of the file
+// read (one open, then fstat), so a symlink swapped between the check and the read
+// cannot slip another file past the check.
+func loadRing(path string) (*ring, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s is readable by others (mode %v): chmod 600 it", path, fi.Mode().Perm())
 	}
-	if fi.Size() > 64<<10 {
-		return nil, fmt.Errorf("%s: %d bytes is not a key file", path, fi.Size())
-	}
-	b, err := os.ReadFile(path)
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return nil, err
 	}
-	k, err := Parse(string(b))
+	if len(b) > maxKeyFile {
+		return nil, fmt.Errorf("%s: more than %d bytes is not a key file", path, maxKeyFile)
+	}
+	r, err := parseRing(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return k, nil
+	r.stamp = fileStamp{fi: fi, mod: fi.ModTime(), sz: fi.Size()}
+	return r, nil
 }
 
 func checkID(id string) error {
@@ -159,7 +199,7 @@ func (k *Keys) Current() string {
 	if k == nil {
 		return ""
 	}
-	return k.keys[0].id
+	return k.ring().keys[0].id
 }
 
 // Seal encrypts plain for the row aad names. A nil ring returns plain.
@@ -167,7 +207,7 @@ func (k *Keys) Seal(plain, aad []byte) []byte {
 	if k == nil {
 		return plain
 	}
-	cur := &k.keys[0]
+	cur := &k.ring().keys[0]
 	nonce := make([]byte, cur.aead.NonceSize(), cur.aead.NonceSize()+len(plain)+cur.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		panic(err) // crypto/rand does not fail on supported platforms
@@ -205,9 +245,9 @@ func (k *Keys) Open(b, aad []byte) ([]byte, error) {
 	if k == nil {
 		return nil, ErrLocked
 	}
-	kk := k.byID[id]
-	if kk == nil {
-		return nil, fmt.Errorf("key %q: %w", id, ErrUnknownKey)
+	kk, err := k.find(id)
+	if err != nil {
+		return nil, err
 	}
 	body := b[len(Prefix)+len(id)+2:]
 	if len(body) == 0 || body[len(body)-1] != '"' {
@@ -228,12 +268,13 @@ func (k *Keys) Open(b, aad []byte) ([]byte, error) {
 // memory.Terms splits and folds words, repeats kept so ranking still counts them) as a
 // keyed hash under the current key.
 func (k *Keys) IndexText(words []string) string {
+	cur := &k.ring().keys[0]
 	var sb strings.Builder
 	for i, w := range words {
 		if i > 0 {
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(blind(k.keys[0].index, w))
+		sb.WriteString(blind(cur.index, w))
 	}
 	return sb.String()
 }
@@ -241,8 +282,9 @@ func (k *Keys) IndexText(words []string) string {
 // IndexQuery hashes a search's terms under every key of the ring, so memories indexed
 // before a rotation are found until rotate-key re-indexes them.
 func (k *Keys) IndexQuery(terms []string) []string {
-	out := make([]string, 0, len(terms)*len(k.keys))
-	for _, kk := range k.keys {
+	r := k.ring()
+	out := make([]string, 0, len(terms)*len(r.keys))
+	for _, kk := range r.keys {
 		for _, t := range terms {
 			out = append(out, blind(kk.index, t))
 		}
