@@ -1,0 +1,106 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const a2aFixture = `{"stories": [
+  {"when": "capital of France", "turns": [{"text": "Paris is the capital of France.", "chunk": 8}]},
+  {"when": "17*23", "turns": [
+    {"text": "Let me compute.", "tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"17*23\"}"}]},
+    {"expect": {"last_role": "tool"}, "text": "17*23 = {{result c1}}", "chunk": 6}]}
+]}`
+
+// TestA2AOfficialJSClient runs the official A2A JavaScript client (@a2a-js/sdk, in
+// testdata/a2a-client, installed by `npm ci` from scripts/deps.d/serve.sh) against a served
+// host, in each way it can reach it: its defaults (A2A 1.0 over JSON-RPC, chosen from the
+// card's supportedInterfaces), 1.0 over HTTP+JSON, and its 0.3 mode given the card as a
+// 0.3 client reads it. Each time, a streamed answer arrives as text deltas of an
+// artifact while the task works, and a tool call waiting for an approval leaves the task
+// input-required until "approve" in the same task completes it.
+func TestA2AOfficialJSClient(t *testing.T) {
+	clientDir, _ := filepath.Abs("testdata/a2a-client")
+	if _, err := os.Stat(filepath.Join(clientDir, "node_modules/@a2a-js/sdk")); err != nil {
+		t.Fatalf("@a2a-js/sdk is not installed: run `make deps` (npm ci in %s): %v", clientDir, err)
+	}
+	manifest := writeManifest(t, t.TempDir(), a2aFixture, `require_approval = ["calc"]`, false)
+	srv, _ := serveHost(t, manifest, "tok-a2a")
+	// What went over the wire: each A2A request's version header and method (JSON-RPC) or
+	// path (HTTP+JSON).
+	var mu sync.Mutex
+	var wire []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/a2a") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var rpc struct{ Method string }
+			_ = json.Unmarshal(body, &rpc)
+			mu.Lock()
+			wire = append(wire, strings.TrimSpace(r.Header.Get("A2A-Version")+" "+r.Method+" "+r.URL.Path+" "+rpc.Method))
+			mu.Unlock()
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	stream := []any{"task TASK_STATE_SUBMITTED", `status TASK_STATE_WORKING ""`,
+		`artifact answer "Paris is"`, `artifact answer append " the cap"`, `artifact answer append "ital of "`, `artifact answer append "France."`,
+		`artifact answer last "Paris is the capital of France."`,
+		`status TASK_STATE_COMPLETED "Paris is the capital of France."`}
+	computing := map[string]any{"name": "answer", "text": "Let me compute."}
+	answered := map[string]any{"state": "TASK_STATE_COMPLETED", "status": "17*23 = 391",
+		"artifacts": []any{computing, map[string]any{"name": "answer", "text": "17*23 = 391"}}}
+	for _, c := range []struct {
+		mode, protocol, version string
+		wire                    []string
+	}{
+		{"jsonrpc", "JSONRPC", "1.0", []string{"1.0 POST /a2a SendStreamingMessage", "1.0 POST /a2a SendMessage", "1.0 POST /a2a SendMessage", "1.0 POST /a2a GetTask"}},
+		{"rest", "HTTP+JSON", "1.0", []string{"1.0 POST /a2a/rest/message:stream", "1.0 POST /a2a/rest/message:send", "1.0 POST /a2a/rest/message:send", "1.0 GET /a2a/rest/tasks/ID"}},
+		{"v0.3", "JSONRPC", "0.3", []string{"0.3 POST /a2a message/stream", "0.3 POST /a2a message/send", "0.3 POST /a2a message/send", "0.3 POST /a2a tasks/get"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			mu.Lock()
+			wire = nil
+			mu.Unlock()
+			cmd := exec.Command("node", "client.mjs", ts.URL, "tok-a2a", c.mode)
+			cmd.Dir = clientDir
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("node client: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+			}
+			var got map[string]any
+			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+				t.Fatalf("client output: %v\n%s", err, stdout.String())
+			}
+			want := map[string]any{"protocol": c.protocol, "version": c.version, "stream": stream,
+				"asked": map[string]any{"state": "TASK_STATE_INPUT_REQUIRED",
+					"status":    `approval required for calc: reply "approve" or give a reason to reject`,
+					"artifacts": []any{computing}},
+				"approved": answered, "got": answered}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("the client saw\n%s\nwant\n%v", stdout.String(), want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i, w := range wire {
+				if f := strings.Fields(w); len(f) == 3 && strings.HasPrefix(f[2], "/a2a/rest/tasks/") {
+					wire[i] = strings.Join(f[:2], " ") + " /a2a/rest/tasks/ID"
+				}
+			}
+			if !reflect.DeepEqual(wire, c.wire) {
+				t.Errorf("requests %q, want %q", wire, c.wire)
+			}
+		})
+	}
+}
