@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -120,13 +122,17 @@ func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {
 	}
 	// The 0.3 fields beside 1.0's (the SDK's union card).
 	b, err := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer).CardJSON(r.Context())
+	var compact bytes.Buffer
+	if err == nil {
+		err = json.Compact(&compact, b)
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "agent card: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(b)
+	_, _ = w.Write(append(compact.Bytes(), '\n'))
 }
 
 // a2aAllow decides, for the task store, whether the caller may read or act on a task's
