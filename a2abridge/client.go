@@ -1,6 +1,7 @@
 package a2abridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,7 +42,8 @@ const (
 //
 // It speaks A2A 1.0 (JSON-RPC binding) first; an endpoint that does not know 1.0's
 // methods (JSON-RPC "method not found", what an A2A 0.3 server answers to SendMessage,
-// which it then has not run) is asked again in 0.3, and the tool keeps to 0.3 for it.
+// which it then has not run; see limitTransport) is asked again in 0.3, and the tool
+// keeps to 0.3 for it.
 type Tool struct {
 	r      Remote
 	client *http.Client
@@ -96,7 +98,7 @@ func (t *Tool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, erro
 func (t *Tool) send(ctx context.Context, text string) (a2a.SendMessageResult, error) {
 	if !t.legacy.Load() {
 		res, err := t.sendIn(ctx, a2a.Version, text)
-		if !errors.Is(err, a2a.ErrMethodNotFound) {
+		if !errors.Is(err, errNo10) {
 			return res, err
 		}
 	}
@@ -173,8 +175,13 @@ func (b bearer) Before(ctx context.Context, req *a2aclient.Request) (context.Con
 func (bearer) After(context.Context, *a2aclient.Response) error { return nil }
 
 // limitTransport bounds every response body: a remote agent cannot make the host read
-// without end.
+// without end. It also tells an A2A 0.3 server apart: the JSON-RPC error "method not
+// found" (-32601) to a 1.0 request becomes errNo10, because a 0.3 server's error carries
+// data in a shape the 1.0 client cannot decode, so the client's own error would not say so.
 type limitTransport struct{ max int64 }
+
+// errNo10 is a JSON-RPC endpoint's "method not found" to an A2A 1.0 method.
+var errNo10 = errors.New("the endpoint does not serve A2A 1.0")
 
 func (l limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
@@ -182,7 +189,31 @@ func (l limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp.Body = &limited{rc: resp.Body, left: l.max}
+	if r.Header.Get(a2a.SvcParamVersion) != string(a2a.Version) || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, nil // not 1.0, or a stream: read as it comes
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var rpc struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err == nil && json.Unmarshal(body, &rpc) == nil && rpc.Error != nil && rpc.Error.Code == -32601 {
+		return nil, errNo10
+	}
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 	return resp, nil
+}
+
+// errReader fails with err (io.EOF when nil).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
 }
 
 type limited struct {
