@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/host"
 )
 
 const a2aFixture = `{"stories": [
@@ -102,5 +106,64 @@ func TestA2AOfficialJSClient(t *testing.T) {
 				t.Errorf("requests %q, want %q", wire, c.wire)
 			}
 		})
+	}
+}
+
+// The agent card asks for a bearer token exactly when the server needs one (issue 48: the
+// card of an open server, with a user store but no users, asked for one), and names both
+// versions' endpoints.
+func TestA2ACardAsksForATokenOnlyWhenTheServerNeedsOne(t *testing.T) {
+	manifest := writeManifest(t, t.TempDir(), a2aFixture, "", true)
+	h, err := host.Open(context.Background(), host.Options{Manifest: manifest, Approver: InterruptApprover{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	withUser := &access.InMemory{}
+	if _, err := withUser.AddUser(context.Background(), access.User{Name: "ana", Role: access.RoleUser, TokenHash: access.HashToken("x")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		token  string
+		access access.Store
+		need   bool
+	}{
+		{"no token, no user store", "", nil, false},
+		{"no token, no users", "", &access.InMemory{}, false},
+		{"a user", "", withUser, true},
+		{"the administrator's token", "tok", &access.InMemory{}, true},
+	} {
+		srv, err := New(Options{Agent: h.Agent, Store: h.Store, Token: c.token, Access: c.access})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		resp, err := http.Get(ts.URL + "/.well-known/agent-card.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&card)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: card: %d %v", c.name, resp.StatusCode, err)
+		}
+		_, schemes := card["securitySchemes"]
+		_, reqs := card["securityRequirements"]
+		_, security := card["security"] // 0.3's name
+		if schemes != c.need || reqs != c.need || security != c.need {
+			t.Errorf("%s: card has securitySchemes %v, securityRequirements %v, security %v", c.name, schemes, reqs, security)
+		}
+		var ifaces []string
+		for _, i := range card["supportedInterfaces"].([]any) {
+			m := i.(map[string]any)
+			ifaces = append(ifaces, strings.TrimPrefix(m["url"].(string), ts.URL)+" "+m["protocolBinding"].(string)+" "+m["protocolVersion"].(string))
+		}
+		want := []string{"/a2a JSONRPC 1.0", "/a2a/rest HTTP+JSON 1.0", "/a2a JSONRPC 0.3", "/a2a/rest HTTP+JSON 0.3"}
+		if !reflect.DeepEqual(ifaces, want) || card["url"] != ts.URL+"/a2a" || card["protocolVersion"] != "0.3" || card["preferredTransport"] != "JSONRPC" {
+			t.Errorf("%s: card interfaces %q, url %v, protocolVersion %v, preferredTransport %v", c.name, ifaces, card["url"], card["protocolVersion"], card["preferredTransport"])
+		}
+		ts.Close()
 	}
 }
