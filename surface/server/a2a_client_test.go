@@ -17,6 +17,7 @@ import (
 
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
 )
 
 const a2aFixture = `{"stories": [
@@ -165,5 +166,44 @@ func TestA2ACardAsksForATokenOnlyWhenTheServerNeedsOne(t *testing.T) {
 			t.Errorf("%s: card interfaces %q, url %v, protocolVersion %v, preferredTransport %v", c.name, ifaces, card["url"], card["protocolVersion"], card["preferredTransport"])
 		}
 		ts.Close()
+	}
+}
+
+// An A2A request larger than the server's body limit is refused with an error in either
+// version and binding, and runs nothing.
+func TestA2AHugeRequestsAreRefused(t *testing.T) {
+	manifest := writeManifest(t, t.TempDir(), a2aFixture, "", true)
+	h, err := host.Open(context.Background(), host.Options{Manifest: manifest, Approver: InterruptApprover{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv, err := New(Options{Agent: h.Agent, Store: h.Store, MaxBodyBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	huge := strings.Repeat("capital of France ", 1000)
+	for _, c := range []struct{ version, path, body string }{
+		{"1.0", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"` + huge + `"}]}}}`},
+		{"", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"` + huge + `"}]}}}`},
+		{"1.0", "/a2a/rest/message:send", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"` + huge + `"}]}}`},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+c.path, strings.NewReader(c.body))
+		req.Header.Set("A2A-Version", c.version)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), "error") || strings.Contains(string(b), "Paris") {
+			t.Errorf("%s %s: %d %s", c.version, c.path, resp.StatusCode, b)
+		}
+	}
+	if list, err := h.Store.(loop.SessionLister).Sessions(context.Background()); err != nil || len(list) != 0 {
+		t.Errorf("sessions after refused requests: %v %v", list, err)
 	}
 }
