@@ -5,23 +5,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // What a remote agent answers becomes the tool's result: completed tasks and messages are
 // the answer, every other end an error result naming the state.
 func TestRemoteAnswersBecomeToolResults(t *testing.T) {
 	task := func(state a2a.TaskState, text string) *a2a.Task {
-		return &a2a.Task{Status: a2a.TaskStatus{State: state, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.TextPart{Text: text})},
-			Artifacts: []*a2a.Artifact{{Parts: a2a.ContentParts{a2a.TextPart{Text: "artifact"}}}}}
+		return &a2a.Task{Status: a2a.TaskStatus{State: state, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(text))},
+			Artifacts: []*a2a.Artifact{{Parts: a2a.ContentParts{a2a.NewTextPart("arti"), a2a.NewTextPart("fact")}}}}
 	}
 	for _, c := range []struct {
 		res     a2a.SendMessageResult
 		want    string
 		isError bool
 	}{
-		{a2a.NewMessage(a2a.MessageRoleAgent, a2a.TextPart{Text: "hi"}), "hi", false},
+		{a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("hi")), "hi", false},
 		{task(a2a.TaskStateCompleted, "done"), "artifact\ndone", false},
+		{task(a2a.TaskStateCompleted, "artifact"), "artifact", false}, // agenthost's answer is both
 		{task(a2a.TaskStateInputRequired, "approve?"), "Error: agent geo needs input it cannot get here (input-required): artifact\napprove?", true},
 		{task(a2a.TaskStateFailed, "boom"), "Error: agent geo: task failed: artifact\nboom", true},
 	} {

@@ -1,6 +1,7 @@
 package a2abridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,10 +9,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -32,13 +35,19 @@ const (
 )
 
 // Tool is a remote A2A agent as a loop.Tool named a2a_NAME, taking {"message"}: the
-// message is sent as a new task, and the agent's answer (its final message and
-// artifacts) is the tool's result. A task that fails, needs input or is rejected is an
+// message is sent as a new task, and the agent's answer (its artifacts and final
+// message) is the tool's result. A task that fails, needs input or is rejected is an
 // error result saying so; a timeout, an oversized or malformed answer is an error result
 // too, so the model can go on without it.
+//
+// It speaks A2A 1.0 (JSON-RPC binding) first; an endpoint that does not know 1.0's
+// methods (JSON-RPC "method not found", what an A2A 0.3 server answers to SendMessage,
+// which it then has not run; see limitTransport) is asked again in 0.3, and the tool
+// keeps to 0.3 for it.
 type Tool struct {
 	r      Remote
 	client *http.Client
+	legacy atomic.Bool // the endpoint answered as an A2A 0.3 server
 }
 
 // NewTool makes the tool of a Remote.
@@ -74,13 +83,7 @@ func (t *Tool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.r.Timeout)
 	defer cancel()
-	client, err := a2aclient.NewFromEndpoints(ctx, []a2a.AgentInterface{{Transport: a2a.TransportProtocolJSONRPC, URL: t.r.URL}},
-		a2aclient.WithJSONRPCTransport(t.client), a2aclient.WithInterceptors(bearer(t.r.Token)))
-	if err != nil {
-		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: %v", t.r.Name, err)), nil
-	}
-	defer client.Destroy()
-	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: args.Message})})
+	res, err := t.send(ctx, args.Message)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return loop.ErrorResult(fmt.Sprintf("Error: agent %s did not answer within %s", t.r.Name, t.r.Timeout)), nil
@@ -88,6 +91,37 @@ func (t *Tool) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, erro
 		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: %v", t.r.Name, err)), nil
 	}
 	return answer(t.r.Name, res), nil
+}
+
+// send sends the message as a new task, in A2A 1.0, or in 0.3 to an endpoint that
+// answered as a 0.3 server.
+func (t *Tool) send(ctx context.Context, text string) (a2a.SendMessageResult, error) {
+	if !t.legacy.Load() {
+		res, err := t.sendIn(ctx, a2a.Version, text)
+		if !errors.Is(err, errNo10) {
+			return res, err
+		}
+	}
+	res, err := t.sendIn(ctx, a2av0.Version, text)
+	if err == nil {
+		t.legacy.Store(true)
+	}
+	return res, err
+}
+
+func (t *Tool) sendIn(ctx context.Context, version a2a.ProtocolVersion, text string) (a2a.SendMessageResult, error) {
+	transport := a2aclient.WithJSONRPCTransport(t.client)
+	if version == a2av0.Version {
+		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: t.client})
+	}
+	client, err := a2aclient.NewFromEndpoints(ctx,
+		[]*a2a.AgentInterface{{URL: t.r.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: version}},
+		transport, a2aclient.WithCallInterceptors(bearer(t.r.Token)))
+	if err != nil {
+		return nil, err
+	}
+	defer client.Destroy()
+	return client.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
 }
 
 // answer turns what the remote agent sent into the tool's result.
@@ -98,13 +132,13 @@ func answer(agent string, res a2a.SendMessageResult) loop.ToolResult {
 	case *a2a.Task:
 		var parts []string
 		for _, a := range r.Artifacts {
-			for _, p := range a.Parts {
-				if tp, ok := p.(a2a.TextPart); ok {
-					parts = append(parts, tp.Text)
-				}
+			if text := partsText(a.Parts); text != "" {
+				parts = append(parts, text)
 			}
 		}
-		if m := textOf(r.Status.Message); m != "" {
+		// The status message, unless it repeats the last artifact (agenthost's final
+		// answer is both).
+		if m := textOf(r.Status.Message); m != "" && (len(parts) == 0 || parts[len(parts)-1] != m) {
 			parts = append(parts, m)
 		}
 		text := strings.Join(parts, "\n")
@@ -112,31 +146,42 @@ func answer(agent string, res a2a.SendMessageResult) loop.ToolResult {
 		case a2a.TaskStateCompleted:
 			return loop.TextResult(text)
 		case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
-			return loop.ErrorResult(fmt.Sprintf("Error: agent %s needs input it cannot get here (%s): %s", agent, r.Status.State, text))
+			return loop.ErrorResult(fmt.Sprintf("Error: agent %s needs input it cannot get here (%s): %s", agent, stateName(r.Status.State), text))
 		}
-		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: task %s: %s", agent, r.Status.State, text))
+		return loop.ErrorResult(fmt.Sprintf("Error: agent %s: task %s: %s", agent, stateName(r.Status.State), text))
 	}
 	return loop.ErrorResult(fmt.Sprintf("Error: agent %s answered with %T", agent, res))
+}
+
+// stateName is a task state as A2A 0.3 wrote it ("input-required"): TASK_STATE_INPUT_REQUIRED
+// is 1.0's wire name.
+func stateName(s a2a.TaskState) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
 }
 
 // bearer is the interceptor that sends the remote's token.
 type bearer string
 
-func (b bearer) Before(ctx context.Context, req *a2aclient.Request) (context.Context, error) {
+func (b bearer) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
 	if b != "" {
-		if req.Meta == nil {
-			req.Meta = a2aclient.CallMeta{}
+		if req.ServiceParams == nil {
+			req.ServiceParams = a2aclient.ServiceParams{}
 		}
-		req.Meta["Authorization"] = []string{"Bearer " + string(b)}
+		req.ServiceParams.Append("Authorization", "Bearer "+string(b))
 	}
-	return ctx, nil
+	return ctx, nil, nil
 }
 
 func (bearer) After(context.Context, *a2aclient.Response) error { return nil }
 
 // limitTransport bounds every response body: a remote agent cannot make the host read
-// without end.
+// without end. It also tells an A2A 0.3 server apart: the JSON-RPC error "method not
+// found" (-32601) to a 1.0 request becomes errNo10, because a 0.3 server's error carries
+// data in a shape the 1.0 client cannot decode, so the client's own error would not say so.
 type limitTransport struct{ max int64 }
+
+// errNo10 is a JSON-RPC endpoint's "method not found" to an A2A 1.0 method.
+var errNo10 = errors.New("the endpoint does not serve A2A 1.0")
 
 func (l limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
@@ -144,7 +189,31 @@ func (l limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp.Body = &limited{rc: resp.Body, left: l.max}
+	if r.Header.Get(a2a.SvcParamVersion) != string(a2a.Version) || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, nil // not 1.0, or a stream: read as it comes
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var rpc struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err == nil && json.Unmarshal(body, &rpc) == nil && rpc.Error != nil && rpc.Error.Code == -32601 {
+		return nil, errNo10
+	}
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 	return resp, nil
+}
+
+// errReader fails with err (io.EOF when nil).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
 }
 
 type limited struct {

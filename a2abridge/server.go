@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 
-	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2asrv"
-	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -20,11 +20,13 @@ const SessionPrefix = "a2a-"
 
 // Executor is the a2asrv.AgentExecutor of an agenthost agent.
 //
-// A message is the user's turn of the context's session. A run that completes answers
-// with an artifact holding the final text and the task completed; one that stops for an
-// approval leaves the task input-required, saying which tool waits; a reply to that task
-// of "approve" (or "yes") approves the waiting calls and anything else rejects them, as
-// the console's buttons would; any other end fails the task with the run's reason.
+// A message is the user's turn of the context's session. The text the agent writes streams
+// as it is produced, as artifact updates (one artifact per model answer, see streamer); a
+// run that completes then ends the task completed, its final text also in the status
+// message; one that stops for an approval leaves the task input-required, saying which
+// tool waits; a reply to that task of "approve" (or "yes") approves the waiting calls and
+// anything else rejects them, as the console's buttons would; any other end fails the task
+// with the run's reason.
 type Executor struct {
 	Run   RunFunc
 	Abort func(session, run string) bool
@@ -32,52 +34,75 @@ type Executor struct {
 
 var _ a2asrv.AgentExecutor = (*Executor)(nil)
 
-// Execute runs the agent for one message.
-func (x *Executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	if rc.StoredTask == nil {
-		if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateSubmitted, nil)); err != nil {
-			return err
+// Execute runs the agent for one message. The run goes on in its own goroutine, which
+// hands the events it translates to this one (the SDK's), so yield is only ever called
+// here; if the SDK stops reading, the run is cancelled.
+func (x *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		in := loop.RunInput{SessionID: SessionPrefix + ec.ContextID, RunID: runID(ec)}
+		text := textOf(ec.Message)
+		if pending := pendingCalls(ec.StoredTask); len(pending) > 0 {
+			ok := isYes(text)
+			in.Approvals = map[string]loop.Approval{}
+			for _, id := range pending {
+				in.Approvals[id] = loop.Approval{Approved: ok, Reason: map[bool]string{true: "", false: "rejected over A2A: " + text}[ok]}
+			}
+		} else {
+			in.Messages = []loop.Message{loop.UserMessage(text)}
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		events := make(chan a2a.Event, 64)
+		s := &streamer{info: ec, run: in.RunID}
+		var res loop.RunResult
+		var err error
+		go func() {
+			defer close(events)
+			res, err = x.Run(ctx, in, func(e loop.Event) {
+				for _, ev := range s.translate(e) {
+					select {
+					case events <- ev:
+					case <-ctx.Done():
+						return
+					}
+				}
+			})
+		}()
+		reading := true
+		for ev := range events { // until the run's goroutine is done
+			if reading && !yield(ev, nil) {
+				reading = false
+				cancel()
+			}
+		}
+		if reading {
+			yield(outcome(ec, res, err, s.asked), nil)
 		}
 	}
-	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
-		return err
-	}
-	in := loop.RunInput{SessionID: SessionPrefix + rc.ContextID, RunID: runID(rc)}
-	text := textOf(rc.Message)
-	if pending := pendingCalls(rc.StoredTask); len(pending) > 0 {
-		ok := isYes(text)
-		in.Approvals = map[string]loop.Approval{}
-		for _, id := range pending {
-			in.Approvals[id] = loop.Approval{Approved: ok, Reason: map[bool]string{true: "", false: "rejected over A2A: " + text}[ok]}
-		}
-	} else {
-		in.Messages = []loop.Message{loop.UserMessage(text)}
-	}
-	var asked []loop.ToolCallData // approvals the run stopped for
-	res, err := x.Run(ctx, in, func(e loop.Event) {
-		if d, ok := e.Data.(*loop.ToolCallData); ok && e.Type == loop.EventApproval {
-			asked = append(asked, *d)
-		}
-	})
-	return q.Write(ctx, outcome(rc, res, err, asked))
 }
 
 // Cancel aborts the task's run.
-func (x *Executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	if x.Abort != nil && rc.StoredTask != nil {
-		x.Abort(SessionPrefix+rc.ContextID, lastRun(rc.StoredTask))
+func (x *Executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if x.Abort != nil && ec.StoredTask != nil {
+			x.Abort(SessionPrefix+ec.ContextID, lastRun(ec.StoredTask))
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
-	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)
-	ev.Final = true
-	return q.Write(ctx, ev)
 }
 
 // runID names the run of a task's step: the task id, and the message id for a later step
 // (an approval) of the same task, so each run of a session has its own id.
-func runID(rc *a2asrv.RequestContext) string {
-	id := "a2a-" + string(rc.TaskID)
-	if rc.StoredTask != nil && rc.Message != nil {
-		id += "-" + rc.Message.ID
+func runID(ec *a2asrv.ExecutorContext) string {
+	id := "a2a-" + string(ec.TaskID)
+	if ec.StoredTask != nil && ec.Message != nil {
+		id += "-" + ec.Message.ID
 	}
 	return id
 }
@@ -86,12 +111,14 @@ func textOf(m *a2a.Message) string {
 	if m == nil {
 		return ""
 	}
+	return partsText(m.Parts)
+}
+
+func partsText(parts a2a.ContentParts) string {
 	var sb strings.Builder
-	for _, p := range m.Parts {
-		if t, ok := p.(a2a.TextPart); ok {
-			sb.WriteString(t.Text)
-		} else if t, ok := p.(*a2a.TextPart); ok {
-			sb.WriteString(t.Text)
+	for _, p := range parts {
+		if p != nil {
+			sb.WriteString(p.Text())
 		}
 	}
 	return sb.String()
@@ -138,13 +165,11 @@ func lastRun(t *a2a.Task) string {
 }
 
 // outcome is the task's final status for a run's result.
-func outcome(rc *a2asrv.RequestContext, res loop.RunResult, err error, asked []loop.ToolCallData) a2a.Event {
+func outcome(ec *a2asrv.ExecutorContext, res loop.RunResult, err error, asked []loop.ToolCallData) a2a.Event {
 	final := func(state a2a.TaskState, text string, meta map[string]any) a2a.Event {
-		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: text})
+		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(text))
 		msg.Metadata = meta
-		ev := a2a.NewStatusUpdateEvent(rc, state, msg)
-		ev.Final = true
-		return ev
+		return a2a.NewStatusUpdateEvent(ec, state, msg)
 	}
 	meta := map[string]any{metaRun: res.RunID}
 	if secs, ok := loop.RetryAfterOf(err); ok {

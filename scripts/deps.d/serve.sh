@@ -8,6 +8,9 @@ if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0
   exit 1
 fi
 (cd surface/server/testdata/agui-client && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+# The official A2A JavaScript client (@a2a-js/sdk), pinned by package-lock.json, for the A2A
+# interop test (1.0 and its 0.3 mode).
+(cd surface/server/testdata/a2a-client && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 # cmd/agenthost MCP tests: the official MCP TypeScript SDK (a client) and the reference
 # server-everything, pinned by package-lock.json.
 (cd cmd/agenthost/testdata/mcp-npm && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

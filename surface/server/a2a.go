@@ -1,35 +1,82 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
-	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/agenthost/agenthost/a2abridge"
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// The agent over A2A (a2abridge): JSON-RPC at POST /a2a, behind the server's guard
-// and authentication like every /v1 route, and the agent card at GET
-// /.well-known/agent-card.json, public as A2A expects (it names the agent and where to call
-// it, nothing else). An A2A run goes through a2aRun, which authorises and claims the
-// session as POST /v1/runs does before the host's one run path.
+// The agent over A2A (a2abridge), versions 1.0 and 0.3, through one request handler
+// (the SDK's, with the bridge's executor and task store) and four bindings:
+//
+//	POST /a2a          JSON-RPC: 1.0 when the request says A2A-Version: 1.0 (as 1.0
+//	                   clients do), 0.3 otherwise (a request without the header is 0.3,
+//	                   as A2A 1.0 says)
+//	/a2a/rest/...      HTTP+JSON: 1.0's paths (/a2a/rest/message:send, ...), and 0.3's
+//	                   under /v1 (/a2a/rest/v1/message:send, ...)
+//
+// all behind the server's guard, its request body bound (MaxBodyBytes) and authentication like every /v1 route, and the agent
+// card at GET /.well-known/agent-card.json, public as A2A expects (it names the agent and
+// where to call it, nothing else), in the shape both versions read: 1.0's
+// supportedInterfaces, and 0.3's url, preferredTransport and additionalInterfaces. An A2A
+// run goes through a2aRun, which authorises and claims the session as POST /v1/runs does
+// before the host's one run path.
 
 // AgentCard describes the served agent on its A2A card.
 type AgentCard struct {
 	Name, Description string
 }
 
+// A2A routes.
+const (
+	a2aJSONRPCPath = "/a2a"
+	a2aRESTPath    = "/a2a/rest"
+)
+
 func (s *Server) mountA2A() {
 	exec := &a2abridge.Executor{Run: s.a2aRun, Abort: s.opts.Agent.Abort}
 	s.a2aTasks = &a2abridge.Tasks{Allow: s.a2aAllow}
-	handler := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec, a2asrv.WithTaskStore(s.a2aTasks)))
-	s.mux.Handle("POST /a2a", s.auth(s.atLeast("user", handler.ServeHTTP)))
+	handler := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(s.a2aTasks))
+	rpc, rpc03 := a2asrv.NewJSONRPCHandler(handler), a2av0.NewJSONRPCHandler(handler)
+	rest, rest03 := a2asrv.NewRESTHandler(handler), a2av0.NewRESTHandler(handler)
+	s.mux.Handle("POST "+a2aJSONRPCPath, s.auth(s.atLeast(access.RoleUser, func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		if a2aV1(r) {
+			rpc.ServeHTTP(w, r)
+		} else {
+			rpc03.ServeHTTP(w, r)
+		}
+	})))
+	s.mux.Handle(a2aRESTPath+"/", s.auth(s.atLeast(access.RoleUser, func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		r2.URL.Path = strings.TrimPrefix(r.URL.Path, a2aRESTPath)
+		r2.URL.RawPath = strings.TrimPrefix(r.URL.RawPath, a2aRESTPath)
+		if strings.HasPrefix(r2.URL.Path, a2av0.RESTPathPrefix+"/") {
+			rest03.ServeHTTP(w, r2)
+		} else {
+			rest.ServeHTTP(w, r2)
+		}
+	})))
 	s.mux.HandleFunc("GET "+a2asrv.WellKnownAgentCardPath, s.handleAgentCard)
+}
+
+// a2aV1 reports whether a JSON-RPC request is A2A 1.0's: its A2A-Version header names
+// 1.x. No header is 0.3 (A2A 1.0's rule for a request without one).
+func a2aV1(r *http.Request) bool {
+	v := strings.TrimSpace(r.Header.Get(a2a.SvcParamVersion))
+	return v == "1" || strings.HasPrefix(v, "1.")
 }
 
 // ForgetSession drops what the server keeps in memory of a deleted session: the A2A
@@ -42,15 +89,24 @@ func (s *Server) ForgetSession(session string) {
 }
 
 func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {
+	open, err := s.open(r.Context())
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusServiceUnavailable, "agent card: "+err.Error(), err)
+		return
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
+	base := scheme + "://" + r.Host
 	card := &a2a.AgentCard{
 		Name: s.opts.Card.Name, Description: s.opts.Card.Description,
-		URL:                scheme + "://" + r.Host + "/a2a",
-		PreferredTransport: a2a.TransportProtocolJSONRPC,
-		ProtocolVersion:    "0.3.0",
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: base + a2aJSONRPCPath, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: base + a2aRESTPath, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2a.Version},
+			{URL: base + a2aJSONRPCPath, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+			{URL: base + a2aRESTPath, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
+		},
 		Version:            "1",
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
@@ -60,11 +116,23 @@ func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {
 	if card.Name == "" {
 		card.Name = "agent"
 	}
-	if s.opts.Token != "" || s.opts.Access != nil || s.opts.Verify != nil {
+	if !open {
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "bearer"}}
-		card.Security = []a2a.SecurityRequirements{{"bearer": {}}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"bearer": {}}}
 	}
-	writeJSON(w, http.StatusOK, card)
+	// The 0.3 fields beside 1.0's (the SDK's union card).
+	b, err := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer).CardJSON(r.Context())
+	var compact bytes.Buffer
+	if err == nil {
+		err = json.Compact(&compact, b)
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "agent card: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(append(compact.Bytes(), '\n'))
 }
 
 // a2aAllow decides, for the task store, whether the caller may read or act on a task's

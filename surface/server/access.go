@@ -52,22 +52,32 @@ func actor(ctx context.Context) string {
 
 type tokenKey struct{}
 
+// open reports whether the server lets a caller without a token in (as the administrator):
+// no administrator token, no users, no OIDC. The A2A card asks for a token exactly when
+// it is not open.
+func (s *Server) open(ctx context.Context) (bool, error) {
+	if s.opts.Token != "" || s.opts.Verify != nil {
+		return false, nil
+	}
+	if s.opts.Access == nil {
+		return true, nil
+	}
+	users, err := s.opts.Access.Users(ctx)
+	return err == nil && len(users) == 0, err
+}
+
 // authenticate finds the caller, or answers 401 itself.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (context.Context, bool) {
 	ctx := r.Context()
 	h := r.Header.Get("Authorization")
 	tok, hasTok := strings.CutPrefix(h, "Bearer ")
 	if h == "" || !hasTok || tok == "" {
-		open := s.opts.Token == ""
-		if open && s.opts.Access != nil {
-			users, err := s.opts.Access.Users(ctx)
-			if err != nil {
-				s.writeStoreError(w, r, http.StatusServiceUnavailable, "authenticate: "+err.Error(), err)
-				return nil, false
-			}
-			open = len(users) == 0 && s.opts.Verify == nil
+		open, err := s.open(ctx)
+		if err != nil {
+			s.writeStoreError(w, r, http.StatusServiceUnavailable, "authenticate: "+err.Error(), err)
+			return nil, false
 		}
-		if open && s.opts.Verify == nil {
+		if open {
 			return context.WithValue(ctx, principalKey{}, access.Principal{Role: access.RoleAdmin}), true
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
