@@ -174,7 +174,7 @@ func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
 	if err != nil {
 		return fmt.Errorf("enqueue run %q: %w", in.RunID, err)
 	}
-	res, err := c.client.Insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: payload}, &river.InsertOpts{
+	res, err := c.insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: payload}, &river.InsertOpts{
 		MaxAttempts: 5,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
 	})

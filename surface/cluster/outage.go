@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store/postgres"
 )
@@ -120,3 +123,22 @@ type unavailableError struct{ err error }
 func (e *unavailableError) Error() string          { return e.err.Error() }
 func (e *unavailableError) Unwrap() error          { return e.err }
 func (e *unavailableError) StoreUnavailable() bool { return true }
+
+// insert enqueues a job. A connection the pool kept across a database restart fails at
+// its first use; the pool drops it, so the insert is tried again, a few times, before
+// its error is returned, marked as the store's when the database is unreachable.
+func (c *Cluster) insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	wait := 50 * time.Millisecond
+	for try := 1; ; try++ {
+		res, err := c.client.Insert(ctx, args, opts)
+		if err == nil || !postgres.Unreachable(err) || try == 4 {
+			return res, queueUnavailable(err)
+		}
+		select {
+		case <-ctx.Done():
+			return res, queueUnavailable(err)
+		case <-time.After(wait): // a fresh connection, or the database back
+		}
+		wait *= 2
+	}
+}

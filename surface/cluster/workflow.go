@@ -58,7 +58,7 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 	if err != nil {
 		return fmt.Errorf("enqueue workflow %s run %q: %w", name, in.RunID, err)
 	}
-	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Owner: in.Owner, Run: in.RunID, Payload: payload}, &river.InsertOpts{
+	res, err := c.insert(ctx, WorkflowArgs{Workflow: name, Owner: in.Owner, Run: in.RunID, Payload: payload}, &river.InsertOpts{
 		MaxAttempts: 10,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
 	})
