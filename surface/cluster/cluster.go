@@ -289,7 +289,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return w.c.afterStore(ctx, fmt.Errorf("run %s: %w", in.RunID, err))
 	}
 	if r, ended := runEnded(runs, job.Args.Run); ended { // a late attempt (ended.go)
-		w.c.log().Info("cluster: the run has ended: its job completes without touching the session", "session", in.SessionID, "run", r.ID, "status", r.Status)
+		w.c.log().Warn("cluster: the run has ended: its job completes without touching the session", "session", in.SessionID, "run", r.ID, "status", r.Status)
 		return nil
 	}
 	attempts := 0

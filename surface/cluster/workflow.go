@@ -112,7 +112,7 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[WorkflowArgs])
 	if ended, err := w.c.workflowEnded(ctx, a.Workflow, a.Owner, a.Run); err == nil && ended {
 		// A late attempt (ended.go): the run completed, its job completes without
 		// touching it. An error here is met again by the run itself, below.
-		w.c.log().Info("cluster: the workflow run has completed: its job completes without touching it", "workflow", a.Workflow, "run", a.Run)
+		w.c.log().Warn("cluster: the workflow run has completed: its job completes without touching it", "workflow", a.Workflow, "run", a.Run)
 		return nil
 	}
 	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, in)
