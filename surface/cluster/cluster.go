@@ -191,13 +191,8 @@ func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
 // cancelled or discarded): a stream of its events can end. Jobs are looked up by
 // (session, run id), their unique key: run ids are unique only per session, and another
 // session's job with the same run id says nothing about this run.
-// A run whose end is stored (ended.go) is done whatever its job's state says.
 func (c *Cluster) Done(ctx context.Context, session, runID string) (bool, error) {
-	done, err := c.latestDone(ctx, "agenthost_run", "session", session, runID)
-	if err != nil || done {
-		return done, err
-	}
-	return c.storedEnd(ctx, session, runID)
+	return c.latestDone(ctx, "agenthost_run", "session", session, runID)
 }
 
 // latestDone reports whether the latest job of kind whose args have key = value and run

@@ -16,8 +16,10 @@ import (
 // be retried after its run ended; the store holds the run's own end, written by the
 // attempt that ran it under its lease. Every check goes through runEnded (agent runs)
 // or workflowEnded (workflow runs): the worker before an attempt (an ended run's job
-// completes without touching its session), aborts, the sessions an abort may reach,
-// and the end of a job's stream.
+// completes without touching its session), aborts, and the sessions an abort may reach.
+// Done and WorkflowDone stay about the job (finished for good, no retry to come): a
+// stream ends on the run's own stored end, and asks the job only when the run is quiet;
+// a job whose state a late report reopened is completed by its next attempt, here.
 
 // runEnded reports whether an attempt of runID (RUNID, or a retry's RUNID~N) has a stored
 // end other than aborted: the run is over. An aborted end is not: it is what a retry

@@ -71,13 +71,8 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 	return nil
 }
 
-// WorkflowDone reports whether owner's run's latest job has finished for good, or its
-// stored record says the run completed (ended.go: the record, not the job, says whether
-// a run is live).
+// WorkflowDone reports whether owner's run's latest job has finished for good.
 func (c *Cluster) WorkflowDone(ctx context.Context, name, owner, runID string) (bool, error) {
-	if ended, err := c.workflowEnded(ctx, name, owner, runID); err != nil || ended {
-		return ended, err
-	}
 	var state string
 	err := c.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'agenthost_workflow' AND args->>'workflow' = $1
 		AND COALESCE(args->>'owner', '') = $2 AND args->>'run' = $3 ORDER BY id DESC LIMIT 1`, name, owner, runID).Scan(&state)
