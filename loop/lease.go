@@ -89,6 +89,7 @@ var (
 	renewEvery  = LeaseRenew // tests shorten it
 	hostName, _ = os.Hostname()
 	instanceID  = newInstanceID()
+	pid         = os.Getpid()
 )
 
 func newInstanceID() string {
@@ -99,7 +100,7 @@ func newInstanceID() string {
 
 // newLease is this process's lease on a session for a run.
 func newLease(session, runID string) Lease {
-	return Lease{SessionID: session, RunID: runID, PID: os.Getpid(), Host: hostName, Instance: instanceID, Heartbeat: time.Now().UTC()}
+	return Lease{SessionID: session, RunID: runID, PID: pid, Host: hostName, Instance: instanceID, Heartbeat: time.Now().UTC()}
 }
 
 // acquireLease takes the session's lease when st is a Leaser. It is a no-op (a nil
@@ -110,8 +111,10 @@ func acquireLease(ctx context.Context, st SessionStore, session, runID string) (
 		return nil, nil
 	}
 	l := newLease(session, runID)
-	held, err := ls.AcquireLease(ctx, l, func(h Lease) bool { return h.Alive(time.Now()) })
+	holdOwn(l) // before it is stored: see ownlease.go
+	held, err := ls.AcquireLease(ctx, l, func(h Lease) bool { return leaseAlive(h, time.Now()) })
 	if err != nil {
+		dropOwn(l)
 		if errors.Is(err, ErrSessionBusy) {
 			return nil, fmt.Errorf("session %q is being written by %s: %w", session, held, ErrSessionBusy)
 		}
@@ -206,6 +209,7 @@ func (h *heldSession) release() {
 	lease := h.lease
 	h.mu.Unlock()
 	if lease != nil {
+		dropOwn(*lease) // no longer held here, even if giving it back has to wait
 		releaseLease(h.st.(Leaser), *lease, time.Now())
 	}
 }
@@ -253,6 +257,9 @@ func (a *Agent) leaseReleased(k runKey) {
 		h.stopped = true
 		if h.timer != nil {
 			h.timer.Stop()
+		}
+		if h.lease != nil {
+			dropOwn(*h.lease)
 		}
 		h.lease = nil
 		h.mu.Unlock()

@@ -82,6 +82,7 @@ func RecoverRuns(ctx context.Context, st SessionStore) (int, error) {
 		k, err := closeDeadRuns(fenced, st, si.ID)
 		n += k
 		if lease != nil {
+			dropOwn(*lease)
 			_ = st.(Leaser).ReleaseLease(ctx, *lease)
 		}
 		if err != nil {

@@ -26,7 +26,17 @@ type rig struct {
 
 func newRig(t *testing.T, policy loop.ToolPolicy) *rig {
 	t.Helper()
+	return newRigOn(t, policy, nil)
+}
+
+// newRigOn is newRig whose agent and engine use wrap(the memory store) when wrap is set.
+func newRigOn(t *testing.T, policy loop.ToolPolicy, wrap func(*loop.MemoryStore) loop.SessionStore) *rig {
+	t.Helper()
 	r := &rig{store: loop.NewMemoryStore()}
+	var st loop.SessionStore = r.store
+	if wrap != nil {
+		st = wrap(r.store)
+	}
 	obj := json.RawMessage(`{"type":"object"}`)
 	count := func(name string) {
 		c, _ := r.calls.LoadOrStore(name, new(atomic.Int64))
@@ -79,11 +89,11 @@ func newRig(t *testing.T, policy loop.ToolPolicy) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := loop.New(loop.Config{Name: "wf", Model: noModel{}, Tools: tools, Store: r.store, ToolPolicy: policy})
+	agent, err := loop.New(loop.Config{Name: "wf", Model: noModel{}, Tools: tools, Store: st, ToolPolicy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.engine = &Engine{Store: r.store, Exec: AgentExecutor{Agent: agent}, RetryDelay: time.Millisecond}
+	r.engine = &Engine{Store: st, Exec: AgentExecutor{Agent: agent}, RetryDelay: time.Millisecond}
 	return r
 }
 

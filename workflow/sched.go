@@ -47,7 +47,13 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		if err := s.finish(ctx, d); err != nil {
 			storeErr = err
 		}
-		if d.err != nil && ctx.Err() == nil {
+		switch {
+		case d.err == nil || ctx.Err() != nil:
+		case storeOutage(d.err): // cut short by the store, not failed: the run's retry runs it again
+			if storeErr == nil {
+				storeErr = d.err
+			}
+		default:
 			s.failed = append(s.failed, d.id)
 		}
 	}
@@ -274,7 +280,7 @@ func (s *sched) finish(ctx context.Context, d stepDone) error {
 	r := s.rec.Steps[d.id]
 	r.Ended = time.Now().UTC()
 	switch {
-	case d.err != nil && ctx.Err() != nil:
+	case d.err != nil && (ctx.Err() != nil || storeOutage(d.err)):
 		r.Ended = time.Time{} // cut short, not ended: a resume runs it again
 	case d.err != nil:
 		r.Status, r.Error = StatusFailed, d.err.Error()

@@ -38,7 +38,7 @@ func (s *sched) exec(ctx context.Context, cs *cstep, vars map[string]any, items 
 				ir = &ItemRecord{Status: StatusFailed, Error: err.Error()}
 			}
 			outs[i], errs[i] = out, err
-			if err != nil && ctx.Err() != nil {
+			if err != nil && (ctx.Err() != nil || storeOutage(err)) {
 				return // cut short: no record, the item runs again on resume
 			}
 			s.mu.Lock()
@@ -86,7 +86,7 @@ func (s *sched) attempts(ctx context.Context, cs *cstep, vars map[string]any, it
 		s.mu.Lock()
 		s.rec.Steps[cs.ID].Attempts++
 		s.mu.Unlock()
-		out, err := s.once(ctx, cs, vars, item)
+		out, err := s.onceFree(ctx, cs, vars, item)
 		<-s.sem
 		if err == nil {
 			return out, nil
@@ -128,7 +128,7 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item i
 		}
 		res, run := s.e.Exec.ToolStep(ctx, cs.Tool, b, session, cs.timeout)
 		if run.Status != loop.StatusCompleted || res.IsError {
-			return nil, errors.New(res.Text())
+			return nil, &callError{text: res.Text(), err: run.Err}
 		}
 		return resultValue(res.Structured, res.Text()), nil
 	}

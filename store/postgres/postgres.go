@@ -168,7 +168,7 @@ func appendTx(ctx context.Context, tx pgx.Tx, keys *seal.Keys, session string, e
 func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT seq, body FROM entries WHERE session = $1 ORDER BY seq`, session)
 	if err != nil {
-		return nil, fmt.Errorf("load session %q: %w", session, err)
+		return nil, fmt.Errorf("load session %q: %w", session, unavailable(err))
 	}
 	defer rows.Close()
 	var out []loop.Entry
@@ -235,7 +235,7 @@ func saveRun(ctx context.Context, db execer, r loop.RunRecord) error {
 func (s *Store) Runs(ctx context.Context, session string) ([]loop.RunRecord, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = $1 ORDER BY started NULLS FIRST, id`, session)
 	if err != nil {
-		return nil, fmt.Errorf("runs of session %q: %w", session, err)
+		return nil, fmt.Errorf("runs of session %q: %w", session, unavailable(err))
 	}
 	defer rows.Close()
 	var out []loop.RunRecord
@@ -327,7 +327,7 @@ func (s *Store) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, er
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, unavailable(err))
 	}
 	if s.keys != nil {
 		if v, err = s.keys.Open(v, seal.KVAAD(plugin, key)); err != nil {
@@ -346,7 +346,7 @@ func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) err
 	_, err := s.pool.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3)
 		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
 	if err != nil {
-		return fmt.Errorf("kv set %s/%s: %w", plugin, key, err)
+		return fmt.Errorf("kv set %s/%s: %w", plugin, key, unavailable(err))
 	}
 	return nil
 }
@@ -361,7 +361,7 @@ func (s *Store) KVKeys(ctx context.Context, plugin, prefix string, limit int) ([
 	}
 	rows, err := s.pool.Query(ctx, `SELECT key FROM kv WHERE plugin = $1 AND starts_with(key, $2) ORDER BY key COLLATE "C" LIMIT $3`, plugin, prefix, lim)
 	if err != nil {
-		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
+		return nil, fmt.Errorf("kv keys %s: %w", plugin, unavailable(err))
 	}
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"io"
 	"net"
 	"strings"
 
@@ -10,7 +11,8 @@ import (
 
 // Unreachable reports whether err says the database could not be reached or went away:
 // a failed connection, a network error, a pooled connection found closed (the server
-// went away since it was last used), or PostgreSQL's connection exception and
+// went away since it was last used; a pooled connection cut mid-query answers an unexpected
+// EOF, issue 47), or PostgreSQL's connection exception and
 // operator intervention classes (08, 57P: shutting down, starting up). Such a failure
 // is the storage's, not the write's: the same write may succeed once the server is back.
 func Unreachable(err error) bool {
@@ -18,7 +20,7 @@ func Unreachable(err error) bool {
 	var ne net.Error
 	var pe *pgconn.PgError
 	switch {
-	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, pgconn.ErrConnClosed):
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, pgconn.ErrConnClosed), errors.Is(err, io.ErrUnexpectedEOF):
 		return true
 	case errors.As(err, &pe):
 		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")

@@ -174,7 +174,7 @@ func (c *Cluster) Submit(ctx context.Context, in loop.RunInput) error {
 	if err != nil {
 		return fmt.Errorf("enqueue run %q: %w", in.RunID, err)
 	}
-	res, err := c.client.Insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: payload}, &river.InsertOpts{
+	res, err := c.insert(ctx, RunArgs{Session: in.SessionID, Run: in.RunID, Input: payload}, &river.InsertOpts{
 		MaxAttempts: 5,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
 	})
@@ -205,7 +205,7 @@ func (c *Cluster) latestDone(ctx context.Context, kind, key, value, runID string
 		return true, nil
 	}
 	if err != nil {
-		return false, err
+		return false, queueUnavailable(err)
 	}
 	switch rivertype.JobState(state) {
 	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
@@ -219,8 +219,13 @@ const unfinished = `state IN ('available', 'pending', 'retryable', 'running', 's
 
 // Abort cancels the unfinished job of the session's run, wherever it runs. It reports
 // whether there was one. The session is part of the key: an abort for one session's
-// run must not reach another session's run that happens to share its id.
+// run must not reach another session's run that happens to share its id. A run whose
+// end is stored (ended.go) is not in progress, whatever its job's state: nothing is
+// cancelled and Abort reports false.
 func (c *Cluster) Abort(ctx context.Context, session, runID string) (bool, error) {
+	if ended, err := c.storedEnd(ctx, session, runID); err != nil || ended {
+		return false, err
+	}
 	var id int64
 	err := c.pool.QueryRow(ctx, `SELECT id FROM river_job WHERE kind = 'agenthost_run' AND args->>'session' = $1
 		AND args->>'run' = $2 AND `+unfinished+` ORDER BY id DESC LIMIT 1`, session, runID).Scan(&id)
@@ -234,15 +239,31 @@ func (c *Cluster) Abort(ctx context.Context, session, runID string) (bool, error
 	return err == nil, err
 }
 
-// Sessions lists the sessions with an unfinished job of the run id: how an abort that
-// names only a run id (the old route) finds its run, and tells when the id is ambiguous.
+// Sessions lists the sessions whose run of the id is in progress: an unfinished job and
+// no stored end (ended.go). How an abort that names only a run id (the old route) finds
+// its run, and tells when the id is ambiguous: a run that ended on one session while
+// River had not yet marked its job completed does not make the id ambiguous.
 func (c *Cluster) Sessions(ctx context.Context, runID string) ([]string, error) {
 	rows, err := c.pool.Query(ctx, `SELECT DISTINCT args->>'session' FROM river_job WHERE kind = 'agenthost_run'
 		AND args->>'run' = $1 AND `+unfinished+` ORDER BY 1`, runID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	sessions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	live := sessions[:0]
+	for _, session := range sessions {
+		ended, err := c.storedEnd(ctx, session, runID)
+		if err != nil {
+			return nil, err
+		}
+		if !ended {
+			live = append(live, session)
+		}
+	}
+	return live, nil
 }
 
 // runWorker executes run jobs.
@@ -260,7 +281,11 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	}
 	runs, err := w.c.opts.Store.Runs(ctx, in.SessionID)
 	if err != nil {
-		return err
+		return w.c.afterStore(ctx, fmt.Errorf("run %s: %w", in.RunID, err))
+	}
+	if r, ended := runEnded(runs, job.Args.Run); ended { // a late attempt (ended.go)
+		w.c.log().Warn("cluster: the run has ended: its job completes without touching the session", "session", in.SessionID, "run", r.ID, "status", r.Status)
+		return nil
 	}
 	attempts := 0
 	for _, r := range runs {

@@ -9,7 +9,9 @@
 // continues the session under a new run id with no new input, and the loop's own rule
 // (L14) executes only the tool calls whose results were not stored. Cancellation is
 // River's: an abort cancels the job, and River cancels its context on whichever node
-// runs it.
+// runs it. Whether a run is live is the store's to say, not the job state's (ended.go):
+// an attempt of a run whose end is stored completes its job without touching the
+// session, and an abort does not reach a run that ended.
 //
 // It must not hold a run's state itself (the store does), queue work anywhere but River,
 // or leave a payload in clear in River's table when the store seals.

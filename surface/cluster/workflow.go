@@ -58,7 +58,7 @@ func (c *Cluster) SubmitWorkflow(ctx context.Context, name string, in workflow.R
 	if err != nil {
 		return fmt.Errorf("enqueue workflow %s run %q: %w", name, in.RunID, err)
 	}
-	res, err := c.client.Insert(ctx, WorkflowArgs{Workflow: name, Owner: in.Owner, Run: in.RunID, Payload: payload}, &river.InsertOpts{
+	res, err := c.insert(ctx, WorkflowArgs{Workflow: name, Owner: in.Owner, Run: in.RunID, Payload: payload}, &river.InsertOpts{
 		MaxAttempts: 10,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
 	})
@@ -80,7 +80,7 @@ func (c *Cluster) WorkflowDone(ctx context.Context, name, owner, runID string) (
 		return true, nil
 	}
 	if err != nil {
-		return false, err
+		return false, queueUnavailable(err)
 	}
 	switch rivertype.JobState(state) {
 	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
@@ -104,6 +104,12 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[WorkflowArgs])
 	if err != nil {
 		return river.JobCancel(err) // never retried: the same payload does not open again
 	}
+	if ended, err := w.c.workflowEnded(ctx, a.Workflow, a.Owner, a.Run); err == nil && ended {
+		// A late attempt (ended.go): the run completed, its job completes without
+		// touching it. An error here is met again by the run itself, below.
+		w.c.log().Warn("cluster: the workflow run has completed: its job completes without touching it", "workflow", a.Workflow, "run", a.Run)
+		return nil
+	}
 	res, err := w.c.opts.Workflows.RunWorkflow(ctx, a.Workflow, in)
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
@@ -117,8 +123,8 @@ func (w *workflowWorker) Work(ctx context.Context, job *river.Job[WorkflowArgs])
 		return river.JobCancel(fmt.Errorf("workflow %s run %s aborted", a.Workflow, a.Run))
 	case ctx.Err() != nil:
 		return fmt.Errorf("workflow %s run %s stopped: %w", a.Workflow, a.Run, context.Cause(ctx))
-	case err != nil:
-		return w.c.retryWorkflow(err)
+	case err != nil: // a store outage, most often: River retries once the store answers
+		return w.c.afterStore(ctx, w.c.retryWorkflow(err))
 	case res.Record != nil && res.Record.Status == workflow.RunAborted:
 		return w.c.retryWorkflow(fmt.Errorf("workflow %s run %s aborted: %s", a.Workflow, a.Run, res.Record.Error))
 	}

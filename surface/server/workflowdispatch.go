@@ -57,14 +57,27 @@ func (s *Server) followWorkflow(ctx context.Context, wd workflowDispatcher, wf *
 	}
 	t := time.NewTicker(workflowPoll)
 	defer t.Stop()
+	var outage time.Time // since when the store has not answered (a database restarting)
 	for {
 		done, err := wd.WorkflowDone(ctx, wf.Name, in.Owner, in.RunID) // before the record: a done job's record is final
-		if err != nil && ctx.Err() == nil {
-			return workflow.Result{}, fmt.Errorf("workflow %s run %s: %w", wf.Name, in.RunID, err)
-		}
 		rec, ok, lerr := workflow.LoadOwnedRecord(ctx, st, wf.Name, in.Owner, in.RunID)
-		if lerr != nil && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case (err == nil || storeUnavailable(err)) && (lerr == nil || storeUnavailable(lerr)) && (err != nil || lerr != nil):
+			// The run's job waits for the store and is retried (surface/cluster): so
+			// does its stream, up to storeOutageWait.
+			if outage.IsZero() {
+				outage = time.Now()
+			}
+			if time.Since(outage) > storeOutageWait {
+				return workflow.Result{}, fmt.Errorf("workflow %s run %s: the store has not answered for %s: %w", wf.Name, in.RunID, storeOutageWait, errors.Join(err, lerr))
+			}
+		case err != nil:
+			return workflow.Result{}, fmt.Errorf("workflow %s run %s: %w", wf.Name, in.RunID, err)
+		case lerr != nil:
 			return workflow.Result{}, lerr
+		default:
+			outage = time.Time{}
 		}
 		if ok {
 			reportSteps(wf, kinds, rec, seen, emit)

@@ -126,6 +126,9 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusBadRequest
 		case errors.Is(err, loop.ErrSessionBusy):
 			code = http.StatusConflict
+		case storeUnavailable(err): // 503 and Retry-After: a database restarting
+			s.writeStoreError(w, r, code, err.Error(), err)
+			return
 		}
 		writeError(w, code, err.Error())
 		return
