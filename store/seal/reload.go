@@ -24,17 +24,24 @@ import (
 // stays, and the error is reported (Reload's result, Watch's log, the error of the value
 // that could not be opened).
 
-// reloadGap is the least time between two reloads a value under an unknown key causes.
+// reloadGap is the least time between two reloads that values under one unknown key id
+// cause. It is per key id: a rotation's new key is looked for at once even if the last
+// rotation's was looked for a moment ago (rotations can follow each other quickly), while
+// a value under an id the file keeps not holding reads the file once a gap, not once a
+// value.
 const reloadGap = time.Second
+
+// maxMissed bounds the unknown key ids remembered for reloadGap.
+const maxMissed = 64
 
 // source is what every copy of a ring shares: the keys in use and where they came from.
 type source struct {
 	cur  atomic.Pointer[ring]
 	path string // "" : the ring was not read from a file (AGENTHOST_STORE_KEY) and is fixed
 
-	mu      sync.Mutex // one reload at a time
-	last    time.Time  // the last reload an unknown key caused
-	lastErr error      // what that reload (or an operator's) answered, nil if it succeeded
+	mu      sync.Mutex           // one reload at a time
+	missed  map[string]time.Time // key ids a reload did not find, and when (at most maxMissed)
+	lastErr error                // what that reload (or an operator's) answered, nil if it succeeded
 	gap     time.Duration
 	reads   atomic.Int64 // key file readings after the first (tests)
 }
@@ -109,12 +116,16 @@ func (k *Keys) find(id string) (*key, error) {
 	if kk := s.cur.Load().byID[id]; kk != nil {
 		return kk, nil // another caller's reload brought it
 	}
-	if time.Since(s.last) >= s.gap {
-		s.last = time.Now()
+	if t, seen := s.missed[id]; !seen || time.Since(t) >= s.gap {
 		_ = s.reload() // kept in lastErr, said below
 		if kk := s.cur.Load().byID[id]; kk != nil {
+			delete(s.missed, id)
 			return kk, nil
 		}
+		if s.missed == nil || len(s.missed) >= maxMissed {
+			s.missed = map[string]time.Time{} // bounded: forgetting only costs a read
+		}
+		s.missed[id] = time.Now()
 	}
 	if s.lastErr != nil {
 		return nil, fmt.Errorf("key %q: %w (reading %s again failed, the ring in use is kept: %v)", id, ErrUnknownKey, s.path, s.lastErr)

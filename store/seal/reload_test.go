@@ -72,7 +72,8 @@ func TestAValueUnderAKeyAddedToTheFileOpensAfterOneReload(t *testing.T) {
 }
 
 // Many readers meeting a key nobody holds cause one file read, not one each, and not one
-// per value until the gap has passed; an operator's Reload is not rate-limited.
+// per value until the gap has passed; the gap is per key id; an operator's Reload is not
+// rate-limited.
 func TestUnknownKeyReloadsAreSingleFlightAndRateLimited(t *testing.T) {
 	k1, k9 := newKey(t), newKey(t)
 	path := filepath.Join(t.TempDir(), "store.key")
@@ -103,6 +104,14 @@ func TestUnknownKeyReloadsAreSingleFlightAndRateLimited(t *testing.T) {
 	writeKeys(t, path, 0o600, k1, k9)
 	if _, err := serving.Open(v, []byte("row")); !errors.Is(err, seal.ErrUnknownKey) || seal.Reads(serving) != 1 {
 		t.Fatalf("within the gap: %v after %d reads", err, seal.Reads(serving))
+	}
+	// The gap is per key id: a value under another key the ring lacks (the next
+	// rotation's, moments later) reads the file at once, and so finds k9 too.
+	k8 := newKey(t)
+	writeKeys(t, path, 0o600, k8, k1, k9)
+	w := ring(t, k8).Seal([]byte(`2`), []byte("row"))
+	if got, err := serving.Open(w, []byte("row")); err != nil || string(got) != "2" || seal.Reads(serving) != 2 {
+		t.Fatalf("another unknown key within the gap: %q %v after %d reads, want it read at once", got, err, seal.Reads(serving))
 	}
 	if err := serving.Reload(); err != nil {
 		t.Fatal(err)
