@@ -28,6 +28,10 @@ type Options struct {
 	Loaded     *manifest.Manifest // or a manifest already decoded (manifest.Parse); Manifest is then ignored
 	Provider   string             // overrides agent.provider
 	NoProvider bool               // load plugins and the store only (plugins list/call/verify, sessions)
+	// NoEmbeddings does not start [memory.embeddings]'s provider: for commands that
+	// neither store nor search memories (plugins list, inspect, verify), which must not
+	// need that provider's key.
+	NoEmbeddings bool
 	// Lock is what loading Manifest does with its agent.lock (LockUpdate: record; the
 	// CLI's --locked: manifest.LockStrict). Ignored with Loaded.
 	Lock manifest.LockMode

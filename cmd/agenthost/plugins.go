@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/confine"
@@ -29,8 +30,12 @@ func newPluginsCmd() *cobra.Command {
 					fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
 				}
 				confined := map[string]*confine.Spec{} // by kind and name
+				var builtin []host.PluginInfo          // A2A agents, memory, MCP resources
 				for _, info := range h.PluginInfo() {
 					confined[info.Kind+" "+info.Name] = info.Confined
+					if info.Kind == "a2a_agent" || info.Kind == "builtin" {
+						builtin = append(builtin, info)
+					}
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
@@ -46,6 +51,10 @@ func newPluginsCmd() *cobra.Command {
 					kind := processKind("mcp server", confined["mcp_server "+h.Manifest.MCPServers[i].Name])
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
 						joinOr(modelNames[srv.Name()], "-"))
+				}
+				for _, b := range builtin {
+					abi := map[bool]string{true: "http", false: "-"}[b.Kind == "a2a_agent"]
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", b.Name, strings.ReplaceAll(b.Kind, "_", " "), abi, joinOr(b.Tools, "-"))
 				}
 				for _, name := range h.Manifest.ProviderNames() {
 					fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", confined["provider "+name]))
@@ -190,7 +199,7 @@ func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true})
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, NoEmbeddings: true})
 	if err != nil {
 		return err
 	}
