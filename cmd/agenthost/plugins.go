@@ -94,9 +94,9 @@ false with --json) and verify exits 1.`,
 						pin = "sha256 ok"
 					}
 					if r.OK {
-						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d tools, %s)\n", r.Name, r.ABI, r.Tools, pin)
+						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %s, %s)\n", r.Name, r.ABI, plural(r.Tools, "tool"), pin)
 					} else {
-						fmt.Fprintf(cmd.OutOrStdout(), "FAIL %s (%s, %d tools, %s): %s\n", r.Name, r.ABI, r.Tools, pin, r.Error)
+						fmt.Fprintf(cmd.OutOrStdout(), "FAIL %s (%s, %s, %s): %s\n", r.Name, r.ABI, plural(r.Tools, "tool"), pin, r.Error)
 					}
 				}
 				if bad > 0 {
@@ -244,4 +244,15 @@ func warn(cmd *cobra.Command, h *host.Host) {
 	for _, w := range h.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: warning:", w)
 	}
+}
+
+// plural is "1 tool", "2 tools", "0 tools" ("memory": "memories").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if s, ok := strings.CutSuffix(noun, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, s)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -170,7 +170,7 @@ a step that ended does not run again.`,
 			if err != nil {
 				return failed(err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %d runs\n", workers)
+			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %s at once\n", plural(workers, "run"))
 			<-ctx.Done()
 			return cl.Close(context.Background())
 		},
