@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/providers/providertest"
 )
 
 // A provider whose model is "${VAR}" with VAR unset is refused by name before it starts,
@@ -57,5 +59,19 @@ func TestE2E_KnownModelIsPricedWithoutConfiguration(t *testing.T) {
 	appendManifest(t, e.manifest, "\n[agent.pricing]\nprompt_per_mtok = 1.0\ncompletion_per_mtok = 1.0\n")
 	if c := cost(); math.Abs(c-3.0) > 1e-9 {
 		t.Fatalf("with [agent.pricing]: cost %v, want 3", c)
+	}
+}
+
+// The README's command blocks, in order, on this checkout (scripts/walkthrough.sh): setup,
+// a real model against a loopback OpenAI-compatible server (the openai adapter's recorded
+// answer, replayed), plugins, serve, workflows. It fails on the first block that fails.
+func TestE2E_READMEWalkthrough(t *testing.T) {
+	srv := providertest.NewReplay(t, filepath.Join(repoRoot, "providers", "openai", "testdata"))
+	srv.Use("text.http")
+	cmd := exec.Command("bash", "scripts/walkthrough.sh")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL+"/v1", "NO_COLOR=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("walkthrough: %v\n%s", err, out)
 	}
 }
