@@ -84,7 +84,7 @@ func (h *Host) builtinInfo(names map[string][]string) []PluginInfo {
 		}
 	}
 	if tools := names[resourceToolsOwner]; len(tools) > 0 {
-		out = append(out, PluginInfo{Name: "mcp resources", Kind: "builtin", Tools: tools})
+		out = append(out, PluginInfo{Name: "resources", Kind: "builtin", Tools: tools})
 	}
 	var mem []string
 	for _, t := range h.memoryTools() {

@@ -92,9 +92,9 @@ url = "http://127.0.0.1:9/a2a"
 		t.Fatalf("plugins list: %d\n%s", r.code, r.stderr)
 	}
 	for _, row := range []string{
-		"calc      tool          mcp   calc\n",
-		"geo       a2a agent     http  a2a_geo\n",
-		"memory    builtin       -     remember, recall, forget\n",
+		"calc      tool                 mcp   calc\n",
+		"geo       a2a agent            http  a2a_geo\n",
+		"memory    builtin              -     remember, recall, forget\n",
 	} {
 		if !strings.Contains(r.stdout, row) {
 			t.Errorf("plugins list lacks %q:\n%s", row, r.stdout)

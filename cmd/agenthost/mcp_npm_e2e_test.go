@@ -79,7 +79,8 @@ func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
 		t.Fatalf("echo through server-everything: %q", result)
 	}
 	list := e.agenthost(t, "plugins", "list")
-	if !strings.Contains(list.stdout, "everything  mcp server (confined)") || !strings.Contains(list.stdout, "scripted    provider (confined)") {
+	if !strings.Contains(list.stdout, "everything  mcp server (confined)") || !strings.Contains(list.stdout, "scripted    provider (confined)") ||
+		!strings.Contains(list.stdout, "resources   builtin                -      mcp_resources, mcp_read_resource\n") {
 		t.Fatalf("plugins list: %s", list.stdout)
 	}
 }

@@ -22,7 +22,7 @@ func newPluginsCmd() *cobra.Command {
 		Example: `  agenthost plugins list
   agenthost -c other/agent.toml plugins list --json | jq -r '.[].name'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withPluginsOnly(cmd, func(h *host.Host) error {
 				if listJSON { // the objects the web console lists (host.PluginInfo)
 					return printJSON(cmd, h.PluginInfo())
 				}
@@ -74,7 +74,7 @@ false with --json) and verify exits 1.`,
 		Example: `  agenthost plugins verify
   agenthost -c deploy/agent.toml plugins verify --json | jq -e 'all(.ok)'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withPluginsOnly(cmd, func(h *host.Host) error {
 				report := verifyPlugins(h)
 				if verifyJSON {
 					if err := printJSON(cmd, report); err != nil {
@@ -126,7 +126,7 @@ manifest is not read).`,
 					defer h.Close()
 					return inspect(cmd, h, name)
 				}
-				return withPlugins(cmd, func(h *host.Host) error { return inspect(cmd, h, args[0]) })
+				return withPluginsOnly(cmd, func(h *host.Host) error { return inspect(cmd, h, args[0]) })
 			},
 		},
 		newCallCmd(),
@@ -195,11 +195,22 @@ func inspect(cmd *cobra.Command, h *host.Host, name string) error {
 
 // withPlugins opens the manifest's plugins and store, without starting a provider.
 func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
+	return openPlugins(cmd, false, f)
+}
+
+// withPluginsOnly is withPlugins that starts no [memory.embeddings] provider either:
+// plugins list, inspect and verify neither store nor search memories, and must not need
+// that provider's key.
+func withPluginsOnly(cmd *cobra.Command, f func(*host.Host) error) error {
+	return openPlugins(cmd, true, f)
+}
+
+func openPlugins(cmd *cobra.Command, noEmbeddings bool, f func(*host.Host) error) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, NoEmbeddings: true})
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, NoEmbeddings: noEmbeddings})
 	if err != nil {
 		return err
 	}
