@@ -192,7 +192,7 @@ func (h *Host) openStores(ctx context.Context) (err error) {
 func (h *Host) openPlugins(ctx context.Context) (err error) {
 	m := h.Manifest
 	cache := cmp.Or(h.opts.CacheDir, filepath.Join(m.Dir, ".agenthost", "cache"))
-	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: h.opts.OnCompile}); err != nil {
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: namedCompile(m, h.opts.OnCompile)}); err != nil {
 		return fmt.Errorf("start wasm runtime: %w", err)
 	}
 	plugins, _, err := sandbox.LoadEach(ctx, len(m.Plugins), h.loadPlugin)
