@@ -21,9 +21,9 @@ tty=false
 # What a cold cache (a fresh machine, or a new Go version) spends its time on, said once,
 # when the 20th package of a build is compiled (an edit recompiles a few, not 20).
 cold_note() {
-  echo "  (cold Go build cache: every package is compiled once, minutes of CPU: the host is about" >&2
-  echo "   940 packages; modernc.org/sqlite/lib (SQLite translated to Go), wazero, cel-go, River" >&2
-  echo "   and gRPC take the longest. Later builds reuse the cache and take seconds.)" >&2
+  echo "  (a cold Go build cache compiles each package once, minutes of CPU: bin/agenthost is about" >&2
+  echo "   940 packages, modernc.org/sqlite/lib (SQLite translated to Go), wazero, cel-go, River and" >&2
+  echo "   gRPC the longest; the adapters' SDKs are the rest. Later builds take seconds.)" >&2
 }
 
 noted=false
