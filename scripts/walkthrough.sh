@@ -42,14 +42,14 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 addr=""
 for _ in $(seq 1 1800); do # readiness by polling, bounded (3 minutes)
-  addr=$(sed -n 's/^agenthost: serving on //p' "$log" | head -1)
+  addr=$(sed -n 's/^agenthost: serving on \([^ ]*\).*/\1/p' "$log" | head -1) # http://127.0.0.1:PORT
   [ -n "$addr" ] && break
   kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
   sleep 0.1
 done
 [ -n "$addr" ] || { echo "serve did not start" >&2; cat "$log" >&2; exit 1; }
-curl -fsS "http://$addr/healthz" >/dev/null
-curl -fsS "http://$addr/" | grep -q "<html"
+curl -fsS "$addr/healthz" >/dev/null
+curl -fsS "$addr/" | grep -q "<html"
 kill "$pid"
 wait "$pid" || true
 
