@@ -26,40 +26,7 @@ func newPluginsCmd() *cobra.Command {
 				if listJSON { // the objects the web console lists (host.PluginInfo)
 					return printJSON(cmd, h.PluginInfo())
 				}
-				if c := h.Confinement(); c != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
-				}
-				confined := map[string]*confine.Spec{} // by kind and name
-				var builtin []host.PluginInfo          // A2A agents, memory, MCP resources
-				for _, info := range h.PluginInfo() {
-					confined[info.Kind+" "+info.Name] = info.Confined
-					if info.Kind == "a2a_agent" || info.Kind == "builtin" {
-						builtin = append(builtin, info)
-					}
-				}
-				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
-				modelNames := h.ModelToolNames()
-				for i, p := range h.Plugins() {
-					names := modelNames[p.Name()]
-					if h.Manifest.Plugins[i].Kind != "tool" {
-						names = nil // hooks and strategies offer the model nothing
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
-				}
-				for i, srv := range h.MCPServers() {
-					kind := processKind("mcp server", confined["mcp_server "+h.Manifest.MCPServers[i].Name])
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
-						joinOr(modelNames[srv.Name()], "-"))
-				}
-				for _, b := range builtin {
-					abi := map[bool]string{true: "http", false: "-"}[b.Kind == "a2a_agent"]
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", b.Name, strings.ReplaceAll(b.Kind, "_", " "), abi, joinOr(b.Tools, "-"))
-				}
-				for _, name := range h.Manifest.ProviderNames() {
-					fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", confined["provider "+name]))
-				}
-				return w.Flush()
+				return printPluginList(cmd, h)
 			})
 		},
 	}
@@ -266,4 +233,43 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %sies", n, s)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// printPluginList is plugins list's table: plugins, MCP servers, A2A agents and built-in
+// tools, then providers, each with the tools the model sees from it.
+func printPluginList(cmd *cobra.Command, h *host.Host) error {
+	if c := h.Confinement(); c != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
+	}
+	confined := map[string]*confine.Spec{} // by kind and name
+	var builtin []host.PluginInfo          // A2A agents, memory, MCP resources
+	for _, info := range h.PluginInfo() {
+		confined[info.Kind+" "+info.Name] = info.Confined
+		if info.Kind == "a2a_agent" || info.Kind == "builtin" {
+			builtin = append(builtin, info)
+		}
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
+	modelNames := h.ModelToolNames()
+	for i, p := range h.Plugins() {
+		names := modelNames[p.Name()]
+		if h.Manifest.Plugins[i].Kind != "tool" {
+			names = nil // hooks and strategies offer the model nothing
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
+	}
+	for i, srv := range h.MCPServers() {
+		kind := processKind("mcp server", confined["mcp_server "+h.Manifest.MCPServers[i].Name])
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
+			joinOr(modelNames[srv.Name()], "-"))
+	}
+	for _, b := range builtin {
+		abi := map[bool]string{true: "http", false: "-"}[b.Kind == "a2a_agent"]
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", b.Name, strings.ReplaceAll(b.Kind, "_", " "), abi, joinOr(b.Tools, "-"))
+	}
+	for _, name := range h.Manifest.ProviderNames() {
+		fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", confined["provider "+name]))
+	}
+	return w.Flush()
 }
