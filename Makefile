@@ -21,11 +21,14 @@ deps:
 # up-to-date binary alone without relinking it, so a warm build costs a cache lookup.
 # (`go build ./...` used to come first: it relinked every main package of the module each
 # time for nothing; `make test` compiles every package anyway, with go vet and go test.)
-# -buildvcs=auto stamps the commit into `agenthost version` even where GOFLAGS turns it off.
+# scripts/build.sh runs that go build per binary and shows its progress (each binary's
+# name, a count of the packages compiled, a note of what a cold cache is slow on); the
+# binaries are stripped (-trimpath -ldflags "-s -w": no symbols or DWARF, a third smaller,
+# measured in the README); `make build DEBUG=1` keeps them for a debugger.
 build: $(BINS)
 
 $(BINS): $(BIN)/%:
-	$(GO) build -buildvcs=auto -o $@ ./cmd/$*
+	@GO=$(GO) DEBUG=$(DEBUG) bash scripts/build.sh $@
 
 # install puts agenthost and its provider adapters in GOBIN (or GOPATH/bin), where
 # agenthost finds the adapters by name: `go install github.com/agenthost/agenthost/cmd/...@latest`

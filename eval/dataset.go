@@ -88,7 +88,9 @@ const MaxCaseBytes = 1 << 20
 // file and the line (JSONL) or the case (YAML).
 func Load(path string) ([]Case, error) {
 	data, err := os.ReadFile(path)
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w%s", err, didYouMean(path))
+	} else if err != nil {
 		return nil, err
 	}
 	var cases []Case

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -34,6 +35,12 @@ func (h *Host) chainModel(ctx context.Context, a manifest.AgentConfig) (loop.Mod
 		if !ok {
 			return nil, "", fmt.Errorf("%s: --provider %q: no [providers.%s] in the manifest", m.Path, name, name)
 		}
+		if pc.Model == "" && len(pc.ModelUnset) > 0 {
+			// agent.model is meant for another provider (agent.toml's "demo" is the
+			// scripted one's): sending it to a real server would fail there, or worse, not.
+			return nil, "", m.ErrorAt("providers."+name+".model", "%s is not set: export it (the model to ask, e.g. gpt-4o-mini, or llama3.2 on Ollama)",
+				strings.Join(pc.ModelUnset, ", "))
+		}
 		client, err := h.client(ctx, name, pc)
 		if err != nil {
 			return nil, "", err
@@ -52,9 +59,7 @@ func (h *Host) chainModel(ctx context.Context, a manifest.AgentConfig) (loop.Mod
 		l := &link{name: name, model: lm,
 			breaker: newBreaker(name, pc.BreakerFailures, time.Duration(pc.BreakerCooldown)),
 			limits:  newLimiter(pc.RequestsPerMinute, pc.TokensPerMinute)}
-		if pc.Pricing != nil {
-			l.pricing = &loop.Pricing{PromptPerMTok: pc.Pricing.PromptPerMTok, CompletionPerMTok: pc.Pricing.CompletionPerMTok}
-		}
+		l.pricing = linkPricing(pc, a.Pricing, linkModel)
 		cm.links = append(cm.links, l)
 	}
 	return cm, modelName, nil

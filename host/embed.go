@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/providers"
 )
@@ -23,7 +24,7 @@ const embedTimeout = 30 * time.Second
 // none can add a memory without one.
 func (h *Host) openEmbeddings(ctx context.Context) error {
 	c := h.Manifest.Memory.Embeddings
-	if c == nil || h.memory == nil {
+	if c == nil || h.memory == nil || h.opts.NoEmbeddings {
 		return nil
 	}
 	pc := h.Manifest.Providers[c.Provider]
@@ -45,8 +46,8 @@ func (h *Host) openEmbeddings(ctx context.Context) error {
 			defer cancel()
 			return client.Embed(ctx, c.Model, texts)
 		}}
-	if pc.Pricing != nil {
-		em.pricing = &loop.Pricing{PromptPerMTok: pc.Pricing.PromptPerMTok}
+	if p := linkPricing(pc, manifest.PricingConfig{}, c.Model); p != nil {
+		em.pricing = &loop.Pricing{PromptPerMTok: p.PromptPerMTok} // the price table's when pc sets none
 	}
 	h.memory = em
 	return nil

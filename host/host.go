@@ -28,6 +28,10 @@ type Options struct {
 	Loaded     *manifest.Manifest // or a manifest already decoded (manifest.Parse); Manifest is then ignored
 	Provider   string             // overrides agent.provider
 	NoProvider bool               // load plugins and the store only (plugins list/call/verify, sessions)
+	// NoEmbeddings does not start [memory.embeddings]'s provider: for commands that
+	// neither store nor search memories (plugins list, inspect, verify), which must not
+	// need that provider's key.
+	NoEmbeddings bool
 	// Lock is what loading Manifest does with its agent.lock (LockUpdate: record; the
 	// CLI's --locked: manifest.LockStrict). Ignored with Loaded.
 	Lock manifest.LockMode
@@ -196,7 +200,7 @@ func (h *Host) openStores(ctx context.Context) (err error) {
 func (h *Host) openPlugins(ctx context.Context) (err error) {
 	m := h.Manifest
 	cache := cmp.Or(h.opts.CacheDir, filepath.Join(m.Dir, ".agenthost", "cache"))
-	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: h.opts.OnCompile}); err != nil {
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: namedCompile(m, h.opts.OnCompile)}); err != nil {
 		return fmt.Errorf("start wasm runtime: %w", err)
 	}
 	plugins, _, err := sandbox.LoadEach(ctx, len(m.Plugins), h.loadPlugin)

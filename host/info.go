@@ -13,7 +13,7 @@ import (
 type PluginInfo struct {
 	Name string `json:"name"`
 	// Kind is the plugin kind (tool, context, termination, guardrail, permission) or
-	// "mcp_server" or "provider".
+	// "mcp_server", "a2a_agent", "builtin" (memory, MCP resources) or "provider".
 	Kind string `json:"kind"`
 	ABI  string `json:"abi,omitempty"`
 	// Sandboxed is false for MCP servers and providers: they run with the user's rights
@@ -32,7 +32,8 @@ type PluginInfo struct {
 }
 
 // PluginInfo lists the loaded plugins, then the MCP servers, in manifest order, then the
-// manifest's providers by name (started or not: plugins list starts none).
+// A2A agents and the built-in tools (builtinInfo), then the manifest's providers by name
+// (started or not: plugins list starts none).
 func (h *Host) PluginInfo() []PluginInfo {
 	names := h.ModelToolNames()
 	out := []PluginInfo{}
@@ -67,5 +68,30 @@ func (h *Host) PluginInfo() []PluginInfo {
 		info.Confined = h.confined(c.Sandbox)
 		out = append(out, info)
 	}
+	out = append(out, h.builtinInfo(names)...)
 	return append(out, h.providerInfo()...)
+}
+
+// builtinInfo lists the tools the model sees that no plugin or MCP server offers: the
+// [[a2a_agents]] (kind "a2a_agent", a2a_NAME each), the MCP servers' resources
+// (mcp_resources, mcp_read_resource) and memory (remember, recall, forget), both kind
+// "builtin". Agents' hand-off and ask_ tools are per agent and not listed here.
+func (h *Host) builtinInfo(names map[string][]string) []PluginInfo {
+	var out []PluginInfo
+	for _, a := range h.Manifest.A2AAgents {
+		if tools := names["a2a:"+a.Name]; len(tools) > 0 {
+			out = append(out, PluginInfo{Name: a.Name, Kind: "a2a_agent", Tools: tools, Source: a.URL})
+		}
+	}
+	if tools := names[resourceToolsOwner]; len(tools) > 0 {
+		out = append(out, PluginInfo{Name: "resources", Kind: "builtin", Tools: tools})
+	}
+	var mem []string
+	for _, t := range h.memoryTools() {
+		mem = append(mem, t.Spec().Name)
+	}
+	if len(mem) > 0 {
+		out = append(out, PluginInfo{Name: "memory", Kind: "builtin", Tools: mem})
+	}
+	return out
 }

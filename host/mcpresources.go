@@ -18,6 +18,9 @@ import (
 // through the one tool pipeline (schema, guardrails, permissions, approvals, caps) and
 // is stored in the session; what a server returns is bounded by its max_output.
 
+// resourceToolsOwner owns the resource tools (ModelToolNames, PluginInfo).
+const resourceToolsOwner = "agenthost/mcp"
+
 func (h *Host) mcpResourceTools() []loop.Tool {
 	names := h.resourceServers()
 	if len(names) == 0 {
@@ -51,7 +54,7 @@ func (h *Host) mcpResourceTools() []loop.Tool {
 			}
 			return res, err
 		}}
-	return []loop.Tool{builtinTool{list, "agenthost/mcp"}, builtinTool{read, "agenthost/mcp"}}
+	return []loop.Tool{builtinTool{list, resourceToolsOwner}, builtinTool{read, resourceToolsOwner}}
 }
 
 // resourceServers names the MCP servers that announce resources, in manifest order.

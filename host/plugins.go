@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -384,4 +385,25 @@ func (s *services) KVDelete(ctx context.Context, plugin, key string) error {
 		return d.KVDelete(ctx, plugin, key)
 	}
 	return s.store.KVSet(ctx, plugin, key, nil)
+}
+
+// namedCompile announces an OCI plugin by its name and reference ("calc
+// (oci://registry/calc:1)"), not by its cached blob's file name (a digest); a file
+// plugin keeps its file name ("calc.wasm").
+func namedCompile(m *manifest.Manifest, onCompile func(string)) func(string) {
+	if onCompile == nil {
+		return nil
+	}
+	byBlob := map[string]string{}
+	for _, p := range m.Plugins {
+		if p.Source != "" && p.Source != p.Wasm {
+			byBlob[filepath.Base(p.Wasm)] = p.Name + " (" + p.Source + ")"
+		}
+	}
+	return func(file string) {
+		if named, ok := byBlob[file]; ok {
+			file = named
+		}
+		onCompile(file)
+	}
 }

@@ -76,7 +76,7 @@ func (m *Manifest) checkProviders() error {
 		for k, v := range p.Options {
 			p.Options[k] = os.ExpandEnv(v)
 		}
-		p.Model = os.ExpandEnv(p.Model)
+		p.Model, p.ModelUnset = expandNoting(p.Model)
 		names := slices.Clone(p.Args)
 		for _, k := range slices.Sorted(maps.Keys(p.Options)) {
 			names = append(names, p.Options[k])
@@ -209,4 +209,21 @@ func checkDigest(path, want string) error {
 		return fmt.Errorf("digest mismatch for %s: manifest pins %s, file is %s", path, want, got)
 	}
 	return nil
+}
+
+// expandNoting is os.ExpandEnv that also returns, when the result is empty, the
+// variables that were unset or empty on the way.
+func expandNoting(s string) (string, []string) {
+	var unset []string
+	out := os.Expand(s, func(k string) string {
+		v := os.Getenv(k)
+		if v == "" {
+			unset = append(unset, k)
+		}
+		return v
+	})
+	if out != "" {
+		unset = nil
+	}
+	return out, unset
 }

@@ -136,8 +136,11 @@ type RetryConfig struct {
 
 // ProviderConfig is one [providers.NAME] table.
 type ProviderConfig struct {
-	Command      string            `toml:"command"`
-	Model        string            `toml:"model"` // overrides agent.model for this provider; ${VAR} expanded
+	Command string `toml:"command"`
+	Model   string `toml:"model"` // overrides agent.model for this provider; ${VAR} expanded
+	// ModelUnset names the variables of model that were not set when it was expanded
+	// to nothing: a run on this provider is refused rather than sent agent.model.
+	ModelUnset   []string          `toml:"-"`
 	Args         []string          `toml:"args"`
 	Env          []string          `toml:"env"`
 	Options      map[string]string `toml:"options"`

@@ -103,11 +103,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var tools []Tool
+	var offered []string // every tool the server lists, for an allow list that names another
 	for t, err := range s.session.Tools(ctx, nil) {
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("mcp server %q: list tools: %w", cfg.Name, err)
 		}
+		offered = append(offered, t.Name)
 		if (len(cfg.Tools) > 0 && !slices.Contains(cfg.Tools, t.Name)) || slices.Contains(cfg.SkipTools, t.Name) {
 			continue
 		}
@@ -117,7 +119,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	for _, want := range cfg.Tools {
 		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == want }) {
 			s.Close()
-			return nil, fmt.Errorf("mcp server %q has no tool %q (tools lists it)", cfg.Name, want)
+			return nil, fmt.Errorf("mcp server %q has no tool %q (tools lists it); it offers: %s", cfg.Name, want, offeredList(offered))
 		}
 	}
 	s.tools = tools
@@ -336,4 +338,18 @@ func (s *Server) Close() error {
 		return nil
 	}
 	return s.session.Close()
+}
+
+// offeredList names a server's tools for an error, sorted, at most 40 of them (a server
+// may offer hundreds), or says it offers none.
+func offeredList(names []string) string {
+	if len(names) == 0 {
+		return "no tools"
+	}
+	names = slices.Sorted(slices.Values(names))
+	const most = 40
+	if len(names) > most {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	}
+	return strings.Join(names, ", ")
 }

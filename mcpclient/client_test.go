@@ -74,8 +74,10 @@ func TestURLServerWithHeadersToolsAndTimeouts(t *testing.T) {
 	if res, _ := s.Call(ctx, "slow", nil); !res.IsError || !strings.Contains(res.Text(), "timed out after 300ms") {
 		t.Fatalf("slow: %+v", res)
 	}
+	// The error lists what the server does offer (a README snippet that named a tool an
+	// upgraded server renamed failed with no hint of the new name).
 	if _, err := Start(ctx, Config{Name: "remote", URL: hs.URL, Tools: []string{"missing"}}); err == nil ||
-		!strings.Contains(err.Error(), `has no tool "missing"`) {
+		err.Error() != `mcp server "remote" has no tool "missing" (tools lists it); it offers: echo, other, slow` {
 		t.Fatalf("allow list naming a missing tool: %v", err)
 	}
 }

@@ -140,7 +140,11 @@ func (c *Client) launch(ctx context.Context) error {
 	c.exe.remove()
 	c.sock.remove()
 	c.exe, c.sock = nil, nil
-	path := exec.Command(c.cfg.Command).Path // resolved through PATH, as exec would
+	lookup := exec.Command(c.cfg.Command) // resolved through PATH, as exec would
+	if err := missingAdapter(c.cfg.Command, lookup); err != nil {
+		return err
+	}
+	path := lookup.Path
 	run := path
 	var exe, sock *pinnedExe
 	var err error

@@ -54,12 +54,12 @@ input_schema = `+schema+"\n"), 0o644)
 		return e
 	}
 	e := manifest(`{ type = "object" }`)
-	if r := e.agenthost(t, "plugins", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "ok  echo (extism, 1 tools") {
+	if r := e.agenthost(t, "plugins", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "ok  echo (extism, 1 tool") {
 		t.Fatalf("valid schema: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
 	e = manifest(`{ type = "objekt" }`)
 	r := e.agenthost(t, "plugins", "verify")
-	if r.code != 1 || !strings.HasPrefix(r.stdout, `FAIL echo (extism, 1 tools, not pinned): tool "echo": input schema`) ||
+	if r.code != 1 || !strings.HasPrefix(r.stdout, `FAIL echo (extism, 1 tool, not pinned): tool "echo": input schema`) ||
 		!strings.Contains(r.stderr, "1 of 1 plugins failed verification") {
 		t.Fatalf("invalid schema: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}

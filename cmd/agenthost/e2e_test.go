@@ -435,7 +435,7 @@ func TestE2E_PluginsCommands(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "calc") || !strings.Contains(r.stdout, "mcp") {
 		t.Fatalf("list: %q", r.stdout)
 	}
-	if r = e.agenthost(t, "plugins", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "ok  calc (mcp, 1 tools") {
+	if r = e.agenthost(t, "plugins", "verify"); r.code != 0 || !strings.HasPrefix(r.stdout, "ok  calc (mcp, 1 tool,") {
 		t.Fatalf("verify: %q %q", r.stdout, r.stderr)
 	}
 	if r = e.agenthost(t, "plugins", "inspect", "nope"); r.code != 2 {

@@ -102,6 +102,30 @@ func TestEveryRunnableCommandHasAnExample(t *testing.T) {
 	}
 }
 
+// The command groups a newcomer reaches first show examples of their commands too.
+func TestSessionsAndMemoryHelpShowExamples(t *testing.T) {
+	root := newRoot()
+	for _, name := range []string{"sessions", "memory"} {
+		c, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(c.Example, "agenthost "+name+" ") {
+			t.Errorf("%s --help has no example of its commands: %q", name, c.Example)
+		}
+	}
+}
+
+// plural counts in words: "1 run", "2 runs", "1 memory", "3 memories".
+func TestPluralCountsInWords(t *testing.T) {
+	for got, want := range map[string]string{plural(1, "run"): "1 run", plural(2, "run"): "2 runs", plural(0, "tool"): "0 tools",
+		plural(1, "memory"): "1 memory", plural(3, "memory"): "3 memories"} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
+
 // A user reads --help where the repository is not: help never sends them to a file of it.
 func TestHelpPointsAtNoRepositoryPath(t *testing.T) {
 	repoPath := regexp.MustCompile(`\b[\w-]+/[\w./-]*\.md\b|\b(host|loop|sandbox|providers|plugins/sdk|store|telemetry)/`)

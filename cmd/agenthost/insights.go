@@ -61,7 +61,7 @@ func windowFlag(flag, s string) (time.Duration, error) {
 
 func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%d runs in the last %s\n", r.Runs, since)
+	fmt.Fprintf(out, "%s in the last %s\n", plural(r.Runs, "run"), since)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if len(r.Outcomes) > 0 {
 		fmt.Fprintln(w, "\nSTATUS\tREASON\tRUNS\tCOST")

@@ -69,3 +69,35 @@ func TestE2E_ListingsPrintJSONArrays(t *testing.T) {
 		t.Fatalf("plugins verify --json: %+v", checks)
 	}
 }
+
+// plugins list shows every tool the model would see, the built-in ones too (A2A agents,
+// memory), and needs no key for the embeddings provider it does not start.
+func TestE2E_PluginsListShowsBuiltinToolsAndNeedsNoEmbeddingsKey(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": []}`})
+	appendManifest(t, e.manifest, `
+[providers.openai]
+command = "agenthost-provider-openai"
+env = ["OPENAI_API_KEY"]
+
+[memory]
+enabled = true
+embeddings = { provider = "openai", model = "text-embedding-3-small" }
+
+[[a2a_agents]]
+name = "geo"
+url = "http://127.0.0.1:9/a2a"
+`)
+	r := e.agenthost(t, "plugins", "list")
+	if r.code != 0 {
+		t.Fatalf("plugins list: %d\n%s", r.code, r.stderr)
+	}
+	for _, row := range []string{
+		"calc      tool                 mcp   calc\n",
+		"geo       a2a agent            http  a2a_geo\n",
+		"memory    builtin              -     remember, recall, forget\n",
+	} {
+		if !strings.Contains(r.stdout, row) {
+			t.Errorf("plugins list lacks %q:\n%s", row, r.stdout)
+		}
+	}
+}

@@ -59,9 +59,11 @@ func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [
 	  {"tool_calls": [{"id": "c1", "name": "echo", "arguments": "{\"message\":\"hello from agenthost\"}"}]},
 	  {"text": "{{result c1}}"}]}`})
+	// The allow list is the README's snippet's, so that the README names tools the
+	// server it shows does offer.
 	f, _ := os.OpenFile(e.manifest, os.O_APPEND|os.O_WRONLY, 0)
-	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\ntools = [\"echo\"]\n",
-		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"everything\"\ncommand = [\"node\", %q]\n%s\n",
+		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), readmeMCPTools(t))
 	f.Close()
 	r := e.agenthost(t, "run", "--json", "go")
 	if r.code != 0 {
@@ -77,7 +79,29 @@ func TestE2E_MCPServersRunsTheReferenceServerFromNpm(t *testing.T) {
 		t.Fatalf("echo through server-everything: %q", result)
 	}
 	list := e.agenthost(t, "plugins", "list")
-	if !strings.Contains(list.stdout, "everything  mcp server (confined)") || !strings.Contains(list.stdout, "scripted    provider (confined)") {
+	if !strings.Contains(list.stdout, "everything  mcp server (confined)") || !strings.Contains(list.stdout, "scripted    provider (confined)") ||
+		!strings.Contains(list.stdout, "resources   builtin                -      mcp_resources, mcp_read_resource\n") {
 		t.Fatalf("plugins list: %s", list.stdout)
 	}
+}
+
+// readmeMCPTools is the tools line of the README's [[mcp_servers]] snippet (server-everything).
+func readmeMCPTools(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, snippet, ok := strings.Cut(string(b), "[[mcp_servers]]\nname = \"everything\"\n")
+	if !ok {
+		t.Fatal("README.md has no [[mcp_servers]] snippet for server-everything")
+	}
+	for _, line := range strings.Split(snippet, "\n") {
+		if strings.HasPrefix(line, "tools = [") {
+			tools, _, _ := strings.Cut(line, "#")
+			return strings.TrimSpace(tools)
+		}
+	}
+	t.Fatal("the README's [[mcp_servers]] snippet has no tools line")
+	return ""
 }

@@ -132,7 +132,7 @@ func TestE2E_MCPServerSamplingIsBoundedByTheRunsBudgetAndOffOnlyWhenAsked(t *tes
 	}
 	off := samplingEnv(t, "", "", 10)
 	list := off.agenthost(t, "plugins", "list")
-	if list.code == 0 || !strings.Contains(list.stderr, `mcp server "everything" has no tool "trigger-sampling-request" (tools lists it)`) {
+	if list.code == 0 || !strings.Contains(list.stderr, `mcp server "everything" has no tool "trigger-sampling-request" (tools lists it); it offers: `) {
 		t.Fatalf("without sampling = true the server still offered its sampling tool:\n%s\n%s", list.stdout, list.stderr)
 	}
 }

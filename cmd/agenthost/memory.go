@@ -58,7 +58,11 @@ func auditMemoryDelete(cmd *cobra.Command, h *host.Host, target string, n int) e
 }
 
 func newMemoryCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "memory", Short: "List, search, add, delete and reindex long-term memories ([memory] in agent.toml)"}
+	cmd := &cobra.Command{Use: "memory", Short: "List, search, add, delete and reindex long-term memories ([memory] in agent.toml)",
+		Example: `  agenthost memory add --user ana "Ana prefers tea"
+  agenthost memory search --user ana tea
+  agenthost memory list --user ana --json
+  agenthost memory rm mem_0123abcd4567ef89`}
 	cmd.AddCommand(newMemoryListCmd(), newMemorySearchCmd(), newMemoryAddCmd(), newMemoryRmCmd(), newMemoryEraseCmd(), newMemoryReindexCmd())
 	return cmd
 }
@@ -188,6 +192,9 @@ func newMemoryRmCmd() *cobra.Command {
 						return failed(err)
 					}
 				}
+				if removed := len(args) - len(missing); removed > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", plural(removed, "memory"))
+				}
 				if len(missing) > 0 {
 					return failed(fmt.Errorf("no memory %s", strings.Join(missing, ", ")))
 				}
@@ -218,7 +225,7 @@ func newMemoryEraseCmd() *cobra.Command {
 				if err := auditMemoryDelete(cmd, h, "user:"+f.User+" agent:"+f.Agent, n); err != nil {
 					return failed(err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "erased %d memories\n", n)
+				fmt.Fprintf(cmd.OutOrStdout(), "erased %s\n", plural(int(n), "memory"))
 				return nil
 			})
 		}}

@@ -99,10 +99,10 @@ func TestE2E_MemoryCommandsManageAUsersMemories(t *testing.T) {
 	if r := e.agenthost(t, "memory", "rm", "--user", "bob", id); r.code != 1 || !strings.Contains(r.stderr, "no memory "+id) {
 		t.Fatalf("bob removing ana's memory: exit %d %s", r.code, r.stderr)
 	}
-	if r := e.agenthost(t, "memory", "rm", id); r.code != 0 {
-		t.Fatalf("rm: exit %d %s", r.code, r.stderr)
+	if r := e.agenthost(t, "memory", "rm", id); r.code != 0 || strings.TrimSpace(r.stdout) != "removed 1 memory" {
+		t.Fatalf("rm: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
-	if r := e.agenthost(t, "memory", "erase", "--user", "ana"); r.code != 0 || strings.TrimSpace(r.stdout) != "erased 1 memories" {
+	if r := e.agenthost(t, "memory", "erase", "--user", "ana"); r.code != 0 || strings.TrimSpace(r.stdout) != "erased 1 memory" {
 		t.Fatalf("erase: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
 	if r := e.agenthost(t, "memory", "list", "--user", "bob"); !strings.Contains(r.stdout, "Bob drinks genmaicha too") {

@@ -79,8 +79,13 @@ func TestE2E_PluginsFromAnOCIRegistry(t *testing.T) {
 		os.WriteFile(e.manifest, []byte(m), 0o644)
 	}
 	use(ref, `verify = { key = "cosign.pub" }`)
-	if r := e.agenthost(t, "run", "what is 6*7?"); r.code != 0 || !strings.Contains(r.stdout, "it is 42") {
+	r = e.agenthost(t, "run", "what is 6*7?")
+	if r.code != 0 || !strings.Contains(r.stdout, "it is 42") {
 		t.Fatalf("run with the pulled plugin: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// Its compile note names it and its reference, not its cached blob (a digest).
+	if strings.Contains(r.stderr, "compiling ") && !strings.Contains(r.stderr, "compiling calc ("+ref+") (first run") {
+		t.Fatalf("compile note: %s", r.stderr)
 	}
 	cached, _ := filepath.Glob(filepath.Join(e.dir, ".agenthost", "oci", "*.wasm"))
 	if len(cached) != 1 || fileSHA(t, cached[0])+".wasm" != filepath.Base(cached[0]) || fileSHA(t, cached[0]) != fileSHA(t, calcWasm) {

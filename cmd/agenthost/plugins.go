@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/confine"
@@ -21,36 +22,11 @@ func newPluginsCmd() *cobra.Command {
 		Example: `  agenthost plugins list
   agenthost -c other/agent.toml plugins list --json | jq -r '.[].name'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withPluginsOnly(cmd, func(h *host.Host) error {
 				if listJSON { // the objects the web console lists (host.PluginInfo)
 					return printJSON(cmd, h.PluginInfo())
 				}
-				if c := h.Confinement(); c != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
-				}
-				confined := map[string]*confine.Spec{} // by kind and name
-				for _, info := range h.PluginInfo() {
-					confined[info.Kind+" "+info.Name] = info.Confined
-				}
-				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
-				modelNames := h.ModelToolNames()
-				for i, p := range h.Plugins() {
-					names := modelNames[p.Name()]
-					if h.Manifest.Plugins[i].Kind != "tool" {
-						names = nil // hooks and strategies offer the model nothing
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
-				}
-				for i, srv := range h.MCPServers() {
-					kind := processKind("mcp server", confined["mcp_server "+h.Manifest.MCPServers[i].Name])
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
-						joinOr(modelNames[srv.Name()], "-"))
-				}
-				for _, name := range h.Manifest.ProviderNames() {
-					fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", confined["provider "+name]))
-				}
-				return w.Flush()
+				return printPluginList(cmd, h)
 			})
 		},
 	}
@@ -65,7 +41,7 @@ false with --json) and verify exits 1.`,
 		Example: `  agenthost plugins verify
   agenthost -c deploy/agent.toml plugins verify --json | jq -e 'all(.ok)'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withPluginsOnly(cmd, func(h *host.Host) error {
 				report := verifyPlugins(h)
 				if verifyJSON {
 					if err := printJSON(cmd, report); err != nil {
@@ -85,9 +61,9 @@ false with --json) and verify exits 1.`,
 						pin = "sha256 ok"
 					}
 					if r.OK {
-						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %d tools, %s)\n", r.Name, r.ABI, r.Tools, pin)
+						fmt.Fprintf(cmd.OutOrStdout(), "ok  %s (%s, %s, %s)\n", r.Name, r.ABI, plural(r.Tools, "tool"), pin)
 					} else {
-						fmt.Fprintf(cmd.OutOrStdout(), "FAIL %s (%s, %d tools, %s): %s\n", r.Name, r.ABI, r.Tools, pin, r.Error)
+						fmt.Fprintf(cmd.OutOrStdout(), "FAIL %s (%s, %s, %s): %s\n", r.Name, r.ABI, plural(r.Tools, "tool"), pin, r.Error)
 					}
 				}
 				if bad > 0 {
@@ -117,7 +93,7 @@ manifest is not read).`,
 					defer h.Close()
 					return inspect(cmd, h, name)
 				}
-				return withPlugins(cmd, func(h *host.Host) error { return inspect(cmd, h, args[0]) })
+				return withPluginsOnly(cmd, func(h *host.Host) error { return inspect(cmd, h, args[0]) })
 			},
 		},
 		newCallCmd(),
@@ -186,11 +162,22 @@ func inspect(cmd *cobra.Command, h *host.Host, name string) error {
 
 // withPlugins opens the manifest's plugins and store, without starting a provider.
 func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
+	return openPlugins(cmd, false, f)
+}
+
+// withPluginsOnly is withPlugins that starts no [memory.embeddings] provider either:
+// plugins list, inspect and verify neither store nor search memories, and must not need
+// that provider's key.
+func withPluginsOnly(cmd *cobra.Command, f func(*host.Host) error) error {
+	return openPlugins(cmd, true, f)
+}
+
+func openPlugins(cmd *cobra.Command, noEmbeddings bool, f func(*host.Host) error) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true})
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, NoEmbeddings: noEmbeddings})
 	if err != nil {
 		return err
 	}
@@ -235,4 +222,54 @@ func warn(cmd *cobra.Command, h *host.Host) {
 	for _, w := range h.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: warning:", w)
 	}
+}
+
+// plural is "1 tool", "2 tools", "0 tools" ("memory": "memories").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if s, ok := strings.CutSuffix(noun, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, s)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// printPluginList is plugins list's table: plugins, MCP servers, A2A agents and built-in
+// tools, then providers, each with the tools the model sees from it.
+func printPluginList(cmd *cobra.Command, h *host.Host) error {
+	if c := h.Confinement(); c != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
+	}
+	confined := map[string]*confine.Spec{} // by kind and name
+	var builtin []host.PluginInfo          // A2A agents, memory, MCP resources
+	for _, info := range h.PluginInfo() {
+		confined[info.Kind+" "+info.Name] = info.Confined
+		if info.Kind == "a2a_agent" || info.Kind == "builtin" {
+			builtin = append(builtin, info)
+		}
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PLUGIN\tKIND\tABI\tTOOLS (as the model sees them)")
+	modelNames := h.ModelToolNames()
+	for i, p := range h.Plugins() {
+		names := modelNames[p.Name()]
+		if h.Manifest.Plugins[i].Kind != "tool" {
+			names = nil // hooks and strategies offer the model nothing
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Name(), h.Manifest.Plugins[i].Kind, p.ABI(), joinOr(names, "-"))
+	}
+	for i, srv := range h.MCPServers() {
+		kind := processKind("mcp server", confined["mcp_server "+h.Manifest.MCPServers[i].Name])
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", srv.Name(), kind, map[bool]string{true: "http", false: "stdio"}[srv.Remote()],
+			joinOr(modelNames[srv.Name()], "-"))
+	}
+	for _, b := range builtin {
+		abi := map[bool]string{true: "http", false: "-"}[b.Kind == "a2a_agent"]
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", b.Name, strings.ReplaceAll(b.Kind, "_", " "), abi, joinOr(b.Tools, "-"))
+	}
+	for _, name := range h.Manifest.ProviderNames() {
+		fmt.Fprintf(w, "%s\t%s\tgrpc\t-\n", name, processKind("provider", confined["provider "+name]))
+	}
+	return w.Flush()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/agenthost/agenthost/serve"
 	"github.com/agenthost/agenthost/surface/server"
 )
@@ -65,13 +67,26 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if cmd.Flags().Changed("workers") {
 				storeWait = 0 // a run's job is retried by River from what was stored (surface/cluster/outage.go)
 			}
-			h, err := serve.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: provider,
+			m, err := manifest.LoadWith(manifestPath(cmd), lockMode(cmd))
+			if err != nil {
+				return err
+			}
+			// A manifest with no provider (tools and workflows only, as examples/workflows)
+			// is served without one: its runs are refused, its workflows run.
+			noProvider := provider == "" && len(m.Agent.Provider) == 0
+			if noProvider && watch {
+				return usage(errors.New("--watch reloads the agent's plugins and needs a provider: set agent.provider or --provider"))
+			}
+			h, err := serve.Open(ctx, host.Options{OnCompile: compileNote(cmd), Loaded: m, Provider: provider, NoProvider: noProvider,
 				Stderr: providerLog(cmd), StoreOutage: storeWait})
 			if err != nil {
 				return err
 			}
 			defer h.Close()
 			warn(cmd, h)
+			if noProvider {
+				fmt.Fprintln(cmd.ErrOrStderr(), "agenthost: no provider in the manifest: serving tools and workflows; runs (POST /v1/runs) are refused until agent.provider names one")
+			}
 			clustered := cmd.Flags().Changed("workers")
 			if err := checkCluster(h, clustered, workers); err != nil {
 				return err
@@ -156,7 +171,7 @@ a step that ended does not run again.`,
 			if err != nil {
 				return failed(err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %d runs\n", workers)
+			fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: worker executing up to %s at once\n", plural(workers, "run"))
 			go serve.WatchKeys(ctx, h, keyReload(ctx), 0, func(format string, args ...any) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
 			})

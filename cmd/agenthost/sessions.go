@@ -14,7 +14,11 @@ import (
 )
 
 func newSessionsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "sessions", Short: "List stored sessions and show one"}
+	cmd := &cobra.Command{Use: "sessions", Short: "List stored sessions and show one",
+		Example: `  agenthost sessions list
+  agenthost sessions show ses_0123abcd
+  agenthost sessions prune --older-than 30d --dry-run
+  agenthost run --session ses_0123abcd "and then?"   # continue one`}
 	var jsonOut bool
 	show := &cobra.Command{
 		Use: "show ID", Short: "Show a session's conversation (or its stored events with --json)", Args: cobra.ExactArgs(1),

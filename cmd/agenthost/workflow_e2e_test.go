@@ -321,4 +321,16 @@ func TestE2E_Workflow_ExampleManifestRunsAsDocumented(t *testing.T) {
 	if c := toolCallsIn(t, e, "workflow:double:demo.analyse.0~times_two"); c["workflow:double:demo.analyse.0~times_two"] != 1 {
 		t.Fatalf("the sub-run's calc was called %d times", c["workflow:double:demo.analyse.0~times_two"])
 	}
+
+	// It needs no model, and serve does not ask for one: its workflows run over HTTP.
+	s := e.serve(t)
+	run := startSSE(t, post(t, s.base+"/v1/workflows/sales/runs", `{"runId": "h1", "input": {"path": "/data/sales.txt"}}`))
+	end := run.until(t, "RUN_FINISHED")
+	oc, _ := end["outcome"].(map[string]any)
+	if in, _ := oc["interrupts"].([]any); len(in) != 1 || in[0].(map[string]any)["message"] != "Publish the total 98?" {
+		t.Fatalf("RUN_FINISHED %v\n%s", end, s.log())
+	}
+	if !strings.Contains(s.log(), "agenthost: no provider in the manifest: serving tools and workflows") {
+		t.Fatalf("serve log:\n%s", s.log())
+	}
 }
