@@ -216,7 +216,7 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 // (authorize).
 func (d *Door) admit(ctx context.Context, p access.Principal, in *loop.RunInput) error {
 	if !access.MayStart(p) {
-		return fmt.Errorf("%w: %s has the %q role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
+		return fmt.Errorf("%w: %s has the %s role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
 	}
 	if err := d.runUser(ctx, p, in); err != nil {
 		return err

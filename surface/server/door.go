@@ -36,7 +36,7 @@ type openDoor struct{}
 
 func (openDoor) Admit(_ context.Context, p access.Principal, in *loop.RunInput) error {
 	if !access.MayStart(p) {
-		return fmt.Errorf("%w: %s has the %q role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
+		return fmt.Errorf("%w: %s has the %s role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
 	}
 	if in.User == "" {
 		in.User = p.ID
