@@ -162,8 +162,8 @@ func (s *Server) refusal(p access.Principal, a access.Action, session string, er
 		return 0, "", nil
 	case errors.Is(err, access.ErrNotVisible):
 		return http.StatusNotFound, fmt.Sprintf("no session %q", session), nil
-	case errors.Is(err, access.ErrNotAllowed) && a == "":
-		return http.StatusForbidden, err.Error(), nil
+	case errors.Is(err, access.ErrNotAllowed) && err != access.ErrNotAllowed: // the door's own words
+		return http.StatusForbidden, strings.TrimPrefix(err.Error(), access.ErrNotAllowed.Error()+": "), nil
 	case errors.Is(err, access.ErrNotAllowed):
 		return http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session), nil
 	default:
@@ -194,7 +194,7 @@ func (s *Server) authorizeRun(w http.ResponseWriter, r *http.Request, in *loop.R
 // cluster worker; the door admits again when the run starts.
 func (s *Server) authorize(ctx context.Context, in *loop.RunInput) (int, string, error) {
 	p, _ := PrincipalFrom(ctx)
-	return s.refusal(p, "", in.SessionID, s.door().Admit(ctx, p, in))
+	return s.refusal(p, access.Write, in.SessionID, s.door().Admit(ctx, p, in))
 }
 
 // visible filters a listing of sessions to those the caller may read (the door's
