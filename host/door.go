@@ -221,19 +221,17 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 }
 
 // admit is the door's authorisation of an entry for p on in.SessionID: p may start
-// runs at all (not a viewer); a user who is not admin or operator runs as themselves;
+// runs at all (not a viewer); a user who is not admin or operator runs as themselves
+// (runUser, authorize.go);
 // a new session is claimed for the run's user (the first claim wins), an ownerless one
 // with history is an admin's or operator's, and any other needs Write on it
 // (authorize).
 func (d *Door) admit(ctx context.Context, p access.Principal, in *loop.RunInput) error {
 	if !access.MayStart(p) {
-		return fmt.Errorf("%w: %s has the %q role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
+		return fmt.Errorf("%w: %s has the %s role and may not start runs", access.ErrNotAllowed, p.Name, p.Role)
 	}
-	switch {
-	case !p.Privileged() && in.User != "" && in.User != identity(p):
-		return fmt.Errorf("%w: %s may not run as user %q", access.ErrNotAllowed, p.Name, in.User)
-	case in.User == "":
-		in.User = identity(p)
+	if err := d.runUser(ctx, p, in); err != nil {
+		return err
 	}
 	as, ok := d.h.Access()
 	if !ok {

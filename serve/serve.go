@@ -114,7 +114,7 @@ func NewServer(ctx context.Context, h *host.Host, c Config, dispatch server.Disp
 		AllowHosts: append(c.AllowHosts, server.AddrHost(c.Addr)...), AllowOrigins: c.AllowOrigins,
 		Metrics: h.Telemetry().Handler(), Log: c.Log, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
 		Resources:  &server.Resources{List: h.MCPResources, Read: h.ReadMCPResource},
-		OnFeedback: h.Telemetry().Feedback, TLS: c.TLS, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: Access(h),
+		OnFeedback: h.Telemetry().Feedback, TLS: c.TLS, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: Access(h), Door: h.Door(),
 		Workflows: &server.Workflows{Find: h.Manifest.Workflow, List: h.Manifest.WorkflowNames, Engine: h.Workflows()},
 		Extract: func(ctx context.Context, hd http.Header) context.Context {
 			return telemetry.Propagator.Extract(ctx, propagation.HeaderCarrier(hd))

@@ -18,128 +18,47 @@ import (
 	"github.com/agenthost/agenthost/audit"
 )
 
-// The surface matrix: every surface that enters the host, through the real binary, owes
-// the same guarantees, because each goes through the host's one door (host.Door):
+// The surface matrix: every surface that enters the host, through the real binaries, owes
+// the same guarantees, because each goes through the host's one door (host.Door). One
+// shared setup (matrixEnv: one PostgreSQL database, one `serve`, one `serve --workers 1`,
+// one `mcp serve --http`, three users) serves every cell; the rows are matrixSurfaces.
+// The columns:
 //
-//   - audit: each entry's start and end are in the audit log, for the principal it was
-//     made for (the actor; its role in the detail);
-//   - span: each entry is an invoke_agent span at the OTLP receiver, naming the principal
+//   - audit: each run the entry makes has its start and end in the audit log, for the
+//     user it was made for (the actor: her id) and naming the principal who asked (its
+//     id and role in the detail: an admin resuming a user's run is named);
+//   - span: the entry is an invoke_agent span at the OTLP receiver naming the principal
 //     (enduser.id);
-//   - ledger: an entry that calls the model has its spend on the run's end record;
-//   - foreign: a user who neither owns nor shares the session is refused with 404.
+//   - ledger: an entry that calls the model has its spend on a run's end record (a
+//     sampling's on the run that asked for it);
+//   - redaction: a phone number in the model's answer or a tool's result reaches the
+//     surface's wire as "[phone]", never as it was;
+//   - foreign: bo, a user who neither owns nor shares the object, is refused with what an
+//     unknown object gets (404), and the object is as it was.
 //
-// A cell a surface cannot have says why in the table (a local user administers the
-// store file; a tool call spends nothing). Before the door, `plugins call`, `mcp serve`'s
-// tool calls and workflow tool steps wrote no audit record and no span.
+// A cell a surface cannot have says why in the table (a read starts no run; a local user
+// administers the store file; a tool call spends nothing).
 func TestE2E_SurfaceMatrix_EverySurfaceIsAuditedTracedChargedAndAuthorisedByTheDoor(t *testing.T) {
-	recv := newOTLPReceiver(t)
-	e := newEnv(t, "", "", [2]string{"scripted", `{"repeat": true, "turns": [{"usage": {"prompt_tokens": 5, "completion_tokens": 2}, "text": "ok"}]}`})
-	appendManifest(t, e.manifest, `
-[workflows.door]
-[[workflows.door.steps]]
-id = "add"
-tool = "calc"
-arguments = { expression = "6*7" }
-[[workflows.door.steps]]
-id = "ask"
-prompt = "hello"
-depends_on = ["add"]
-`)
-	e.withTelemetry(t, recv.srv.URL)
-
-	type surface struct {
-		name      string
-		enter     func(t *testing.T) // one entry for ana (or the local user)
-		actor     string             // the audit log's actor
-		actorIsID bool               // the actor is the user's id (a user of the API), not a label
-		model     bool               // the entry calls the model: the ledger cell applies
-		foreign   func(t *testing.T) // bo on ana's object; nil: see why
-		why       string             // why there is no foreign cell
-	}
-	local := "a local user administers the store's file: the CLI's principal is an operator"
-	var srv *served
-	var tokens map[string]string
-	var anaID string
-	surfaces := []surface{
-		{name: "cli run", actor: "ana", model: true, why: local, enter: func(t *testing.T) {
-			if r := e.agenthost(t, "run", "--user", "ana", "--session", "m-run", "--new", "hi"); r.code != 0 {
-				t.Fatalf("run: exit %d %s", r.code, r.stderr)
-			}
-		}},
-		{name: "plugins call", actor: "ana", why: local, enter: func(t *testing.T) {
-			if r := e.agenthost(t, "plugins", "call", "--user", "ana", "calc", "calc", `{"expression":"6*7"}`); r.code != 0 || !strings.Contains(r.stdout, "42") {
-				t.Fatalf("plugins call: exit %d %s %s", r.code, r.stdout, r.stderr)
-			}
-		}},
-		{name: "mcp serve (stdio) tool call", actor: "ana", why: local + " (mcp serve --user)", enter: func(t *testing.T) {
-			mcpCall(t, e, "calc", map[string]any{"expression": "6*7"}, "42")
-		}},
-		{name: "workflow run (tool and prompt steps)", actor: "anonymous", model: true, why: local, enter: func(t *testing.T) {
-			if r := e.agenthost(t, "workflow", "run", "door"); r.code != 0 {
-				t.Fatalf("workflow run: exit %d %s %s", r.code, r.stdout, r.stderr)
-			}
-		}},
-		{name: "serve HTTP POST /v1/runs", actor: "ana", actorIsID: true, model: true, enter: func(t *testing.T) {
-			tokens = map[string]string{}
-			for _, u := range []string{"ana", "bo"} {
-				tokens[u] = strings.TrimSpace(e.agenthost(t, "users", "add", u, "--role", "user").stdout)
-			}
-			srv = e.serve(t)
-			anaID = whoami(t, srv, tokens["ana"]).ID // a user's runs are recorded under their id
-			if code, body := postRunAs(t, srv, tokens["ana"], "m-http"); code != 200 {
-				t.Fatalf("ana's run: %d %s", code, body)
-			}
-		}, foreign: func(t *testing.T) {
-			if code, body := postRunAs(t, srv, tokens["bo"], "m-http"); code != 404 || strings.Contains(body, "ana") || strings.Contains(body, "ok") {
-				t.Fatalf("bo on ana's session: %d %s, want a 404 that tells nothing of it", code, body)
-			}
-		}},
-	}
-	for _, s := range surfaces {
+	m := newMatrixEnv(t)
+	for _, s := range m.surfaces() {
 		t.Run(s.name, func(t *testing.T) {
-			before := len(auditRecords(t, e))
-			spans := len(recv.named("invoke_agent "))
-			s.enter(t)
-			recs := auditRecords(t, e)[before:]
-			t.Run("audit", func(t *testing.T) {
-				var starts, ends int
-				for _, r := range recs {
-					switch r.Action {
-					case audit.ActionRunStart:
-						starts++
-					case audit.ActionRunEnd:
-						ends++
-					default:
-						continue
+			if s.before != nil {
+				s.before(t)
+			}
+			had := len(auditRecords(t, m.e))
+			spans := len(m.recv.named("invoke_agent "))
+			wire := s.enter(t)
+			recs := auditRecords(t, m.e)[had:]
+			if s.user == "" {
+				t.Logf("audit, span, ledger: no cell: %s", s.noRun)
+			} else {
+				m.checkRun(t, s, recs, spans)
+			}
+			if s.secret {
+				t.Run("redaction", func(t *testing.T) {
+					if strings.Contains(wire, "555 0100") || !strings.Contains(wire, "[phone]") {
+						t.Fatalf("the wire carries the number, or no redaction:\n%s", wire)
 					}
-					want := s.actor
-					if s.actorIsID {
-						want = anaID
-					}
-					if r.Actor != want || r.Detail["actor_role"] == "" {
-						t.Errorf("%s by %q (role %q), want %q", r.Action, r.Actor, r.Detail["actor_role"], want)
-					}
-				}
-				if starts == 0 || starts != ends {
-					t.Fatalf("%d run starts and %d ends in the audit log: %+v", starts, ends, recs)
-				}
-			})
-			t.Run("span", func(t *testing.T) {
-				want := principalID(t, e, s.actor)
-				for _, sp := range waitSpans(t, recv, spans) {
-					if who := spanAttr(sp, "enduser.id"); who != want {
-						t.Errorf("span %s names enduser.id %q, want %q", sp.Name, who, want)
-					}
-				}
-			})
-			if s.model { // a tool call outside a run calls no model: nothing to charge
-				t.Run("ledger", func(t *testing.T) {
-					for _, r := range recs {
-						if r.Action == audit.ActionRunEnd && r.Detail["tokens"] == "7" {
-							return
-						}
-					}
-					t.Fatalf("no run end charged the model call's 7 tokens: %+v", recs)
 				})
 			}
 			if s.foreign == nil {
@@ -151,21 +70,41 @@ depends_on = ["add"]
 	}
 }
 
-// principalID is what a span names the actor by: the user's id when the store has one
-// for them, else their name ("" for anonymous).
-func principalID(t *testing.T, e *agentEnv, actor string) string {
-	t.Helper()
-	if actor == "anonymous" {
-		return ""
-	}
-	var users []struct{ ID, Name string }
-	_ = json.Unmarshal([]byte(e.agenthost(t, "users", "list", "--json").stdout), &users)
-	for _, u := range users {
-		if u.Name == actor && u.ID != "" {
-			return u.ID
+// checkRun is the audit, span and ledger columns of a surface whose entry runs.
+func (m *matrixEnv) checkRun(t *testing.T, s matrixSurface, recs []audit.Record, spans int) {
+	t.Run("audit", func(t *testing.T) {
+		var starts, ends int
+		for _, r := range recs {
+			switch r.Action {
+			case audit.ActionRunStart:
+				starts++
+			case audit.ActionRunEnd:
+				ends++
+			default:
+				continue
+			}
+			if r.Actor != s.user || r.Detail["actor_id"] != s.by || r.Detail["actor_role"] == "" {
+				t.Errorf("%s %s for %q by %q (role %q), want for %q by %q", r.Action, r.Target, r.Actor, r.Detail["actor_id"], r.Detail["actor_role"], s.user, s.by)
+			}
 		}
+		if starts == 0 || starts != ends {
+			t.Fatalf("%d run starts and %d ends in the audit log: %+v", starts, ends, recs)
+		}
+	})
+	t.Run("span", func(t *testing.T) {
+		waitSpan(t, m.recv, spans, s.by)
+	})
+	if s.tokens == "" { // a tool call outside a run calls no model: nothing to charge
+		return
 	}
-	return actor
+	t.Run("ledger", func(t *testing.T) {
+		for _, r := range recs {
+			if r.Action == audit.ActionRunEnd && r.Detail["tokens"] == s.tokens {
+				return
+			}
+		}
+		t.Fatalf("no run end charged the model calls' %s tokens: %+v", s.tokens, recs)
+	})
 }
 
 func auditRecords(t *testing.T, e *agentEnv) []audit.Record {
@@ -189,6 +128,27 @@ func waitSpans(t *testing.T, recv *otlpReceiver, had int) []*tracepb.Span {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no new invoke_agent span at the receiver (had %d)", had)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitSpan waits for a new invoke_agent span naming the principal (enduser.id; "" for
+// one without an id). Spans of several processes arrive in batches, so it looks for one
+// among all the new ones rather than taking every new span for this entry's.
+func waitSpan(t *testing.T, recv *otlpReceiver, had int, who string) {
+	t.Helper()
+	deadline := time.Now().Add(readyBound)
+	for {
+		var seen []string
+		for _, sp := range recv.named("invoke_agent ")[had:] {
+			if spanAttr(sp, "enduser.id") == who {
+				return
+			}
+			seen = append(seen, spanAttr(sp, "enduser.id"))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new invoke_agent span names enduser.id %q (new spans name %q)", who, seen)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -219,15 +179,14 @@ func postRunAs(t *testing.T, s *served, token, thread string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// mcpCall calls one tool of `mcp serve --user ana` over stdio and closes the client,
-// so the process exits (and exports its spans).
-func mcpCall(t *testing.T, e *agentEnv, tool string, args map[string]any, want string) {
+// mcpCall calls one tool over the transport (`mcp serve --user ana` over stdio, or
+// --http) and closes the client, so a stdio process exits (and exports its spans); it
+// returns the result's text.
+func mcpCall(t *testing.T, tr mcp.Transport, tool string, args map[string]any, want string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
 	defer cancel()
-	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "mcp", "serve", "--user", "ana")
-	cmd.Dir = e.dir
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, nil).Connect(ctx, tr, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -238,4 +197,12 @@ func mcpCall(t *testing.T, e *agentEnv, tool string, args map[string]any, want s
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// stdioMCP is `mcp serve --user ana` as an MCP client's transport.
+func stdioMCP(e *agentEnv) mcp.Transport {
+	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "mcp", "serve", "--user", "ana")
+	cmd.Dir = e.dir
+	return &mcp.CommandTransport{Command: cmd}
 }

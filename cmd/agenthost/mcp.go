@@ -111,7 +111,7 @@ administrator's token, a loopback server with no token and no users).`,
 			}
 			handler := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{IdleTimeout: idle, MaxSessions: maxSessions,
 				Caller: func(r *http.Request) string { p, _ := server.PrincipalFrom(r.Context()); return p.ID }})
-			hs, err := server.New(server.Options{Store: h.Store, Memory: serve.Memory(h), Token: token, Access: serve.Access(h), Verify: verify, AllowOrigins: allowOrigins,
+			hs, err := server.New(server.Options{Store: h.Store, Memory: serve.Memory(h), Token: token, Access: serve.Access(h), Door: h.Door(), Verify: verify, AllowOrigins: allowOrigins,
 				AllowHosts: append(allowHosts, server.AddrHost(addr)...), Routes: map[string]http.Handler{"/mcp": handler}, TLS: tlsFiles})
 			if err != nil {
 				return failed(err)

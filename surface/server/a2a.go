@@ -136,7 +136,7 @@ func (s *Server) handleAgentCard(w http.ResponseWriter, r *http.Request) {
 }
 
 // a2aAllow decides, for the task store, whether the caller may read or act on a task's
-// session, by the rule every session route uses (decide): tasks/get needs Read,
+// session, by the door, as every session route (decide): tasks/get needs Read,
 // tasks/cancel and a message to the task need Write.
 func (s *Server) a2aAllow(ctx context.Context, session string, write bool) bool {
 	if _, ok := PrincipalFrom(ctx); !ok {
@@ -159,11 +159,7 @@ func (s *Server) a2aRun(ctx context.Context, in loop.RunInput, emit func(loop.Ev
 	if _, ok := PrincipalFrom(ctx); !ok {
 		return fail(errors.New("unauthenticated A2A call")) // auth() runs first: not reached
 	}
-	entries, err := s.opts.Store.Load(ctx, in.SessionID)
-	if err != nil {
-		return fail(err)
-	}
-	if code, msg, _ := s.authorize(ctx, &in, len(entries)); code != 0 {
+	if code, msg, _ := s.authorize(ctx, &in); code != 0 {
 		return fail(fmt.Errorf("%d %s", code, msg))
 	}
 	if code, msg := s.claim(in); code != 0 {

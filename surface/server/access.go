@@ -22,9 +22,10 @@ import (
 //   - with neither a token nor any user, the API is open (a loopback development server):
 //     the caller is an anonymous admin. Adding the first user closes it at once.
 //
-// Every session route goes through onSession or mayAct, which ask access.Allowed; a
-// session the caller may not read answers 404, as one that does not exist, so its id
-// does not leak; one they may read but not change answers 403.
+// Every session route goes through onSession or mayAct, and every run the server starts
+// through authorize: they ask the host's door (Options.Door, door.go), which holds the
+// rule; a session the caller may not read answers 404, as one that does not exist, so
+// its id does not leak; one they may read but not change answers 403.
 
 type principalKey struct{}
 
@@ -156,18 +157,23 @@ func (s *Server) mayAct(w http.ResponseWriter, r *http.Request, a access.Action,
 }
 
 // decide is mayAct without HTTP: 0 when allowed, else the status and why (and the store's
-// error when it failed). The decision is access.Authorize's, the one the host's door
-// takes; this maps it to HTTP.
+// error when it failed). The decision is the host's door's (Options.Door); this maps it
+// to HTTP: 404 for a session the caller may not read, the same as for one that does not
+// exist, 403 for one they read but may not change.
 func (s *Server) decide(ctx context.Context, a access.Action, session string) (int, string, error) {
 	p, _ := PrincipalFrom(ctx)
-	if s.opts.Access == nil {
-		return 0, "", nil
-	}
-	switch err := access.Authorize(ctx, s.opts.Access, p, a, session); {
+	return s.refusal(p, a, session, s.door().Authorize(ctx, p, a, session))
+}
+
+// refusal maps a door's answer on a session to HTTP (0 when allowed).
+func (s *Server) refusal(p access.Principal, a access.Action, session string, err error) (int, string, error) {
+	switch {
 	case err == nil:
 		return 0, "", nil
 	case errors.Is(err, access.ErrNotVisible):
 		return http.StatusNotFound, fmt.Sprintf("no session %q", session), nil
+	case errors.Is(err, access.ErrNotAllowed) && err != access.ErrNotAllowed: // the door's own words
+		return http.StatusForbidden, strings.TrimPrefix(err.Error(), access.ErrNotAllowed.Error()+": "), nil
 	case errors.Is(err, access.ErrNotAllowed):
 		return http.StatusForbidden, fmt.Sprintf("%s may not %s session %q", p.Name, a, session), nil
 	default:
@@ -175,31 +181,10 @@ func (s *Server) decide(ctx context.Context, a access.Action, session string) (i
 	}
 }
 
-// DerivedPrefix starts the session ids the host derives for workflow runs (their lease
-// and step sessions, workflow.RunSession): no one starts a run in one by naming it, so
-// no one can pre-create the session another user's workflow step will run in.
-const DerivedPrefix = "workflow:"
-
-// derivedSession refuses POST /v1/runs (and A2A) in a new session under DerivedPrefix
-// to callers other than admin and operator, and continuing one to anyone: those
-// sessions are written by workflow steps only.
-func derivedSession(p access.Principal, session string, stored int) (int, string) {
-	if !strings.HasPrefix(session, DerivedPrefix) {
-		return 0, ""
-	}
-	if stored == 0 && p.Privileged() {
-		return 0, ""
-	}
-	return http.StatusForbidden, fmt.Sprintf("session ids starting %q are workflows' own: a run cannot be started in one", DerivedPrefix)
-}
-
-// authorizeRun decides a POST /v1/runs: the run's user is the caller (a user or viewer
-// cannot run as someone else; admin and operator may name the user they act for), a
-// session with an owner needs Write on it, an ownerless one with history needs admin or
-// operator, and a new session is claimed for the run's user. The claim is the store's
-// (first wins), so two callers racing to start one session id cannot both own it.
-func (s *Server) authorizeRun(w http.ResponseWriter, r *http.Request, in *loop.RunInput, stored int) bool {
-	code, msg, err := s.authorize(r.Context(), in, stored)
+// authorizeRun decides a POST /v1/runs by the door's admission (authorize), answering
+// 404, 403 or 503 itself when refused.
+func (s *Server) authorizeRun(w http.ResponseWriter, r *http.Request, in *loop.RunInput) bool {
+	code, msg, err := s.authorize(r.Context(), in)
 	switch {
 	case code == 0:
 		return true
@@ -212,77 +197,29 @@ func (s *Server) authorizeRun(w http.ResponseWriter, r *http.Request, in *loop.R
 }
 
 // authorize is authorizeRun without HTTP, for every surface that starts runs (POST
-// /v1/runs, A2A): 0 when the run may start.
-func (s *Server) authorize(ctx context.Context, in *loop.RunInput, stored int) (int, string, error) {
+// /v1/runs, A2A): the door's Admit — who may start runs, whom the run is for (in.User
+// becomes their id), the claim of a new session, Write on an existing one, no run in a
+// workflow's derived session — mapped to HTTP; 0 when the run may start. It comes
+// before the session is read to answer the request, and before a run is handed to a
+// cluster worker; the door admits again when the run starts.
+func (s *Server) authorize(ctx context.Context, in *loop.RunInput) (int, string, error) {
 	p, _ := PrincipalFrom(ctx)
-	if !access.MayStart(p) {
-		return http.StatusForbidden, fmt.Sprintf("%s has the viewer role and may not start runs", p.Name), nil
-	}
-	if code, msg, err := s.runUser(ctx, p, in); code != 0 {
-		return code, msg, err
-	}
-	if code, msg := derivedSession(p, in.SessionID, stored); code != 0 {
-		return code, msg, nil
-	}
-	if s.opts.Access == nil {
-		return 0, "", nil
-	}
-	owner, err := s.opts.Access.Owner(ctx, in.SessionID)
-	if err == nil && owner == "" && stored == 0 && in.User != "" {
-		owner, err = s.opts.Access.ClaimOwner(ctx, in.SessionID, in.User)
-	}
-	if err != nil {
-		return http.StatusServiceUnavailable, fmt.Sprintf("session %q: %v", in.SessionID, err), err
-	}
-	if stored == 0 && owner == "" {
-		return 0, "", nil // a new session no one is named for: an admin's or operator's
-	}
-	return s.decide(ctx, access.Write, in.SessionID)
+	return s.refusal(p, access.Write, in.SessionID, s.door().Admit(ctx, p, in))
 }
 
-// runUser makes in.User the identity the run is for: the caller's id, unless an admin
-// or operator names another user (by id, or by the name of a present user, which
-// becomes their id); a user or viewer cannot run as someone else.
-func (s *Server) runUser(ctx context.Context, p access.Principal, in *loop.RunInput) (int, string, error) {
-	switch {
-	case p.ID != "" && !p.Privileged() && in.User != "" && in.User != p.ID && in.User != p.Name:
-		return http.StatusForbidden, fmt.Sprintf("%s may not run as user %q", p.Name, in.User), nil
-	case in.User == "" || (in.User == p.Name && p.ID != ""):
-		in.User = p.ID // the run's user is an identity: the caller's id, never a name
-	case s.opts.Access != nil && !access.IsID(in.User):
-		// An admin or operator acting for a present user by name acts for their id.
-		if u, ok, err := access.Lookup(ctx, s.opts.Access, in.User); err != nil {
-			return http.StatusServiceUnavailable, "user: " + err.Error(), err
-		} else if ok {
-			in.User = u.ID
-		}
-	}
-	return 0, "", nil
-}
-
-// visible filters a listing of sessions to those the caller may read.
+// visible filters a listing of sessions to those the caller may read (the door's
+// Authorize on each).
 func (s *Server) visible(ctx context.Context, ids []string) (map[string]bool, error) {
-	p, _ := PrincipalFrom(ctx)
-	if p.Privileged() || s.opts.Access == nil {
+	if s.opts.Door == nil {
 		return nil, nil // nil: everything
 	}
 	out := map[string]bool{}
-	shared, err := s.opts.Access.SharedWith(ctx, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range shared {
-		out[id] = true
-	}
 	for _, id := range ids {
-		if out[id] {
-			continue
-		}
-		owner, err := s.opts.Access.Owner(ctx, id)
+		code, _, err := s.decide(ctx, access.Read, id)
 		if err != nil {
 			return nil, err
 		}
-		out[id] = owner == p.ID && p.ID != ""
+		out[id] = code == 0
 	}
 	return out, nil
 }

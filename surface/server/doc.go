@@ -24,5 +24,7 @@
 // The package depends on a Runner (the loop agent) and a loop.SessionStore, so tests can
 // serve an in-process agent. It must not hold loop logic (when to call tools, how to
 // store) or know about manifests, Wasm or providers: host.Open builds the agent, this
-// package only speaks HTTP about it.
+// package only speaks HTTP about it. Nor does it decide who may act on what: every route
+// on a stored object and every run asks the host's door (Options.Door, door.go) and maps
+// its answer to HTTP.
 package server

@@ -48,7 +48,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("load session %q: %v", in.SessionID, err), err)
 		return
 	}
-	if !s.authorizeRun(w, r, &in, len(entries)) {
+	if !s.authorizeRun(w, r, &in) {
 		return
 	}
 	if err := dropEchoes(ai, &in, entries); err != nil {

@@ -73,6 +73,9 @@ type Options struct {
 	// Access, when set, authenticates users by their tokens and decides who may act on
 	// which session (access.go); the session stores implement it.
 	Access access.Store
+	// Door is the host's decision of who may do what (door.go; host.(*Host).Door): every
+	// route on a stored object and every run asks it. Required with Access.
+	Door Door
 	// Verify, when set, authenticates a JWT bearer token (OIDC, oidc) as a principal.
 	Verify func(ctx context.Context, token string) (access.Principal, error)
 	// DeleteSession, when set, serves DELETE /v1/sessions/{id}; host.(*Host).DeleteSession
@@ -123,6 +126,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: no session store")
 	}
+	if opts.Access != nil && opts.Door == nil {
+		return nil, errors.New("server: users (Access) and no door to decide what they may do")
+	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -170,10 +176,11 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
 		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleUser, s.handleWorkflowRun)))
-		// Workflow runs have no owner yet: their records are read by those who see every session.
+		// A workflow run is its owner's: the door lets each caller read her own (admins and
+		// operators every run).
 		s.mux.Handle("GET /v1/workflows", s.auth(s.atLeast(access.RoleViewer, s.handleWorkflowList)))
-		s.mux.Handle("GET /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleOperator, s.handleWorkflowRuns)))
-		s.mux.Handle("GET /v1/workflows/{name}/runs/{id}", s.auth(s.atLeast(access.RoleOperator, s.handleWorkflowRecord)))
+		s.mux.Handle("GET /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleViewer, s.handleWorkflowRuns)))
+		s.mux.Handle("GET /v1/workflows/{name}/runs/{id}", s.auth(s.atLeast(access.RoleViewer, s.handleWorkflowRecord)))
 	}
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.auth(s.atLeast(access.RoleOperator, opts.Metrics.ServeHTTP)))

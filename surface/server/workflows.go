@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/workflow"
@@ -32,7 +33,11 @@ type Workflows struct {
 // route drives a workflow: its other fields are ignored, and forwardedProps.input gives
 // the inputs when input is absent.
 type WorkflowRunInput struct {
-	RunID          string          `json:"runId,omitempty"`
+	RunID string `json:"runId,omitempty"`
+	// Owner names the user whose run runId is (her id, as the listing gives it): an
+	// admin or operator resumes or decides another user's run with it. Default: the
+	// caller's own run.
+	Owner          string          `json:"owner,omitempty"`
 	Input          json.RawMessage `json:"input,omitempty"`
 	Resume         []resumeEntry   `json:"resume,omitempty"`
 	ForwardedProps struct {
@@ -90,7 +95,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !s.ownWorkflowRun(w, r, wf, &in) {
+	if !s.ownWorkflowRun(w, r, wf, &in, body.Owner) {
 		return
 	}
 	thread := "workflow:" + name
@@ -140,15 +145,27 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	ws.finish(res)
 }
 
-// ownWorkflowRun makes the run the caller's: its owner is the caller's id, so its record,
-// lease, step sessions and job are keyed by it (workflow/owner.go) and no one else's run
-// of the same id is reached. Decisions (resume entries) need a stored run of the
-// caller's: one that is not theirs answers the same 404 as one that does not exist,
-// naming neither. What is allowed is audited: who started or resumed which run, and
-// what they decided.
-func (s *Server) ownWorkflowRun(w http.ResponseWriter, r *http.Request, wf *workflow.Workflow, in *workflow.RunInput) bool {
+// ownWorkflowRun finds whose run it is: the caller's (her id), or the owner the body
+// names, which the door (AuthorizeOwned) allows to admins and operators only; its
+// record, lease, step sessions and job are keyed by the owner (workflow/owner.go), so
+// no one else's run of the same id is reached. Decisions (resume entries) need a stored
+// run: another user's, like one that does not exist, answers the same 404, naming
+// neither. What is allowed is audited: who (the caller, an admin resuming a user's run
+// included) started or resumed which run, and what they decided.
+func (s *Server) ownWorkflowRun(w http.ResponseWriter, r *http.Request, wf *workflow.Workflow, in *workflow.RunInput, owner string) bool {
 	p, _ := PrincipalFrom(r.Context())
 	in.Owner = p.ID
+	if owner != "" {
+		in.Owner = owner
+	}
+	switch err := s.door().AuthorizeOwned(r.Context(), p, access.Write, in.Owner); {
+	case errors.Is(err, access.ErrNotVisible) || errors.Is(err, access.ErrNotAllowed):
+		writeError(w, http.StatusNotFound, "no such workflow run")
+		return false
+	case err != nil:
+		s.writeStoreError(w, r, http.StatusServiceUnavailable, err.Error(), err)
+		return false
+	}
 	_, stored, err := workflow.LoadOwnedRecord(r.Context(), s.opts.Workflows.Engine.Store, wf.Name, in.Owner, in.RunID)
 	if err != nil {
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
@@ -159,6 +176,9 @@ func (s *Server) ownWorkflowRun(w http.ResponseWriter, r *http.Request, wf *work
 		return false
 	}
 	detail := map[string]string{"workflow": wf.Name, "run": in.RunID, "resumed": strconv.FormatBool(stored)}
+	if in.Owner != p.ID {
+		detail["owner"] = in.Owner
+	}
 	for step, d := range in.Approvals {
 		detail["step:"+step] = map[bool]string{true: "approved", false: "rejected"}[d.Approved]
 	}

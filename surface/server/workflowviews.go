@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/workflow"
 )
 
@@ -31,8 +32,9 @@ func (s *Server) handleWorkflowList(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleWorkflowRuns serves GET /v1/workflows/{name}/runs[?limit=N]: its stored runs,
-// the latest first (default 50, at most 1,000).
+// handleWorkflowRuns serves GET /v1/workflows/{name}/runs[?limit=N]: its stored runs
+// the caller may read (the door's AuthorizeOwned: a user's own, every run for admins and
+// operators), the latest first (default 50, at most 1,000).
 func (s *Server) handleWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if _, ok := s.opts.Workflows.Find(name); !ok {
@@ -48,7 +50,7 @@ func (s *Server) handleWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	runs, err := workflow.ListRuns(r.Context(), s.opts.Workflows.Engine.Store, name, limit)
+	runs, err := workflow.ListRuns(r.Context(), s.opts.Workflows.Engine.Store, name, 0)
 	switch {
 	case errors.Is(err, workflow.ErrNoListing):
 		writeError(w, http.StatusNotImplemented, err.Error())
@@ -57,19 +59,43 @@ func (s *Server) handleWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, runs)
+	p, _ := PrincipalFrom(r.Context())
+	mine := runs[:0]
+	for _, run := range runs {
+		if len(mine) == limit {
+			break
+		}
+		switch err := s.door().AuthorizeOwned(r.Context(), p, access.Read, run.Owner); {
+		case err == nil:
+			mine = append(mine, run)
+		case !errors.Is(err, access.ErrNotVisible) && !errors.Is(err, access.ErrNotAllowed):
+			s.writeStoreError(w, r, http.StatusServiceUnavailable, err.Error(), err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, mine)
 }
 
 // handleWorkflowRecord serves GET /v1/workflows/{name}/runs/{id}: a run's stored record
 // (each step's status, attempts, output, error and fan-out items); ?owner=ID names the
-// user whose run it is (the listing gives each run's owner).
+// user whose run it is (the listing gives each run's owner; none: the store operator's). Another
+// user's run answers 404, as one that does not exist (the door's AuthorizeOwned).
 func (s *Server) handleWorkflowRecord(w http.ResponseWriter, r *http.Request) {
 	name, id := r.PathValue("name"), r.PathValue("id")
 	if _, ok := s.opts.Workflows.Find(name); !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no workflow %q", name))
 		return
 	}
-	rec, ok, err := workflow.LoadOwnedRecord(r.Context(), s.opts.Workflows.Engine.Store, name, r.URL.Query().Get("owner"), id)
+	p, _ := PrincipalFrom(r.Context())
+	owner := r.URL.Query().Get("owner")
+	ok, err := true, s.door().AuthorizeOwned(r.Context(), p, access.Read, owner)
+	if errors.Is(err, access.ErrNotVisible) || errors.Is(err, access.ErrNotAllowed) {
+		ok, err = false, nil // another user's run: as absent as one that does not exist
+	}
+	var rec *workflow.Record
+	if ok && err == nil {
+		rec, ok, err = workflow.LoadOwnedRecord(r.Context(), s.opts.Workflows.Engine.Store, name, owner, id)
+	}
 	switch {
 	case err != nil:
 		s.writeStoreError(w, r, http.StatusInternalServerError, err.Error(), err)
