@@ -32,9 +32,13 @@ type Outcome struct {
 
 // Tool sums one tool's calls.
 type Tool struct {
-	Name      string  `json:"name"`
-	Calls     int     `json:"calls"`
-	Errors    int     `json:"errors"`
+	Name   string `json:"name"`
+	Calls  int    `json:"calls"`  // the calls the tool ran
+	Errors int    `json:"errors"` // of those, the ones it answered with an error
+	// Refused are the calls a decision stopped before the tool ran: denied by the
+	// permission hook or the approval default, or rejected by a human (or for want of
+	// one). They are neither calls nor errors of the tool.
+	Refused   int     `json:"refused"`
 	ErrorRate float64 `json:"error_rate"`
 	MeanMS    float64 `json:"mean_ms"`
 	MaxMS     int64   `json:"max_ms"`

@@ -15,7 +15,8 @@ func ev[T any](seq int64, at time.Time, run, path string, data T, typ loop.Event
 
 // A report counts the runs that started in the window only, and a nested run's tools
 // count in its parent's, never as runs of their own; a failure keeps the last error
-// message the run reported.
+// message the run reported; a call a decision refused (denied, or rejected by a human)
+// counts as refused, not as a call or an error of the tool.
 func TestReportCountsTheWindowsRunsAndTheirToolsOnce(t *testing.T) {
 	st := loop.NewMemoryStore()
 	now := time.Now()
@@ -31,7 +32,9 @@ func TestReportCountsTheWindowsRunsAndTheirToolsOnce(t *testing.T) {
 		ev(8, recent, "r1", "ask", loop.RunFinishedData{Status: loop.StatusCompleted}, loop.EventRunFinished),
 		ev(9, recent, "r1", "", loop.ErrorData{Kind: "provider", Message: "first"}, loop.EventError),
 		ev(10, recent, "r1", "", loop.ErrorData{Kind: "provider", Message: "rate limited"}, loop.EventError),
-		ev(11, recent, "r1", "", loop.RunFinishedData{Status: loop.StatusFailed, Reason: loop.ReasonError, Usage: loop.Usage{CostUSD: 0.5}}, loop.EventRunFinished),
+		ev(11, recent, "r1", "", loop.ToolResultData{Name: "calc", IsError: true, Refused: loop.RefusedRejected}, loop.EventToolResult),
+		ev(12, recent, "r1", "", loop.ToolResultData{Name: "rm", IsError: true, Refused: loop.RefusedDenied}, loop.EventToolResult),
+		ev(13, recent, "r1", "", loop.RunFinishedData{Status: loop.StatusFailed, Reason: loop.ReasonError, Usage: loop.Usage{CostUSD: 0.5}}, loop.EventRunFinished),
 	}
 	if err := st.Append(context.Background(), "s", entries...); err != nil {
 		t.Fatal(err)
@@ -43,7 +46,8 @@ func TestReportCountsTheWindowsRunsAndTheirToolsOnce(t *testing.T) {
 	if r.Runs != 1 || len(r.Outcomes) != 1 || r.Outcomes[0].Status != loop.StatusFailed || r.Outcomes[0].CostUSD != 0.5 {
 		t.Fatalf("runs %d outcomes %+v", r.Runs, r.Outcomes)
 	}
-	if len(r.Tools) != 1 || r.Tools[0] != (Tool{Name: "calc", Calls: 2, Errors: 1, ErrorRate: 0.5, MeanMS: 20, MaxMS: 30}) {
+	if len(r.Tools) != 2 || r.Tools[0] != (Tool{Name: "calc", Calls: 2, Errors: 1, ErrorRate: 0.5, Refused: 1, MeanMS: 20, MaxMS: 30}) ||
+		r.Tools[1] != (Tool{Name: "rm", Refused: 1}) {
 		t.Fatalf("tools %+v", r.Tools)
 	}
 	if len(r.Failures) != 1 || r.Failures[0].Message != "rate limited" || r.Failures[0].Examples[0] != (RunRef{"s", "r1"}) {

@@ -64,6 +64,10 @@ func (a *tally) tool(d loop.ToolResultData) {
 		t = &toolSum{Tool: Tool{Name: d.Name}}
 		a.tools[d.Name] = t
 	}
+	if d.Refused != "" {
+		t.Refused++
+		return
+	}
 	t.Calls++
 	if d.IsError {
 		t.Errors++
@@ -125,8 +129,10 @@ func (a *tally) report() *Report {
 		return cmp.Or(cmp.Compare(y.Runs, x.Runs), cmp.Compare(x.Status, y.Status), cmp.Compare(x.Reason, y.Reason))
 	})
 	for _, t := range a.tools {
-		t.ErrorRate = float64(t.Errors) / float64(t.Calls)
-		t.MeanMS = float64(t.totalMS) / float64(t.Calls)
+		if t.Calls > 0 {
+			t.ErrorRate = float64(t.Errors) / float64(t.Calls)
+			t.MeanMS = float64(t.totalMS) / float64(t.Calls)
+		}
 		r.Tools = append(r.Tools, t.Tool)
 	}
 	slices.SortFunc(r.Tools, func(x, y Tool) int {

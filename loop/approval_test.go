@@ -65,3 +65,26 @@ func TestL6_ApprovalDefaultMustBeAKnownWord(t *testing.T) {
 		t.Fatal("want an error")
 	}
 }
+
+// A call a decision stopped says so on its tool_result (refused: "rejected" by the
+// approver, "denied" by the permission hook), so reports tell it from the tool's own errors; a
+// call that ran, or that failed its argument check, has none.
+func TestL6_RefusedCallsAreMarkedOnTheirToolResult(t *testing.T) {
+	m := script(turn{calls: []ToolCall{call("c1", "calc", `{"expression":"1+1"}`), call("c2", "words", `{"text":"a b"}`),
+		call("c3", "calc", `{"nope":1}`)}}, turn{calls: []ToolCall{call("c4", "words", `{"text":"a b"}`)}}, turn{text: "done"})
+	ap := &answerApprover{ok: false, why: "no"}
+	policy := ToolPolicy{RequireApproval: []string{"calc"}}
+	a := newAgent(t, Config{Model: m, Tools: tools(t, calcTool(), wordsTool()), ToolPolicy: policy, Approver: ap,
+		Permission: func(_ context.Context, c ToolCall) PermissionDecision {
+			if c.ID == "c2" {
+				return PermissionDecision{Verdict: PermitDeny, Reason: "not this one"}
+			}
+			return PermissionDecision{}
+		}})
+	_, evs := runCollect(t, a, userIn("s", "go"))
+	var got []string
+	for _, r := range eventsOf[ToolResultData](evs) {
+		got = append(got, r.ID+":"+r.Refused)
+	}
+	equal(t, "refused", got, []string{"c1:" + RefusedRejected, "c2:" + RefusedDenied, "c3:", "c4:"})
+}

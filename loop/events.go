@@ -128,6 +128,11 @@ type (
 		Content    string `json:"content"`
 		IsError    bool   `json:"is_error"`
 		DurationMS int64  `json:"duration_ms"`
+		// Refused says why a call was not made although the tool exists and its
+		// arguments were valid: "denied" (the permission hook or approval_default) or
+		// "rejected" (a human, or no approver where one was needed). Its result is an
+		// error, but not the tool's: reports count these apart from tool errors.
+		Refused string `json:"refused,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`

@@ -29,6 +29,12 @@ import (
 // tool message, a plan step an outcome, a direct call its return value.
 
 // pendingCall is one call on its way through the pipeline.
+// The values of ToolResultData.Refused.
+const (
+	RefusedDenied   = "denied"
+	RefusedRejected = "rejected"
+)
+
 type pendingCall struct {
 	call    ToolCall
 	tool    Tool // nil when admit refused the call: result holds why
@@ -37,7 +43,8 @@ type pendingCall struct {
 	dur     time.Duration
 	timeout time.Duration // a deadline tighter than the policy's (a plan step's), or 0
 	done    chan struct{}
-	client  bool // a client tool's call: the caller runs it (L16)
+	client  bool   // a client tool's call: the caller runs it (L16)
+	refused string // RefusedDenied or RefusedRejected: admit's refusal was a decision, not a fault
 	// pending: the tool said ErrApprovalPending (a nested run waits for a human, an
 	// ask_NAME's). The call keeps no result; the run ends interrupted, and the run that
 	// answers re-runs the call (L14), which resumes what waited.
@@ -199,6 +206,7 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 	verdict, why := r.permission(c)
 	switch verdict {
 	case PermitDeny:
+		pc.refused = RefusedDenied
 		return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
 	case PermitAsk:
 		ok, why, err := r.approve(c)
@@ -206,6 +214,7 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 			return nil, err
 		}
 		if !ok {
+			pc.refused = RefusedRejected
 			return reject(fmt.Sprintf("Error: tool call rejected: %s", why))
 		}
 	}
@@ -370,7 +379,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	r.journal.pin()
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
-		IsError: res.IsError, DurationMS: pc.dur.Milliseconds()}))
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res
 }

@@ -70,9 +70,9 @@ func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
 		}
 	}
 	if len(r.Tools) > 0 {
-		fmt.Fprintln(w, "\nTOOL\tCALLS\tERRORS\tERROR RATE\tMEAN\tMAX")
+		fmt.Fprintln(w, "\nTOOL\tCALLS\tERRORS\tERROR RATE\tREFUSED\tMEAN\tMAX")
 		for _, t := range r.Tools {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%.0f%%\t%.0f ms\t%d ms\n", t.Name, t.Calls, t.Errors, 100*t.ErrorRate, t.MeanMS, t.MaxMS)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%.0f%%\t%d\t%.0f ms\t%d ms\n", t.Name, t.Calls, t.Errors, 100*t.ErrorRate, t.Refused, t.MeanMS, t.MaxMS)
 		}
 	}
 	if len(r.Feedback) > 0 {
