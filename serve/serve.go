@@ -71,7 +71,7 @@ func Run(ctx context.Context, h *host.Host, c Config) error {
 	}
 	var dispatch server.Dispatcher
 	if c.Cluster {
-		cl, err := StartCluster(ctx, h, c.Workers, c.RescueAfter, nil)
+		cl, err := StartCluster(ctx, h, c.Workers, c.RescueAfter, c.Log)
 		if err != nil {
 			return err
 		}
@@ -126,8 +126,10 @@ func NewServer(ctx context.Context, h *host.Host, c Config, dispatch server.Disp
 var ErrNotPostgres = fmt.Errorf("a cluster needs [store] kind = \"postgres\" (runs are jobs in its database)")
 
 // StartCluster joins the runs' job queue in the store's PostgreSQL database, executing
-// workers runs at once on this node (0: only queue). log receives River's warnings (nil:
-// standard error, warnings and errors only).
+// workers runs at once on this node (0: only queue). log receives River's and the
+// cluster's warnings, and one "run finished" record (info) per run this node executes,
+// as serve's request log does for the runs it executes itself (nil: standard error,
+// warnings and errors only).
 func StartCluster(ctx context.Context, h *host.Host, workers int, rescueAfter time.Duration, log *slog.Logger) (*cluster.Cluster, error) {
 	if h.Manifest.Store.Kind != "postgres" {
 		return nil, fmt.Errorf("%w; this manifest's store is %s", ErrNotPostgres, h.Manifest.Store.Kind)
@@ -135,11 +137,12 @@ func StartCluster(ctx context.Context, h *host.Host, workers int, rescueAfter ti
 	if workers < 0 {
 		return nil, fmt.Errorf("workers %d: want 0 or more", workers)
 	}
+	runLog := log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	return cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Workflows: h, Store: h.Store,
-		Workers: workers, RescueAfter: orDefault(rescueAfter, 10*time.Minute), Log: log})
+		Workers: workers, RescueAfter: orDefault(rescueAfter, 10*time.Minute), Log: slog.New(warnings{log.Handler()}), RunLog: runLog})
 }
 
 // WatchKeys reads the store's key file again when reload delivers or the file changes
@@ -205,3 +208,13 @@ func orDefault(d, def time.Duration) time.Duration {
 	}
 	return d
 }
+
+// warnings passes a handler the records of level warning and above: River's own info
+// lines are not the operator's concern.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+func (w warnings) WithAttrs(as []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(as)} }
+func (w warnings) WithGroup(name string) slog.Handler    { return warnings{w.Handler.WithGroup(name)} }

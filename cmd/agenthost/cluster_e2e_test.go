@@ -130,6 +130,13 @@ func TestE2E_TwoNodesStreamApproveAndAbort(t *testing.T) {
 	if got := strings.Join(types(run.all), " "); !strings.HasPrefix(got, "RUN_STARTED") || !strings.Contains(got, "TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END") {
 		t.Fatalf("A streamed %s", got)
 	}
+	// The node that executed the run logs its end, as a server does for its own runs.
+	for deadline := time.Now().Add(readyBound); !strings.Contains(b.log(), `msg="run finished" session=s1 run=r1 status=interrupted`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("worker B never logged the run's end:\n%s", b.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	run = startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"s1","runId":"r2","messages":[],"resume":[{"interruptId":"c1","status":"resolved","payload":{"approved":true}}]}`))
 	fin = run.until(t, "RUN_FINISHED")
 	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "It is 42." {

@@ -167,7 +167,7 @@ a step that ended does not run again.`,
 			if err := checkCluster(h, true, workers); err != nil {
 				return err
 			}
-			cl, err := serve.StartCluster(ctx, h, workers, rescueAfter, nil)
+			cl, err := serve.StartCluster(ctx, h, workers, rescueAfter, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 			if err != nil {
 				return failed(err)
 			}

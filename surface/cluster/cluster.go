@@ -61,7 +61,10 @@ type Options struct {
 	// its stored session. A live run is never run twice: a retry that finds the
 	// session's lease held waits (JobSnooze).
 	RescueAfter time.Duration
-	Log         *slog.Logger
+	Log         *slog.Logger // River's and the cluster's warnings
+	// RunLog receives one "run finished" record per run this node executes, as the HTTP
+	// server's log does for the runs it executes itself (nil: none).
+	RunLog *slog.Logger
 }
 
 // Cluster enqueues runs and, with workers, executes them.
@@ -297,7 +300,13 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		in.RunID = fmt.Sprintf("%s~%d", job.Args.Run, attempts+1)
 		in.Messages = nil
 	}
-	_, err = w.c.opts.Runner.RunWith(ctx, in, nil)
+	res, err := w.c.opts.Runner.RunWith(ctx, in, nil)
+	if l := w.c.opts.RunLog; l != nil && res.Status != "" {
+		l.LogAttrs(ctx, slog.LevelInfo, "run finished", slog.String("session", in.SessionID), slog.String("run", in.RunID),
+			slog.String("status", string(res.Status)), slog.String("reason", string(res.Reason)),
+			slog.Int("prompt_tokens", res.Usage.PromptTokens), slog.Int("completion_tokens", res.Usage.CompletionTokens),
+			slog.Float64("cost_usd", res.Usage.CostUSD), slog.Int("attempt", job.Attempt))
+	}
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
 		return river.JobSnooze(time.Second) // a live run holds the session: wait, not a failure
