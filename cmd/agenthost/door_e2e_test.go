@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -161,22 +158,6 @@ func spanAttr(s *tracepb.Span, key string) string {
 		}
 	}
 	return ""
-}
-
-// postRunAs posts a run on thread as the token's user and reads the whole answer.
-func postRunAs(t *testing.T, s *served, token, thread string) (int, string) {
-	t.Helper()
-	body := fmt.Sprintf(`{"threadId":%q,"runId":"r-%d","messages":[{"id":"m","role":"user","content":"hi"}]}`, thread, time.Now().UnixNano())
-	req, _ := http.NewRequest("POST", s.base+"/v1/runs", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // mcpCall calls one tool over the transport (`mcp serve --user ana` over stdio, or

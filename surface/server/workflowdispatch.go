@@ -61,23 +61,10 @@ func (s *Server) followWorkflow(ctx context.Context, wd workflowDispatcher, wf *
 	for {
 		done, err := wd.WorkflowDone(ctx, wf.Name, in.Owner, in.RunID) // before the record: a done job's record is final
 		rec, ok, lerr := workflow.LoadOwnedRecord(ctx, st, wf.Name, in.Owner, in.RunID)
-		switch {
-		case ctx.Err() != nil:
-		case (err == nil || storeUnavailable(err)) && (lerr == nil || storeUnavailable(lerr)) && (err != nil || lerr != nil):
-			// The run's job waits for the store and is retried (surface/cluster): so
-			// does its stream, up to storeOutageWait.
-			if outage.IsZero() {
-				outage = time.Now()
+		if ctx.Err() == nil {
+			if ferr := waitOutage(&outage, err, lerr); ferr != nil {
+				return workflow.Result{}, fmt.Errorf("workflow %s run %s: %w", wf.Name, in.RunID, ferr)
 			}
-			if time.Since(outage) > storeOutageWait {
-				return workflow.Result{}, fmt.Errorf("workflow %s run %s: the store has not answered for %s: %w", wf.Name, in.RunID, storeOutageWait, errors.Join(err, lerr))
-			}
-		case err != nil:
-			return workflow.Result{}, fmt.Errorf("workflow %s run %s: %w", wf.Name, in.RunID, err)
-		case lerr != nil:
-			return workflow.Result{}, lerr
-		default:
-			outage = time.Time{}
 		}
 		if ok {
 			reportSteps(wf, kinds, rec, seen, emit)
@@ -91,6 +78,29 @@ func (s *Server) followWorkflow(ctx context.Context, wd workflowDispatcher, wf *
 		case <-t.C:
 		}
 	}
+}
+
+// waitOutage is what one look at a followed run's job and record decides: nil while
+// both answered, or while the store is unavailable for less than storeOutageWait (the
+// run's job waits for the store and is retried, surface/cluster: so does its stream;
+// outage holds since when), else the error that ends the stream.
+func waitOutage(outage *time.Time, done, load error) error {
+	switch {
+	case (done == nil || storeUnavailable(done)) && (load == nil || storeUnavailable(load)) && (done != nil || load != nil):
+		if outage.IsZero() {
+			*outage = time.Now()
+		}
+		if time.Since(*outage) > storeOutageWait {
+			return fmt.Errorf("the store has not answered for %s: %w", storeOutageWait, errors.Join(done, load))
+		}
+		return nil
+	case done != nil:
+		return done
+	case load != nil:
+		return load
+	}
+	*outage = time.Time{}
+	return nil
 }
 
 func reportSteps(wf *workflow.Workflow, kinds map[string]string, rec *workflow.Record, seen map[string]string, emit func(workflow.Event)) {
