@@ -35,15 +35,15 @@ func (h *Host) chainModel(ctx context.Context, a manifest.AgentConfig) (loop.Mod
 		if !ok {
 			return nil, "", fmt.Errorf("%s: --provider %q: no [providers.%s] in the manifest", m.Path, name, name)
 		}
+		client, err := h.client(ctx, name, pc) // first: a missing key is the first thing to say
+		if err != nil {
+			return nil, "", err
+		}
 		if pc.Model == "" && len(pc.ModelUnset) > 0 {
 			// agent.model is meant for another provider (agent.toml's "demo" is the
 			// scripted one's): sending it to a real server would fail there, or worse, not.
-			return nil, "", m.ErrorAt("providers."+name+".model", "%s is not set: export it (the model to ask, e.g. gpt-4o-mini, or llama3.2 on Ollama)",
-				strings.Join(pc.ModelUnset, ", "))
-		}
-		client, err := h.client(ctx, name, pc)
-		if err != nil {
-			return nil, "", err
+			return nil, "", m.ErrorAt("providers."+name+".model", "%s is not set: export it (the model to ask, e.g. gpt-4o-mini, "+
+				"or llama3.2 on Ollama) or use --provider scripted", strings.Join(pc.ModelUnset, ", "))
 		}
 		linkModel := a.Model
 		if pc.Model != "" {
