@@ -135,7 +135,7 @@ func TestA2ACardAsksForATokenOnlyWhenTheServerNeedsOne(t *testing.T) {
 		{"a user", "", withUser, true},
 		{"the administrator's token", "tok", &access.InMemory{}, true},
 	} {
-		srv, err := New(Options{Agent: h.Agent, Store: h.Store, Token: c.token, Access: c.access})
+		srv, err := New(Options{Agent: h.Agent, Store: h.Store, Token: c.token, Access: c.access, Door: h.Door()})
 		if err != nil {
 			t.Fatal(err)
 		}

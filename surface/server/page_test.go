@@ -192,7 +192,7 @@ func TestConsoleRunsOnClickAndOnEnter(t *testing.T) {
 			`<span class="name">add</span><span class="state">done</span>`,
 			`<pre class="result">42</pre>`,
 			`<div class="msg assistant">The sum is 42.</div>`,
-			`<li class="session" data-id="earlier"><span class="title">what is 2+40?</span><span class="meta">earlier · completed · 1 runs · $0.0000</span></li>`,
+			`<li class="session" data-id="earlier"><span class="title">what is 2+40?</span><span class="meta">earlier · completed · 1 run · $0.0000</span></li>`,
 			`: completed (end_turn)`,
 		} {
 			if !strings.Contains(dom, want) {

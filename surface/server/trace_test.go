@@ -139,7 +139,7 @@ func TestConsoleTraceViewMatchesTheStoredRun(t *testing.T) {
 	if !strings.Contains(got.Raw, `"type": "tool_result"`) || strings.Contains(got.Raw, `"type": "usage"`) {
 		t.Errorf("filtered raw events: %q", got.Raw)
 	}
-	if !strings.Contains(got.Insights, "1 runs") && !strings.Contains(got.Insights, "2 runs") {
+	if !strings.Contains(got.Insights, "1 run") && !strings.Contains(got.Insights, "2 runs") {
 		t.Errorf("insights: %q", got.Insights)
 	}
 	if len(got.Memory) != 2 || got.Memory[0] != "Ana likes green tea" {
