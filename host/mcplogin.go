@@ -118,7 +118,13 @@ func awaitCode(ctx context.Context, ln net.Listener, state string) (string, erro
 		}
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// Shutdown, not Close: the handler that sent the answer may not have written its
+		// page yet, and the browser would get a closed connection instead.
+		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer stop()
+		_ = srv.Shutdown(sctx)
+	}()
 	ctx, cancel := context.WithTimeout(ctx, loginWait)
 	defer cancel()
 	select {
