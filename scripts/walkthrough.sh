@@ -33,7 +33,8 @@ out=$(./bin/agenthost run --provider openai "What is 17*23 + 19*29?")
 grep -q "Hello, world!" <<<"$out"
 
 step "plugins list"
-./bin/agenthost plugins list | grep -q "^calc "
+out=$(./bin/agenthost plugins list)
+grep -q "^calc " <<<"$out"
 
 step "serve: the console and the API on loopback"
 log=$(mktemp)
@@ -49,7 +50,8 @@ for _ in $(seq 1 1800); do # readiness by polling, bounded (3 minutes)
 done
 [ -n "$addr" ] || { echo "serve did not start" >&2; cat "$log" >&2; exit 1; }
 curl -fsS "$addr/healthz" >/dev/null
-curl -fsS "$addr/" | grep -q "<html"
+page=$(curl -fsS "$addr/") # captured first: with pipefail, grep -q closing the pipe early fails curl (exit 23)
+grep -q "<html" <<<"$page"
 kill "$pid"
 wait "$pid" || true
 
@@ -58,10 +60,12 @@ bash scripts/plugins.d/examples.sh files text calc >/dev/null
 run_id="walk-$$-$RANDOM"
 (
   cd examples/workflows
-  ../../bin/agenthost workflow list | grep -q "^sales"
+  out=$(../../bin/agenthost workflow list)
+  grep -q "^sales" <<<"$out"
   rc=0
   ../../bin/agenthost workflow run sales --input '{"path": "/data/sales.txt"}' --run-id "$run_id" >/dev/null || rc=$?
   [ "$rc" = 3 ] || { echo "workflow run sales: exit $rc, want 3 (waiting for approval)" >&2; exit 1; }
-  ../../bin/agenthost workflow run sales --run-id "$run_id" --approve publish | grep -q '"status": *"completed"'
+  out=$(../../bin/agenthost workflow run sales --run-id "$run_id" --approve publish)
+  grep -q '"status": *"completed"' <<<"$out"
 )
 step "all README blocks passed"
