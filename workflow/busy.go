@@ -22,22 +22,36 @@ import (
 // busyWaitMax bounds the pause between two tries of a busy step session.
 const busyWaitMax = time.Second
 
-// onceFree is once, waiting while the step's session is held by an earlier attempt.
+// The same holds for a step the host's admission refused ([admission]: its runs, queue
+// or a user's share were full, loop.ErrOverloaded): the step did not start, and it
+// waits as long as the refusal asks (Retry-After) before it calls again, instead of
+// failing its run for the host being busy.
+
+// onceFree is once, waiting while the step's session is held by an earlier attempt or
+// the host's admission refuses it.
 func (s *sched) onceFree(ctx context.Context, cs *cstep, vars map[string]any, item int) (any, error) {
 	pause := 50 * time.Millisecond
 	for {
 		out, err := s.once(ctx, cs, vars, item)
-		if err == nil || !errors.Is(err, loop.ErrSessionBusy) || ctx.Err() != nil {
+		busy := errors.Is(err, loop.ErrSessionBusy)
+		secs, over := loop.RetryAfterOf(err)
+		if err == nil || !(busy || over) || ctx.Err() != nil {
 			return out, err
 		}
-		t := time.NewTimer(pause)
+		wait := pause
+		if over {
+			wait = time.Duration(secs) * time.Second
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, err
 		case <-t.C: // the earlier attempt's lease is released or dies within LeaseTTL
 		}
-		pause = min(2*pause, busyWaitMax)
+		if busy {
+			pause = min(2*pause, busyWaitMax)
+		}
 	}
 }
 

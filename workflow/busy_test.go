@@ -115,3 +115,37 @@ func TestEngine_AStepCutShortByTheStoreIsNotAFailure(t *testing.T) {
 		t.Fatalf("resume: %v, status %s (%s)", err, res.Record.Status, res.Record.Error)
 	}
 }
+
+// refusingExec is the rig's executor behind an admission that refuses the first
+// `refuse` tool steps as the host's does when its runs are full.
+type refusingExec struct {
+	Executor
+	refuse  atomic.Int64
+	refused atomic.Int64
+}
+
+func (x *refusingExec) ToolStep(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult) {
+	if x.refuse.Add(-1) >= 0 {
+		x.refused.Add(1)
+		err := &loop.OverloadError{Reason: "the host's 1 runs and queue of 0 are full", RetryAfter: time.Second}
+		return loop.ErrorResult(err.Error()), loop.RunResult{SessionID: session, Status: loop.StatusFailed, Reason: loop.ReasonError, Err: err}
+	}
+	return x.Executor.ToolStep(ctx, name, args, session, timeout)
+}
+
+// A step the host's admission refuses (loop.ErrOverloaded) did not start: it waits as
+// the refusal asks and calls again, without spending one of its attempts, and the run
+// completes. It used to fail the step, and the run with it, for the host being busy.
+func TestEngine_AStepRefusedByAdmissionWaitsAndRunsInsteadOfFailing(t *testing.T) {
+	r := newRig(t, loop.ToolPolicy{})
+	x := &refusingExec{Executor: r.engine.Exec}
+	x.refuse.Store(1)
+	r.engine.Exec = x
+	res, err := r.engine.Run(context.Background(), pipeline(t, 2), RunInput{RunID: "ra", Inputs: json.RawMessage(`{"text":"a b"}`)}, nil)
+	if err != nil || res.Record.Status != RunCompleted || res.Record.Outputs["joined"] != "A-B" {
+		t.Fatalf("%v: status %s (%s), outputs %v", err, res.Record.Status, res.Record.Error, res.Record.Outputs)
+	}
+	if x.refused.Load() != 1 || r.count("split") != 1 || res.Record.Steps["collect"].Attempts != 1 {
+		t.Fatalf("refused %d, split ran %d times, %d attempts recorded (a refusal is not an attempt)", x.refused.Load(), r.count("split"), res.Record.Steps["collect"].Attempts)
+	}
+}

@@ -307,9 +307,16 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 			slog.Int("prompt_tokens", res.Usage.PromptTokens), slog.Int("completion_tokens", res.Usage.CompletionTokens),
 			slog.Float64("cost_usd", res.Usage.CostUSD), slog.Int("attempt", job.Attempt))
 	}
+	var over *loop.OverloadError
 	switch {
 	case errors.Is(err, loop.ErrSessionBusy):
 		return river.JobSnooze(time.Second) // a live run holds the session: wait, not a failure
+	case errors.As(err, &over):
+		// The node's admission ([admission]) refused it before it started: the job waits
+		// in River's queue, which is the cluster's queue, for as long as the refusal
+		// asks, never dropped (it has no stored end for endStored to find) nor failed.
+		w.c.log().Info("cluster: the run waits for admission", "session", in.SessionID, "run", in.RunID, "reason", over.Reason)
+		return river.JobSnooze(over.RetryAfter)
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
 		return river.JobCancel(fmt.Errorf("run %s aborted", in.RunID)) // an abort: never retried
 	case ctx.Err() != nil:
