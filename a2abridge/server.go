@@ -28,8 +28,9 @@ const SessionPrefix = "a2a-"
 // anything else rejects them, as the console's buttons would; any other end fails the task
 // with the run's reason.
 type Executor struct {
-	Run   RunFunc
-	Abort func(session, run string) bool
+	Run RunFunc
+	// Abort stops the session's run of that id for the caller on ctx (tasks/cancel).
+	Abort func(ctx context.Context, session, run string) bool
 }
 
 var _ a2asrv.AgentExecutor = (*Executor)(nil)
@@ -91,7 +92,7 @@ func (x *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 func (x *Executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		if x.Abort != nil && ec.StoredTask != nil {
-			x.Abort(SessionPrefix+ec.ContextID, lastRun(ec.StoredTask))
+			x.Abort(ctx, SessionPrefix+ec.ContextID, lastRun(ec.StoredTask))
 		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}

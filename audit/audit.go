@@ -13,6 +13,7 @@ import (
 const (
 	ActionRunStart       = "run.start"
 	ActionRunEnd         = "run.end"
+	ActionRunAbort       = "run.abort" // a run stopped by a caller (HTTP abort, A2A tasks/cancel)
 	ActionApproval       = "approval"
 	ActionSessionDelete  = "session.delete"
 	ActionMemoryDelete   = "memory.delete"

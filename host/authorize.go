@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -91,4 +93,28 @@ func (d *Door) runUser(ctx context.Context, p access.Principal, in *loop.RunInpu
 		}
 	}
 	return nil
+}
+
+// Abort stops the session's run of that id for p, and records who asked: every surface
+// that aborts a run (POST .../abort, A2A tasks/cancel) comes here, so none reaches
+// another user's run or stops one unrecorded. stop is how the surface reaches the run (a
+// cluster's dispatcher, the local runner); it is called only once p may write the
+// session, and reports whether a run of that id was in progress. Every request the door
+// allowed is recorded (audit.ActionRunAbort, the caller as actor, "stopped" saying
+// whether a run was in progress: an A2A task cancelled while it waits for an approval
+// has none), a refused one is not; a record that cannot be written is the answer's
+// error, after the stop.
+func (d *Door) Abort(ctx context.Context, p access.Principal, session, runID string, stop func(context.Context) (bool, error)) (bool, error) {
+	if err := d.authorize(ctx, p, access.Write, session); err != nil {
+		return false, err
+	}
+	ok, err := stop(ctx)
+	if err != nil {
+		return false, err
+	}
+	detail := map[string]string{"stopped": strconv.FormatBool(ok)}
+	if p.Role != "" {
+		detail["actor_role"] = string(p.Role)
+	}
+	return ok, d.h.Audit(ctx, audit.Record{Action: audit.ActionRunAbort, Actor: actorOf(identity(p)), Target: session + "/" + runID, Detail: detail})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -78,5 +79,59 @@ func TestTheDoorDecidesReadsAndAdmissionsByTheRunsRule(t *testing.T) {
 	}
 	if err := d.Admit(ctx, root, &loop.RunInput{SessionID: derived}); !errors.Is(err, access.ErrNotAllowed) {
 		t.Fatalf("root continues a derived session: %v", err)
+	}
+}
+
+// An abort goes through the door (Door.Abort, what POST .../abort and A2A tasks/cancel
+// call): bo's abort of ana's run is refused as for a session that does not exist, never
+// reaches the run and leaves no record; ana's reaches it and is recorded with her as the
+// actor and whether a run was in progress.
+func TestAnAbortIsAuthorisedByTheDoorAndRecordedWithTheCaller(t *testing.T) {
+	h := openDoorHost(t)
+	ctx := context.Background()
+	ana := access.Principal{ID: "u-ana", Name: "ana", Role: access.RoleUser}
+	bo := access.Principal{ID: "u-bo", Name: "bo", Role: access.RoleUser}
+	d := h.Door()
+	if _, err := d.Run(ctx, ana, loop.RunInput{SessionID: "s-ana", Messages: []loop.Message{loop.UserMessage("hi")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	records := func() []audit.Record {
+		var out []audit.Record
+		recs, err := h.Store.(audit.Store).Audit(ctx, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Action == audit.ActionRunAbort {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	var reached []string
+	stop := func(who string, running bool) func(context.Context) (bool, error) {
+		return func(context.Context) (bool, error) { reached = append(reached, who); return running, nil }
+	}
+	if ok, err := d.Abort(ctx, bo, "s-ana", "r1", stop("bo", true)); ok || !errors.Is(err, access.ErrNotVisible) {
+		t.Fatalf("bo aborts ana's run: %v %v, want %v", ok, err, access.ErrNotVisible)
+	}
+	if len(reached) != 0 || len(records()) != 0 {
+		t.Fatalf("bo's refused abort reached %v, recorded %+v", reached, records())
+	}
+	if ok, err := d.Abort(ctx, ana, "s-ana", "r1", stop("ana", true)); !ok || err != nil {
+		t.Fatalf("ana aborts her run: %v %v", ok, err)
+	}
+	if ok, err := d.Abort(ctx, ana, "s-ana", "r2", stop("ana", false)); ok || err != nil {
+		t.Fatalf("ana aborts a run not in progress: %v %v", ok, err)
+	}
+	recs := records()
+	if len(reached) != 2 || len(recs) != 2 {
+		t.Fatalf("reached %v, recorded %+v", reached, recs)
+	}
+	for i, want := range []struct{ target, stopped string }{{"s-ana/r1", "true"}, {"s-ana/r2", "false"}} {
+		r := recs[i]
+		if r.Actor != ana.ID || r.Target != want.target || r.Detail["stopped"] != want.stopped || r.Detail["actor_role"] != "user" {
+			t.Errorf("record %d: %+v, want actor %s target %s stopped %s", i, r, ana.ID, want.target, want.stopped)
+		}
 	}
 }

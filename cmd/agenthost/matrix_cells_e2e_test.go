@@ -65,6 +65,7 @@ func (m *matrixEnv) surfaces() []matrixSurface {
 			task, _ = res["result"].(map[string]any)["id"].(string)
 			return body
 		}, foreign: func(t *testing.T) {
+			had := len(auditRecords(t, m.e))
 			_, unknown := a2aCall(t, m.srv, bo, "tasks/cancel", `{"id":"no-such-task"}`)
 			_, got := a2aCall(t, m.srv, bo, "tasks/cancel", `{"id":"`+task+`"}`)
 			if strings.ReplaceAll(got, task, "no-such-task") != unknown {
@@ -75,6 +76,15 @@ func (m *matrixEnv) surfaces() []matrixSurface {
 			}
 			if _, body := a2aCall(t, m.srv, ana, "tasks/cancel", `{"id":"`+task+`"}`); !strings.Contains(body, "canceled") {
 				t.Fatalf("ana cancels her own task: %s", body)
+			}
+			var aborts []audit.Record // the door's record of the cancel: ana's, none of bo's
+			for _, r := range auditRecords(t, m.e)[had:] {
+				if r.Action == audit.ActionRunAbort {
+					aborts = append(aborts, r)
+				}
+			}
+			if len(aborts) != 1 || aborts[0].Actor != anaID || aborts[0].Detail["stopped"] != "false" {
+				t.Fatalf("the cancels' abort records: %+v, want one by %s (no run in progress)", aborts, anaID)
 			}
 		}},
 		{name: "mcp serve --http tool call", user: anaID, by: anaID, secret: true, enter: func(t *testing.T) string {

@@ -45,7 +45,7 @@ const (
 )
 
 func (s *Server) mountA2A() {
-	exec := &a2abridge.Executor{Run: s.a2aRun, Abort: s.opts.Agent.Abort}
+	exec := &a2abridge.Executor{Run: s.a2aRun, Abort: s.a2aAbort}
 	s.a2aTasks = &a2abridge.Tasks{Allow: s.a2aAllow}
 	handler := a2asrv.NewHandler(exec, a2asrv.WithTaskStore(s.a2aTasks))
 	rpc, rpc03 := a2asrv.NewJSONRPCHandler(handler), a2av0.NewJSONRPCHandler(handler)
@@ -148,6 +148,17 @@ func (s *Server) a2aAllow(ctx context.Context, session string, write bool) bool 
 	}
 	code, _, _ := s.decide(ctx, a, session)
 	return code == 0
+}
+
+// a2aAbort is tasks/cancel's stop of the task's run, through the door as POST .../abort
+// (Door.Abort: the caller may write the session, the stop is recorded). Tasks.Get has
+// already answered a task the caller may not reach as one that does not exist.
+func (s *Server) a2aAbort(ctx context.Context, session, runID string) bool {
+	p, _ := PrincipalFrom(ctx)
+	ok, _ := s.door().Abort(ctx, p, session, runID, func(context.Context) (bool, error) {
+		return s.opts.Agent.Abort(session, runID), nil
+	})
+	return ok
 }
 
 // a2aRun runs an A2A task step through the same checks as POST /v1/runs: the caller may

@@ -20,6 +20,9 @@ type Door interface {
 	// AuthorizeOwned decides action a on an object that names its owner (a workflow
 	// run's record).
 	AuthorizeOwned(ctx context.Context, p access.Principal, a access.Action, owner string) error
+	// Abort decides Write on the session, calls stop, and records who stopped the run
+	// when stop reports one was in progress.
+	Abort(ctx context.Context, p access.Principal, session, runID string, stop func(context.Context) (bool, error)) (bool, error)
 }
 
 // door is Options.Door, or for a server with no users (no Access: tests, an embedded
@@ -48,4 +51,8 @@ func (openDoor) Authorize(context.Context, access.Principal, access.Action, stri
 
 func (openDoor) AuthorizeOwned(context.Context, access.Principal, access.Action, string) error {
 	return nil
+}
+
+func (openDoor) Abort(ctx context.Context, _ access.Principal, _, _ string, stop func(context.Context) (bool, error)) (bool, error) {
+	return stop(ctx)
 }

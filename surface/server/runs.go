@@ -174,29 +174,45 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !s.mayAct(w, r, access.Write, session) {
-		return
-	}
-	if s.opts.Dispatch != nil {
-		ok, err := s.opts.Dispatch.Abort(r.Context(), session, id)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, fmt.Sprintf("abort run %q: %v", id, err))
-			return
+	p, _ := PrincipalFrom(r.Context())
+	var stopErr error
+	ok, err := s.door().Abort(r.Context(), p, session, id, func(ctx context.Context) (bool, error) {
+		ok, err := s.stopRun(ctx, session, id)
+		stopErr = err
+		return ok, err
+	})
+	switch {
+	case stopErr != nil || (ok && err != nil): // the run's end was not reached, or its record not written
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("abort run %q: %v", id, err))
+	case err != nil:
+		code, msg, serr := s.refusal(p, access.Write, session, err)
+		if serr != nil {
+			s.writeStoreError(w, r, code, msg, serr)
+		} else {
+			writeError(w, code, msg)
 		}
-		if ok {
-			writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
-			return
+	case !ok:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
+	}
+}
+
+// stopRun stops the session's run of that id where it runs: through the cluster's
+// dispatcher when there is one, else on this server's own agent. The door (Door.Abort)
+// has decided the caller may.
+func (s *Server) stopRun(ctx context.Context, session, id string) (bool, error) {
+	if s.opts.Dispatch != nil {
+		ok, err := s.opts.Dispatch.Abort(ctx, session, id)
+		if err != nil || ok {
+			return ok, err
 		}
 	}
 	s.mu.Lock()
 	run, live := s.active[session]
 	live = live && run == id
 	s.mu.Unlock()
-	if !live || s.opts.Agent == nil || !s.opts.Agent.Abort(session, id) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no run %q in progress", id))
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "aborting": true})
+	return live && s.opts.Agent != nil && s.opts.Agent.Abort(session, id), nil
 }
 
 // readable keeps the sessions the caller may read: another user's session with a run of
