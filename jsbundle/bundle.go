@@ -1,11 +1,11 @@
 package jsbundle
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
 )
@@ -14,11 +14,11 @@ import (
 // runtime provides it, so it is never bundled.
 const Module = "agenthost"
 
-// Environment variables the runtime plugin reads its bundle from, at
-// initialisation (before any host function may be called).
+// Config keys the runtime plugin reads its bundle from, at an instance's
+// first call. They are the host's: a manifest's own config may not use them.
 const (
-	EnvBundle = "AGENTHOST_JS_BUNDLE" // the script, base64
-	EnvFile   = "AGENTHOST_JS_FILE"   // its name in stack traces
+	ConfigBundle = "agenthost.js.bundle" // the script
+	ConfigFile   = "agenthost.js.file"   // its name in stack traces
 )
 
 // MaxBundle bounds a bundle (before base64): a tool's code, not a data set.
@@ -63,6 +63,9 @@ func Build(path string) (Bundle, error) {
 			if len(f.Contents) > MaxBundle {
 				return Bundle{}, fmt.Errorf("%s: the bundle is %d bytes, over the %d a tool may have", path, len(f.Contents), MaxBundle)
 			}
+			if !utf8.Valid(f.Contents) {
+				return Bundle{}, fmt.Errorf("%s: the bundle is not UTF-8", path)
+			}
 			return Bundle{File: filepath.Base(abs), Code: f.Contents}, nil
 		}
 	}
@@ -82,10 +85,17 @@ func describe(msgs []api.Message) string {
 	return strings.Join(lines, "\n")
 }
 
-// Environ is the environment the runtime plugin loads b from.
-func (b Bundle) Environ() map[string]string {
-	return map[string]string{
-		EnvBundle: base64.StdEncoding.EncodeToString(b.Code),
-		EnvFile:   b.File,
+// Config is the plugin config the runtime plugin loads b from: config, the
+// manifest's own, with the bundle's keys added. A manifest that sets one of
+// them is refused rather than overridden.
+func (b Bundle) Config(config map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(config)+2)
+	for k, v := range config {
+		if k == ConfigBundle || k == ConfigFile {
+			return nil, fmt.Errorf("config key %q is the host's, for a JavaScript plugin's bundle", k)
+		}
+		out[k] = v
 	}
+	out[ConfigBundle], out[ConfigFile] = string(b.Code), b.File
+	return out, nil
 }

@@ -6,9 +6,10 @@
 // Node, no npm at run time.
 //
 // The host bundles at Load, each time (docs/javascript.md, "Where
-// TypeScript is compiled"): esbuild takes milliseconds, no built artifact
-// can go stale beside its source, and the pre-initialised snapshot is keyed
-// by the bundle, so a restart with an unchanged source reuses it.
+// TypeScript is compiled"): esbuild takes milliseconds, and no built
+// artifact can go stale beside its source. The bundle travels in the
+// plugin's config, so the runtime module — compiled and pre-initialised
+// once — is the same for every bundle and every edit.
 //
 // What it must not do: run the code it bundles (the sandbox does, in the
 // runtime plugin), check types (esbuild strips them; a type checker is the

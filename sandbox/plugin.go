@@ -104,7 +104,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	// initial memory from a few segments instead of a Go program's tens of
 	// thousands, each of which every instantiation would evaluate.
 	wasm, _, _ = wasmbin.MergeData(wasm, dataSegmentGap)
-	env, err := p.configureModule(cfg.Environ)
+	env, err := p.configureModule()
 	if err != nil {
 		return nil, err
 	}
@@ -156,24 +156,20 @@ func moduleBytes(cfg Config) ([]byte, error) {
 
 // configureModule makes the module configuration every instance starts from: the
 // granted environment variables, read now (and returned: pre-initialisation runs with
-// them), with the values the host sets (Config.Environ) over them, and the mounts,
-// opened now.
-func (p *Plugin) configureModule(set map[string]string) (map[string]string, error) {
-	env := make(map[string]string, len(p.perms.Env)+len(set))
+// them), and the mounts, opened now.
+func (p *Plugin) configureModule() (map[string]string, error) {
+	env := make(map[string]string, len(p.perms.Env))
 	for _, name := range p.perms.Env {
 		if v, ok := os.LookupEnv(name); ok {
 			env[name] = v
 		}
-	}
-	for name, v := range set {
-		env[name] = v
 	}
 	fs, roots, err := fsConfig(p.perms.AllowedPaths)
 	if err != nil {
 		return nil, err
 	}
 	p.roots = roots
-	p.moduleConfig = moduleConfig(env, fs)
+	p.moduleConfig = moduleConfig(p.perms, env, fs)
 	return env, nil
 }
 

@@ -5,12 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 
 	extism "github.com/extism/go-sdk"
@@ -164,13 +162,15 @@ func (r *Runtime) runtimeConfig() wazero.RuntimeConfig {
 // to each instance (newInstance, callWASI): one that ends with the call the
 // instance serves (callClock, blocking.go), which a shared config cannot
 // know. Left unset, wazero's sleep returns at once, never blocks.
-func moduleConfig(env map[string]string, fs wazero.FSConfig) wazero.ModuleConfig {
+func moduleConfig(perms Permissions, env map[string]string, fs wazero.FSConfig) wazero.ModuleConfig {
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader)
-	for _, name := range slices.Sorted(maps.Keys(env)) {
-		mc = mc.WithEnv(name, env[name])
+	for _, name := range perms.Env {
+		if v, ok := env[name]; ok {
+			mc = mc.WithEnv(name, v)
+		}
 	}
 	if fs != nil {
 		mc = mc.WithFSConfig(fs)

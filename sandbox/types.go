@@ -32,10 +32,6 @@ type Config struct {
 	Tools []ToolDecl
 	// Args is the argv of every call of a wasi plugin (argv[0] included).
 	Args []string
-	// Environ holds environment variables the host sets for the guest, over
-	// the granted Permissions.Env: fixed at Load, so pre-initialisation may
-	// read them (the JS runtime plugin gets its bundle so; jsbundle).
-	Environ map[string]string
 	// Permissions are what the plugin may touch; the zero value denies all.
 	Permissions Permissions
 	// PoolSize bounds the instances, hence the concurrent calls, of the

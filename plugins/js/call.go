@@ -95,7 +95,7 @@ func (e *Engine) settle(fn func() (goja.Value, error)) (goja.Value, error) {
 		r := p.Result()
 		if obj, isObj := r.(*goja.Object); isObj {
 			if stack := obj.Get("stack"); stack != nil && !goja.IsUndefined(stack) {
-				return nil, errors.New(cleanStack(stack.String()))
+				return nil, errors.New(e.cleanStack(stack.String()))
 			}
 		}
 		return nil, fmt.Errorf("rejected: %v", r)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -34,7 +35,10 @@ type Engine struct {
 	host  Host // nil while the bundle loads and between calls
 	// loading is true while the bundle's top level runs: tools are
 	// declared then, and host functions refused.
-	loading       bool
+	loading bool
+	// mapped is true for a bundle with a source map (jsbundle's always
+	// have one): its positions are the source's.
+	mapped        bool
 	jsonStringify goja.Callable
 	jsonParse     goja.Callable
 	meta          CallMeta
@@ -66,6 +70,7 @@ func Load(file, bundle string) (e *Engine, err error) {
 			return nil, err
 		}
 	}
+	e.mapped = strings.Contains(bundle, "\n//# sourceMappingURL=")
 	prog, err := goja.Compile(file, bundle, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -175,18 +180,18 @@ func (e *Engine) run(fn func() (goja.Value, error)) (v goja.Value, err error) {
 		}
 	}()
 	v, err = fn()
-	return v, describe(err)
+	return v, e.describe(err)
 }
 
 // describe words a goja error: an exception as its message and stack.
-func describe(err error) error {
+func (e *Engine) describe(err error) error {
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
-		return errors.New(cleanStack(ex.String()))
+		return errors.New(e.cleanStack(ex.String()))
 	}
 	var overflow *goja.StackOverflowError
 	if errors.As(err, &overflow) {
-		return fmt.Errorf("RangeError: Maximum call stack size exceeded (%d calls)\n%s", MaxCallStack, cleanStack(overflow.String()))
+		return fmt.Errorf("RangeError: Maximum call stack size exceeded (%d calls)\n%s", MaxCallStack, e.cleanStack(overflow.String()))
 	}
 	var interrupted *goja.InterruptedError
 	if errors.As(err, &interrupted) {
@@ -203,20 +208,37 @@ var framePC = regexp.MustCompile(`(:\d+:\d+)\(\d+\)`)
 // recursion's thousands say no more than the first few.
 const maxFrames = 10
 
-// cleanStack trims a goja stack for an author: positions as file:line:col,
-// and at most maxFrames frames.
-func cleanStack(s string) string {
-	lines := strings.Split(framePC.ReplaceAllString(strings.TrimSpace(s), "$1"), "\n")
+// mappedColumn is a frame's line:column after a source map: goja gives the
+// map's column as it is, counted from 0, where every other column counts from 1.
+var mappedColumn = regexp.MustCompile(`:(\d+):(\d+)(\)?)$`)
+
+// cleanStack trims a goja stack for an author: positions as file:line:col
+// (columns from 1, mapped or not), no frames of the runtime's own Go
+// functions, and at most maxFrames frames.
+func (e *Engine) cleanStack(s string) string {
+	var out []string
 	frames := 0
-	for i, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
+	for _, l := range strings.Split(framePC.ReplaceAllString(strings.TrimSpace(s), "$1"), "\n") {
+		at := strings.HasPrefix(strings.TrimSpace(l), "at ")
+		if at && strings.HasSuffix(l, "(native)") {
 			continue
 		}
-		if frames++; frames > maxFrames {
-			return strings.Join(lines[:i], "\n") + fmt.Sprintf("\n\t... %d more frames", len(lines)-i)
+		if at && e.mapped {
+			l = mappedColumn.ReplaceAllStringFunc(l, func(pos string) string {
+				m := mappedColumn.FindStringSubmatch(pos)
+				col, _ := strconv.Atoi(m[2])
+				return fmt.Sprintf(":%s:%d%s", m[1], col+1, m[3])
+			})
 		}
+		if at {
+			if frames++; frames > maxFrames {
+				out = append(out, "\t... more frames")
+				break
+			}
+		}
+		out = append(out, l)
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 // errorResult is a failed call's result, its text what happened.

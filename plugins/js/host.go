@@ -3,6 +3,7 @@ package js
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/dop251/goja"
 )
@@ -43,6 +44,10 @@ type CallMeta struct {
 	RunID     string `json:"runId"`
 }
 
+// reservedConfig prefixes the config keys the host gives the bundle in
+// (jsbundle.ConfigBundle, ConfigFile): not the bundle's config.
+const reservedConfig = "agenthost.js."
+
 // module builds the object require("agenthost") returns.
 func (e *Engine) module() *goja.Object {
 	m := e.vm.NewObject()
@@ -73,6 +78,9 @@ func (e *Engine) module() *goja.Object {
 	set(m, "kv", kv)
 	config := e.vm.NewObject()
 	set(config, "get", func(key string) goja.Value {
+		if strings.HasPrefix(key, reservedConfig) {
+			return goja.Undefined() // the bundle itself, the host's
+		}
 		if v, ok := e.use("config.get").Config(key); ok {
 			return e.vm.ToValue(v)
 		}

@@ -3,20 +3,19 @@
 // Command jsruntime is the JavaScript runtime plugin: an mcp tool plugin
 // (ABI.md, v1 exports describe and call; and guard, the guardrail hook)
 // whose tools are the ones a JavaScript bundle declares. The host gives it
-// the bundle at load as environment variables (AGENTHOST_JS_BUNDLE, base64,
-// and AGENTHOST_JS_FILE, its name in stack traces; jsbundle.Environ), and
-// init runs it: a pre-initialised plugin's snapshot starts with the bundle
-// loaded. Everything else — permissions, limits, isolation, pools,
-// deadlines — is the sandbox's, as for any plugin. Built by `make plugins`
+// the bundle in its config (keys agenthost.js.bundle and agenthost.js.file,
+// jsbundle.Bundle.Config), and an instance runs it at its first call
+// (describe, at Load, is one). The module itself is the same for every
+// bundle, so it is compiled — and pre-initialised — once for all of them.
+// Everything else — permissions, limits, isolation, pools, deadlines — is
+// the sandbox's, as for any plugin. Built by `make plugins`
 // (scripts/plugins.d/jsruntime.sh).
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/agenthost/agenthost/plugins/js"
 	"github.com/agenthost/agenthost/plugins/sdk"
@@ -24,29 +23,36 @@ import (
 
 func main() {}
 
+// The bundle this instance runs, loaded at its first call: reading config is
+// a host function, which _initialize (pre-initialisation) may not call.
 var (
 	engine  *js.Engine
 	loadErr error
 )
 
-func init() {
-	engine, loadErr = load()
+// Config keys the host gives the bundle in (jsbundle).
+const (
+	configBundle = "agenthost.js.bundle"
+	configFile   = "agenthost.js.file"
+)
+
+func ready() error {
+	if engine == nil && loadErr == nil {
+		engine, loadErr = load()
+	}
+	return loadErr
 }
 
 func load() (*js.Engine, error) {
-	enc, ok := os.LookupEnv("AGENTHOST_JS_BUNDLE")
+	src, ok := sdk.Config(configBundle)
 	if !ok {
-		return nil, errors.New("jsruntime: no bundle: the host sets AGENTHOST_JS_BUNDLE (agent.toml: [[plugins]] js = \"tool.ts\")")
+		return nil, errors.New("jsruntime: no bundle: the host gives it in config " + configBundle + " (agent.toml: [[plugins]] js = \"tool.ts\")")
 	}
-	src, err := base64.StdEncoding.DecodeString(enc)
-	if err != nil {
-		return nil, fmt.Errorf("jsruntime: AGENTHOST_JS_BUNDLE is not base64: %w", err)
-	}
-	file := os.Getenv("AGENTHOST_JS_FILE")
+	file, _ := sdk.Config(configFile)
 	if file == "" {
 		file = "bundle.js"
 	}
-	return js.Load(file, string(src))
+	return js.Load(file, src)
 }
 
 type spec struct {
@@ -56,8 +62,8 @@ type spec struct {
 }
 
 func describe(_ []byte) ([]byte, error) {
-	if loadErr != nil {
-		return nil, loadErr
+	if err := ready(); err != nil {
+		return nil, err
 	}
 	tools := []spec{}
 	for _, t := range engine.Tools() {
@@ -67,8 +73,8 @@ func describe(_ []byte) ([]byte, error) {
 }
 
 func call(input []byte) ([]byte, error) {
-	if loadErr != nil {
-		return nil, loadErr
+	if err := ready(); err != nil {
+		return nil, err
 	}
 	var in struct {
 		Params struct {
@@ -97,8 +103,8 @@ func call(input []byte) ([]byte, error) {
 }
 
 func guard(input []byte) ([]byte, error) {
-	if loadErr != nil {
-		return nil, loadErr
+	if err := ready(); err != nil {
+		return nil, err
 	}
 	return engine.Guard(sdkHost{}, input)
 }
