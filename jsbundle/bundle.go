@@ -1,6 +1,7 @@
 package jsbundle
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -99,3 +100,9 @@ func (b Bundle) Config(config map[string]string) (map[string]string, error) {
 	out[ConfigBundle], out[ConfigFile] = string(b.Code), b.File
 	return out, nil
 }
+
+// Types is agenthost.d.ts: the "agenthost" module's TypeScript declarations, which
+// `agenthost plugins new ts` writes beside a new tool for editors and type checkers.
+//
+//go:embed agenthost.d.ts
+var Types string
