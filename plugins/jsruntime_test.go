@@ -53,7 +53,7 @@ var sharedRuntime = sync.OnceValues(func() (*sandbox.Runtime, error) {
 
 // loadJS bundles source (written as name, e.g. "tool.ts") with jsbundle and
 // loads it in the runtime plugin, pre-initialised, with cfg's permissions.
-func loadJS(t *testing.T, name, source string, cfg sandbox.Config) (*sandbox.Plugin, error) {
+func loadJS(t testing.TB, name, source string, cfg sandbox.Config) (*sandbox.Plugin, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(source), 0o600); err != nil {
@@ -82,7 +82,7 @@ func loadJS(t *testing.T, name, source string, cfg sandbox.Config) (*sandbox.Plu
 	return p, err
 }
 
-func mustLoadJS(t *testing.T, name, source string, cfg sandbox.Config) *sandbox.Plugin {
+func mustLoadJS(t testing.TB, name, source string, cfg sandbox.Config) *sandbox.Plugin {
 	t.Helper()
 	p, err := loadJS(t, name, source, cfg)
 	if err != nil {

@@ -42,20 +42,19 @@ type Engine struct {
 	jsonStringify goja.Callable
 	jsonParse     goja.Callable
 	meta          CallMeta
+	ran           bool // Run was called: one bundle per engine
 }
 
-// Load runs bundle (named file in stack traces) and returns its tools. A
-// bundle that throws, declares a tool twice or badly, or declares nothing,
-// does not load.
-func Load(file, bundle string) (e *Engine, err error) {
-	e = &Engine{vm: goja.New()}
+// New makes an engine ready for a bundle: the JavaScript runtime, its
+// globals (require, module, exports) and the "agenthost" module, with the
+// builtins every call uses already touched. It calls no host function, so a
+// pre-initialised plugin makes it in init and every instance starts with it.
+func New() *Engine {
+	e := &Engine{vm: goja.New()}
 	e.vm.SetMaxCallStackSize(MaxCallStack)
 	e.vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
 	module := e.vm.NewObject()
 	exports := e.vm.NewObject()
-	if err := module.Set("exports", exports); err != nil {
-		return nil, err
-	}
 	agenthost := e.module()
 	for name, v := range map[string]any{
 		"module": module, "exports": exports,
@@ -67,24 +66,54 @@ func Load(file, bundle string) (e *Engine, err error) {
 		},
 	} {
 		if err := e.vm.Set(name, v); err != nil {
-			return nil, err
+			panic(err) // a fresh runtime's globals are writable
 		}
 	}
+	if err := module.Set("exports", exports); err != nil {
+		panic(err)
+	}
+	// goja makes builtins at first use: touch the ones a call uses (JSON,
+	// promises, errors), so they are made here, once, rather than per instance.
+	if _, err := e.vm.RunString(`JSON.parse(JSON.stringify({a: [1, "b"]})); Promise.resolve(1).then((x) => x); new Error("warm").stack;`); err != nil {
+		panic(err)
+	}
+	e.parse("{}")
+	e.stringify(e.vm.ToValue(1))
+	return e
+}
+
+// Load is New and Run.
+func Load(file, bundle string) (*Engine, error) {
+	e := New()
+	if err := e.Run(file, bundle); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Run runs bundle (named file in stack traces), once, and keeps the tools it
+// declares. A bundle that throws, declares a tool twice or badly, or
+// declares nothing, fails.
+func (e *Engine) Run(file, bundle string) error {
+	if e.ran {
+		return errors.New("the engine already ran a bundle")
+	}
+	e.ran = true
 	e.mapped = strings.Contains(bundle, "\n//# sourceMappingURL=")
 	prog, err := goja.Compile(file, bundle, false)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	e.loading = true
 	_, err = e.run(func() (goja.Value, error) { return e.vm.RunProgram(prog) })
 	e.loading = false
 	if err != nil {
-		return nil, fmt.Errorf("%s: loading the bundle: %w", file, err)
+		return fmt.Errorf("%s: loading the bundle: %w", file, err)
 	}
 	if len(e.tools) == 0 && e.guard == nil {
-		return nil, fmt.Errorf("%s: the bundle declares no tool: call tool({name, description, inputSchema, handler}) from \"agenthost\"", file)
+		return fmt.Errorf("%s: the bundle declares no tool: call tool({name, description, inputSchema, handler}) from \"agenthost\"", file)
 	}
-	return e, nil
+	return nil
 }
 
 // Tools lists the declared tools in declaration order.

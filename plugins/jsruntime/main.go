@@ -23,10 +23,12 @@ import (
 
 func main() {}
 
-// The bundle this instance runs, loaded at its first call: reading config is
+// The engine is made in init, so a pre-initialised snapshot starts with it;
+// the bundle it runs is loaded at the instance's first call: reading config is
 // a host function, which _initialize (pre-initialisation) may not call.
 var (
-	engine  *js.Engine
+	engine  = js.New()
+	loaded  bool
 	loadErr error
 )
 
@@ -37,22 +39,22 @@ const (
 )
 
 func ready() error {
-	if engine == nil && loadErr == nil {
-		engine, loadErr = load()
+	if !loaded {
+		loaded, loadErr = true, load()
 	}
 	return loadErr
 }
 
-func load() (*js.Engine, error) {
+func load() error {
 	src, ok := sdk.Config(configBundle)
 	if !ok {
-		return nil, errors.New("jsruntime: no bundle: the host gives it in config " + configBundle + " (agent.toml: [[plugins]] js = \"tool.ts\")")
+		return errors.New("jsruntime: no bundle: the host gives it in config " + configBundle + " (agent.toml: [[plugins]] js = \"tool.ts\")")
 	}
 	file, _ := sdk.Config(configFile)
 	if file == "" {
 		file = "bundle.js"
 	}
-	return js.Load(file, src)
+	return engine.Run(file, src)
 }
 
 type spec struct {
