@@ -125,9 +125,6 @@ func (e *Engine) Tools() []Tool {
 	return out
 }
 
-// HasGuard reports whether the bundle registered a guardrail (guard(fn)).
-func (e *Engine) HasGuard() bool { return e.guard != nil }
-
 // declare is the "agenthost" module's tool({...}).
 func (e *Engine) declare(call goja.FunctionCall) goja.Value {
 	if !e.loading {
