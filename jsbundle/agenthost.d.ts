@@ -53,6 +53,19 @@ declare module "agenthost" {
   /** Registers the bundle's guardrail (kind = "guardrail"): once, at the top level. */
   export function guard(fn: (input: GuardInput) => GuardResult | Promise<GuardResult>): void;
 
+  /** Any JSON: the hooks' inputs and answers are plugins/sdk/ABI.md's, as they are. */
+  type Hook = (input: any) => unknown;
+  /** kind = "termination", export on_step: {verdict: "" | "stop", reason?, message?}. */
+  export function onStep(fn: Hook): void;
+  /** kind = "termination", export before_final: {verdict: "" | "continue", reason?, message?}. */
+  export function beforeFinal(fn: Hook): void;
+  /** kind = "context", export context_build: {messages?, compact?, state?}. */
+  export function contextBuild(fn: Hook): void;
+  /** kind = "permission", export permit: {decision: "allow" | "deny" | "ask", reason?}. */
+  export function permit(fn: Hook): void;
+  /** kind = "evaluator", export grade: {pass, score?, reason?}. */
+  export function grade(fn: Hook): void;
+
   /** The plugin's key-value store (permissions.kv = true), shared by its instances and sessions. */
   export const kv: {
     get(key: string): string | null;

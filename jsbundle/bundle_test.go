@@ -65,7 +65,7 @@ func TestTheAgenthostTypesAreTypeScript(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Fatalf("agenthost.d.ts: %s", describe(res.Errors))
 	}
-	for _, name := range []string{"function tool", "function guard", "const kv", "const config", "const http", "const log", "function createMessage", "function callMeta", "function progress"} {
+	for _, name := range []string{"function tool", "function guard", "const kv", "const config", "const http", "const log", "function createMessage", "function callMeta", "function progress", "function onStep", "function beforeFinal", "function contextBuild", "function permit", "function grade"} {
 		if !strings.Contains(Types, name) {
 			t.Errorf("agenthost.d.ts declares no %s", name)
 		}

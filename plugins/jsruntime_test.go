@@ -227,11 +227,19 @@ tool({ name: "x", handler() {} });`, sandbox.Config{})
 	}
 }
 
-func TestAJSGuardrailAnswersTheGuardExport(t *testing.T) {
+func TestJSHooksAnswerTheirExports(t *testing.T) {
 	p := mustLoadJS(t, "guard.ts", `import { guard } from "agenthost";
 guard((g: { stage: string; content: string }) =>
   g.content.includes("password") ? { action: "redact", content: g.content.replace(/password \S+/, "password ***") } : { action: "allow" });
 `, sandbox.Config{})
 	got := callExport(t, p, "guard", map[string]string{"stage": "output", "content": "my password hunter2 ok"})
 	wantJSON(t, "guard", got, `{"action":"redact","content":"my password *** ok"}`)
+	// A termination plugin that cares about on_step only: before_final proceeds.
+	term := mustLoadJS(t, "term.js", `require("agenthost").onStep((s) => s.tool_calls_so_far >= 3 ? { verdict: "stop", reason: "3 calls" } : { verdict: "" });`, sandbox.Config{Name: "term"})
+	wantJSON(t, "on_step", callExport(t, term, "on_step", map[string]int{"iteration": 2, "tool_calls_so_far": 3}), `{"verdict":"stop","reason":"3 calls"}`)
+	wantJSON(t, "before_final", callExport(t, term, "before_final", map[string]string{"text": "done"}), `{"verdict":""}`)
+	// A hook the bundle did not register is a fault, not an answer.
+	if _, err := term.CallExport(context.Background(), "guard", []byte(`{"stage":"input","content":"x"}`)); err == nil || !strings.Contains(err.Error(), "guard: the bundle registered no function for it") {
+		t.Errorf("unregistered guard: %v", err)
+	}
 }

@@ -51,27 +51,40 @@ func (e *Engine) Call(host Host, meta CallMeta, name string, args []byte) sdk.Ca
 	return res
 }
 
-// Guard runs the bundle's guard(fn) with a guardrail input (ABI.md, kind
-// guardrail) and returns its JSON answer.
-func (e *Engine) Guard(host Host, input []byte) ([]byte, error) {
-	if e.guard == nil {
-		return nil, errors.New("the bundle registered no guard(fn)")
+// Hooks maps each function of the "agenthost" module that registers a hook
+// to the export that calls it (plugins/sdk/ABI.md, the hook kinds).
+var Hooks = map[string]string{
+	"guard":        "guard",         // kind guardrail
+	"onStep":       "on_step",       // kind termination
+	"beforeFinal":  "before_final",  // kind termination
+	"contextBuild": "context_build", // kind context
+	"permit":       "permit",        // kind permission
+	"grade":        "grade",         // kind evaluator
+}
+
+// Hook runs the function the bundle registered for export with the hook's
+// input (JSON) and returns its answer as JSON. ok is false when the bundle
+// registered none.
+func (e *Engine) Hook(export string, host Host, input []byte) (out []byte, ok bool, err error) {
+	fn, ok := e.hooks[export]
+	if !ok {
+		return nil, false, nil
 	}
 	e.host = host
 	defer func() { e.host = nil }()
 	in, err := e.parse(strings.ToValidUTF8(string(input), "\uFFFD"))
 	if err != nil {
-		return nil, fmt.Errorf("guard: input: %w", err)
+		return nil, true, fmt.Errorf("%s: input: %w", export, err)
 	}
-	v, err := e.settle(func() (goja.Value, error) { return e.guard(goja.Undefined(), in) })
+	v, err := e.settle(func() (goja.Value, error) { return fn(goja.Undefined(), in) })
 	if err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
+		return nil, true, fmt.Errorf("%s: %w", export, err)
 	}
 	s, err := e.stringify(v)
 	if err != nil {
-		return nil, fmt.Errorf("guard: the function returned %w", err)
+		return nil, true, fmt.Errorf("%s: the function returned %w", export, err)
 	}
-	return []byte(s), nil
+	return []byte(s), true, nil
 }
 
 // settle calls fn and, when it returns a promise (an async handler), the

@@ -31,8 +31,8 @@ type Tool struct {
 type Engine struct {
 	vm    *goja.Runtime
 	tools []*Tool
-	guard goja.Callable
-	host  Host // nil while the bundle loads and between calls
+	hooks map[string]goja.Callable // by export (Hooks)
+	host  Host                     // nil while the bundle loads and between calls
 	// loading is true while the bundle's top level runs: tools are
 	// declared then, and host functions refused.
 	loading bool
@@ -50,7 +50,7 @@ type Engine struct {
 // builtins every call uses already touched. It calls no host function, so a
 // pre-initialised plugin makes it in init and every instance starts with it.
 func New() *Engine {
-	e := &Engine{vm: goja.New()}
+	e := &Engine{vm: goja.New(), hooks: map[string]goja.Callable{}}
 	e.vm.SetMaxCallStackSize(MaxCallStack)
 	e.vm.SetFieldNameMapper(goja.TagFieldNameMapper("json", true))
 	module := e.vm.NewObject()
@@ -110,8 +110,8 @@ func (e *Engine) Run(file, bundle string) error {
 	if err != nil {
 		return fmt.Errorf("%s: loading the bundle: %w", file, err)
 	}
-	if len(e.tools) == 0 && e.guard == nil {
-		return fmt.Errorf("%s: the bundle declares no tool: call tool({name, description, inputSchema, handler}) from \"agenthost\"", file)
+	if len(e.tools) == 0 && len(e.hooks) == 0 {
+		return fmt.Errorf("%s: the bundle declares no tool: call tool({name, description, inputSchema, handler}) or a hook (guard, onStep, …) from \"agenthost\"", file)
 	}
 	return nil
 }

@@ -190,11 +190,24 @@ tool({name: "ask", handler() { return createMessage({messages: [], maxTokens: 5}
 
 func TestAGuardAnswersTheGuardrailABI(t *testing.T) {
 	e := load(t, prelude+`require("agenthost").guard((g) => g.content.includes("secret") ? {action: "block", reason: "secret"} : {action: "allow"});`)
-	out, err := e.Guard(nil, []byte(`{"stage":"input","content":"my secret"}`))
-	if err != nil || string(out) != `{"action":"block","reason":"secret"}` {
-		t.Errorf("guard = %s, %v", out, err)
+	out, ok, err := e.Hook("guard", nil, []byte(`{"stage":"input","content":"my secret"}`))
+	if !ok || err != nil || string(out) != `{"action":"block","reason":"secret"}` {
+		t.Errorf("guard = %s, %v, %v", out, ok, err)
 	}
-	if _, err := load(t, prelude+`tool({name: "x", handler() {}});`).Guard(nil, []byte(`{}`)); err == nil {
+	if _, ok, _ := load(t, prelude+`tool({name: "x", handler() {}});`).Hook("guard", nil, []byte(`{}`)); ok {
 		t.Error("a bundle without guard answered a guard call")
+	}
+	// Every hook kind registers the same way; twice is refused.
+	e = load(t, prelude+`const a = require("agenthost");
+a.onStep((s) => s.iteration > 2 ? {verdict: "stop", reason: "enough"} : {verdict: ""});
+a.permit((p) => ({decision: p.tool === "rm" ? "deny" : "allow"}));`)
+	if out, ok, err := e.Hook("on_step", nil, []byte(`{"iteration":3}`)); !ok || err != nil || string(out) != `{"verdict":"stop","reason":"enough"}` {
+		t.Errorf("on_step = %s %v %v", out, ok, err)
+	}
+	if out, _, _ := e.Hook("permit", nil, []byte(`{"tool":"rm"}`)); string(out) != `{"decision":"deny"}` {
+		t.Errorf("permit = %s", out)
+	}
+	if _, err := Load("t.js", prelude+`const a = require("agenthost"); a.grade(() => 1); a.grade(() => 2);`); err == nil || !strings.Contains(err.Error(), "grade(fn): one function") {
+		t.Errorf("grade twice: %v", err)
 	}
 }

@@ -57,13 +57,15 @@ func (e *Engine) module() *goja.Object {
 		}
 	}
 	set(m, "tool", e.declare)
-	set(m, "guard", func(fn goja.Value) {
-		f, ok := goja.AssertFunction(fn)
-		if !ok || e.guard != nil || !e.loading {
-			panic(e.vm.NewTypeError("guard(fn): one function, registered when the bundle loads"))
-		}
-		e.guard = f
-	})
+	for name, export := range Hooks {
+		set(m, name, func(fn goja.Value) {
+			f, ok := goja.AssertFunction(fn)
+			if _, taken := e.hooks[export]; !ok || taken || !e.loading {
+				panic(e.vm.NewTypeError("%s(fn): one function, registered when the bundle loads", name))
+			}
+			e.hooks[export] = f
+		})
+	}
 	kv := e.vm.NewObject()
 	set(kv, "get", func(key string) goja.Value {
 		v, ok, err := e.use("kv.get").KVGet(key)

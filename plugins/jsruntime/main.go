@@ -1,7 +1,8 @@
 //go:build wasip1
 
 // Command jsruntime is the JavaScript runtime plugin: an mcp tool plugin
-// (ABI.md, v1 exports describe and call; and guard, the guardrail hook)
+// (ABI.md, v1 exports describe and call; and the hook exports guard, on_step,
+// before_final, context_build, permit and grade)
 // whose tools are the ones a JavaScript bundle declares. The host gives it
 // the bundle in its config (keys agenthost.js.bundle and agenthost.js.file,
 // jsbundle.Bundle.Config), and an instance runs it at its first call
@@ -104,11 +105,23 @@ func call(input []byte) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-func guard(input []byte) ([]byte, error) {
-	if err := ready(); err != nil {
-		return nil, err
+// hook answers a hook export with the function the bundle registered for it.
+// A termination plugin may care about one of its two exports only: the other
+// proceeds (ABI.md). Any other hook the bundle did not register is a fault.
+func hook(export string) func([]byte) ([]byte, error) {
+	return func(input []byte) ([]byte, error) {
+		if err := ready(); err != nil {
+			return nil, err
+		}
+		out, ok, err := engine.Hook(export, sdkHost{}, input)
+		switch {
+		case ok:
+			return out, err
+		case export == "on_step" || export == "before_final":
+			return []byte(`{"verdict":""}`), nil
+		}
+		return nil, fmt.Errorf("%s: the bundle registered no function for it", export)
 	}
-	return engine.Guard(sdkHost{}, input)
 }
 
 //go:wasmexport describe
@@ -118,4 +131,19 @@ func describeExport() int32 { return sdk.Serve(describe) }
 func callExport() int32 { return sdk.Serve(call) }
 
 //go:wasmexport guard
-func guardExport() int32 { return sdk.Serve(guard) }
+func guardExport() int32 { return sdk.Serve(hook("guard")) }
+
+//go:wasmexport on_step
+func onStepExport() int32 { return sdk.Serve(hook("on_step")) }
+
+//go:wasmexport before_final
+func beforeFinalExport() int32 { return sdk.Serve(hook("before_final")) }
+
+//go:wasmexport context_build
+func contextBuildExport() int32 { return sdk.Serve(hook("context_build")) }
+
+//go:wasmexport permit
+func permitExport() int32 { return sdk.Serve(hook("permit")) }
+
+//go:wasmexport grade
+func gradeExport() int32 { return sdk.Serve(hook("grade")) }
