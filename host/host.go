@@ -209,7 +209,7 @@ func (h *Host) openPlugins(ctx context.Context) (err error) {
 	}
 	h.plugins = plugins
 	for i := range m.Plugins {
-		h.stamps = append(h.stamps, stampOf(m.Plugins[i].Wasm))
+		h.stamps = append(h.stamps, stampOf(pluginFile(m.Plugins[i])))
 	}
 	return nil
 }

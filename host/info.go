@@ -51,7 +51,7 @@ func (h *Host) PluginInfo() []PluginInfo {
 			kind = "tool"
 		}
 		info := PluginInfo{Name: p.Name(), Kind: kind, ABI: string(p.ABI()), Sandboxed: true,
-			Permissions: &perms, ConfigKeys: keys, Source: cmp.Or(cfg.Source, cfg.Wasm)}
+			Permissions: &perms, ConfigKeys: keys, Source: cmp.Or(cfg.Source, cfg.JS, cfg.Wasm)}
 		if kind == "tool" {
 			info.Tools = names[p.Name()]
 		}

@@ -46,7 +46,12 @@ func (h *Host) loadPlugin(ctx context.Context, i int) (*sandbox.Plugin, error) {
 	// A sha256 pin is checked by the sandbox, on the bytes it compiles (sandboxConfig).
 	_, end := h.tel.Span(ctx, "sandbox.load "+p.Name, attribute.String("agenthost.plugin", p.Name),
 		attribute.String("agenthost.plugin.wasm", p.Wasm))
-	pl, err := h.runtime.Load(ctx, sandboxConfig(p, h.services))
+	cfg := sandboxConfig(p, h.services)
+	if err := configureJS(&cfg, p); err != nil { // jsplugin.go
+		end(err)
+		return nil, m.ErrorAt(key+".js", "%v", err)
+	}
+	pl, err := h.runtime.Load(ctx, cfg)
 	end(err)
 	if err != nil {
 		return nil, m.ErrorAt(key, "%v", err)
@@ -89,7 +94,7 @@ func (h *Host) Reload(ctx context.Context) (reloaded []string, err error) {
 		}
 	}()
 	for i, p := range h.Manifest.Plugins {
-		st := stampOf(p.Wasm)
+		st := stampOf(pluginFile(p))
 		if st == h.stamps[i] {
 			continue
 		}
@@ -158,7 +163,7 @@ func (h *Host) NextReload(ctx context.Context, interval time.Duration) ([]string
 		}
 		now := make([]fileStamp, len(h.Manifest.Plugins))
 		for i, p := range h.Manifest.Plugins {
-			now[i] = stampOf(p.Wasm)
+			now[i] = stampOf(pluginFile(p))
 		}
 		settled := seen != nil && equalStamps(now, seen) && !equalStamps(now, h.live.failed)
 		seen = now

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,10 +13,14 @@ import (
 
 // PluginConfig is one [[plugins]] entry.
 type PluginConfig struct {
-	Name        string            `toml:"name"`
-	Kind        string            `toml:"kind"` // tool (default) | context | termination | guardrail | permission | planner | evaluator | memory
-	ABI         string            `toml:"abi"`  // "" (detect) | mcp | extism | wasi
-	Wasm        string            `toml:"wasm"`
+	Name string `toml:"name"`
+	Kind string `toml:"kind"` // tool (default) | context | termination | guardrail | permission | planner | evaluator | memory
+	ABI  string `toml:"abi"`  // "" (detect) | mcp | extism | wasi
+	Wasm string `toml:"wasm"`
+	// JS is a JavaScript or TypeScript tool's entry file, run by the JS runtime plugin
+	// (docs/javascript.md): Wasm then names that runtime, or is empty for the one beside
+	// agenthost.
+	JS          string            `toml:"js"`
 	SHA256      string            `toml:"sha256"`
 	Args        []string          `toml:"args"`
 	PoolSize    int               `toml:"pool_size"`
@@ -136,6 +141,11 @@ func (m *Manifest) checkPluginEnums(p *PluginConfig, key string) error {
 // checkPluginWasm finds the module: pulled from a registry, or a file beside the
 // manifest; and checks its pin early.
 func (m *Manifest) checkPluginWasm(p *PluginConfig, key string) error {
+	if p.JS != "" {
+		if err := m.checkPluginJS(p, key); err != nil || p.Wasm == "" {
+			return err
+		}
+	}
 	if p.Wasm == "" {
 		return m.ErrorAt(key, "plugin %q has no wasm file", p.Name)
 	}
@@ -156,6 +166,39 @@ func (m *Manifest) checkPluginWasm(p *PluginConfig, key string) error {
 		// pin again on the bytes it compiles (host's sandboxConfig).
 		if err := checkDigest(p.Wasm, p.SHA256); err != nil {
 			return m.ErrorAt(key+".sha256", "%v", err)
+		}
+	}
+	return nil
+}
+
+// jsExts are the entry files a JS plugin may name (esbuild's loaders).
+var jsExts = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"}
+
+// checkPluginJS checks a JavaScript plugin: its entry exists, and the keys that make no
+// sense for it (it declares its own tools in the mcp ABI) are absent.
+func (m *Manifest) checkPluginJS(p *PluginConfig, key string) error {
+	if !slices.Contains(jsExts, strings.ToLower(filepath.Ext(p.JS))) {
+		return m.ErrorAt(key+".js", "%q is not a JavaScript or TypeScript file (%s)", p.JS, strings.Join(jsExts, ", "))
+	}
+	js, err := m.inside(key+".js", p.JS)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(js); err != nil {
+		return m.ErrorAt(key+".js", "cannot read %s: %v", js, errors.Unwrap(err))
+	}
+	p.JS = js
+	switch {
+	case strings.HasPrefix(p.Wasm, ociplugin.Scheme):
+		return m.ErrorAt(key+".wasm", "a JavaScript plugin runs in the runtime beside agenthost or a runtime file; not one pulled from a registry")
+	case p.ABI != "" && p.ABI != "mcp":
+		return m.ErrorAt(key+".abi", "a JavaScript plugin speaks the mcp abi, not %q", p.ABI)
+	case len(p.Tools) > 0:
+		return m.ErrorAt(key+".tools", "a JavaScript plugin declares its tools in its source (tool({...})), not in [[plugins.tools]]")
+	}
+	for k := range p.Permissions.Config {
+		if strings.HasPrefix(k, "agenthost.js.") {
+			return m.ErrorAt(key+".permissions.config", "config keys starting \"agenthost.js.\" are the host's (%q): it gives the bundle in them", k)
 		}
 	}
 	return nil

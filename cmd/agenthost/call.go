@@ -30,7 +30,7 @@ type callFlags struct {
 func newCallCmd() *cobra.Command {
 	var f callFlags
 	cmd := &cobra.Command{
-		Use:   "call PLUGIN|FILE.wasm TOOL [ARGS_JSON|-]",
+		Use:   "call PLUGIN|FILE.wasm|FILE.ts TOOL [ARGS_JSON|-]",
 		Short: "Call one tool without a model; prints the CallToolResult (exit 1 when isError)",
 		Long: `Call one tool of a plugin of the manifest, or of a .wasm file given by path, and print
 its CallToolResult. The arguments are checked against the tool's input schema exactly as
@@ -40,7 +40,9 @@ approval policy (asked on the terminal; refused when stdin is not one) and the c
 is stored as a session of its own and recorded in the audit log. What the plugin logs
 or writes to stdout and stderr is printed to stderr.
 
-A .wasm given by path gets no permission but those of the flags (the manifest is not
+A JavaScript or TypeScript source given by path (.js, .ts, …) runs in the JS runtime
+plugin, as a [[plugins]] js entry does. A .wasm or source given by
+path gets no permission but those of the flags (the manifest is not
 read): --allow-path HOST[:GUEST] (prefix ro: for read-only), --allow-host, --env NAME,
 --set KEY=VALUE, --timeout, --memory, --kv. An extism- or wasi-ABI module's tool is
 its export (or its command) named TOOL.
@@ -214,9 +216,19 @@ func hasTool(h *host.Host, target, tool string) error {
 	return fmt.Errorf("no plugin %q in %s (plugins: %s)", target, h.Manifest.Path, joinOr(names, "none"))
 }
 
-// isWasmPath tells a .wasm given by path from a plugin name of the manifest.
+// isWasmPath tells a .wasm (or a JavaScript or TypeScript source) given by path from a
+// plugin name of the manifest.
 func isWasmPath(s string) bool {
-	return strings.HasSuffix(s, ".wasm") || strings.ContainsRune(s, filepath.Separator)
+	return strings.HasSuffix(s, ".wasm") || isJSPath(s) || strings.ContainsRune(s, filepath.Separator)
+}
+
+// isJSPath is a JavaScript or TypeScript source: a [[plugins]] js entry, not a module.
+func isJSPath(s string) bool {
+	switch strings.ToLower(filepath.Ext(s)) {
+	case ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx":
+		return true
+	}
+	return false
 }
 
 // bareManifest is the manifest of `plugins call FILE.wasm`: the one plugin with the
@@ -226,7 +238,7 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*manifest.Manif
 	if _, err := os.Stat(wasm); err != nil {
 		return nil, err
 	}
-	name := strings.TrimSuffix(filepath.Base(wasm), ".wasm")
+	name := strings.TrimSuffix(filepath.Base(wasm), filepath.Ext(wasm))
 	perms := map[string]any{}
 	if f.timeout != "" {
 		if _, err := time.ParseDuration(f.timeout); err != nil {
@@ -247,7 +259,12 @@ func bareManifest(wasm, tool string, f callFlags, declare bool) (*manifest.Manif
 	if err != nil {
 		return nil, err
 	}
-	p := map[string]any{"name": name, "wasm": abs, "permissions": perms}
+	key := "wasm"
+	if isJSPath(wasm) {
+		key = "js" // run by the JS runtime plugin, which describes the tools the source declares
+		declare = false
+	}
+	p := map[string]any{"name": name, key: abs, "permissions": perms}
 	if f.abi != "" {
 		p["abi"] = f.abi
 	}

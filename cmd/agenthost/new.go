@@ -8,9 +8,11 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/agenthost/agenthost/jsbundle"
 	"github.com/agenthost/agenthost/plugins/sdk"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +27,10 @@ var scaffold embed.FS
 
 var scaffoldLangs = []string{"go", "c", "rust", "assemblyscript", "wat"}
 
+// jsScaffoldLangs need no build: agenthost bundles the source when it loads it, and runs
+// it in the JS runtime plugin (docs/javascript.md).
+var jsScaffoldLangs = []string{"ts", "js"}
+
 // pluginName is what a tool name may be for every provider (OpenAI's function names are
 // [a-zA-Z0-9_-]{1,64}) and what every template can carry in source and file names.
 var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
@@ -33,7 +39,7 @@ func newNewCmd() *cobra.Command {
 	var dir string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "new go|c|rust|assemblyscript|wat NAME",
+		Use:   "new go|c|rust|assemblyscript|wat|ts|js NAME",
 		Short: "Write a tool plugin to start from, with its build script and manifest snippet",
 		Long: `Write a tool plugin named NAME in a new directory (NAME, or --dir): its source, a
 build.sh that builds NAME.wasm with the toolchains "make deps" installs, and
@@ -42,15 +48,19 @@ manifest.toml, the [[plugins]] entry that loads it. The plugin answers
 
 The Go plugin uses the agenthost SDK (mcp ABI: it describes its own tools); a copy of
 the SDK is written under third_party/agenthost so it builds outside this repository.
-The others are WASI commands (wasi ABI): arguments on stdin, the result on stdout.`,
+C, Rust, AssemblyScript and WAT plugins are WASI commands (wasi ABI): arguments on
+stdin, the result on stdout. A TypeScript or JavaScript tool (ts, js) needs no build:
+its manifest entry names the source (js = "NAME/NAME.ts"), agenthost bundles it at load
+and runs it in the JS runtime plugin; agenthost.d.ts types the "agenthost" module and
+test.sh calls the tool.`,
 		Example: `  agenthost plugins new go my_tool && (cd my_tool && ./build.sh)
   agenthost plugins call ./my_tool/my_tool.wasm my_tool '{}'
   agenthost plugins new rust word_count --dir plugins/word_count`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lang, name := args[0], args[1]
-			if !containsString(scaffoldLangs, lang) {
-				return usage(fmt.Errorf("no template for %q (want %s)", lang, strings.Join(scaffoldLangs, ", ")))
+			if all := append(slices.Clone(scaffoldLangs), jsScaffoldLangs...); !containsString(all, lang) {
+				return usage(fmt.Errorf("no template for %q (want %s)", lang, strings.Join(all, ", ")))
 			}
 			if !pluginName.MatchString(name) {
 				return usage(fmt.Errorf("plugin name %q: use lower-case letters, digits and _, starting with a letter (at most 48)", name))
@@ -67,8 +77,13 @@ The others are WASI commands (wasi ABI): arguments on stdin, the result on stdou
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "wrote %s\n", strings.Join(files, ", "))
-			fmt.Fprintf(out, "\nbuild and try it:\n  sh %s\n  agenthost plugins call %s %s '{\"text\":\"world\"}'\n",
-				filepath.Join(dir, "build.sh"), filepath.Join(dir, name+".wasm"), name)
+			if containsString(jsScaffoldLangs, lang) {
+				fmt.Fprintf(out, "\ntry it (no build step):\n  agenthost plugins call %s %s '{\"text\":\"world\"}'\n  sh %s\n",
+					filepath.Join(dir, name+"."+lang), name, filepath.Join(dir, "test.sh"))
+			} else {
+				fmt.Fprintf(out, "\nbuild and try it:\n  sh %s\n  agenthost plugins call %s %s '{\"text\":\"world\"}'\n",
+					filepath.Join(dir, "build.sh"), filepath.Join(dir, name+".wasm"), name)
+			}
 			snippet, _ := os.ReadFile(filepath.Join(dir, "manifest.toml"))
 			fmt.Fprintf(out, "\nthen add it to agent.toml (%s):\n%s", filepath.Join(dir, "manifest.toml"), snippet)
 			return nil
@@ -120,6 +135,12 @@ func writeScaffold(lang, name, dir, manifest string) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, out)
+	}
+	if containsString(jsScaffoldLangs, lang) {
+		if err := os.WriteFile(filepath.Join(dir, "agenthost.d.ts"), []byte(jsbundle.Types), 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, "agenthost.d.ts")
 	}
 	if lang == "go" {
 		if err := writeSDK(filepath.Join(dir, "third_party", "agenthost")); err != nil {
