@@ -25,10 +25,20 @@ const busyWaitMax = time.Second
 // onceFree is once, waiting while the step's session is held by an earlier attempt.
 func (s *sched) onceFree(ctx context.Context, cs *cstep, vars map[string]any, item int) (any, error) {
 	pause := 50 * time.Millisecond
-	for {
+	for waited := false; ; waited = true {
 		out, err := s.once(ctx, cs, vars, item)
 		if err == nil || !errors.Is(err, loop.ErrSessionBusy) || ctx.Err() != nil {
 			return out, err
+		}
+		if !waited && item < 0 && cs.Tool != "" {
+			// The call wrote nothing, so neither did the step's start (fold.go): store
+			// it now, so the record shows the step running while it waits.
+			s.mu.Lock()
+			serr := s.save(ctx)
+			s.mu.Unlock()
+			if serr != nil {
+				return nil, serr
+			}
 		}
 		t := time.NewTimer(pause)
 		select {
