@@ -36,6 +36,8 @@ type journal struct {
 	emitFn            func(Event)
 	outage            outageWait        // Config.StoreOutage (outage.go)
 	scrub             func(Entry) Entry // Config.Scrub
+	claim             *heldSession      // the lease to take with the first write, until it is (claimwrite.go)
+	writer            RunWriter         // the caller's writes ridden on the run's (runwrites.go)
 	result            *ToolResult       // a direct call's result (RunInput.directResult), for its RunWriter (runwrites.go)
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool

@@ -54,9 +54,11 @@ func WithRunWrites(ctx context.Context, session string, f RunWriter) context.Con
 	return context.WithValue(ctx, runWritesKey{}, runWrites{session: session, f: f})
 }
 
-// runWriter is the RunWriter of the journal's run, if its context carries one.
-func (j *journal) runWriter() RunWriter {
-	if w, ok := j.ctx.Value(runWritesKey{}).(runWrites); ok && w.session == j.session {
+// runWriterOf is the RunWriter ctx carries for session, if any. A run looks it up once,
+// on its own context (j.ctx, without cancellation, is a value whose every Value call
+// allocates).
+func runWriterOf(ctx context.Context, session string) RunWriter {
+	if w, ok := ctx.Value(runWritesKey{}).(runWrites); ok && w.session == session {
 		return w.f
 	}
 	return nil
@@ -70,9 +72,17 @@ type kvStore struct {
 	*runStore
 	kv    []KVWrite
 	kvErr error
+	claim *heldSession // the run's lease, taken in this write's transaction (claimwrite.go)
 }
 
 func (s *kvStore) Append(ctx context.Context, session string, entries ...Entry) error {
+	if s.claim != nil {
+		if err := s.claim.claimWith(ctx, s.rec, s.kv, entries); err != nil {
+			return fmt.Errorf("store session %q: %w", session, err)
+		}
+		s.done = true
+		return nil
+	}
 	if ka, ok := s.SessionStore.(KVRunAppender); ok {
 		if err := ka.AppendRunKV(ctx, s.rec, s.kv, entries...); err != nil {
 			return fmt.Errorf("store session %q: %w", session, err)
@@ -95,17 +105,24 @@ func (s *kvStore) Append(ctx context.Context, session string, entries ...Entry) 
 // writeRun is journal.write's write of a batch with the run record: with the kv of the
 // run's RunWriter, when its context carries one.
 func (j *journal) writeRun(batch []Entry) error {
-	f := j.runWriter()
-	if f == nil {
+	f := j.writer
+	if f == nil && j.claim == nil {
 		return j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, &j.run, j.session, batch...) })
 	}
-	w := RunWrite{Last: j.run.rec.Status != "", Record: j.run.rec}
-	if w.Last {
-		w.Result = j.result
+	var kv []KVWrite
+	var done func(error)
+	if f != nil {
+		w := RunWrite{Last: j.run.rec.Status != "", Record: j.run.rec}
+		if w.Last {
+			w.Result = j.result
+		}
+		kv, done = f(w)
 	}
-	kv, done := f(w)
-	ks := &kvStore{runStore: &j.run, kv: kv}
+	ks := &kvStore{runStore: &j.run, kv: kv, claim: j.claim}
 	err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, ks, j.session, batch...) })
+	if err == nil {
+		j.claim = nil // the lease is the run's now
+	}
 	if done != nil {
 		derr := err
 		if derr == nil {

@@ -160,7 +160,7 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 // AppendRun implements loop.RunAppender: the run record and the entries of its session
 // in one transaction, and with a final record the run's lease released.
 func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
-	return s.appendRun(ctx, r, nil, entries)
+	return s.appendRun(ctx, r, nil, entries, nil)
 }
 
 // Load returns every entry of a session in order.

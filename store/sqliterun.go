@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agenthost/agenthost/loop"
@@ -14,12 +15,50 @@ const qKVSet = `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 // AppendRunKV implements loop.KVRunAppender: AppendRun, with kv set in the same
 // transaction (a workflow step's record with its call's writes).
 func (s *SQLite) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries ...loop.Entry) error {
-	return s.appendRun(ctx, r, kv, entries)
+	return s.appendRun(ctx, r, kv, entries, nil)
+}
+
+// LeaseOf implements loop.ClaimAppender.
+func (s *SQLite) LeaseOf(ctx context.Context, session string) (loop.Lease, bool, error) {
+	return s.Lease(ctx, session)
+}
+
+// claim is a run's claim of its session, made in its first write's transaction.
+type claim struct {
+	lease loop.Lease
+	alive func(loop.Lease) bool
+}
+
+// AppendRunClaim implements loop.ClaimAppender: the run's lease taken (AcquireLease),
+// its run id checked unused, and AppendRunKV, in one transaction.
+func (s *SQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, r loop.RunRecord, kv []loop.KVWrite, entries ...loop.Entry) error {
+	return s.appendRun(ctx, r, kv, entries, &claim{l, alive})
+}
+
+const qRunExists = `SELECT COUNT(*) FROM runs WHERE session = ? AND id = ?`
+
+// claimTx takes c's lease and refuses a run id the session used.
+func claimTx(ctx context.Context, tx *wtx, c *claim, runID string) error {
+	held, err := acquireTx(ctx, tx, c.lease, c.alive)
+	if errors.Is(err, loop.ErrSessionBusy) {
+		return fmt.Errorf("session %q is being written by %s: %w", c.lease.SessionID, held, err)
+	}
+	if err != nil {
+		return fmt.Errorf("lease session %q: %w", c.lease.SessionID, err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, qRunExists, c.lease.SessionID, runID).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("run %q on session %q: %w", runID, c.lease.SessionID, loop.ErrRunExists)
+	}
+	return nil
 }
 
 // appendRun is AppendRun and AppendRunKV: the run record, the entries, kv and, with a
 // final record, the lease's release, in one transaction.
-func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries []loop.Entry) error {
+func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries []loop.Entry, c *claim) error {
 	es, err := encodeEntries(s.keys, r.SessionID, entries)
 	sealed := make([][]byte, len(kv))
 	for i, w := range kv {
@@ -31,6 +70,11 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 	}
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+			if c != nil { // the lease first: the writes below check it (their fence)
+				if err := claimTx(ctx, tx, c, r.ID); err != nil {
+					return err
+				}
+			}
 			// Both writes check the run's fence, so the lease goes last.
 			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
@@ -57,4 +101,4 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 	return nil
 }
 
-var _ loop.KVRunAppender = (*SQLite)(nil)
+var _ loop.ClaimAppender = (*SQLite)(nil)
