@@ -26,38 +26,42 @@ import (
 // KVRunAppender.
 type ClaimAppender interface {
 	Leaser
-	// LeaseOf returns the session's lease, if it holds one (a read).
-	LeaseOf(ctx context.Context, session string) (Lease, bool, error)
+	// ClaimState reads what a run's start checks on its session (reads, no write).
+	ClaimState(ctx context.Context, session, runID string) (ClaimState, error)
 	// AppendRunClaim is AcquireLease(l, alive) followed by AppendRunKV(run, kv,
 	// entries...), in one transaction; it refuses (ErrRunExists) a run id the session
 	// already used.
 	AppendRunClaim(ctx context.Context, l Lease, alive func(Lease) bool, run RunRecord, kv []KVWrite, entries ...Entry) error
 }
 
+// ClaimState is what a run's start reads of its session: its lease (Held: it has one),
+// whether runID was used on it, and whether a run on it has no end (OpenRuns: one a
+// dead process left, or a live one's).
+type ClaimState struct {
+	Lease    Lease
+	Held     bool
+	RunUsed  bool
+	OpenRuns bool
+}
+
 // deferClaim is claimSession's start for a ClaimAppender: the lease read, not taken. ok
 // is false when the session needs the claim made at once (a run a dead process left
 // open there must be closed under the new lease).
 func deferClaim(ctx context.Context, st SessionStore, ca ClaimAppender, session, runID string, lost func(error)) (h *heldSession, ok bool, err error) {
-	held, has, err := ca.LeaseOf(ctx, session)
+	cs, err := ca.ClaimState(ctx, session, runID)
 	if err != nil {
-		return nil, false, fmt.Errorf("loop: session %q: read lease: %w", session, err)
-	}
-	if has && !(held.SessionID == session && held.RunID == runID && held.Instance == instanceID && held.PID == pid) && leaseAlive(held, time.Now()) {
-		return nil, false, fmt.Errorf("loop: session %q is being written by %s: %w", session, held, ErrSessionBusy)
-	}
-	runs, err := st.Runs(ctx, session)
-	if err != nil {
-		return nil, false, fmt.Errorf("loop: runs of session %q: %w", session, err)
-	}
-	for _, r := range runs {
-		if r.ID == runID {
-			return nil, false, fmt.Errorf("loop: run %q on session %q: %w", runID, session, ErrRunExists)
-		}
-		if r.Status == "" {
-			return nil, false, nil
-		}
+		return nil, false, fmt.Errorf("loop: session %q: %w", session, err)
 	}
 	l := newLease(session, runID)
+	if cs.Held && !cs.Lease.Same(l) && leaseAlive(cs.Lease, time.Now()) {
+		return nil, false, fmt.Errorf("loop: session %q is being written by %s: %w", session, cs.Lease, ErrSessionBusy)
+	}
+	if cs.RunUsed {
+		return nil, false, fmt.Errorf("loop: run %q on session %q: %w", runID, session, ErrRunExists)
+	}
+	if cs.OpenRuns {
+		return nil, false, nil // closed under the lease, taken at once (claimSession)
+	}
 	holdOwn(l) // as acquireLease does: a lease of ours is alive while we hold it
 	return &heldSession{st: st, lease: &l, lost: lost, pending: true}, true, nil
 }

@@ -41,10 +41,10 @@ type takenAfterStart struct {
 	taken func()
 }
 
-func (s takenAfterStart) Runs(ctx context.Context, session string) ([]loop.RunRecord, error) {
-	runs, err := s.SQLite.Runs(ctx, session)
+func (s takenAfterStart) ClaimState(ctx context.Context, session, runID string) (loop.ClaimState, error) {
+	cs, err := s.SQLite.ClaimState(ctx, session, runID)
 	s.taken()
-	return runs, err
+	return cs, err
 }
 
 // The claim in the first write refuses what the claim at start refused: a session that

@@ -18,10 +18,22 @@ func (s *SQLite) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KV
 	return s.appendRun(ctx, r, kv, entries, nil)
 }
 
-// LeaseOf implements loop.ClaimAppender.
-func (s *SQLite) LeaseOf(ctx context.Context, session string) (loop.Lease, bool, error) {
-	return s.Lease(ctx, session)
+// ClaimState implements loop.ClaimAppender: two indexed reads, whatever the session's
+// history (Runs would read and decode every run of it).
+func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.ClaimState, error) {
+	var cs loop.ClaimState
+	var err error
+	if cs.Lease, cs.Held, err = s.Lease(ctx, session); err != nil {
+		return cs, err
+	}
+	err = s.queryRow(ctx, qClaimRuns, session, runID, session).Scan(&cs.RunUsed, &cs.OpenRuns)
+	if err != nil {
+		return cs, fmt.Errorf("runs of session %q: %w", session, err)
+	}
+	return cs, nil
 }
+
+const qClaimRuns = `SELECT EXISTS (SELECT 1 FROM runs WHERE session = ? AND id = ?), EXISTS (SELECT 1 FROM runs WHERE session = ? AND status = '')`
 
 // claim is a run's claim of its session, made in its first write's transaction.
 type claim struct {
