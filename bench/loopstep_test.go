@@ -25,7 +25,7 @@ import (
 //     loop.Model (host.NewProviderModel): both model calls cross the process boundary.
 //   - sqlite: fake.Model with the SQLite session store (WAL, group commit) in a
 //     temporary directory: every entry and the run record are written, once per step
-//     (rule L21): five commits a run, the lease's included.
+//     (rule L21): four commits a run, the lease taken with the first (loop.ClaimAppender).
 func BenchmarkLoopStep(b *testing.B) {
 	ctx := context.Background()
 	b.Run("in-process", func(b *testing.B) {

@@ -206,10 +206,14 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 	a.runs[runKey{in.SessionID, in.RunID}] = cancel
 	a.sessions[in.SessionID] = in.RunID
 	a.mu.Unlock()
-	if err := a.claim(rctx, in, cancel); err != nil { // the store's side: lease, run id (lease.go)
+	h, err := a.claim(rctx, in, cancel) // the store's side: lease, run id (lease.go)
+	if err != nil {
 		return nil, &startError{err}
 	}
 	r.init(rctx, cancel, emit)
+	if h != nil && h.pending {
+		r.journal.claim = h // taken with the run's first write (claimwrite.go)
+	}
 	return r, nil
 }
 

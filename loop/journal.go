@@ -36,6 +36,9 @@ type journal struct {
 	emitFn            func(Event)
 	outage            outageWait        // Config.StoreOutage (outage.go)
 	scrub             func(Entry) Entry // Config.Scrub
+	claim             *heldSession      // the lease to take with the first write, until it is (claimwrite.go)
+	writer            RunWriter         // the caller's writes ridden on the run's (runwrites.go)
+	result            *ToolResult       // a direct call's result (RunInput.directResult), for its RunWriter (runwrites.go)
 
 	// mu serialises emits: the run's own, and plugins' reports (Notify) from tool
 	// goroutines. ended is set by run_finished: later reports are not the run's.
@@ -308,7 +311,7 @@ func (j *journal) write(batch []Entry) error {
 		batch = scrubbed
 	}
 	if j.run.set {
-		err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, &j.run, j.session, batch...) })
+		err := j.writeRun(batch)
 		j.run.set = false
 		return err
 	}

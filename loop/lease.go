@@ -133,6 +133,7 @@ type heldSession struct {
 	mu      sync.Mutex // held across a renewal, so release never races one
 	timer   *time.Timer
 	stopped bool
+	pending bool // the lease is taken with the run's first write (claimwrite.go)
 }
 
 // claimSession is called when a run starts, after the Agent's own busy check. It takes
@@ -141,6 +142,17 @@ type heldSession struct {
 // run id the session already used. While the run lives the lease is renewed; if it is
 // lost, lost is called (the run is cancelled).
 func claimSession(ctx context.Context, st SessionStore, session, runID string, lost func(error)) (*heldSession, error) {
+	return claimSessionAs(ctx, st, session, runID, lost, false)
+}
+
+// claimSessionAs is claimSession; withFirstWrite defers taking the lease to the run's
+// first write when the store can (claimwrite.go).
+func claimSessionAs(ctx context.Context, st SessionStore, session, runID string, lost func(error), withFirstWrite bool) (*heldSession, error) {
+	if ca, ok := st.(ClaimAppender); ok && withFirstWrite {
+		if h, ok, err := deferClaim(ctx, st, ca, session, runID, lost); ok || err != nil {
+			return h, err
+		}
+	}
 	lease, err := acquireLease(ctx, st, session, runID)
 	if err != nil {
 		return nil, fmt.Errorf("loop: %w", err)
@@ -182,7 +194,7 @@ func claimSession(ctx context.Context, st SessionStore, session, runID string, l
 func (h *heldSession) renew() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.stopped {
+	if h.stopped || h.pending {
 		return
 	}
 	l := *h.lease
@@ -210,7 +222,9 @@ func (h *heldSession) release() {
 	h.mu.Unlock()
 	if lease != nil {
 		dropOwn(*lease) // no longer held here, even if giving it back has to wait
-		releaseLease(h.st.(Leaser), *lease, time.Now())
+		if !h.pending { // a lease still to be taken with the first write was never stored
+			releaseLease(h.st.(Leaser), *lease, time.Now())
+		}
 	}
 }
 
@@ -232,20 +246,20 @@ func releaseLease(ls Leaser, l Lease, last time.Time) {
 
 // claim is Agent.start's store side (see claimSession). On error it undoes the
 // registration start made.
-func (a *Agent) claim(ctx context.Context, in RunInput, cancel context.CancelCauseFunc) error {
-	h, err := claimSession(ctx, a.cfg.Store, in.SessionID, in.RunID, cancel)
+func (a *Agent) claim(ctx context.Context, in RunInput, cancel context.CancelCauseFunc) (*heldSession, error) {
+	h, err := claimSessionAs(ctx, a.cfg.Store, in.SessionID, in.RunID, cancel, true)
 	if err != nil {
 		cancel(err)
 		a.mu.Lock()
 		delete(a.runs, runKey{in.SessionID, in.RunID})
 		delete(a.sessions, in.SessionID)
 		a.mu.Unlock()
-		return err
+		return nil, err
 	}
 	if h != nil {
 		a.held.Store(runKey{in.SessionID, in.RunID}, h)
 	}
-	return nil
+	return h, nil
 }
 
 // leaseReleased records that the store released the run's lease with its final record

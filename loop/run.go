@@ -87,6 +87,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
 	j.queued = j.queuedBuf[:0]
+	j.result, j.writer = in.directResult, runWriterOf(ctx, in.SessionID)
 	_, j.monotonic = cfg.Driver.(GoDriver)
 	j.newEventBlock()
 	r.deltaSeen = r.deltaBuf[:0]

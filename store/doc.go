@@ -20,7 +20,9 @@
 // statement in it is interrupted). AppendRun (loop.RunAppender)
 // saves a run record and appends in one transaction, and with a run's final record
 // releases its lease there too; with the loop writing once per step (rule L21) a
-// one-step run costs five commits (lease, three steps, end) instead of ten.
+// one-step run costs four commits (three steps, end) instead of ten: the run's lease is
+// taken in its first write's transaction (AppendRunClaim, loop.ClaimAppender), and
+// AppendRunKV sets a caller's key-value pairs there too (a workflow step's record).
 //
 // Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
 // applies the missing ones in order, each in its own write transaction that re-reads the

@@ -17,24 +17,8 @@ import (
 func (s *SQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
 	var held loop.Lease
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		held = loop.Lease{}
-		var hb string
-		err := tx.QueryRowContext(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`, l.SessionID).
-			Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		default:
-			held.Heartbeat = parseTime(hb)
-			if !held.Same(l) && alive(held) {
-				return loop.ErrSessionBusy
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session, run_id, pid, host, instance, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session) DO UPDATE SET run_id = excluded.run_id, pid = excluded.pid, host = excluded.host,
-		instance = excluded.instance, heartbeat = excluded.heartbeat`,
-			l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat))
+		var err error
+		held, err = acquireTx(ctx, tx, l, alive)
 		return err
 	})
 	if errors.Is(err, loop.ErrSessionBusy) {
@@ -45,6 +29,31 @@ func (s *SQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop
 	}
 	return held, nil
 }
+
+// acquireTx is AcquireLease in tx: the session's lease read and, unless another live
+// one is held (loop.ErrSessionBusy), replaced by l. It returns the lease it read.
+func acquireTx(ctx context.Context, tx *wtx, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
+	var held loop.Lease
+	var hb string
+	err := tx.QueryRowContext(ctx, qLeaseOf, l.SessionID).
+		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return held, err
+	default:
+		held.Heartbeat = parseTime(hb)
+		if !held.Same(l) && alive(held) {
+			return held, loop.ErrSessionBusy
+		}
+	}
+	_, err = tx.ExecContext(ctx, qSetLease, l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat))
+	return held, err
+}
+
+const qSetLease = `INSERT INTO leases (session, run_id, pid, host, instance, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session) DO UPDATE SET run_id = excluded.run_id, pid = excluded.pid, host = excluded.host,
+		instance = excluded.instance, heartbeat = excluded.heartbeat`
 
 // RenewLease implements loop.Leaser.
 func (s *SQLite) RenewLease(ctx context.Context, l loop.Lease) error {

@@ -160,28 +160,7 @@ func (s *SQLite) Append(ctx context.Context, session string, entries ...loop.Ent
 // AppendRun implements loop.RunAppender: the run record and the entries of its session
 // in one transaction, and with a final record the run's lease released.
 func (s *SQLite) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
-	es, err := encodeEntries(s.keys, r.SessionID, entries)
-	if err == nil {
-		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-			// Both writes check the run's fence, so the lease goes last.
-			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
-				return fmt.Errorf("save run %q: %w", r.ID, err)
-			}
-			if err := s.w.appendTx(ctx, tx, r.SessionID, es); err != nil {
-				return err
-			}
-			if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
-				if _, err := tx.ExecContext(ctx, qDropLease, r.SessionID, r.ID); err != nil {
-					return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
-				}
-			}
-			return nil
-		})
-	}
-	if err != nil {
-		return appendError(r.SessionID, err)
-	}
-	return nil
+	return s.appendRun(ctx, r, nil, entries, nil)
 }
 
 // Load returns every entry of a session in order.
@@ -340,8 +319,7 @@ func (s *SQLite) KVSet(ctx context.Context, plugin, key string, value []byte) er
 	}
 	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
-		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
+		_, err := tx.ExecContext(ctx, qKVSet, plugin, key, value)
 		return err
 	})
 	if err != nil {

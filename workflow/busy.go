@@ -31,12 +31,22 @@ const busyWaitMax = time.Second
 // the host's admission refuses it.
 func (s *sched) onceFree(ctx context.Context, cs *cstep, vars map[string]any, item int) (any, error) {
 	pause := 50 * time.Millisecond
-	for {
+	for waited := false; ; waited = true {
 		out, err := s.once(ctx, cs, vars, item)
 		busy := errors.Is(err, loop.ErrSessionBusy)
 		secs, over := loop.RetryAfterOf(err)
 		if err == nil || !(busy || over) || ctx.Err() != nil {
 			return out, err
+		}
+		if !waited && item < 0 && cs.Tool != "" {
+			// The call wrote nothing, so neither did the step's start (fold.go): store
+			// it now, so the record shows the step running while it waits.
+			s.mu.Lock()
+			serr := s.save(ctx)
+			s.mu.Unlock()
+			if serr != nil {
+				return nil, serr
+			}
 		}
 		wait := pause
 		if over {

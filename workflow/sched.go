@@ -21,8 +21,9 @@ type sched struct {
 	mu      sync.Mutex
 	rec     *Record
 	running map[string]bool
-	failed  []string        // steps that failed in this run: nothing new starts after one
-	waiting map[string]bool // approval steps left waiting in this run
+	failed  []string               // steps that failed in this run: nothing new starts after one
+	waiting map[string]bool        // approval steps left waiting in this run
+	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
 }
 
 type stepDone struct {
@@ -77,7 +78,7 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		s.rec.Outputs = s.outputs()
 	}
 	s.rec.Ended = time.Now().UTC()
-	err := saveRecord(ctx, s.e.Store, s.rec)
+	err := s.save(ctx)
 	s.emit(Event{Type: EventWorkflowFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Status: s.rec.Status, Outputs: s.rec.Outputs, Error: s.rec.Error})
 	if storeErr != nil {
 		err = storeErr
@@ -191,7 +192,7 @@ func (s *sched) settle(ctx context.Context, cs *cstep, status string, output any
 	r := &StepRecord{Status: status, Started: now, Ended: now, Output: output, Error: msg}
 	s.mu.Lock()
 	s.rec.Steps[cs.ID] = r
-	err := saveRecord(ctx, s.e.Store, s.rec)
+	err := s.save(ctx)
 	s.mu.Unlock()
 	ev := Event{Type: EventStepFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: cs.Kind(), Status: status, Output: output}
 	if status != StatusOK {
@@ -220,7 +221,7 @@ func (s *sched) approval(ctx context.Context, cs *cstep, vars map[string]any) er
 		}
 		s.mu.Lock()
 		s.rec.Steps[cs.ID] = &StepRecord{Status: StatusWaiting, Started: time.Now().UTC(), Output: map[string]any{"prompt": question}}
-		err := saveRecord(ctx, s.e.Store, s.rec)
+		err := s.save(ctx)
 		s.mu.Unlock()
 		s.emit(Event{Type: EventStepStarted, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: "approval"})
 		s.emit(Event{Type: EventStepWaiting, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: "approval", Prompt: question})
@@ -259,7 +260,10 @@ func (s *sched) start(ctx context.Context, cs *cstep, vars map[string]any) error
 		r.Items = make([]*ItemRecord, len(items))
 	}
 	s.rec.Steps[cs.ID] = r
-	err := saveRecord(ctx, s.e.Store, s.rec)
+	var err error
+	if cs.Tool == "" || cs.forEach != nil {
+		err = s.save(ctx) // a tool step's start is stored with its call's first write (fold.go)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -277,6 +281,13 @@ func (s *sched) start(ctx context.Context, cs *cstep, vars map[string]any) error
 func (s *sched) finish(ctx context.Context, d stepDone) error {
 	cs := s.w.byID[d.id]
 	s.mu.Lock()
+	if d.err == nil && s.adopt(d.id) { // stored with the call's end (fold.go)
+		r := s.rec.Steps[d.id]
+		s.mu.Unlock()
+		s.emit(Event{Type: EventStepFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Step: d.id, Kind: cs.Kind(), Status: r.Status, Output: r.Output})
+		return nil
+	}
+	delete(s.over, d.id)
 	r := s.rec.Steps[d.id]
 	r.Ended = time.Now().UTC()
 	switch {
@@ -287,7 +298,7 @@ func (s *sched) finish(ctx context.Context, d stepDone) error {
 	default:
 		r.Status, r.Output = StatusOK, d.output
 	}
-	err := saveRecord(ctx, s.e.Store, s.rec)
+	err := s.save(ctx)
 	s.mu.Unlock()
 	ev := Event{Type: EventStepFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Step: d.id, Kind: cs.Kind(), Status: r.Status, Output: r.Output, Error: r.Error}
 	if r.Status == StatusRunning {

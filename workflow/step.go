@@ -42,8 +42,11 @@ func (s *sched) exec(ctx context.Context, cs *cstep, vars map[string]any, items 
 				return // cut short: no record, the item runs again on resume
 			}
 			s.mu.Lock()
-			s.rec.Steps[cs.ID].Items[i] = ir
-			serr := saveRecord(ctx, s.e.Store, s.rec)
+			var serr error
+			if stored := s.rec.Steps[cs.ID].Items[i]; err != nil || stored == nil || stored.Status != StatusOK { // else stored with its call's end (fold.go)
+				s.rec.Steps[cs.ID].Items[i] = ir
+				serr = s.save(ctx)
+			}
 			s.mu.Unlock()
 			if serr != nil && errs[i] == nil {
 				errs[i] = serr
@@ -126,7 +129,7 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item i
 		if err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
 		}
-		res, run := s.e.Exec.ToolStep(ctx, cs.Tool, b, session, cs.timeout)
+		res, run := s.e.Exec.ToolStep(loop.WithRunWrites(ctx, session, s.stepWriter(cs, item)), cs.Tool, b, session, cs.timeout)
 		if run.Status != loop.StatusCompleted || res.IsError {
 			return nil, &callError{text: res.Text(), err: run.Err}
 		}

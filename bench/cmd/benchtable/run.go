@@ -32,6 +32,7 @@ func jobs() []job {
 		{dir: ".", bench: "^BenchmarkMemoryRecall$", pkg: "./store/", why: "memory recall at 10k and 100k memories"},
 		// A fixed count: each op writes its session's history first (untimed).
 		{dir: ".", bench: "^BenchmarkRunHistory$", pkg: "./bench/", why: "run start vs history (9/81/801 messages)", benchtime: "40x"},
+		{dir: ".", bench: "^BenchmarkWorkflowStep$", pkg: "./bench/", why: "workflow step vs direct pipeline call"},
 	}
 }
 

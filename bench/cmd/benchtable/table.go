@@ -108,7 +108,27 @@ func summary(s samples) []row {
 		row{"Memory recall (SQLite FTS5, top 5): 100k vs 10k memories of one user", dur(r100), dur(r10), paired(s, "BenchmarkMemoryRecall/100k", "BenchmarkMemoryRecall/10k"), "–", "", "– (new)"},
 		row{"Memory recall: 100k memories over 1,000 users vs 10k of one user", dur(shared), dur(r10), times(shared, r10), "< 10k of one user's",
 			check(shared < r10, shared, r10), "– (new)"})
-	return append(rows, historyRows(s)...)
+	rows = append(rows, historyRows(s)...)
+	return append(rows, workflowRows(s)...)
+}
+
+// workflowRows are the workflow step rows: eight tool steps of a workflow run vs eight
+// direct calls through the same pipeline, in CPU (the target's resource).
+func workflowRows(s samples) []row {
+	var rows []row
+	for _, st := range []struct{ name, label, target, before string }{
+		{"sqlite", "SQLite", "≤ 1.15× (CPU)", "1.44× (issue 53)"}, {"memory", "memory store", "–", "4× (issue 53)"},
+	} {
+		wf, direct := "BenchmarkWorkflowStep/"+st.name+"/workflow", "BenchmarkWorkflowStep/"+st.name+"/direct"
+		c, cd := s.stat(wf, "cpu-ns/op").median/8, s.stat(direct, "cpu-ns/op").median/8
+		met := ""
+		if st.target != "–" {
+			met = check(s.ratio(wf, direct, "cpu-ns/op").median <= 1.15, c, cd)
+		}
+		rows = append(rows, row{"Workflow tool step vs a direct pipeline call, " + st.label + " (CPU a step, 8 steps a run)",
+			dur(c) + " CPU", dur(cd) + " CPU", paired(s, wf, direct), st.target, met, st.before})
+	}
+	return rows
 }
 
 // historyRows are the run start vs history rows: a one-step run on a session of 801 and

@@ -1,0 +1,134 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+)
+
+// Writes ridden on a run's own. Some callers of a run keep a record of their own next to
+// it: the workflow engine stores a step's start and end (workflow, KV). Written on its
+// own, each is one more commit per step; and a record of a call's end written after the
+// call's end leaves a window where a crash has stored the call's result but not the
+// step's, so a resume makes the call again. WithRunWrites lets such a caller hand its
+// key-value pairs to the run's writes instead: they are set in the transaction of the
+// run's first write (the one before its first outside call, rule L21) and of its last
+// (the end, run_finished), when the store is a KVRunAppender; with another store they
+// are set just after that write.
+
+// KVWrite is one key-value pair to set (SessionStore.KVSet).
+type KVWrite struct {
+	Namespace, Key string
+	Value          []byte
+}
+
+// KVRunAppender is an optional RunAppender extension: AppendRunKV is AppendRun that
+// also sets kv, in the same transaction.
+type KVRunAppender interface {
+	AppendRunKV(ctx context.Context, run RunRecord, kv []KVWrite, entries ...Entry) error
+}
+
+// RunWrite is a run's write that carries its record: the first (Last false) or the
+// end (Last true, Record.Status set).
+type RunWrite struct {
+	Last   bool
+	Record RunRecord
+	// Result is a direct call's result (Agent.DirectCall) at its end; nil otherwise.
+	Result *ToolResult
+}
+
+// RunWriter is called by a run before each write carrying its record, from the run's
+// goroutine: kv are set with that write; done, when not nil, is called once the write
+// has ended, with its error (nil: kv are stored).
+type RunWriter func(w RunWrite) (kv []KVWrite, done func(error))
+
+type runWritesKey struct{}
+
+type runWrites struct {
+	session string
+	f       RunWriter
+}
+
+// WithRunWrites returns a context under which the run of session (only that session's:
+// a nested run's writes are its own) calls f before its writes that carry its record.
+func WithRunWrites(ctx context.Context, session string, f RunWriter) context.Context {
+	return context.WithValue(ctx, runWritesKey{}, runWrites{session: session, f: f})
+}
+
+// runWriterOf is the RunWriter ctx carries for session, if any. A run looks it up once,
+// on its own context (j.ctx, without cancellation, is a value whose every Value call
+// allocates).
+func runWriterOf(ctx context.Context, session string) RunWriter {
+	if w, ok := ctx.Value(runWritesKey{}).(runWrites); ok && w.session == session {
+		return w.f
+	}
+	return nil
+}
+
+// kvStore is the run's store for one write that carries kv (runWriter): its Append
+// writes the run record, the entries and kv in one transaction on a KVRunAppender; on
+// another store kv are set just after the append, and failing to set them fails not the
+// write (its entries are stored) but kv alone (kvErr, for the RunWriter's done).
+type kvStore struct {
+	*runStore
+	kv    []KVWrite
+	kvErr error
+	claim *heldSession // the run's lease, taken in this write's transaction (claimwrite.go)
+}
+
+func (s *kvStore) Append(ctx context.Context, session string, entries ...Entry) error {
+	if s.claim != nil {
+		if err := s.claim.claimWith(ctx, s.rec, s.kv, entries); err != nil {
+			return fmt.Errorf("store session %q: %w", session, err)
+		}
+		s.done = true
+		return nil
+	}
+	if ka, ok := s.SessionStore.(KVRunAppender); ok {
+		if err := ka.AppendRunKV(ctx, s.rec, s.kv, entries...); err != nil {
+			return fmt.Errorf("store session %q: %w", session, err)
+		}
+		s.done = true
+		return nil
+	}
+	if err := s.runStore.Append(ctx, session, entries...); err != nil {
+		return err
+	}
+	for _, w := range s.kv {
+		if err := s.SessionStore.KVSet(ctx, w.Namespace, w.Key, w.Value); err != nil {
+			s.kvErr = fmt.Errorf("store %s %q with session %q: %w", w.Namespace, w.Key, session, err)
+			return nil
+		}
+	}
+	return nil
+}
+
+// writeRun is journal.write's write of a batch with the run record: with the kv of the
+// run's RunWriter, when its context carries one.
+func (j *journal) writeRun(batch []Entry) error {
+	f := j.writer
+	if f == nil && j.claim == nil {
+		return j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, &j.run, j.session, batch...) })
+	}
+	var kv []KVWrite
+	var done func(error)
+	if f != nil {
+		w := RunWrite{Last: j.run.rec.Status != "", Record: j.run.rec}
+		if w.Last {
+			w.Result = j.result
+		}
+		kv, done = f(w)
+	}
+	ks := &kvStore{runStore: &j.run, kv: kv, claim: j.claim}
+	err := j.outage.retry(j.clock, func() error { return j.clock.Append(j.ctx, ks, j.session, batch...) })
+	if err == nil {
+		j.claim = nil // the lease is the run's now
+	}
+	if done != nil {
+		derr := err
+		if derr == nil {
+			derr = ks.kvErr
+		}
+		done(derr)
+	}
+	return err
+}

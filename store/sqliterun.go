@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
+)
+
+const qKVSet = `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
+		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`
+
+// AppendRunKV implements loop.KVRunAppender: AppendRun, with kv set in the same
+// transaction (a workflow step's record with its call's writes).
+func (s *SQLite) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries ...loop.Entry) error {
+	return s.appendRun(ctx, r, kv, entries, nil)
+}
+
+// ClaimState implements loop.ClaimAppender: one statement (one read transaction) of
+// indexed reads, whatever the session's history (Runs would read and decode every run).
+func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.ClaimState, error) {
+	var cs loop.ClaimState
+	var ls, lr, lh, li, hb sql.NullString
+	var pid sql.NullInt64
+	err := s.queryRow(ctx, qClaimRuns, session, runID, session, session).
+		Scan(&cs.RunUsed, &cs.OpenRuns, &ls, &lr, &pid, &lh, &li, &hb)
+	if err != nil {
+		return cs, fmt.Errorf("claim state of session %q: %w", session, err)
+	}
+	if ls.Valid {
+		cs.Held = true
+		cs.Lease = loop.Lease{SessionID: ls.String, RunID: lr.String, PID: int(pid.Int64), Host: lh.String, Instance: li.String, Heartbeat: parseTime(hb.String)}
+	}
+	return cs, nil
+}
+
+const qClaimRuns = `SELECT EXISTS (SELECT 1 FROM runs WHERE session = ? AND id = ?), EXISTS (SELECT 1 FROM runs WHERE session = ? AND status = ''),
+		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
+
+// claim is a run's claim of its session, made in its first write's transaction.
+type claim struct {
+	lease loop.Lease
+	alive func(loop.Lease) bool
+}
+
+// AppendRunClaim implements loop.ClaimAppender: the run's lease taken (AcquireLease),
+// its run id checked unused, and AppendRunKV, in one transaction.
+func (s *SQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, r loop.RunRecord, kv []loop.KVWrite, entries ...loop.Entry) error {
+	return s.appendRun(ctx, r, kv, entries, &claim{l, alive})
+}
+
+const qRunExists = `SELECT COUNT(*) FROM runs WHERE session = ? AND id = ?`
+
+// claimTx takes c's lease and refuses a run id the session used.
+func claimTx(ctx context.Context, tx *wtx, c *claim, runID string) error {
+	held, err := acquireTx(ctx, tx, c.lease, c.alive)
+	if errors.Is(err, loop.ErrSessionBusy) {
+		return fmt.Errorf("session %q is being written by %s: %w", c.lease.SessionID, held, err)
+	}
+	if err != nil {
+		return fmt.Errorf("lease session %q: %w", c.lease.SessionID, err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, qRunExists, c.lease.SessionID, runID).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("run %q on session %q: %w", runID, c.lease.SessionID, loop.ErrRunExists)
+	}
+	return nil
+}
+
+// appendRun is AppendRun and AppendRunKV: the run record, the entries, kv and, with a
+// final record, the lease's release, in one transaction.
+func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries []loop.Entry, c *claim) error {
+	es, err := encodeEntries(s.keys, r.SessionID, entries)
+	sealed := make([][]byte, len(kv))
+	for i, w := range kv {
+		v := w.Value
+		if v == nil {
+			v = []byte{}
+		}
+		sealed[i] = s.keys.Seal(v, seal.KVAAD(w.Namespace, w.Key))
+	}
+	if err == nil {
+		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+			if c != nil { // the lease first: the writes below check it (their fence)
+				if err := claimTx(ctx, tx, c, r.ID); err != nil {
+					return err
+				}
+			}
+			// Both writes check the run's fence, so the lease goes last.
+			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
+				return fmt.Errorf("save run %q: %w", r.ID, err)
+			}
+			if err := s.w.appendTx(ctx, tx, r.SessionID, es); err != nil {
+				return err
+			}
+			for i, w := range kv {
+				if _, err := tx.ExecContext(ctx, qKVSet, w.Namespace, w.Key, sealed[i]); err != nil {
+					return fmt.Errorf("kv set %s/%s: %w", w.Namespace, w.Key, err)
+				}
+			}
+			if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
+				if _, err := tx.ExecContext(ctx, qDropLease, r.SessionID, r.ID); err != nil {
+					return fmt.Errorf("release lease of session %q: %w", r.SessionID, err)
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return appendError(r.SessionID, err)
+	}
+	return nil
+}
+
+var _ loop.ClaimAppender = (*SQLite)(nil)

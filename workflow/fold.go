@@ -1,0 +1,105 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// A tool step's record rides on its call's writes (loop.WithRunWrites). The call is a
+// run of its own (the Executor's DirectCall) that writes twice: before the tool runs
+// and at its end. The run's record is stored with the first (the step running) and,
+// when the call succeeded, with the second (the step ok, its output): in the same
+// transaction as the call's own entries on a store that can (loop.KVRunAppender), so a
+// step costs its call's commits and no more, and no crash can leave a call's result
+// stored without the step's end (a resume would make the call again). A call that
+// failed, or an Executor whose calls are no runs, leaves the step's end to finish, as
+// before.
+//
+// The scheduler's goroutine reads s.rec.Steps without the lock (it alone changes a
+// step's status), so a step's goroutine does not change the step's record: the end it
+// stored waits in s.over until finish adopts it. Every write of the record (save)
+// includes s.over, so no later write takes a stored end back.
+
+// save stores the run's record, with the ends stored by calls (s.over). s.mu is held.
+func (s *sched) save(ctx context.Context) error {
+	return saveRecord(ctx, s.e.Store, s.snapshot())
+}
+
+// snapshot is the record as it is stored: s.rec with s.over. s.mu is held.
+func (s *sched) snapshot() *Record {
+	if len(s.over) == 0 {
+		return s.rec
+	}
+	r := *s.rec
+	r.Steps = maps.Clone(s.rec.Steps)
+	maps.Copy(r.Steps, s.over)
+	return &r
+}
+
+// stepWriter is the loop.RunWriter of one call of a tool step (of its item-th item; -1
+// for the step). It holds s.mu from before the write until the write has ended, so
+// the records are stored in the order they are made.
+func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
+	return func(w loop.RunWrite) ([]loop.KVWrite, func(error)) {
+		if !w.Last {
+			if item >= 0 {
+				return nil, nil // a fan-out's start was stored by start, with its items
+			}
+			s.mu.Lock()
+			return s.recordKV(func() {}, func() {})
+		}
+		if w.Result == nil || w.Record.Status != loop.StatusCompleted || w.Result.IsError {
+			return nil, nil // a failed attempt: finish stores the step's end, if it is one
+		}
+		out := resultValue(w.Result.Structured, w.Result.Text())
+		s.mu.Lock()
+		if item >= 0 {
+			r := s.rec.Steps[cs.ID]
+			old := r.Items[item]
+			return s.recordKV(func() { r.Items[item] = &ItemRecord{Status: StatusOK, Output: out} }, func() { r.Items[item] = old })
+		}
+		end := *s.rec.Steps[cs.ID]
+		end.Status, end.Output, end.Ended, end.Error = StatusOK, out, time.Now().UTC(), ""
+		return s.recordKV(func() {
+			if s.over == nil {
+				s.over = map[string]*StepRecord{}
+			}
+			s.over[cs.ID] = &end
+		}, func() { delete(s.over, cs.ID) })
+	}
+}
+
+// recordKV applies change, and returns the record as a write for the call's transaction
+// and its done, which takes change back if the write failed and lets go of s.mu (held
+// by the caller).
+func (s *sched) recordKV(change, undo func()) ([]loop.KVWrite, func(error)) {
+	change()
+	b, err := json.Marshal(s.snapshot())
+	if err != nil {
+		undo()
+		s.mu.Unlock()
+		return nil, nil
+	}
+	kv := []loop.KVWrite{{Namespace: KVNamespace, Key: recordKey(s.rec.Workflow, s.rec.Owner, s.rec.RunID), Value: b}}
+	return kv, func(err error) {
+		if err != nil {
+			undo()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// adopt makes the end a call stored for step id the step's record; it reports whether
+// there was one. s.mu is held.
+func (s *sched) adopt(id string) bool {
+	end, ok := s.over[id]
+	if ok {
+		s.rec.Steps[id] = end
+		delete(s.over, id)
+	}
+	return ok
+}
