@@ -278,3 +278,28 @@ VALUES (?, 'u0', '', ?, 'fact', ?, ?, '', '', ?, ?, ?, ?)`, id, scopeToken("u0",
 		t.Fatalf("a sealed store built an index (%d rows)", n)
 	}
 }
+
+// A store that built an index before it had keys drops it when opened with keys: its
+// centroids are averages of plain vectors, its lists tell which memories are alike.
+func TestVectorIndexIsDroppedWhenTheStoreGetsKeys(t *testing.T) {
+	s := smallIndex(t, 10, 1)
+	path := s.Path()
+	s.Close()
+	key, err := seal.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := seal.Parse(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenSQLiteWith(path, Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var listed int
+	if err := s.db.QueryRow(`SELECT count(*) FROM memories WHERE list IS NOT NULL`).Scan(&listed); err != nil || listed != 0 || indexRows(t, s, "u0") != 0 {
+		t.Fatalf("after opening with keys: %d memories with a list, %d index rows (%v)", listed, indexRows(t, s, "u0"), err)
+	}
+}
