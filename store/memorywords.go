@@ -10,9 +10,10 @@ import (
 // searchWords ranks the entries q may see by FTS5's bm25 over memory.Terms of q.Text. The
 // match is limited to the scopes q may see inside the index (so only their entries are
 // ranked), and the visibility rule is applied again in the WHERE clause, so a LIMIT never
-// fills up with entries the user may not see. The rare words are ranked first and cut to
-// a few candidates (memory.RareTerms), which all the words then rank: the cost follows
-// the rare words' matches, not the common ones'.
+// fills up with entries the user may not see. When some of the words are common, the
+// memories holding a rare one (memory.RareTerms) are ranked in Go by all the words
+// (memory.RankBM25): the cost follows the rare words' matches, not the common ones'.
+// When every word is rare, or the rare ones find too few, FTS5 ranks every match.
 func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	terms := memory.Terms(q.Text)
 	scopes := visibleScopes(q)
@@ -40,9 +41,9 @@ func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit,
 	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
-	if rare != nil {
+	if rare != nil && len(rare) < len(terms) { // every word rare: the engine ranks few matches
 		hits, err := s.rankRare(ctx, q, scope, terms, rare, df)
-		if err != nil || len(hits) >= q.Max() || len(rare) == len(terms) {
+		if err != nil || len(hits) >= q.Max() {
 			return hits, err
 		}
 	}

@@ -38,9 +38,9 @@ func (s *Store) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, 
 	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", unavailable(err))
 	}
-	if rare != nil {
+	if rare != nil && len(rare) < len(terms) { // every word rare: the engine ranks few matches
 		hits, err := s.rankRare(ctx, q, terms, rare, df)
-		if err != nil || len(hits) >= q.Max() || len(rare) == len(terms) {
+		if err != nil || len(hits) >= q.Max() {
 			return hits, err
 		}
 	}
