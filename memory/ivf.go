@@ -36,13 +36,13 @@ func Lists(n int) int {
 	return max(1, int(math.Sqrt(float64(n))))
 }
 
-// Probes is how many lists a search of an index of k lists reads: eight, and more (k/64)
-// past 512 lists (262,144 vectors), so a search reads about 8·√n vectors up to there.
+// Probes is how many lists a search of an index of k lists reads: six, and more (k/64)
+// past 384 lists (147,456 vectors), so a search reads about 6·√n vectors up to there.
 // On the fixed set of store/memoryrecall_test.go recall@5 is the same from four probes
 // to nineteen; what it misses is a query near no topic of the user's, whose nearest
 // memories are spread over every list (docs/memory.md).
 func Probes(k int) int {
-	return min(k, max(8, k/64))
+	return min(k, max(6, k/64))
 }
 
 // Len is the number of lists.
