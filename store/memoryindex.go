@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/agenthost/agenthost/memory"
 	"github.com/agenthost/agenthost/store/seal"
@@ -15,6 +16,15 @@ import (
 var _ IndexDB = sqliteIndex{}
 
 type sqliteIndex struct{ s *SQLite }
+
+// newIndexBuilder is the store's builder, reporting to the store's logger (SetLogger).
+func newIndexBuilder(s *SQLite) *IndexBuilder {
+	return NewIndexBuilder(sqliteIndex{s}, func() *slog.Logger {
+		s.watch.mu.Lock()
+		defer s.watch.mu.Unlock()
+		return s.watch.log
+	})
+}
 
 // searchVector ranks the entries q may see by similarity to q.Vector (SearchVectors),
 // then reads the best whole. A sealed store keeps no index (its vectors are sealed, and

@@ -117,11 +117,7 @@ func openSQLite(path string) (*SQLite, error) {
 	}
 	w.check = watch.check
 	s := &SQLite{db: db, path: path, w: w, watch: watch, heads: NewHeadCache(HeadCacheEntries)}
-	s.index = NewIndexBuilder(sqliteIndex{s}, func() *slog.Logger {
-		s.watch.mu.Lock()
-		defer s.watch.mu.Unlock()
-		return s.watch.log
-	})
+	s.index = newIndexBuilder(s)
 	return s, nil
 }
 
