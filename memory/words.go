@@ -72,18 +72,32 @@ type Doc struct {
 
 // RankBM25 ranks docs by Okapi BM25 (k1 1.2, b 0.75, as the engines) of terms in a
 // collection of n memories, best first, leaving out docs holding none of the terms. The
-// rare terms' document frequencies are rareDF (RareTerms'); a common word is weighed as
-// one in half the memories (it matches RareBelow or more, how many was not counted), so
-// among the candidates it only breaks ties. The average length is the docs' own:
-// the lengths only weigh a short memory above a long one.
+// rare terms' document frequencies are rareDF (RareTerms'). A common word's (it matches
+// RareBelow or more, how many was not counted) is estimated from the docs: they are the
+// memories holding a rare word, so the share of them holding the common word is about
+// its share of all memories (at least RareBelow). The average length is the docs' own.
 func RankBM25(docs []Doc, terms, rare []string, rareDF []int, n int) []Scored {
 	const k1, b = 1.2, 0.75
 	if len(docs) == 0 {
 		return nil
 	}
 	idf := make(map[string]float64, len(terms))
+	holding := make(map[string]int, len(terms))
 	for _, t := range terms {
-		idf[t] = bm25IDF(max(n/2, RareBelow), n)
+		idf[t] = 0
+	}
+	seen := map[string]bool{}
+	for _, d := range docs {
+		clear(seen)
+		for _, w := range d.Words {
+			if _, ok := idf[w]; ok && !seen[w] {
+				seen[w] = true
+				holding[w]++
+			}
+		}
+	}
+	for _, t := range terms {
+		idf[t] = bm25IDF(max(RareBelow, holding[t]*n/len(docs)), n)
 	}
 	for i, t := range rare {
 		idf[t] = bm25IDF(rareDF[i], n)
