@@ -118,26 +118,6 @@ func Fuse(words, similar []Hit, limit int) []Hit {
 	return out
 }
 
-// CosineEncoded is Cosine of a vector in EncodeVector's form and v, read in place: a
-// similarity search reads thousands of stored vectors per query, and decoding each into
-// a slice first costs more than the arithmetic.
-func CosineEncoded(b []byte, v []float32) float64 {
-	if len(b) != 4*len(v) || len(v) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i, y := range v {
-		x := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		dot += x * float64(y)
-		na += x * x
-		nb += float64(y) * float64(y)
-	}
-	if na == 0 || nb == 0 || math.IsNaN(dot) {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 // Scored is an entry id with its similarity, for a search that ranks ids first and reads
 // only the best entries whole.
 type Scored struct {
