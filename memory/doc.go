@@ -3,7 +3,9 @@
 //
 // It holds the types, the Store interface the session stores implement (store: SQLite
 // with FTS5; store/postgres: tsvector), the one query sanitiser both use, and an
-// in-process Store for tests and for hosts without a database.
+// in-process Store for tests and for hosts without a database. It also holds the arithmetic
+// both stores search with: the vector index's k-means and probes (ivf.go; the stores keep
+// it in SQL, store/vectorindex.go) and the rare-words-first word ranking (words.go).
 //
 // The rule every Store keeps: an entry belongs to a user, to an agent, or to both, and a
 // search on behalf of a user sees that user's entries and the agent's shared ones, never

@@ -118,26 +118,6 @@ func Fuse(words, similar []Hit, limit int) []Hit {
 	return out
 }
 
-// CosineEncoded is Cosine of a vector in EncodeVector's form and v, read in place: a
-// similarity search reads thousands of stored vectors per query, and decoding each into
-// a slice first costs more than the arithmetic.
-func CosineEncoded(b []byte, v []float32) float64 {
-	if len(b) != 4*len(v) || len(v) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i, y := range v {
-		x := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
-		dot += x * float64(y)
-		na += x * x
-		nb += float64(y) * float64(y)
-	}
-	if na == 0 || nb == 0 || math.IsNaN(dot) {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 // Scored is an entry id with its similarity, for a search that ranks ids first and reads
 // only the best entries whole.
 type Scored struct {
@@ -163,4 +143,38 @@ func Best(all []Scored, limit int) []Scored {
 		return 0
 	})
 	return out[:min(len(out), limit)]
+}
+
+// Unit is v scaled to length 1 (a copy; a zero vector stays zero): the query side of
+// CosineUnit, computed once a search.
+func Unit(v []float32) []float32 { return unit(v) }
+
+// CosineUnit is Cosine of a vector in EncodeVector's form and u, a vector of length 1
+// (Unit), read in place in one pass: what a similarity search computes for every vector
+// it reads, so it neither allocates nor recomputes the query's length.
+func CosineUnit(b []byte, u []float32) float64 {
+	if len(b) != 4*len(u) || len(u) == 0 {
+		return 0
+	}
+	b = b[:4*len(u)]
+	var d0, d1, n0, n1 float32
+	i := 0
+	for ; i+2 <= len(u); i += 2 {
+		x0 := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		x1 := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
+		d0 += x0 * u[i]
+		d1 += x1 * u[i+1]
+		n0 += x0 * x0
+		n1 += x1 * x1
+	}
+	for ; i < len(u); i++ {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		d0 += x * u[i]
+		n0 += x * x
+	}
+	dot, n := float64(d0+d1), float64(n0+n1)
+	if n == 0 || math.IsNaN(dot) || math.IsInf(dot, 0) {
+		return 0
+	}
+	return dot / math.Sqrt(n)
 }

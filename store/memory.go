@@ -55,102 +55,10 @@ func (s *SQLite) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit
 	return memory.Fuse(hits, similar, q.Max()), nil
 }
 
-func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
-	terms := memory.Terms(q.Text)
-	scopes := visibleScopes(q)
-	if len(terms) == 0 || len(scopes) == 0 {
-		return nil, nil
-	}
-	if err := s.watch.check(); err != nil {
-		return nil, fmt.Errorf("search memory: %w", err)
-	}
-	if s.keys != nil {
-		// Until Reseal, memories written before the keys are indexed by their words.
-		blind := s.keys.IndexQuery(terms)
-		if s.mixed {
-			blind = append(blind, terms...)
-		}
-		terms = blind
-	}
-	match := "{scope} : (" + memory.FTS5Query(scopes) + ") AND {terms} : (" + memory.FTS5Query(terms) + ")"
-	rows, err := s.query(ctx, `SELECT `+memoryColumns+`, -bm25(memories_fts, 1.0, 0.0)
-FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-WHERE memories_fts MATCH ?
-  AND `+visibleSQL+`
-ORDER BY bm25(memories_fts, 1.0, 0.0), m.updated DESC LIMIT ?`,
-		match, q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind), q.Max())
-	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", err)
-	}
-	defer rows.Close()
-	var out []memory.Hit
-	for rows.Next() {
-		var h memory.Hit
-		if err := s.scanMemory(rows, &h.Entry, &h.Score); err != nil {
-			return nil, fmt.Errorf("search memory: %w", err)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 // visibleSQL is memory.Query.Visible and its kind filter, for the arguments user, user,
 // agent, agent, agent, kind, kind.
 const visibleSQL = `((m.owner = ? AND ? <> '' AND (m.agent = '' OR m.agent = ?)) OR (m.owner = '' AND m.agent = ? AND ? <> ''))
   AND (? = '' OR m.kind = ?)`
-
-// searchVector ranks the entries q may see by similarity to q.Vector, in Go: the
-// database has no vector index, so every visible entry's vector is read (a user's
-// memories, not the table; docs/memory.md gives the measured cost), scored in place, and
-// only the best entries are then read whole.
-func (s *SQLite) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
-	if err := s.watch.check(); err != nil {
-		return nil, fmt.Errorf("search memory: %w", err)
-	}
-	rows, err := s.query(ctx, `SELECT m.id, m.vector FROM memories m WHERE m.vector IS NOT NULL AND `+visibleSQL,
-		q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind))
-	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", err)
-	}
-	var scored []memory.Scored
-	for rows.Next() {
-		var id string
-		var b sql.RawBytes // read in place: the vectors are most of what a search reads
-		if err := rows.Scan(&id, &b); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("search memory: %w", err)
-		}
-		if s.keys != nil {
-			if b, err = s.keys.Open(b, seal.MemoryAAD(id, "vector")); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("search memory: memory %s: %w", id, err)
-			}
-		}
-		scored = append(scored, memory.Scored{ID: id, Score: memory.CosineEncoded(b, q.Vector)})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	best := memory.Best(scored, q.Max())
-	out := make([]memory.Hit, 0, len(best))
-	for _, b := range best {
-		r, err := s.query(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ?`, b.ID)
-		if err != nil {
-			return nil, fmt.Errorf("search memory: %w", err)
-		}
-		for r.Next() {
-			h := memory.Hit{Score: b.Score}
-			if err := s.scanMemory(r, &h.Entry); err != nil {
-				r.Close()
-				return nil, fmt.Errorf("search memory: %w", err)
-			}
-			out = append(out, h)
-		}
-		r.Close()
-	}
-	return out, nil
-}
 
 // ListMemory lists the entries f selects, newest first (memory.Store).
 func (s *SQLite) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry, error) {
@@ -192,7 +100,10 @@ func (s *SQLite) DeleteMemory(ctx context.Context, f memory.Filter) (int, error)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, dropOrphanIndexes)
 		return err
 	})
 	if err == nil && n > 0 {

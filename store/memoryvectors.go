@@ -46,12 +46,13 @@ func (s *SQLite) CountStale(ctx context.Context, q memory.Stale) (int, error) {
 	return n, nil
 }
 
-// SetVector stores a memory's vector (sealed with keys) and its model; the index of its
-// words is not touched (the update trigger follows terms and scope only).
+// SetVector stores a memory's vector (sealed with keys) and its model, and makes it a
+// straggler of the vector index (vectorindex.go); the index of its words is not touched
+// (the update trigger follows terms and scope only).
 func (s *SQLite) SetVector(ctx context.Context, id string, v []float32, model string) error {
 	vector := s.sealVector(id, v)
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE memories SET vector = ?, vector_model = ? WHERE id = ?`, vector, model, id)
+		_, err := tx.ExecContext(ctx, `UPDATE memories SET vector = ?, vector_model = ?, list = NULL WHERE id = ?`, vector, model, id)
 		return err
 	})
 	if err != nil {

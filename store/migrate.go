@@ -24,6 +24,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV10AuditGenesis,
 	migrateV11UserIDs,
 	migrateV12TranscriptIndex,
+	migrateV13VectorIndex,
 }
 
 // schemaVersion is the version this code writes.
@@ -285,4 +286,24 @@ func migrateV10AuditGenesis(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	return writeGenesis(ctx, tx)
+}
+
+// migrateV13VectorIndex adds the vector index (vectorindex.go): each memory's list (NULL
+// until a build gives it one), indexed with its scope, and each scope's centroids.
+func migrateV13VectorIndex(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE memories ADD COLUMN list INTEGER;
+CREATE INDEX memories_by_list ON memories (owner, agent, list);
+CREATE TABLE memory_index (
+	owner     TEXT    NOT NULL,
+	agent     TEXT    NOT NULL,
+	lo        INTEGER NOT NULL,
+	hi        INTEGER NOT NULL,
+	trained   INTEGER NOT NULL,
+	vectors   INTEGER NOT NULL,
+	dims      INTEGER NOT NULL,
+	centroids BLOB    NOT NULL,
+	PRIMARY KEY (owner, agent)
+);`)
+	return err
 }

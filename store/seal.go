@@ -32,7 +32,31 @@ func (s *SQLite) useKeys(ctx context.Context, keys *seal.Keys) error {
 		}
 	}
 	s.keys, s.mixed = use, mixed
+	if use != nil {
+		return s.dropVectorIndex(ctx)
+	}
 	return nil
+}
+
+// dropVectorIndex deletes the vector index a store built before it had keys: a sealed
+// store keeps none (its centroids are averages of plain vectors, and its lists tell which
+// memories are alike), and searches it exactly (vectorindex.go).
+func (s *SQLite) dropVectorIndex(ctx context.Context) error {
+	var any bool
+	if err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memory_index) OR EXISTS (SELECT 1 FROM memories WHERE list IS NOT NULL)`).Scan(&any); err != nil || !any {
+		return err
+	}
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_index`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE memories SET list = NULL WHERE list IS NOT NULL`)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return s.scrub(ctx)
 }
 
 func (s *SQLite) setMarker(ctx context.Context, v string) error {

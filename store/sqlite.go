@@ -24,15 +24,17 @@ import (
 // once the transaction holding its write is committed. busy_timeout is left for writers
 // in other processes.
 type SQLite struct {
-	db    *sql.DB
-	path  string
-	w     *writer
-	watch *fileWatch   // is path still the file we write? (unavailable.go)
-	keys  *seal.Keys   // nil: nothing is sealed (seal.go)
-	reads stmtCache    // the reads' statements, prepared once (sqlitetx.go)
-	mixed bool         // keyed, but plain values from before may remain (seal.go)
-	race  func(string) // tests: runs between Reseal's read of a batch and its writes
-	heads *HeadCache   // the heads last loaded (sqlitehead.go)
+	db     *sql.DB
+	path   string
+	w      *writer
+	watch  *fileWatch    // is path still the file we write? (unavailable.go)
+	keys   *seal.Keys    // nil: nothing is sealed (seal.go)
+	reads  stmtCache     // the reads' statements, prepared once (sqlitetx.go)
+	mixed  bool          // keyed, but plain values from before may remain (seal.go)
+	race   func(string)  // tests: runs between Reseal's read of a batch and its writes
+	heads  *HeadCache    // the heads last loaded (sqlitehead.go)
+	index  *IndexBuilder // builds the vector indexes searches ask for (vectorindex.go)
+	icache IndexCache    // their centroids, decoded
 }
 
 var (
@@ -92,7 +94,7 @@ func openSQLite(path string) (*SQLite, error) {
 	}
 	// WAL lets readers (sessions list) run beside the writer; NORMAL sync in WAL mode
 	// survives a killed process (not a power cut), which is the promise here.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=mmap_size(1073741824)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -114,7 +116,9 @@ func openSQLite(path string) (*SQLite, error) {
 		return nil, err
 	}
 	w.check = watch.check
-	return &SQLite{db: db, path: path, w: w, watch: watch, heads: NewHeadCache(HeadCacheEntries)}, nil
+	s := &SQLite{db: db, path: path, w: w, watch: watch, heads: NewHeadCache(HeadCacheEntries)}
+	s.index = newIndexBuilder(s)
+	return s, nil
 }
 
 // SetLogger sends the store's own reports (the database file deleted or replaced under
@@ -133,6 +137,7 @@ func (s *SQLite) Close() error {
 	if s == nil || s.db == nil {
 		return nil
 	}
+	s.index.Close()
 	werr := s.w.close()
 	s.reads.close()
 	if err := s.db.Close(); err != nil {

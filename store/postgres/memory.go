@@ -49,96 +49,6 @@ func (s *Store) SearchMemory(ctx context.Context, q memory.Query) ([]memory.Hit,
 	return memory.Fuse(hits, similar, q.Max()), nil
 }
 
-// searchVector ranks the entries q may see by similarity, in Go, as the SQLite store does
-// (no pgvector: the vectors are sealed with keys, and the extension is not everywhere):
-// ids and vectors are read and scored, then only the best entries whole.
-func (s *Store) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, vector FROM memories
-WHERE vector IS NOT NULL
-  AND ((owner = $1 AND $1 <> '' AND (agent = '' OR agent = $2)) OR (owner = '' AND agent = $2 AND $2 <> ''))
-  AND ($3 = '' OR kind = $3)`, q.User, q.Agent, string(q.Kind))
-	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
-	}
-	var scored []memory.Scored
-	for rows.Next() {
-		var id string
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("search memory: %w", err)
-		}
-		if s.keys != nil {
-			if b, err = s.keys.Open(b, seal.MemoryAAD(id, "vector")); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("search memory: memory %s: %w", id, err)
-			}
-		}
-		scored = append(scored, memory.Scored{ID: id, Score: memory.CosineEncoded(b, q.Vector)})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	best := memory.Best(scored, q.Max())
-	out := make([]memory.Hit, 0, len(best))
-	for _, b := range best {
-		r, err := s.pool.Query(ctx, `SELECT `+readColumns+` FROM memories WHERE id = $1`, b.ID)
-		if err != nil {
-			return nil, fmt.Errorf("search memory: %w", unavailable(err))
-		}
-		for r.Next() {
-			h := memory.Hit{Score: b.Score}
-			if err := s.scanMemory(r, &h.Entry); err != nil {
-				r.Close()
-				return nil, fmt.Errorf("search memory: %w", err)
-			}
-			out = append(out, h)
-		}
-		r.Close()
-		if err := r.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (s *Store) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
-	terms := memory.Terms(q.Text)
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	if s.keys != nil {
-		// Until Reseal, memories written before the keys are indexed by their words.
-		blind := s.keys.IndexQuery(terms)
-		if s.mixed {
-			blind = append(blind, terms...)
-		}
-		terms = blind
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+readColumns+`, ts_rank(tsv, query) AS score
-FROM memories, to_tsquery('simple', $1) query
-WHERE tsv @@ query
-  AND ((owner = $2 AND $2 <> '' AND (agent = '' OR agent = $3)) OR (owner = '' AND agent = $3 AND $3 <> ''))
-  AND ($4 = '' OR kind = $4)
-ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Agent, string(q.Kind), q.Max())
-	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
-	}
-	defer rows.Close()
-	var out []memory.Hit
-	for rows.Next() {
-		var h memory.Hit
-		var score float32
-		if err := s.scanMemory(rows, &h.Entry, &score); err != nil {
-			return nil, fmt.Errorf("search memory: %w", err)
-		}
-		h.Score = float64(score)
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 // ListMemory lists the entries f selects, newest first (memory.Store).
 func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry, error) {
 	where, args := memoryWhere(f)
@@ -168,11 +78,25 @@ func (s *Store) DeleteMemory(ctx context.Context, f memory.Filter) (int, error) 
 		return 0, memory.ErrEmptyFilter
 	}
 	where, args := memoryWhere(f)
-	tag, err := s.pool.Exec(ctx, `DELETE FROM memories WHERE `+where, args...)
+	var n int64
+	// With the memories goes the index of every scope left without any (its centroids
+	// are averages of their vectors), under the lock an index activation takes.
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(indexLock)); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM memories WHERE `+where, args...)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, `DELETE FROM memory_index i WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.owner = i.owner AND m.agent = i.agent)`)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("delete memory: %w", unavailable(err))
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 // memoryWhere is memory.Filter.Selects in SQL.

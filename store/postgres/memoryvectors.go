@@ -43,7 +43,7 @@ func (s *Store) CountStale(ctx context.Context, q memory.Stale) (int, error) {
 
 // SetVector stores a memory's vector (sealed with keys) and its model (memory.Reindexer).
 func (s *Store) SetVector(ctx context.Context, id string, v []float32, model string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE memories SET vector = $1, vector_model = $2 WHERE id = $3`, s.sealVector(id, v), model, id); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE memories SET vector = $1, vector_model = $2, list = NULL WHERE id = $3`, s.sealVector(id, v), model, id); err != nil {
 		return fmt.Errorf("set memory vector: %w", unavailable(err))
 	}
 	return nil

@@ -124,7 +124,23 @@ UPDATE memories m SET owner = u.id FROM users u WHERE m.owner = u.name;`,
 	// The rows of a session's transcript (messages and compactions, a fifth of its
 	// entries), so a run's start reads them without stepping over the events (LoadHead).
 	`
-CREATE INDEX entries_transcript ON entries (session, seq) WHERE kind <> 'event';`}
+CREATE INDEX entries_transcript ON entries (session, seq) WHERE kind <> 'event';`,
+	// The vector index (store/vectorindex.go): each memory's list, indexed with its scope,
+	// and each scope's centroids.
+	`
+ALTER TABLE memories ADD COLUMN list BIGINT;
+CREATE INDEX memories_by_list ON memories (owner, agent, list);
+CREATE TABLE memory_index (
+	owner     TEXT    NOT NULL,
+	agent     TEXT    NOT NULL,
+	lo        BIGINT  NOT NULL,
+	hi        BIGINT  NOT NULL,
+	trained   INTEGER NOT NULL,
+	vectors   INTEGER NOT NULL,
+	dims      INTEGER NOT NULL,
+	centroids BYTEA   NOT NULL,
+	PRIMARY KEY (owner, agent)
+);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

@@ -18,12 +18,14 @@ import (
 
 // Store is the PostgreSQL session store. It is safe for concurrent use.
 type Store struct {
-	pool  *pgxpool.Pool
-	watch watchers         // watch.go
-	keys  *seal.Keys       // nil: nothing is sealed (seal.go)
-	mixed bool             // keyed, but plain values from before may remain
-	race  func(string)     // tests: runs between Reseal's read of a batch and its writes
-	heads *store.HeadCache // the heads last loaded (head.go)
+	pool   *pgxpool.Pool
+	watch  watchers            // watch.go
+	keys   *seal.Keys          // nil: nothing is sealed (seal.go)
+	mixed  bool                // keyed, but plain values from before may remain
+	race   func(string)        // tests: runs between Reseal's read of a batch and its writes
+	heads  *store.HeadCache    // the heads last loaded (head.go)
+	index  *store.IndexBuilder // builds the vector indexes searches ask for (memoryindex.go)
+	icache store.IndexCache    // their centroids, decoded
 }
 
 var (
@@ -63,6 +65,7 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
 	}
 	s := &Store{pool: pool, heads: store.NewHeadCache(store.HeadCacheEntries)}
+	s.index = newIndexBuilder(s)
 	if err := s.useKeys(ctx, o.Keys); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
@@ -73,6 +76,7 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 // Close closes the connections. It is safe on a nil *Store.
 func (s *Store) Close() error {
 	if s != nil && s.pool != nil {
+		s.index.Close()
 		s.watch.mu.Lock()
 		if s.watch.cancel != nil {
 			s.watch.cancel()

@@ -31,6 +31,15 @@ func (s *Store) useKeys(ctx context.Context, keys *seal.Keys) error {
 		}
 	}
 	s.keys, s.mixed = use, mixed
+	if use != nil {
+		// A sealed store keeps no vector index (as the SQLite store: seal.go there).
+		if _, err := s.pool.Exec(ctx, `DELETE FROM memory_index`); err != nil {
+			return unavailable(err)
+		}
+		if _, err := s.pool.Exec(ctx, `UPDATE memories SET list = NULL WHERE list IS NOT NULL`); err != nil {
+			return unavailable(err)
+		}
+	}
 	return nil
 }
 

@@ -30,6 +30,9 @@ func jobs() []job {
 		{dir: "bench/eino", bench: "^BenchmarkReAct$", pkg: ".", why: "agenthost vs eino"},
 		{dir: ".", bench: "^Benchmark(LoadExamples|FreshInstance)", pkg: "./plugins/", why: "fourteen plugins from a warm cache, one by one and at once; a fresh instance of calc, pre-initialised or not"},
 		{dir: ".", bench: "^BenchmarkMemoryRecall$", pkg: "./store/", why: "memory recall at 10k and 100k memories"},
+		// A fixed count: each size's setup (100,000 memories written, their index trained)
+		// costs more than its runs.
+		{dir: ".", bench: "^BenchmarkMemoryRecallVsN$", pkg: "./store/", why: "recall vs N (1k/10k/100k), words and hybrid", benchtime: "40x"},
 		// A fixed count: each op writes its session's history first (untimed).
 		{dir: ".", bench: "^BenchmarkRunHistory$", pkg: "./bench/", why: "run start vs history (9/81/801 messages)", benchtime: "40x"},
 		{dir: ".", bench: "^BenchmarkWorkflowStep$", pkg: "./bench/", why: "workflow step vs direct pipeline call"},

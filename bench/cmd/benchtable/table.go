@@ -108,6 +108,7 @@ func summary(s samples) []row {
 		row{"Memory recall (SQLite FTS5, top 5): 100k vs 10k memories of one user", dur(r100), dur(r10), paired(s, "BenchmarkMemoryRecall/100k", "BenchmarkMemoryRecall/10k"), "–", "", "– (new)"},
 		row{"Memory recall: 100k memories over 1,000 users vs 10k of one user", dur(shared), dur(r10), times(shared, r10), "< 10k of one user's",
 			check(shared < r10, shared, r10), "– (new)"})
+	rows = append(rows, recallRows(s)...)
 	rows = append(rows, historyRows(s)...)
 	return append(rows, workflowRows(s)...)
 }

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agenthost/agenthost/memory"
+)
+
+// searchWords ranks the entries q may see by FTS5's bm25 over memory.Terms of q.Text. The
+// match is limited to the scopes q may see inside the index (so only their entries are
+// ranked), and the visibility rule is applied again in the WHERE clause, so a LIMIT never
+// fills up with entries the user may not see. When some of the words are common, the
+// memories holding a rare one (memory.RareTerms) are ranked in Go by all the words
+// (memory.RankBM25): the cost follows the rare words' matches, not the common ones'.
+// When every word is rare, or the rare ones find too few, FTS5 ranks every match.
+func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	terms := memory.Terms(q.Text)
+	scopes := visibleScopes(q)
+	if len(terms) == 0 || len(scopes) == 0 {
+		return nil, nil
+	}
+	if err := s.watch.check(); err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	if s.keys != nil {
+		// Until Reseal, memories written before the keys are indexed by their words.
+		blind := s.keys.IndexQuery(terms)
+		if s.mixed {
+			blind = append(blind, terms...)
+		}
+		terms = blind
+	}
+	scope := "{scope} : (" + memory.FTS5Query(scopes) + ")"
+	rare, df, err := memory.RareTerms(ctx, terms, func(ctx context.Context, t string, limit int) (int, error) {
+		var n int
+		err := s.queryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`,
+			scope+" AND {terms} : "+memory.FTS5Query([]string{t}), limit).Scan(&n)
+		return n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	if rare != nil && len(rare) < len(terms) { // every word rare: the engine ranks few matches
+		hits, err := s.rankRare(ctx, q, scope, terms, rare, df)
+		if err != nil || len(hits) >= q.Max() {
+			return hits, err
+		}
+	}
+	return s.rankWords(ctx, q, scope+" AND {terms} : ("+memory.FTS5Query(terms)+")")
+}
+
+// rankRare ranks, in Go (memory.RankBM25), the entries q may see that hold a rare word:
+// at most memory.RareBudget and a few of them, whatever the common words match.
+func (s *SQLite) rankRare(ctx context.Context, q memory.Query, scope string, terms, rare []string, df []int) ([]memory.Hit, error) {
+	rows, err := s.query(ctx, `SELECT m.id, m.terms FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+WHERE memories_fts MATCH ? AND `+visibleSQL,
+		scope+" AND {terms} : ("+memory.FTS5Query(rare)+")", q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind))
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	var docs []memory.Doc
+	for rows.Next() {
+		var d memory.Doc
+		var words string
+		if err := rows.Scan(&d.ID, &words); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search memory: %w", err)
+		}
+		d.Words = memory.Words(words)
+		docs = append(docs, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	best := memory.RankBM25(docs, terms, rare, df, s.ftsRows(ctx))
+	return s.readHits(ctx, best[:min(len(best), q.Max())])
+}
+
+// ftsRows is the number of memories the word index holds (FTS5's averages record, the
+// one bm25 reads), 0 when it cannot be read.
+func (s *SQLite) ftsRows(ctx context.Context) int {
+	var b []byte
+	if err := s.queryRow(ctx, `SELECT block FROM memories_fts_data WHERE id = 1`).Scan(&b); err != nil {
+		return 0
+	}
+	var n uint64
+	for i := 0; i < len(b) && i < 9; i++ { // SQLite's varint: 7 bits a byte, high bit "more"
+		if i == 8 {
+			n = n<<8 | uint64(b[i])
+			break
+		}
+		n = n<<7 | uint64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			break
+		}
+	}
+	return int(min(n, 1<<40))
+}
+
+// rankWords ranks by FTS5's bm25 all the entries q may see that match: what a search
+// whose words are all common costs.
+func (s *SQLite) rankWords(ctx context.Context, q memory.Query, match string) ([]memory.Hit, error) {
+	query := `SELECT ` + memoryColumns + `, -bm25(memories_fts, 1.0, 0.0)
+FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+WHERE memories_fts MATCH ?`
+	args := []any{match}
+	query += `
+  AND ` + visibleSQL + `
+ORDER BY bm25(memories_fts, 1.0, 0.0), m.updated DESC LIMIT ?`
+	args = append(args, q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind), q.Max())
+	rows, err := s.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.Hit
+	for rows.Next() {
+		var h memory.Hit
+		if err := s.scanMemory(rows, &h.Entry, &h.Score); err != nil {
+			return nil, fmt.Errorf("search memory: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
