@@ -25,7 +25,7 @@ func newSessionsCmd() *cobra.Command {
 		Example: `  agenthost sessions show ses_0123abcd
   agenthost sessions show ses_0123abcd --json | jq -c 'select(.type == "tool_result")'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				return showSession(cmd, h, args[0], jsonOut)
 			})
 		},
@@ -37,7 +37,7 @@ func newSessionsCmd() *cobra.Command {
 		Example: `  agenthost sessions list
   agenthost sessions list --json | jq -r '.[] | select(.last_status == "failed") | .id'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				return listSessions(cmd, h, listJSON)
 			})
 		},
@@ -47,7 +47,7 @@ func newSessionsCmd() *cobra.Command {
 		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
 		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				return removeSessions(cmd, h, args)
 			})
 		},
