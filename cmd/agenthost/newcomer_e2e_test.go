@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -108,5 +109,29 @@ options = { base_url = "http://%s/v1", api_key = "k" }
 	r = e.agenthost(t, "run", "--json", "--provider", "openai", "hi")
 	if n := strings.Count(r.stdout, `"type":"error"`); n != 5 { // four attempts and the run's failure
 		t.Fatalf("--json: %d error events, want 5\n%s", n, r.stdout)
+	}
+}
+
+// run --meta reaches the model's request: the host passes the run's metadata through the
+// provider protocol (Metadata.extra) and the openai adapter puts it in `metadata`.
+func TestE2E_RunMetaReachesTheOpenAIRequest(t *testing.T) {
+	srv := providertest.NewReplay(t, filepath.Join(repoRoot, "providers", "openai", "testdata"))
+	srv.Use("text.http")
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "never"}]}`})
+	appendManifest(t, e.manifest, fmt.Sprintf(`
+[providers.openai]
+command = %q
+model = "m"
+options = { base_url = "%s/v1", api_key = "k" }
+`, testbin.Path(t, testbin.OpenAI), srv.URL))
+	if r := e.agenthost(t, "run", "--provider", "openai", "--meta", "team=ai", "--meta", "ticket=T-1", "hi"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var body struct{ Metadata map[string]string }
+	if err := json.Unmarshal(srv.Last().Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Metadata) != 2 || body.Metadata["team"] != "ai" || body.Metadata["ticket"] != "T-1" {
+		t.Fatalf("request metadata %v\n%s", body.Metadata, srv.Last().Body)
 	}
 }
