@@ -279,7 +279,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 	if err != nil || len(h.Manifest.Agents) == 0 {
 		return entry, err
 	}
-	return h.teamOf(entry, approver)
+	return h.teamOf(entry, model, modelName, approver)
 }
 
 // agentFrom builds one agent of the manifest.

@@ -243,17 +243,18 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// printPluginList is plugins list's table: plugins, MCP servers, A2A agents and built-in
-// tools, then providers, each with the tools the model sees from it.
+// printPluginList is plugins list's table: plugins, MCP servers, A2A agents, built-in
+// tools and each agent's hand-off and ask_ tools, then providers, each with the tools the
+// model sees from it.
 func printPluginList(cmd *cobra.Command, h *host.Host) error {
 	if c := h.Confinement(); c != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
 	}
 	confined := map[string]*confine.Spec{} // by kind and name
-	var builtin []host.PluginInfo          // A2A agents, memory, MCP resources
+	var builtin []host.PluginInfo          // A2A agents, memory, MCP resources, agents' team tools
 	for _, info := range h.PluginInfo() {
 		confined[info.Kind+" "+info.Name] = info.Confined
-		if info.Kind == "a2a_agent" || info.Kind == "builtin" {
+		if info.Kind == "a2a_agent" || info.Kind == "builtin" || info.Kind == "agent" {
 			builtin = append(builtin, info)
 		}
 	}
