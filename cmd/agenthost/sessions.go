@@ -92,8 +92,9 @@ func printEntry(out io.Writer, e loop.Entry) {
 		d := e.Event.Data.(*loop.RunFinishedData)
 		fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
 		if m := d.Metrics; m != (loop.RunMetrics{}) {
-			fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
-				m.ModelCalls, m.ToolCalls, m.ToolErrors, m.Steps, m.Replans, m.Handoffs, m.DurationMS)
+			fmt.Fprintf(out, "; %s, %s (%s), %s, %s, %s, %d ms", plural(m.ModelCalls, "model call"),
+				plural(m.ToolCalls, "tool call"), plural(m.ToolErrors, "error"), plural(m.Steps, "step"),
+				plural(m.Replans, "replan"), plural(m.Handoffs, "handoff"), m.DurationMS)
 		}
 		fmt.Fprintln(out)
 	case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventHandoff:

@@ -123,7 +123,7 @@ tools = ["calc"]`, map[string]string{
 	}
 	replaysTheSame(t, e, evs)
 	show := e.agenthost(t, "sessions", "show", sessionOf(t, evs))
-	for _, want := range []string{"-- handoff triage → billing: a refund", "3 model calls, 2 tool calls (0 errors), 2 steps, 0 replans, 1 handoffs"} {
+	for _, want := range []string{"-- handoff triage → billing: a refund", "3 model calls, 2 tool calls (0 errors), 2 steps, 0 replans, 1 handoff,"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("sessions show lacks %q:\n%s", want, show.stdout)
 		}
