@@ -6,7 +6,7 @@ BIN     := bin
 PKGS    := ./...
 BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic
 
-.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins fuzz clean $(BINS)
+.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins proto fuzz clean $(BINS)
 
 all: build
 
@@ -38,6 +38,12 @@ install:
 
 plugins:
 	@bash scripts/plugins.sh
+
+# proto regenerates the provider protocol's Go code after an edit of
+# providers/proto/provider.proto, with the protoc and plugin versions the committed files
+# were made with (scripts/proto.sh names them, and installs the Go plugins if missing).
+proto:
+	@GO=$(GO) bash scripts/proto.sh
 
 test: deps build plugins lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

@@ -27,14 +27,17 @@ func (h *Host) planConfig(a manifest.AgentConfig) loop.PlanConfig {
 
 // teamOf builds the [agents.NAME] agents and joins them with the entry agent. An agent
 // without a provider uses the entry agent's model; one with only a model uses the entry
-// agent's providers with that model.
-func (h *Host) teamOf(entry *loop.Agent, approver loop.Approver) (*loop.Agent, error) {
+// agent's providers with that model. On the tool-only agent (noModel: no provider is
+// started) every member gets noModel too: the team is built for its tools (the hand-off
+// and ask_ tools plugins list shows, loop.Agent.TeamTools), and starts no provider.
+func (h *Host) teamOf(entry *loop.Agent, entryModel loop.Model, entryName string, approver loop.Approver) (*loop.Agent, error) {
 	m := h.Manifest
 	agents := []*loop.Agent{entry}
+	_, toolOnly := entryModel.(noModel)
 	for _, name := range m.AgentNames()[1:] {
 		a := m.Agents[name]
-		model, modelName := h.model, h.modelName
-		if len(a.Provider) > 0 || a.Model != "" {
+		model, modelName := entryModel, entryName
+		if (len(a.Provider) > 0 || a.Model != "") && !toolOnly {
 			if len(a.Provider) == 0 {
 				a.Provider = m.Agent.Provider
 			}

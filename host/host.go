@@ -32,6 +32,13 @@ type Options struct {
 	// neither store nor search memories (plugins list, inspect, verify), which must not
 	// need that provider's key.
 	NoEmbeddings bool
+	// StoreOnly opens the store (and memory on it) alone: no plugin is compiled or
+	// loaded, no MCP server or provider started, no agent built. For the commands that
+	// only read or change what the store holds (users, sessions, audit, memory, store
+	// rotate-key): they start in milliseconds, and a manifest whose plugin is missing or
+	// broken still lets an admin manage users. Such a host records no config.load in the
+	// audit log, since it loaded no configuration to record (auditconfig.go).
+	StoreOnly bool
 	// Lock is what loading Manifest does with its agent.lock (LockUpdate: record; the
 	// CLI's --locked: manifest.LockStrict). Ignored with Loaded.
 	Lock manifest.LockMode
@@ -146,6 +153,9 @@ func Open(ctx context.Context, opts Options) (_ *Host, err error) {
 			h.Close() // h, not the result: a failed Open returns nil
 		}
 	}()
+	if opts.StoreOnly {
+		return h, h.openStores(ctx)
+	}
 	for _, step := range []func(context.Context) error{h.openTelemetry, h.openStores, h.openPlugins, h.openTools} {
 		if err := step(ctx); err != nil {
 			return nil, err
@@ -269,7 +279,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 	if err != nil || len(h.Manifest.Agents) == 0 {
 		return entry, err
 	}
-	return h.teamOf(entry, approver)
+	return h.teamOf(entry, model, modelName, approver)
 }
 
 // agentFrom builds one agent of the manifest.

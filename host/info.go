@@ -13,7 +13,8 @@ import (
 type PluginInfo struct {
 	Name string `json:"name"`
 	// Kind is the plugin kind (tool, context, termination, guardrail, permission) or
-	// "mcp_server", "a2a_agent", "builtin" (memory, MCP resources) or "provider".
+	// "mcp_server", "a2a_agent", "builtin" (memory, MCP resources), "agent" (an agent's
+	// hand-off and ask_ tools) or "provider".
 	Kind string `json:"kind"`
 	ABI  string `json:"abi,omitempty"`
 	// Sandboxed is false for MCP servers and providers: they run with the user's rights
@@ -32,7 +33,8 @@ type PluginInfo struct {
 }
 
 // PluginInfo lists the loaded plugins, then the MCP servers, in manifest order, then the
-// A2A agents and the built-in tools (builtinInfo), then the manifest's providers by name
+// A2A agents and the built-in tools (builtinInfo), then each agent's team tools
+// (teamInfo), then the manifest's providers by name
 // (started or not: plugins list starts none).
 func (h *Host) PluginInfo() []PluginInfo {
 	names := h.ModelToolNames()
@@ -69,13 +71,40 @@ func (h *Host) PluginInfo() []PluginInfo {
 		out = append(out, info)
 	}
 	out = append(out, h.builtinInfo(names)...)
+	out = append(out, h.teamInfo()...)
 	return append(out, h.providerInfo()...)
+}
+
+// teamInfo lists, for each agent of the manifest's team that has any, the hand-off
+// (transfer_to_NAME) and ask_NAME tools its model is offered beside the tools above,
+// kind "agent": from loop.Agent.TeamTools, the specs a run offers, not a list of ours.
+func (h *Host) teamInfo() []PluginInfo {
+	entry := h.live.agent()
+	if entry == nil {
+		entry = h.toolAgent.Load()
+	}
+	if entry == nil || entry.Team() == nil {
+		return nil
+	}
+	var out []PluginInfo
+	t := entry.Team()
+	for _, name := range t.Names() {
+		a, _ := t.Agent(name)
+		var tools []string
+		for _, s := range a.TeamTools() {
+			tools = append(tools, s.Name)
+		}
+		if len(tools) > 0 {
+			out = append(out, PluginInfo{Name: name, Kind: "agent", Tools: tools})
+		}
+	}
+	return out
 }
 
 // builtinInfo lists the tools the model sees that no plugin or MCP server offers: the
 // [[a2a_agents]] (kind "a2a_agent", a2a_NAME each), the MCP servers' resources
 // (mcp_resources, mcp_read_resource) and memory (remember, recall, forget), both kind
-// "builtin". Agents' hand-off and ask_ tools are per agent and not listed here.
+// "builtin". Agents' hand-off and ask_ tools are per agent: teamInfo lists them.
 func (h *Host) builtinInfo(names map[string][]string) []PluginInfo {
 	var out []PluginInfo
 	for _, a := range h.Manifest.A2AAgents {

@@ -120,7 +120,7 @@ func toChatRequest(r loop.Request) *providers.ChatRequest {
 		ResponseFormat: string(r.ResponseFormat),
 		MaxTokens:      int64(r.MaxTokens),
 		Metadata: &providers.Metadata{Session: r.Metadata.SessionID, Run: r.Metadata.RunID,
-			CallIndex: int64(r.Metadata.CallIndex)},
+			CallIndex: int64(r.Metadata.CallIndex), Extra: r.Metadata.Extra},
 	}
 	for _, m := range r.Messages {
 		pm := &providers.Message{Role: string(m.Role), ToolCallId: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning,

@@ -11,7 +11,7 @@ import (
 // Door.CallTool applies on a host without a provider (`mcp serve`, `plugins call`);
 // after a plugin changed its tool list, `mcp serve` offers and calls the new ones.
 func (h *Host) buildToolAgent() error {
-	a, err := h.agentFrom(h.Manifest.Agent, noModel{}, "", h.opts.Approver)
+	a, err := h.newAgent(noModel{}, "", h.opts.Approver) // with its team: plugins list shows its tools
 	if err == nil {
 		h.toolAgent.Store(a)
 	}

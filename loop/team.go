@@ -74,6 +74,9 @@ func (t *Team) Agent(name string) (*Agent, bool) {
 // Names lists the members in the order NewTeam got them.
 func (t *Team) Names() []string { return slices.Clone(t.order) }
 
+// Team is the team a is a member of, or nil.
+func (a *Agent) Team() *Team { return a.team }
+
 func (a *Agent) teamAgent(name string) (*Agent, error) {
 	if a.team != nil {
 		if b, ok := a.team.agents[name]; ok {
@@ -111,19 +114,26 @@ func (ts *teamState) handoffs() int {
 }
 
 // teamSpecs are the team tools of the acting agent.
-func (r *run) teamSpecs() []ToolSpec {
-	t := r.a.team
+func (r *run) teamSpecs() []ToolSpec { return r.a.team.specsFor(r.cfg) }
+
+// TeamTools are the hand-off (transfer_to_NAME) and ask_NAME tools a's model is offered
+// beside its own tools when a acts in a run: what a run offers, from the same place (a
+// listing such as `plugins list` shows them from here). Nil outside a team.
+func (a *Agent) TeamTools() []ToolSpec { return a.team.specsFor(&a.cfg) }
+
+// specsFor are the team tools of the agent whose configuration is cfg; nil without a team.
+func (t *Team) specsFor(cfg *Config) []ToolSpec {
 	if t == nil {
 		return nil
 	}
 	var out []ToolSpec
-	for _, h := range r.cfg.Handoffs {
+	for _, h := range cfg.Handoffs {
 		out = append(out, ToolSpec{Name: transferPrefix + h, InputSchema: transferSchema,
 			Description: strings.TrimSpace("Hand the conversation over to the agent " + h + ". " + t.agents[h].cfg.Description)})
 	}
 	for _, name := range t.order {
 		b := t.agents[name]
-		if b.cfg.AsTool && name != r.cfg.Name {
+		if b.cfg.AsTool && name != cfg.Name {
 			out = append(out, ToolSpec{Name: askPrefix + name, InputSchema: askSchema,
 				Description: strings.TrimSpace("Ask the agent " + name + " and get its answer. " + b.cfg.Description)})
 		}

@@ -27,6 +27,11 @@ func requestValidUTF8(r *ChatRequest) bool {
 	if !allValid(r.GetModel(), r.GetToolChoice(), r.GetResponseFormat(), r.GetMetadata().GetSession(), r.GetMetadata().GetRun()) {
 		return false
 	}
+	for k, v := range r.GetMetadata().GetExtra() { // the run's --meta: any bytes a caller sent
+		if !allValid(k, v) {
+			return false
+		}
+	}
 	for _, m := range r.GetMessages() {
 		if !messageValidUTF8(m) {
 			return false

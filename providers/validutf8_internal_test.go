@@ -6,8 +6,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// populate sets every string field reachable from m (through message fields, and one
-// element of each repeated field) to "ok", except the target-th one (counting from 1),
+// populate sets every string field reachable from m (through message fields, one
+// element of each repeated field and one entry of each map of strings) to "ok", except the target-th one (counting from 1),
 // which gets invalid UTF-8; it returns how many string fields it saw.
 func populate(t *testing.T, m protoreflect.Message, target int, seen *int, depth int) {
 	t.Helper()
@@ -17,15 +17,20 @@ func populate(t *testing.T, m protoreflect.Message, target int, seen *int, depth
 	fields := m.Descriptor().Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		if fd.IsMap() {
-			t.Fatalf("%s: a map field; teach requestValidUTF8 and this test about it", fd.FullName())
-		}
 		str := func() protoreflect.Value {
 			*seen++
 			if *seen == target {
 				return protoreflect.ValueOfString("bad \xff")
 			}
 			return protoreflect.ValueOfString("ok")
+		}
+		if fd.IsMap() { // one entry: its key and its value are two string fields
+			if fd.MapKey().Kind() != protoreflect.StringKind || fd.MapValue().Kind() != protoreflect.StringKind {
+				t.Fatalf("%s: a map field not of strings; teach requestValidUTF8 and this test about it", fd.FullName())
+			}
+			k := str()
+			m.Mutable(fd).Map().Set(k.MapKey(), str())
+			continue
 		}
 		switch {
 		case fd.Kind() == protoreflect.StringKind && fd.IsList():

@@ -138,7 +138,7 @@ Exit status: 0 printed, 1 the log does not verify (nothing is printed).`,
 }
 
 func withAudit(cmd *cobra.Command, f func(audit.Store) error) error {
-	return withPlugins(cmd, func(h *host.Host) error {
+	return withStore(cmd, func(h *host.Host) error {
 		s, ok := h.Store.(audit.Store)
 		if !ok {
 			return failed(fmt.Errorf("the %s store keeps no audit log", h.Manifest.Store.Kind))

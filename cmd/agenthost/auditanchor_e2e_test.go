@@ -54,6 +54,11 @@ func TestE2E_AuditVerifyFindsADeletedHeadMiddleRenumberingAndACutTail(t *testing
 }
 
 func auditAttacks(t *testing.T, e *agentEnv, tamper func(stmt string)) {
+	// plugins list loads the configuration and records it (config.load, record 2); users
+	// add opens the store alone and records only the addition.
+	if r := e.agenthost(t, "plugins", "list"); r.code != 0 {
+		t.Fatalf("plugins list: %d %s", r.code, r.stderr)
+	}
 	for _, u := range []string{"u1", "u2", "u3", "u4", "u5"} {
 		if r := e.agenthost(t, "users", "add", u, "--role", "user"); r.code != 0 {
 			t.Fatalf("users add: %d %s", r.code, r.stderr)

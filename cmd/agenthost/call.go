@@ -138,15 +138,13 @@ func boolInt(b bool) int {
 // openBare opens a host whose one plugin is the .wasm at path, with f's permissions, and
 // returns it with the plugin's name. tool is the tool to be called ("" for none): an
 // extism or wasi module names no tools itself, so it is declared as the export of that
-// name. Compiled modules are cached in the user's cache directory, shared by every
-// .wasm called by path: next to a manifest there is none, and a cache in the current
-// directory would be litter (14 MB for the calc example).
+// name. Compiled modules are cached where the manifest's are (bareCacheDir).
 func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(any)) (*host.Host, string, error) {
 	loaded, err := bareManifest(path, tool, f, false)
 	if err != nil {
 		return nil, "", usage(err)
 	}
-	opts := host.Options{OnCompile: compileNote(cmd), Loaded: loaded, NoProvider: true, OnReport: onReport, CacheDir: userCacheDir()}
+	opts := host.Options{OnCompile: compileNote(cmd), Loaded: loaded, NoProvider: true, OnReport: onReport, CacheDir: bareCacheDir(cmd)}
 	h, err := host.Open(cmd.Context(), opts)
 	if err != nil && tool != "" && errors.Is(err, host.ErrNoTools) {
 		// If declaring TOOL fails too, the first error (with its hints) is the useful one.
@@ -166,6 +164,22 @@ func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(
 		return nil, "", err
 	}
 	return h, loaded.Plugins[0].Name, nil
+}
+
+// bareCacheDir is where a .wasm called by path is compiled into: the cache of the
+// manifest (-c, agent.toml) when there is one, .agenthost/cache beside it, so the module
+// a project tries by path and then adds to its manifest is compiled once, not once per
+// cache (14 s for a Go plugin); with no manifest, the user's (userCacheDir), since a cache
+// in the current directory would be litter (14 MB for the calc example).
+func bareCacheDir(cmd *cobra.Command) string {
+	if p := manifestPath(cmd); p != "" {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			if abs, err := filepath.Abs(p); err == nil {
+				return filepath.Join(filepath.Dir(abs), ".agenthost", "cache")
+			}
+		}
+	}
+	return userCacheDir()
 }
 
 // userCacheDir is where modules given by path are cached: $XDG_CACHE_HOME/agenthost

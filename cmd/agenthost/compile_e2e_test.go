@@ -30,3 +30,21 @@ func TestE2E_FirstCompileOfAPluginSaysSoOnceOnStderr(t *testing.T) {
 		t.Fatalf("warm cache: stderr still says compiling:\n%s", warm.stderr)
 	}
 }
+
+// A .wasm called by path beside a manifest is compiled into the manifest's cache, so the
+// same module run through the manifest afterwards is not compiled a second time (it was:
+// by path into the user's cache, then into the manifest's).
+func TestE2E_AModuleCalledByPathThenThroughTheManifestCompilesOnce(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "one"}]}`})
+	byPath := e.agenthost(t, "plugins", "call", calcWasm, "calc", `{"expression":"6*7"}`)
+	if byPath.code != 0 || !strings.Contains(byPath.stdout, "42") {
+		t.Fatalf("call by path: exit %d %s %s", byPath.code, byPath.stdout, byPath.stderr)
+	}
+	run := e.agenthost(t, "run", "--json", "hello")
+	if run.code != 0 {
+		t.Fatalf("run: exit %d %s", run.code, run.stderr)
+	}
+	if strings.Contains(run.stderr, "compiling") {
+		t.Fatalf("the manifest compiled the module the call by path had compiled:\n%s", run.stderr)
+	}
+}

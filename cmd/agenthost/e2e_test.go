@@ -374,7 +374,8 @@ func TestE2E_CrashAndResume(t *testing.T) {
 func TestE2E_ExitCodesAndMessages(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"error": {"kind": "auth", "message": "bad key"}}]}`})
 	r := e.agenthost(t, "run", "go")
-	if r.code != 1 || !strings.Contains(r.stderr, "model call failed: auth: bad key") {
+	// The model's error once, then the run's failure in its own words (not the error again).
+	if r.code != 1 || !strings.Contains(r.stderr, "! auth: bad key\n! auth: model call failed\nrun failed (error)\n") || strings.Contains(r.stderr, "agenthost:") {
 		t.Fatalf("failed run: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// A manifest error is exit 2 and names file, line and key.

@@ -32,7 +32,7 @@ open with "sessions show". Nothing is written.`,
 			if err != nil {
 				return usage(err)
 			}
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				r, err := insights.Compute(cmd.Context(), h.Store, time.Now().Add(-window))
 				if err != nil {
 					return failed(err)
@@ -113,7 +113,7 @@ func newFeedbackCmd() *cobra.Command {
 			if err := f.Check(); err != nil {
 				return usage(err)
 			}
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				fs, ok := h.Store.(loop.FeedbackStore)
 				if !ok {
 					return failed(fmt.Errorf("the %s store keeps no feedback", h.Manifest.Store.Kind))

@@ -42,7 +42,7 @@ func (f *memoryFlags) filter() (memory.Filter, error) {
 }
 
 func withMemoryHost(cmd *cobra.Command, f func(*host.Host, memory.Store) error) error {
-	return withPlugins(cmd, func(h *host.Host) error {
+	return withStore(cmd, func(h *host.Host) error {
 		ms, ok := h.Memory()
 		if !ok {
 			return failed(fmt.Errorf("the store in %s keeps no memories", h.Manifest.Path))

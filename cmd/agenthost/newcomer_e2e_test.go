@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers/providertest"
 )
@@ -73,5 +76,62 @@ func TestE2E_READMEWalkthrough(t *testing.T) {
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL+"/v1", "NO_COLOR=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("walkthrough: %v\n%s", err, out)
+	}
+}
+
+// A model server that refuses the connection is said once, naming the address and what
+// sets it, with the attempt count on the run's failure: not once per attempt and again
+// on exit (it was the same line six times). --json keeps every attempt's event.
+func TestE2E_RefusedModelConnectionIsSaidOnceWithTheAddressAndTheFix(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a closed loopback port: the dial is refused
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "never"}]}`})
+	appendManifest(t, e.manifest, fmt.Sprintf(`
+[providers.openai]
+command = %q
+model = "m"
+options = { base_url = "http://%s/v1", api_key = "k" }
+`, testbin.Path(t, testbin.OpenAI), addr))
+	r := e.agenthost(t, "run", "--provider", "openai", "hi")
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want := "! provider: openai: cannot connect to http://" + addr + " (connection refused): start the model server there, " +
+		"or set OPENAI_BASE_URL (or the provider's options.base_url) to where it listens, retrying\n" +
+		"! provider: model call failed after 4 attempts\n"
+	if !strings.Contains(r.stderr, want) || strings.Count(r.stderr, "connection refused") != 1 || strings.Contains(r.stderr, "agenthost:") {
+		t.Fatalf("stderr:\n%s\nwant it to hold:\n%s", r.stderr, want)
+	}
+	r = e.agenthost(t, "run", "--json", "--provider", "openai", "hi")
+	if n := strings.Count(r.stdout, `"type":"error"`); n != 5 { // four attempts and the run's failure
+		t.Fatalf("--json: %d error events, want 5\n%s", n, r.stdout)
+	}
+}
+
+// run --meta reaches the model's request: the host passes the run's metadata through the
+// provider protocol (Metadata.extra) and the openai adapter puts it in `metadata`.
+func TestE2E_RunMetaReachesTheOpenAIRequest(t *testing.T) {
+	srv := providertest.NewReplay(t, filepath.Join(repoRoot, "providers", "openai", "testdata"))
+	srv.Use("text.http")
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "never"}]}`})
+	appendManifest(t, e.manifest, fmt.Sprintf(`
+[providers.openai]
+command = %q
+model = "m"
+options = { base_url = "%s/v1", api_key = "k" }
+`, testbin.Path(t, testbin.OpenAI), srv.URL))
+	if r := e.agenthost(t, "run", "--provider", "openai", "--meta", "team=ai", "--meta", "ticket=T-1", "hi"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var body struct{ Metadata map[string]string }
+	if err := json.Unmarshal(srv.Last().Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Metadata) != 2 || body.Metadata["team"] != "ai" || body.Metadata["ticket"] != "T-1" {
+		t.Fatalf("request metadata %v\n%s", body.Metadata, srv.Last().Body)
 	}
 }

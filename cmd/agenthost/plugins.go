@@ -160,29 +160,37 @@ func inspect(cmd *cobra.Command, h *host.Host, name string) error {
 		"permissions": cfg.Permissions})
 }
 
-// withPlugins opens the manifest's plugins and store, without starting a provider.
-func withPlugins(cmd *cobra.Command, f func(*host.Host) error) error {
-	return openPlugins(cmd, false, f)
-}
-
-// withPluginsOnly is withPlugins that starts no [memory.embeddings] provider either:
-// plugins list, inspect and verify neither store nor search memories, and must not need
-// that provider's key.
+// withPluginsOnly opens the manifest's plugins and store without starting a provider,
+// not even [memory.embeddings]'s: plugins list, inspect and verify neither store nor
+// search memories, and must not need that provider's key.
 func withPluginsOnly(cmd *cobra.Command, f func(*host.Host) error) error {
-	return openPlugins(cmd, true, f)
-}
-
-func openPlugins(cmd *cobra.Command, noEmbeddings bool, f func(*host.Host) error) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, NoEmbeddings: noEmbeddings})
+	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), NoProvider: true, NoEmbeddings: true})
 	if err != nil {
 		return err
 	}
 	defer h.Close()
 	warn(cmd, h)
+	return f(h)
+}
+
+// withStore opens the manifest's store alone (host.Options.StoreOnly): no plugin is
+// compiled, no server or provider started, and no config.load is recorded. For the
+// commands that only read or change what the store holds: users, sessions, audit,
+// insights, feedback, memory, store rotate-key.
+func withStore(cmd *cobra.Command, f func(*host.Host) error) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	h, err := host.Open(ctx, host.Options{Manifest: manifestPath(cmd), Lock: lockMode(cmd), StoreOnly: true})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
 	return f(h)
 }
 
@@ -235,17 +243,18 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// printPluginList is plugins list's table: plugins, MCP servers, A2A agents and built-in
-// tools, then providers, each with the tools the model sees from it.
+// printPluginList is plugins list's table: plugins, MCP servers, A2A agents, built-in
+// tools and each agent's hand-off and ask_ tools, then providers, each with the tools the
+// model sees from it.
 func printPluginList(cmd *cobra.Command, h *host.Host) error {
 	if c := h.Confinement(); c != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "agenthost:", c)
 	}
 	confined := map[string]*confine.Spec{} // by kind and name
-	var builtin []host.PluginInfo          // A2A agents, memory, MCP resources
+	var builtin []host.PluginInfo          // A2A agents, memory, MCP resources, agents' team tools
 	for _, info := range h.PluginInfo() {
 		confined[info.Kind+" "+info.Name] = info.Confined
-		if info.Kind == "a2a_agent" || info.Kind == "builtin" {
+		if info.Kind == "a2a_agent" || info.Kind == "builtin" || info.Kind == "agent" {
 			builtin = append(builtin, info)
 		}
 	}

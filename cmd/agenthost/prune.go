@@ -23,7 +23,7 @@ same at start and every hour when [store] retention is set.`,
   agenthost sessions prune --older-than 90d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				keep := time.Duration(h.Manifest.Store.Retention)
 				if olderThan != "" {
 					d, err := windowFlag("--older-than", olderThan)

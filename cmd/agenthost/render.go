@@ -32,6 +32,10 @@ type transcript struct {
 	mu     sync.Mutex
 	spin   chan struct{} // closed to stop the spinner
 	spinWG sync.WaitGroup
+
+	// errors said so far (errorLine): the message of the retried failure being repeated,
+	// the last error as "kind: message", and the last error message printed in full.
+	retried, lastErr, saidMsg string
 }
 
 // It writes its colours and spinner itself, past the root's safeWriter, and neutralises
@@ -141,11 +145,7 @@ func (t *transcript) event(e loop.Event) {
 		fmt.Fprintf(t.out, "%s %s %s%s %s\n", mark, d.Name, t.callID(d.ID), preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
 	case *loop.ErrorData:
 		t.stop()
-		retry := ""
-		if d.Retryable {
-			retry = ", retrying"
-		}
-		fmt.Fprintf(t.errw, "%s\n", t.style(red, fmt.Sprintf("! %s: %s%s", d.Kind, d.Message, retry)))
+		t.errorLine(d)
 	case *loop.GuardrailData:
 		fmt.Fprintln(t.out, t.style(dim, fmt.Sprintf("guardrail %s %s at %s: %s", d.Name, d.Action, d.Stage, d.Reason)))
 	case *loop.HookData:

@@ -348,10 +348,11 @@ func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt strin
 	}
 	out := cmd.OutOrStdout()
 	var render func(loop.Event)
+	var t *transcript
 	if jsonOut {
 		render = jsonLines(out)
 	} else {
-		t := newTranscript(out, cmd.ErrOrStderr(), isTerminal(out), minLevel)
+		t = newTranscript(out, cmd.ErrOrStderr(), isTerminal(out), minLevel)
 		defer t.stop()
 		render = t.event
 	}
@@ -370,6 +371,9 @@ func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt strin
 	case loop.StatusIncomplete:
 		return &exitError{code: exitFailed}
 	default:
+		if t != nil && t.said(res.Err) {
+			return &exitError{code: exitFailed} // the transcript's last line says it
+		}
 		return failed(res.Err)
 	}
 }

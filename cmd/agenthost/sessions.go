@@ -25,7 +25,7 @@ func newSessionsCmd() *cobra.Command {
 		Example: `  agenthost sessions show ses_0123abcd
   agenthost sessions show ses_0123abcd --json | jq -c 'select(.type == "tool_result")'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				return showSession(cmd, h, args[0], jsonOut)
 			})
 		},
@@ -37,7 +37,7 @@ func newSessionsCmd() *cobra.Command {
 		Example: `  agenthost sessions list
   agenthost sessions list --json | jq -r '.[] | select(.last_status == "failed") | .id'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				return listSessions(cmd, h, listJSON)
 			})
 		},
@@ -47,7 +47,7 @@ func newSessionsCmd() *cobra.Command {
 		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
 		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				return removeSessions(cmd, h, args)
 			})
 		},
@@ -92,8 +92,9 @@ func printEntry(out io.Writer, e loop.Entry) {
 		d := e.Event.Data.(*loop.RunFinishedData)
 		fmt.Fprintf(out, "-- run %s: %s (%s), %d tokens", e.Event.RunID, d.Status, d.Reason, d.Usage.TotalTokens)
 		if m := d.Metrics; m != (loop.RunMetrics{}) {
-			fmt.Fprintf(out, "; %d model calls, %d tool calls (%d errors), %d steps, %d replans, %d handoffs, %d ms",
-				m.ModelCalls, m.ToolCalls, m.ToolErrors, m.Steps, m.Replans, m.Handoffs, m.DurationMS)
+			fmt.Fprintf(out, "; %s, %s (%s), %s, %s, %s, %d ms", plural(m.ModelCalls, "model call"),
+				plural(m.ToolCalls, "tool call"), plural(m.ToolErrors, "error"), plural(m.Steps, "step"),
+				plural(m.Replans, "replan"), plural(m.Handoffs, "handoff"), m.DurationMS)
 		}
 		fmt.Fprintln(out)
 	case e.Kind == loop.EntryEvent && e.Event.Type == loop.EventHandoff:

@@ -41,7 +41,7 @@ interruption. Once a run re-seals nothing, the older keys may be removed from th
 a value that is not sealed is refused from then on.`,
 		Example: "  agenthost store rotate-key\n  agenthost store rotate-key --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				r, ok := h.Store.(interface {
 					Reseal(context.Context) (store.ResealStats, error)
 				})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,7 +123,7 @@ tools = ["calc"]`, map[string]string{
 	}
 	replaysTheSame(t, e, evs)
 	show := e.agenthost(t, "sessions", "show", sessionOf(t, evs))
-	for _, want := range []string{"-- handoff triage → billing: a refund", "3 model calls, 2 tool calls (0 errors), 2 steps, 0 replans, 1 handoffs"} {
+	for _, want := range []string{"-- handoff triage → billing: a refund", "3 model calls, 2 tool calls (0 errors), 2 steps, 0 replans, 1 handoff,"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("sessions show lacks %q:\n%s", want, show.stdout)
 		}
@@ -222,4 +223,55 @@ as_tool = true`, map[string]string{
 	if r.code != 2 || !strings.Contains(r.stderr, `--agent "nobody": no such agent (agents: triage, expert)`) {
 		t.Fatalf("--agent nobody: %d %s", r.code, r.stderr)
 	}
+}
+
+// plugins list shows each agent's hand-off and ask_ tools as its model sees them, from
+// the specs a run offers (loop.Agent.TeamTools), and starts no provider for them: the
+// billing agent's provider is a command that does not exist.
+func TestE2E_PluginsListShowsTheTeamTools(t *testing.T) {
+	e := teamEnv(t, `handoffs = ["billing"]
+
+[agents.billing]
+provider = "nowhere"
+handoffs = ["triage"]
+as_tool = true
+
+[agents.research]
+as_tool = true
+
+[providers.nowhere]
+command = "/nonexistent/agenthost-provider-nowhere"`, map[string]string{"triage": `{"turns": [{"text": "never"}]}`})
+	r := e.agenthost(t, "plugins", "list")
+	if r.code != 0 {
+		t.Fatalf("plugins list: %d\n%s", r.code, r.stderr)
+	}
+	var rows []string // the table's rows, spaces collapsed (the KIND column's width varies)
+	for _, line := range strings.Split(r.stdout, "\n") {
+		rows = append(rows, strings.Join(strings.Fields(line), " "))
+	}
+	for _, row := range []string{
+		"triage agent - transfer_to_billing, ask_billing, ask_research",
+		"billing agent - transfer_to_triage, ask_research",
+		"research agent - ask_billing",
+	} {
+		if !slices.Contains(rows, row) {
+			t.Errorf("plugins list lacks %q:\n%s", row, r.stdout)
+		}
+	}
+	r = e.agenthost(t, "plugins", "list", "--json")
+	var infos []struct {
+		Name, Kind string
+		Tools      []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &infos); err != nil {
+		t.Fatalf("--json: %v %s", err, r.stdout)
+	}
+	var agents []string
+	for _, i := range infos {
+		if i.Kind == "agent" {
+			agents = append(agents, i.Name+": "+strings.Join(i.Tools, ", "))
+		}
+	}
+	equalStrings(t, "agents' team tools", agents, []string{
+		"triage: transfer_to_billing, ask_billing, ask_research", "billing: transfer_to_triage, ask_research", "research: ask_billing"})
 }

@@ -38,7 +38,7 @@ records keep the user's name (the log is append-only).
 Exit status: 0 erased, 1 a session was kept because it is in use, 2 usage error.`,
 		Example: "  agenthost users erase ana --dry-run\n  agenthost users erase ana",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				res, err := h.EraseUser(cmd.Context(), args[0], "cli", dryRun)
 				if err != nil {
 					return failed(err)
@@ -85,7 +85,7 @@ func newUsersAddCmd() *cobra.Command {
 			if err := access.CheckName(args[0]); err != nil {
 				return usage(err)
 			}
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				tok, err := h.AddUser(cmd.Context(), args[0], r, "cli")
 				if err != nil {
 					return failed(err)
@@ -103,7 +103,7 @@ func newUsersRmCmd() *cobra.Command {
 	return &cobra.Command{Use: "rm NAME", Short: "Remove a user: their token stops working; their sessions stay", Args: cobra.ExactArgs(1),
 		Example: "  agenthost users rm ana",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				if err := h.RemoveUser(cmd.Context(), args[0], "cli"); err != nil {
 					return failed(err)
 				}
@@ -118,7 +118,7 @@ func newUsersListCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "list", Short: "List the users and their roles", Args: cobra.NoArgs,
 		Example: "  agenthost users list\n  agenthost users list --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPlugins(cmd, func(h *host.Host) error {
+			return withStore(cmd, func(h *host.Host) error {
 				as, ok := h.Access()
 				if !ok {
 					return failed(fmt.Errorf("the %s store keeps no users", h.Manifest.Store.Kind))

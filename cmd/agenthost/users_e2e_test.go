@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/audit"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
@@ -352,5 +353,45 @@ func TestE2E_OIDCTokensAuthenticateUsers(t *testing.T) {
 		if code, body := call(t, s, tok, "GET", "/v1/sessions", ""); code != 401 || !strings.Contains(body, "invalid bearer token") {
 			t.Errorf("%s: %d %s", name, code, body)
 		}
+	}
+}
+
+// The commands that only manage the store open it alone (host.Options.StoreOnly): with a
+// plugin that cannot compile, users add, users list, sessions list and audit list still
+// work, compile nothing, and the audit log holds no config.load, since they loaded no
+// configuration (a run or plugins list, which compile it, fail on the plugin).
+func TestE2E_StoreCommandsOpenTheStoreAloneWithoutCompilingPlugins(t *testing.T) {
+	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "hi"}]}`})
+	broken := filepath.Join(e.dir, "broken.wasm")
+	if err := os.WriteFile(broken, []byte("\x00asm\x01\x00\x00\x00 not a module"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := strings.Replace(string(must(os.ReadFile(e.manifest))), fmt.Sprintf("wasm = %q", calcWasm), fmt.Sprintf("wasm = %q", broken), 1)
+	if err := os.WriteFile(e.manifest, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.agenthost(t, "plugins", "list"); r.code == 0 || !strings.Contains(r.stderr, "calc") {
+		t.Fatalf("plugins list with a broken plugin: exit %d %s", r.code, r.stderr)
+	}
+	r := e.agenthost(t, "users", "add", "ana")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ah_") || strings.Contains(r.stderr, "compiling") {
+		t.Fatalf("users add: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"users", "list"}, {"sessions", "list"}, {"users", "rm", "ana"}} {
+		if r := e.agenthost(t, args...); r.code != 0 || strings.Contains(r.stderr, "compiling") {
+			t.Fatalf("%v: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+	var recs []audit.Record
+	r = e.agenthost(t, "audit", "list", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+		t.Fatalf("audit list: %v %s %s", err, r.stdout, r.stderr)
+	}
+	var got []string
+	for _, rec := range recs {
+		got = append(got, rec.Action)
+	}
+	if strings.Join(got, " ") != "audit.genesis user.add user.remove" {
+		t.Fatalf("audit actions %v, want audit.genesis user.add user.remove (no config.load)", got)
 	}
 }

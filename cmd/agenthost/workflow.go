@@ -139,7 +139,7 @@ Exit status: 0 completed, 1 failed or aborted, 2 usage or manifest error,
 			case workflow.RunCompleted:
 				return nil
 			case workflow.RunInterrupted:
-				return &exitError{code: exitWaiting, err: fmt.Errorf("waiting for approval: %s (resume with --run-id %s --approve STEP)", strings.Join(res.Waiting, ", "), rec.RunID)}
+				return &exitError{code: exitWaiting, err: fmt.Errorf("waiting for approval: %s (%s)", strings.Join(res.Waiting, ", "), resumeHint(rec.Workflow, rec.RunID, res.Waiting))}
 			}
 			return failed(fmt.Errorf("workflow %s run %s %s: %s", rec.Workflow, rec.RunID, rec.Status, rec.Error))
 		},
@@ -191,4 +191,14 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// resumeHint is the command that continues a run waiting for approval, with the step
+// named when there is one ("--approve publish"), else the steps to choose from.
+func resumeHint(workflow, runID string, waiting []string) string {
+	resume := fmt.Sprintf("agenthost workflow run %s --run-id %s", workflow, runID)
+	if len(waiting) == 1 {
+		return fmt.Sprintf("resume with: %s --approve %s, or --reject %s", resume, waiting[0], waiting[0])
+	}
+	return fmt.Sprintf("resume with: %s --approve STEP or --reject STEP, STEP one of %s", resume, strings.Join(waiting, ", "))
 }

@@ -264,7 +264,8 @@ output = "sent"
 	in := fmt.Sprintf(`{"url":%q}`, srv.URL)
 	r := e.agenthost(t, "workflow", "run", "gated", "--run-id", "g1", "--input", in)
 	res := decodeWF(t, r)
-	if r.code != 3 || res.Status != "interrupted" || strings.Join(res.Waiting, ",") != "ok" || !strings.Contains(r.stderr, "? ok waiting for approval: Send the total 42?") {
+	if r.code != 3 || res.Status != "interrupted" || strings.Join(res.Waiting, ",") != "ok" || !strings.Contains(r.stderr, "? ok waiting for approval: Send the total 42?") ||
+		!strings.Contains(r.stderr, "(resume with: agenthost workflow run gated --run-id g1 --approve ok, or --reject ok)") {
 		t.Fatalf("exit %d %+v\n%s", r.code, res, r.stderr)
 	}
 	r = e.agenthost(t, "workflow", "run", "gated", "--run-id", "g1", "--approve", "ok")

@@ -228,3 +228,31 @@ func TestConfigureRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// The run's metadata key user_id becomes the Messages API's metadata.user_id, the one
+// field that API's metadata has; other keys are not sent (the API refuses unknown ones).
+func TestRunMetadataUserIDReachesTheRequest(t *testing.T) {
+	r := newReplay(t)
+	c := startAdapter(t, r, nil)
+	for _, tc := range []struct {
+		extra map[string]string
+		want  string
+	}{
+		{map[string]string{"user_id": "u-4f2a", "team": "ai"}, `{"user_id":"u-4f2a"}`},
+		{map[string]string{"team": "ai"}, ``},
+	} {
+		r.Use("text.http")
+		req := &providers.ChatRequest{Messages: []*providers.Message{{Role: providers.RoleUser, Content: []*providers.Part{{Type: providers.PartText, Text: "hi"}}}},
+			Metadata: &providers.Metadata{Extra: tc.extra}}
+		if _, err := run(t, c, req); err != io.EOF {
+			t.Fatal(err)
+		}
+		var body struct{ Metadata json.RawMessage }
+		if err := json.Unmarshal(r.Last().Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if string(body.Metadata) != tc.want {
+			t.Fatalf("%v: metadata %s, want %q", tc.extra, body.Metadata, tc.want)
+		}
+	}
+}

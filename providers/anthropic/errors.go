@@ -25,6 +25,7 @@ import (
 //	billing_error                                → rate_limit, not retryable
 //	"prompt is too long" / context window         → context_overflow
 //	invalid_request_error, not_found_error, 4xx  → invalid_request
+//	no connection (refused, no such host)        → provider, retryable, naming the address
 //	connection cut mid-stream                    → provider, retryable
 func mapError(err error) *providers.Error {
 	var apiErr *sdk.Error
@@ -38,6 +39,9 @@ func mapError(err error) *providers.Error {
 	var syntaxErr *json.SyntaxError
 	if errors.As(err, &syntaxErr) {
 		return &providers.Error{Kind: providers.KindProvider, Message: "anthropic: malformed stream event: " + err.Error()}
+	}
+	if u := providers.Unreachable("anthropic", "ANTHROPIC_BASE_URL", err); u != nil {
+		return u // nothing answered: the message names the address and the setting
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || isTransport(err) {
 		return &providers.Error{Kind: providers.KindProvider, Message: "anthropic: stream interrupted: " + err.Error(), Retryable: true}

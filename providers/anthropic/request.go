@@ -22,7 +22,8 @@ import (
 //   - images travel as base64 or as a URL;
 //   - tool_choice auto | none | required | a tool's name; max_tokens from the request
 //     or the adapter's default; with prompt caching on, the system prompt and the last
-//     tool are marked as cache breakpoints.
+//     tool are marked as cache breakpoints;
+//   - the run's metadata key user_id becomes metadata.user_id.
 func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, error) {
 	params := sdk.MessageNewParams{Model: sdk.Model(cfg.model), MaxTokens: cfg.maxTokens}
 	if req.GetMaxTokens() > 0 {
@@ -48,6 +49,12 @@ func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, 
 	}
 	if params.Tools, err = buildTools(req.GetTools(), cfg.cache); err != nil {
 		return params, err
+	}
+	// The Messages API's metadata has one field, user_id (an opaque id it may use to
+	// detect abuse): the run's metadata key user_id goes there; other keys have no place
+	// in the request and stay with the run.
+	if id := req.GetMetadata().GetExtra()["user_id"]; id != "" {
+		params.Metadata = sdk.MetadataParam{UserID: sdk.String(id)}
 	}
 	switch c := req.GetToolChoice(); c {
 	case "", "auto":

@@ -12,7 +12,9 @@
 // model (used when a request names none) and max_tokens_field
 // ("max_tokens", the default, or "max_completion_tokens") and send_reasoning
 // (unset: earlier reasoning is not sent back; "reasoning_content" or "reasoning":
-// it goes back on its assistant message in that field, for servers that read it).
+// it goes back on its assistant message in that field, for servers that read it),
+// and store ("true": the request asks OpenAI to store the completion, and carries the
+// run's metadata; see metadata.go for where metadata goes without it).
 // An image in a tool result travels in a user message right after the tool
 // messages (Chat Completions tool messages carry text only). base_url and
 // api_key fall back to OPENAI_BASE_URL and OPENAI_API_KEY.

@@ -25,6 +25,7 @@ import (
 //	401, 403                              → auth
 //	400, 404, 422                         → invalid_request
 //	5xx                                   → overloaded, retryable
+//	no connection (refused, no such host) → provider, retryable, naming the address
 //	connection cut mid-stream             → provider, retryable
 //	a chunk that is not valid JSON        → provider
 //	error event inside the stream         → provider
@@ -45,6 +46,9 @@ func mapError(err error) *providers.Error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
 		return &providers.Error{Kind: providers.KindProvider, Message: "openai: malformed stream chunk: " + err.Error()}
+	}
+	if u := providers.Unreachable("openai", "OPENAI_BASE_URL", err); u != nil {
+		return u // nothing answered: the message names the address and the setting
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || isTransport(err) {
 		return &providers.Error{Kind: providers.KindProvider, Message: "openai: stream interrupted: " + err.Error(), Retryable: true}

@@ -246,3 +246,48 @@ func TestSendReasoningOption(t *testing.T) {
 		t.Fatalf("bad option: %v", err)
 	}
 }
+
+// The run's metadata (run --meta) reaches the request's `metadata`; `store` is sent only
+// when the store option asks for it, since storing is the user's choice (metadata.go).
+func TestRunMetadataReachesTheRequest(t *testing.T) {
+	r := newReplay(t)
+	for _, tc := range []struct {
+		store, want string
+	}{
+		{"", `{"metadata":{"team":"ai","ticket":"T-1"}}`},
+		{"true", `{"metadata":{"team":"ai","ticket":"T-1"},"store":true}`},
+	} {
+		opts := map[string]string{"base_url": r.URL + "/v1", "api_key": "k", "model": "m"}
+		if tc.store != "" {
+			opts["store"] = tc.store
+		}
+		c := providertest.Start(t, providers.ClientConfig{Name: "openai", Command: adapterBin, Options: opts})
+		r.Use("text.http")
+		req := hello()
+		req.Metadata = &providers.Metadata{Session: "s", Run: "r", Extra: map[string]string{"team": "ai", "ticket": "T-1"}}
+		if _, err := run(t, c, req); err != io.EOF {
+			t.Fatal(err)
+		}
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(r.Last().Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]json.RawMessage{"metadata": body["metadata"]}
+		if s, ok := body["store"]; ok {
+			got["store"] = s
+		}
+		b, _ := json.Marshal(got)
+		if canonicalCompact(t, b) != tc.want {
+			t.Fatalf("store=%q: sent %s, want %s", tc.store, b, tc.want)
+		}
+	}
+	// Without metadata the field is absent.
+	c := startAdapter(t, r)
+	r.Use("text.http")
+	if _, err := run(t, c, hello()); err != io.EOF {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(r.Last().Body), `"metadata"`) || strings.Contains(string(r.Last().Body), `"store"`) {
+		t.Fatalf("sent %s", r.Last().Body)
+	}
+}

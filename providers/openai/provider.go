@@ -20,9 +20,10 @@ type Provider struct {
 	mu         sync.Mutex
 	client     sdk.Client
 	model      string
-	embedModel string // default model of Embed (embed.go)
-	maxTokens  string // request field that carries max_tokens
-	reasoning  string // field that carries earlier reasoning back ("" = not sent)
+	embedModel string     // default model of Embed (embed.go)
+	maxTokens  string     // request field that carries max_tokens
+	reasoning  string     // field that carries earlier reasoning back ("" = not sent)
+	meta       metaPolicy // what happens to the run's metadata (metadata.go)
 }
 
 // New returns a provider configured from the environment only; Configure
@@ -36,7 +37,7 @@ func New() *Provider {
 	return p
 }
 
-var knownOptions = []string{"api_key", "base_url", "embed_model", "max_tokens_field", "model", "send_reasoning"}
+var knownOptions = []string{"api_key", "base_url", "embed_model", "max_tokens_field", "model", "send_reasoning", "store"}
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
@@ -65,6 +66,10 @@ func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	}
 	opts := []option.RequestOption{option.WithMaxRetries(0)}
 	baseURL := firstSet(options["base_url"], os.Getenv("OPENAI_BASE_URL"))
+	meta, err := newMetaPolicy(options["store"], baseURL)
+	if err != nil {
+		return err
+	}
 	if baseURL != "" {
 		opts = append(opts, option.WithBaseURL(baseURL))
 	}
@@ -81,6 +86,7 @@ func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	p.embedModel = options["embed_model"]
 	p.maxTokens = maxTokens
 	p.reasoning = options["send_reasoning"]
+	p.meta = meta
 	return nil
 }
 
@@ -103,7 +109,7 @@ func (p *Provider) Info(context.Context) (*providers.Info, error) {
 // Stream runs one streaming Chat Completions call.
 func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
 	p.mu.Lock()
-	client, model, maxTokens, sendReasoning := p.client, p.model, p.maxTokens, p.reasoning
+	client, model, maxTokens, sendReasoning, meta := p.client, p.model, p.maxTokens, p.reasoning, p.meta
 	p.mu.Unlock()
 	if req.GetModel() != "" {
 		model = req.GetModel()
@@ -115,6 +121,7 @@ func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send 
 	if err != nil {
 		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "openai: " + err.Error()}
 	}
+	meta.apply(&params, req.GetMetadata().GetExtra())
 
 	stream := client.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()

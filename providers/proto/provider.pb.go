@@ -577,10 +577,15 @@ func (x *ChatRequest) GetMetadata() *Metadata {
 }
 
 type Metadata struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Session       string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	Run           string                 `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
-	CallIndex     int64                  `protobuf:"varint,3,opt,name=call_index,json=callIndex,proto3" json:"call_index,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Session   string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Run       string                 `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	CallIndex int64                  `protobuf:"varint,3,opt,name=call_index,json=callIndex,proto3" json:"call_index,omitempty"`
+	// The run's own key/value pairs (agenthost run --meta KEY=VALUE, the API's
+	// metadata): an adapter passes them to its API where the API has a place for
+	// them (providers/README.md says where each of ours puts them), and ignores
+	// them otherwise.
+	Extra         map[string]string `protobuf:"bytes,4,rep,name=extra,proto3" json:"extra,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -634,6 +639,13 @@ func (x *Metadata) GetCallIndex() int64 {
 		return x.CallIndex
 	}
 	return 0
+}
+
+func (x *Metadata) GetExtra() map[string]string {
+	if x != nil {
+		return x.Extra
+	}
+	return nil
 }
 
 type Message struct {
@@ -1422,12 +1434,17 @@ const file_provider_proto_rawDesc = "" +
 	"\x0fresponse_format\x18\x05 \x01(\tR\x0eresponseFormat\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x06 \x01(\x03R\tmaxTokens\x12;\n" +
-	"\bmetadata\x18\a \x01(\v2\x1f.agenthost.provider.v1.MetadataR\bmetadata\"U\n" +
+	"\bmetadata\x18\a \x01(\v2\x1f.agenthost.provider.v1.MetadataR\bmetadata\"\xd1\x01\n" +
 	"\bMetadata\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\tR\x03run\x12\x1d\n" +
 	"\n" +
-	"call_index\x18\x03 \x01(\x03R\tcallIndex\"\x91\x02\n" +
+	"call_index\x18\x03 \x01(\x03R\tcallIndex\x12@\n" +
+	"\x05extra\x18\x04 \x03(\v2*.agenthost.provider.v1.Metadata.ExtraEntryR\x05extra\x1a8\n" +
+	"\n" +
+	"ExtraEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x02\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x125\n" +
 	"\acontent\x18\x02 \x03(\v2\x1b.agenthost.provider.v1.PartR\acontent\x12>\n" +
@@ -1503,7 +1520,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 	return file_provider_proto_rawDescData
 }
 
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_provider_proto_goTypes = []any{
 	(*SessionRequest)(nil),    // 0: agenthost.provider.v1.SessionRequest
 	(*SessionEvent)(nil),      // 1: agenthost.provider.v1.SessionEvent
@@ -1527,6 +1544,7 @@ var file_provider_proto_goTypes = []any{
 	(*Error)(nil),             // 19: agenthost.provider.v1.Error
 	nil,                       // 20: agenthost.provider.v1.SessionRequest.TraceContextEntry
 	nil,                       // 21: agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	nil,                       // 22: agenthost.provider.v1.Metadata.ExtraEntry
 }
 var file_provider_proto_depIdxs = []int32{
 	9,  // 0: agenthost.provider.v1.SessionRequest.request:type_name -> agenthost.provider.v1.ChatRequest
@@ -1539,27 +1557,28 @@ var file_provider_proto_depIdxs = []int32{
 	11, // 7: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
 	14, // 8: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
 	10, // 9: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
-	12, // 10: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
-	13, // 11: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
-	16, // 12: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
-	17, // 13: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
-	18, // 14: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
-	19, // 15: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
-	5,  // 16: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
-	7,  // 17: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
-	9,  // 18: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
-	0,  // 19: agenthost.provider.v1.Provider.Session:input_type -> agenthost.provider.v1.SessionRequest
-	2,  // 20: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
-	6,  // 21: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
-	8,  // 22: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
-	15, // 23: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
-	1,  // 24: agenthost.provider.v1.Provider.Session:output_type -> agenthost.provider.v1.SessionEvent
-	3,  // 25: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	22, // 10: agenthost.provider.v1.Metadata.extra:type_name -> agenthost.provider.v1.Metadata.ExtraEntry
+	12, // 11: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
+	13, // 12: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
+	16, // 13: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
+	17, // 14: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
+	18, // 15: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
+	19, // 16: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
+	5,  // 17: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
+	7,  // 18: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
+	9,  // 19: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
+	0,  // 20: agenthost.provider.v1.Provider.Session:input_type -> agenthost.provider.v1.SessionRequest
+	2,  // 21: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
+	6,  // 22: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
+	8,  // 23: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
+	15, // 24: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
+	1,  // 25: agenthost.provider.v1.Provider.Session:output_type -> agenthost.provider.v1.SessionEvent
+	3,  // 26: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1582,7 +1601,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
