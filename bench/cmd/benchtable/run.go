@@ -30,6 +30,7 @@ func jobs() []job {
 		{dir: "bench/eino", bench: "^BenchmarkReAct$", pkg: ".", why: "agenthost vs eino"},
 		{dir: ".", bench: "^Benchmark(LoadExamples|FreshInstance)", pkg: "./plugins/", why: "fourteen plugins from a warm cache, one by one and at once; a fresh instance of calc, pre-initialised or not"},
 		{dir: ".", bench: "^BenchmarkMemoryRecall$", pkg: "./store/", why: "memory recall at 10k and 100k memories"},
+		{dir: ".", bench: "^BenchmarkProcessStart$", pkg: "./bench/", why: "process start: package init of `agenthost --help`", benchtime: "20x"},
 		// A fixed count: each op writes its session's history first (untimed).
 		{dir: ".", bench: "^BenchmarkRunHistory$", pkg: "./bench/", why: "run start vs history (9/81/801 messages)", benchtime: "40x"},
 	}
