@@ -30,6 +30,9 @@ type PluginInfo struct {
 	// Confined is an MCP server's or provider's confinement (confine), unless its
 	// entry says confine = false or the kernel has no Landlock.
 	Confined *confine.Spec `json:"confined,omitempty"`
+	// Preinit is "snapshot" for a Wasm plugin whose instances start from its
+	// pre-initialised snapshot (manifest preinit), else why they run _initialize.
+	Preinit string `json:"preinit,omitempty"`
 }
 
 // PluginInfo lists the loaded plugins, then the MCP servers, in manifest order, then the
@@ -56,6 +59,10 @@ func (h *Host) PluginInfo() []PluginInfo {
 			Permissions: &perms, ConfigKeys: keys, Source: cmp.Or(cfg.Source, cfg.JS, cfg.Wasm)}
 		if kind == "tool" {
 			info.Tools = names[p.Name()]
+		}
+		info.Preinit = "snapshot"
+		if ok, why := p.Preinitialised(); !ok {
+			info.Preinit = why
 		}
 		out = append(out, info)
 	}

@@ -28,3 +28,18 @@ config = { api_key = "${AGENTHOST_TEST_SECRET}", region = "eu" }
 		t.Fatalf("info:\n got %s\nwant %s…", got, want)
 	}
 }
+
+// A manifest plugin is pre-initialised unless its entry says preinit = false: the Go
+// calc example passes every check, so by default its instances start from a snapshot.
+func TestPluginsArePreinitialisedByDefaultUnlessTheManifestSaysNo(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"", "snapshot"},
+		{"preinit = true\n", "snapshot"},
+		{"preinit = false\n", "pre-initialisation is off"},
+	} {
+		h := openHost(t, `{"turns": []}`, calcPlugin("calc")+c.extra, Options{})
+		if got := h.PluginInfo()[0].Preinit; got != c.want {
+			t.Errorf("%q: preinit %q, want %q", c.extra, got, c.want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func configureJS(cfg *sandbox.Config, p manifest.PluginConfig) error {
 	if cfg.Path, err = jsRuntime(p.Wasm); err != nil {
 		return err
 	}
-	cfg.ABI, cfg.Preinit = sandbox.ABIMCP, true
+	cfg.ABI, cfg.Preinit = sandbox.ABIMCP, sandbox.PreinitOn
 	return nil
 }
 

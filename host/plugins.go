@@ -21,7 +21,7 @@ import (
 // sandboxConfig maps a manifest plugin onto the sandbox's configuration.
 func sandboxConfig(p manifest.PluginConfig, services sandbox.Host) sandbox.Config {
 	cfg := sandbox.Config{
-		Name: p.Name, Path: p.Wasm, SHA256: p.SHA256, ABI: p.ABI, Args: p.Args, PoolSize: p.PoolSize, Host: services, Preinit: p.Preinit,
+		Name: p.Name, Path: p.Wasm, SHA256: p.SHA256, ABI: p.ABI, Args: p.Args, PoolSize: p.PoolSize, Host: services, Preinit: preinitMode(p.Preinit),
 		Permissions: sandbox.Permissions{
 			Memory: uint64(p.Permissions.Memory), Timeout: time.Duration(p.Permissions.Timeout),
 			MaxInput: int64(p.Permissions.MaxInput), MaxOutput: int64(p.Permissions.MaxOutput),
@@ -35,6 +35,19 @@ func sandboxConfig(p manifest.PluginConfig, services sandbox.Host) sandbox.Confi
 			Input: t.Input, InputSchema: json.RawMessage(t.InputSchema), Args: t.Args})
 	}
 	return cfg
+}
+
+// preinitMode is a manifest's preinit: pre-initialised when the module passes every
+// check unless it says (true: required, false: never).
+func preinitMode(preinit *bool) sandbox.PreinitMode {
+	switch {
+	case preinit == nil:
+		return sandbox.PreinitIfSafe
+	case *preinit:
+		return sandbox.PreinitOn
+	default:
+		return sandbox.PreinitOff
+	}
 }
 
 // pluginTool is one tool of a sandbox plugin, as the loop sees it. name is what the

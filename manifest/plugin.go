@@ -28,7 +28,9 @@ type PluginConfig struct {
 	Permissions PermissionsConfig `toml:"permissions"`
 	// Preinit serves the plugin from a snapshot taken after its _initialize ran once
 	// (sandbox.Config.Preinit): faster fresh instances, the Go runtime's random state frozen.
-	Preinit bool `toml:"preinit"`
+	// Absent: when the module passes every check (else as built); true: required (a module
+	// that fails a check is an error); false: never.
+	Preinit *bool `toml:"preinit"`
 	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
 	Verify *VerifyConfig `toml:"verify"`
 	// Source is the oci:// reference Wasm was pulled from ("" for a file).
@@ -132,7 +134,7 @@ func (m *Manifest) checkPluginEnums(p *PluginConfig, key string) error {
 	if !slices.Contains(isolations, p.Permissions.Isolation) {
 		return m.ErrorAt(key+".permissions.isolation", "unknown isolation %q (pooled, session or call)", p.Permissions.Isolation)
 	}
-	if p.Preinit && p.ABI == "wasi" {
+	if p.Preinit != nil && *p.Preinit && p.ABI == "wasi" {
 		return m.ErrorAt(key+".preinit", "preinit applies to reactor plugins (abi mcp or extism), not to a wasi command")
 	}
 	return nil

@@ -174,8 +174,8 @@ func BenchmarkFreshInstance(b *testing.B) {
 	path := examplePath(b, "go/calc")
 	for _, c := range []struct {
 		name    string
-		preinit bool
-	}{{"built", false}, {"preinit", true}} {
+		preinit sandbox.PreinitMode
+	}{{"built", sandbox.PreinitOff}, {"preinit", sandbox.PreinitOn}} {
 		b.Run(c.name, func(b *testing.B) {
 			r, err := sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cacheDir})
 			if err != nil {

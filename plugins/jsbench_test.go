@@ -32,7 +32,7 @@ func BenchmarkJSTool(b *testing.B) {
 			if c.name[:2] == "js" {
 				p = mustLoadJS(b, "greet.js", greetJS, sandbox.Config{Permissions: perms})
 			} else {
-				p = loadExample(b, "go/calc", sandbox.Config{Preinit: true, Permissions: perms})
+				p = loadExample(b, "go/calc", sandbox.Config{Preinit: sandbox.PreinitOn, Permissions: perms})
 				tool, args, want = "calc", []byte(`{"expression":"-(1.5+2)*4/(3-1)"}`), "-7"
 			}
 			if res, err := p.InvokeTool(ctx, tool, args); err != nil || res.Text() != want {

@@ -73,7 +73,7 @@ func loadJS(t testing.TB, name, source string, cfg sandbox.Config) (*sandbox.Plu
 	if cfg.Name == "" {
 		cfg.Name = "jstool"
 	}
-	cfg.Path, cfg.Preinit = jsRuntimePath(t), true
+	cfg.Path, cfg.Preinit = jsRuntimePath(t), sandbox.PreinitOn
 	ctx := context.Background()
 	p, err := r.Load(ctx, cfg)
 	if err == nil {

@@ -32,7 +32,7 @@ func TestPreinitPluginBehavesAsBuilt(t *testing.T) {
 			t.Run(example+"/"+iso, func(t *testing.T) {
 				perms := sandbox.Permissions{Isolation: iso}
 				built := loadExample(t, example, sandbox.Config{Permissions: perms})
-				pre := loadExample(t, example, sandbox.Config{Permissions: perms, Preinit: true})
+				pre := loadExample(t, example, sandbox.Config{Permissions: perms, Preinit: sandbox.PreinitOn})
 				if slices.Contains(pre.Exports(), "_initialize") {
 					t.Errorf("pre-initialised exports %v still list _initialize", pre.Exports())
 				}

@@ -122,7 +122,7 @@ func BenchmarkIsolation(b *testing.B) {
 	// from the snapshot taken after _initialize.
 	b.Run("call-preinit", func(b *testing.B) {
 		p := load(b, newTestRuntime(b), Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet"),
-			Permissions: Permissions{Isolation: IsolationCall}, Preinit: true})
+			Permissions: Permissions{Isolation: IsolationCall}, Preinit: PreinitOn})
 		args := []byte(`{"text":"bench"}`)
 		for b.Loop() {
 			res, err := p.InvokeTool(context.Background(), "greet", args)

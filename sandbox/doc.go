@@ -17,7 +17,8 @@
 //     their data segments merged where that provably changes nothing
 //     (internal/wasmbin). Config.Preinit goes further (preinit.go): _initialize
 //     runs once, at Load, and instances start from a module whose memory and
-//     globals are its result; shapes it cannot prove safe are refused.
+//     globals are its result; shapes it cannot prove safe are refused
+//     (PreinitOn) or served as built (PreinitIfSafe, a manifest's default).
 //   - Denies by default. Permissions grant memory, a per-call timeout (always
 //     on, and ending waits in host calls too: sleeps, HTTP; blocking.go; it
 //     includes the wait for an instance, after which a call answers "busy"),

@@ -288,7 +288,7 @@ func TestHostileTruncatedModuleIsAnErrorAtEveryLength(t *testing.T) {
 	for n := 64; n < len(wasm); n += len(wasm) / 97 {
 		cuts = append(cuts, n)
 	}
-	for _, cfg := range []Config{{ABI: ""}, {ABI: ABIExtism, Tools: []ToolDecl{{Name: "t"}}}, {Preinit: true}} {
+	for _, cfg := range []Config{{ABI: ""}, {ABI: ABIExtism, Tools: []ToolDecl{{Name: "t"}}}, {Preinit: PreinitOn}, {Preinit: PreinitIfSafe}} {
 		for _, n := range cuts {
 			if n == 8 {
 				continue // the header alone is a whole module, an empty one

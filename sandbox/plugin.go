@@ -42,6 +42,8 @@ type Plugin struct {
 
 	roots []*os.Root // the allowed_paths mounts, closed with the plugin
 
+	preinitNot error // why the module is served as built, nil when pre-initialised (preinit.go)
+
 	closed atomic.Bool
 }
 

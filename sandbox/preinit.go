@@ -53,20 +53,61 @@ var preinitWASI = map[string]bool{
 const preinitFormat = "1"
 
 // snapshotEntry is one snapshot of a Runtime, made at most once at a time,
-// and kept here only without a CacheDir.
+// and kept here only without a CacheDir; or why none can be made.
 type snapshotEntry struct {
-	mu   sync.Mutex
-	wasm []byte
+	mu      sync.Mutex
+	wasm    []byte
+	refused error // a refusal that does not change with another try (not a timeout)
 }
 
-// preinit returns the module Load compiles: wasm itself unless on
-// (Config.Preinit), else its pre-initialised module, from the Runtime's
-// memory, from CacheDir, or made now and kept in both; it then sets p's
-// clock and exports to match.
-func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, env map[string]string) ([]byte, error) {
-	if !on {
+// errInitTimeout is wrapped by the error of an _initialize that ran out of time: a
+// busier moment may not, so the refusal is not kept.
+var errInitTimeout = errors.New("_initialize did not finish within the timeout")
+
+// preinit returns the module Load compiles: wasm itself with PreinitOff, else
+// its pre-initialised module (snapshot); it then sets p's clock and exports
+// to match. A module that cannot be pre-initialised is an error with
+// PreinitOn and served as built with PreinitIfSafe (p.preinitNot says why).
+func (r *Runtime) preinit(ctx context.Context, mode PreinitMode, p *Plugin, wasm []byte, env map[string]string) ([]byte, error) {
+	if mode == PreinitOff {
+		p.preinitNot = errPreinitOff
 		return wasm, nil
 	}
+	snap, err := r.snapshot(ctx, p, wasm, env)
+	if err != nil {
+		if mode == PreinitOn || ctx.Err() != nil {
+			return nil, err
+		}
+		p.preinitNot = err
+		return wasm, nil
+	}
+	floor, _ := wasmbin.Clock(snap)
+	// The guest's monotonic clock goes on from where _initialize left it
+	// (the Go runtime keeps its readings: timers, its start time), in this
+	// process or a later one.
+	base := time.Now()
+	p.moduleConfig = p.moduleConfig.WithNanotime(func() int64 { return int64(floor) + int64(time.Since(base)) }, 1)
+	delete(p.exports, wasmbin.InitExport)
+	p.exportsL = slices.DeleteFunc(p.exportsL, func(s string) bool { return s == wasmbin.InitExport })
+	return snap, nil
+}
+
+// Preinitialised says whether the plugin's instances start from a snapshot
+// (Config.Preinit) and, when they do not, why: the mode was off, or the
+// reason a PreinitIfSafe module was served as built.
+func (p *Plugin) Preinitialised() (ok bool, why string) {
+	if p.preinitNot != nil {
+		return false, p.preinitNot.Error()
+	}
+	return true, ""
+}
+
+// errPreinitOff is Plugin.Preinitialised's answer for a plugin loaded with PreinitOff.
+var errPreinitOff = errors.New("pre-initialisation is off")
+
+// snapshot returns wasm's pre-initialised module, from the Runtime's memory,
+// from CacheDir, or made now and kept in both; or why it cannot be made.
+func (r *Runtime) snapshot(ctx context.Context, p *Plugin, wasm []byte, env map[string]string) ([]byte, error) {
 	if p.abi.name() == ABIWASI {
 		return nil, errors.New("pre-initialisation: a wasi command runs _start at every call; preinit is for reactors (abi mcp or extism)")
 	}
@@ -79,12 +120,18 @@ func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, 
 	e := v.(*snapshotEntry)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.refused != nil {
+		return nil, e.refused
+	}
 	snap := e.wasm
 	if snap == nil {
 		snap = r.readSnapshot(key)
 	}
 	if snap == nil {
 		if snap, err = makeSnapshot(ctx, m, p.moduleConfig, p.perms); err != nil {
+			if ctx.Err() == nil && !errors.Is(err, errInitTimeout) {
+				e.refused = err // the same module, seeing the same things, does the same again
+			}
 			return nil, err
 		}
 		r.writeSnapshot(key, snap)
@@ -92,14 +139,6 @@ func (r *Runtime) preinit(ctx context.Context, on bool, p *Plugin, wasm []byte, 
 	if r.dir == "" { // with a CacheDir, the file is the copy kept
 		e.wasm = snap
 	}
-	floor, _ := wasmbin.Clock(snap)
-	// The guest's monotonic clock goes on from where _initialize left it
-	// (the Go runtime keeps its readings: timers, its start time), in this
-	// process or a later one.
-	base := time.Now()
-	p.moduleConfig = p.moduleConfig.WithNanotime(func() int64 { return int64(floor) + int64(time.Since(base)) }, 1)
-	delete(p.exports, wasmbin.InitExport)
-	p.exportsL = slices.DeleteFunc(p.exportsL, func(s string) bool { return s == wasmbin.InitExport })
 	return snap, nil
 }
 
@@ -251,7 +290,7 @@ func makeSnapshot(ctx context.Context, m *wasmbin.Reactor, mc wazero.ModuleConfi
 	}
 	if err != nil {
 		if tctx.Err() != nil {
-			return nil, fmt.Errorf("pre-initialisation: _initialize did not finish within the timeout %s", perms.Timeout)
+			return nil, fmt.Errorf("pre-initialisation: %w %s", errInitTimeout, perms.Timeout)
 		}
 		return nil, fmt.Errorf("pre-initialisation: _initialize failed: %w", err)
 	}

@@ -84,7 +84,7 @@ func TestPreinitRunsInitializeOnceAndFreezesItsState(t *testing.T) {
 	if bytes.Equal(a[:8], b[:8]) || a[8] != 1 || b[8] != 1 {
 		t.Fatalf("without preinit: seeds %x and %x, want different, each initialised once", a, b)
 	}
-	pre := load(t, newTestRuntime(t), Config{Name: "seed", Wasm: wasm, Permissions: perms, Preinit: true})
+	pre := load(t, newTestRuntime(t), Config{Name: "seed", Wasm: wasm, Permissions: perms, Preinit: PreinitOn})
 	a, b = seed(t, pre), seed(t, pre)
 	if !bytes.Equal(a, b) || a[8] != 1 || a[9] != 1 || a[10] != 1 {
 		t.Fatalf("with preinit: seeds %x and %x, want equal, initialised once, i64 and f64 globals kept", a, b)
@@ -100,7 +100,7 @@ func TestPreinitRunsInitializeOnceAndFreezesItsState(t *testing.T) {
 func TestPreinitSnapshotIsMadeOnceAndCached(t *testing.T) {
 	wasm := wat(t, seedReactor)
 	dir := t.TempDir()
-	cfg := Config{Name: "seed", Wasm: wasm, Preinit: true}
+	cfg := Config{Name: "seed", Wasm: wasm, Preinit: PreinitOn}
 	rt := func(dir string) *Runtime {
 		r, err := NewRuntime(context.Background(), RuntimeOptions{CacheDir: dir})
 		if err != nil {
@@ -196,7 +196,7 @@ func TestPreinitRefusesShapesItCannotProveSafe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := newTestRuntime(t).Load(context.Background(),
-				Config{Name: "shape", Wasm: wat(t, c.src, c.flags...), ABI: ABIExtism, Preinit: true})
+				Config{Name: "shape", Wasm: wat(t, c.src, c.flags...), ABI: ABIExtism, Preinit: PreinitOn})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Load = %v, want an error containing %q", err, c.want)
 			}
@@ -208,7 +208,7 @@ func TestPreinitRefusesShapesItCannotProveSafe(t *testing.T) {
 func TestPreinitInitializeThatNeverEndsTimesOut(t *testing.T) {
 	src := `(module (memory 1) (func (export "_initialize") (loop $l (br $l))))`
 	_, err := newTestRuntime(t).Load(context.Background(), Config{Name: "spin", Wasm: wat(t, src), ABI: ABIExtism,
-		Preinit: true, Permissions: Permissions{Timeout: 100_000_000}})
+		Preinit: PreinitOn, Permissions: Permissions{Timeout: 100_000_000}})
 	if err == nil || !strings.Contains(err.Error(), "_initialize did not finish within the timeout 100ms") {
 		t.Fatalf("Load = %v", err)
 	}
@@ -219,14 +219,14 @@ func TestPreinitCorruptModuleIsAnError(t *testing.T) {
 	wasm := wat(t, seedReactor)
 	r := newTestRuntime(t)
 	for n := 0; n < len(wasm); n += 7 {
-		if _, err := r.Load(context.Background(), Config{Name: "cut", Wasm: wasm[:n], ABI: ABIExtism, Preinit: true}); err == nil {
+		if _, err := r.Load(context.Background(), Config{Name: "cut", Wasm: wasm[:n], ABI: ABIExtism, Preinit: PreinitOn}); err == nil {
 			t.Fatalf("truncated to %d of %d bytes: loaded", n, len(wasm))
 		}
 	}
 	for i := 8; i < len(wasm); i++ {
 		bad := bytes.Clone(wasm)
 		bad[i] ^= 0xff
-		p, err := r.Load(context.Background(), Config{Name: "flip", Wasm: bad, ABI: ABIExtism, Preinit: true})
+		p, err := r.Load(context.Background(), Config{Name: "flip", Wasm: bad, ABI: ABIExtism, Preinit: PreinitOn})
 		if err == nil {
 			p.Close(context.Background())
 		}
@@ -235,7 +235,7 @@ func TestPreinitCorruptModuleIsAnError(t *testing.T) {
 
 // A wasi command runs _start at every call: preinit does not apply.
 func TestPreinitRefusesWASICommand(t *testing.T) {
-	_, err := newTestRuntime(t).Load(context.Background(), Config{Name: "cmd", Wasm: fixtures.wasicmd, Preinit: true})
+	_, err := newTestRuntime(t).Load(context.Background(), Config{Name: "cmd", Wasm: fixtures.wasicmd, Preinit: PreinitOn})
 	if err == nil || !strings.Contains(err.Error(), "preinit is for reactors") {
 		t.Fatalf("Load = %v", err)
 	}

@@ -40,11 +40,24 @@ type Config struct {
 	// Host serves create_message, notifications and KV. Nil behaves like a
 	// host that refuses everything.
 	Host Host
-	// Preinit runs the module's _initialize once, at Load, and serves every
-	// instance from a module that starts where it ended (preinit.go; README.md,
-	// "Pre-initialisation"). Load refuses a module it cannot prove this safe for.
-	Preinit bool
+	// Preinit says whether Load runs the module's _initialize once and serves
+	// every instance from a module that starts where it ended (preinit.go;
+	// README.md, "Pre-initialisation"). The zero value is PreinitOff.
+	Preinit PreinitMode
 }
+
+// PreinitMode is Config.Preinit.
+type PreinitMode uint8
+
+const (
+	// PreinitOff serves the module as built: every instance runs _initialize.
+	PreinitOff PreinitMode = iota
+	// PreinitIfSafe pre-initialises a module that passes every check and
+	// serves any other as built (Plugin.Preinit says which, and why not).
+	PreinitIfSafe
+	// PreinitOn pre-initialises, or Load refuses the module with the reason.
+	PreinitOn
+)
 
 // ToolDecl declares a tool backed by an export of an extism plugin, or by the
 // command of a wasi plugin.

@@ -23,11 +23,13 @@
 // arguments and encodes results in the exact JSON shapes of ABI.md, and wraps
 // the host functions (log, progress, config, KV, create_message, HTTP).
 //
-// Work done in init is done once for a pre-initialised plugin (agent.toml
-// `preinit = true`): its snapshot starts every instance where init ended. So
+// Work done in init is done once for a pre-initialised plugin (the default;
+// agent.toml `preinit`): its snapshot starts every instance where init ended. So
 // the SDK builds the JSON codecs every tool call uses there (AddTool, warm),
 // and a plugin should do its own first-use setup (tables, compiled patterns,
 // codecs of its types) in init too, as long as it calls no host function.
+// The runtime's random state is frozen with it (every fresh instance draws
+// the same math/rand sequence): take ids and nonces from crypto/rand.
 //
 // What it must not do: import the host side (sandbox/, loop/, host/) — the
 // shapes here are redeclared so a plugin links nothing of the host — or

@@ -168,7 +168,7 @@ func HandleCallTool(input []byte) ([]byte, error) {
 
 // warm builds the JSON decoder of v's type. encoding/json builds a type's codec by
 // reflection on its first use; done in init, it is part of what a pre-initialised plugin
-// (preinit = true) keeps in its snapshot, so no fresh instance builds it again (about
+// (the default) keeps in its snapshot, so no fresh instance builds it again (about
 // half of a fresh instance's first call of the calc example). A plugin built as is pays
 // the same, once, at init instead of at its first call: only the codecs every tool call
 // uses are warmed.

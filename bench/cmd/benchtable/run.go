@@ -33,6 +33,7 @@ func jobs() []job {
 		// A fixed count: each size's setup (100,000 memories written, their index trained)
 		// costs more than its runs.
 		{dir: ".", bench: "^BenchmarkMemoryRecallVsN$", pkg: "./store/", why: "recall vs N (1k/10k/100k), words and hybrid", benchtime: "40x"},
+		{dir: ".", bench: "^BenchmarkProcessStart$", pkg: "./bench/", why: "process start: package init of `agenthost --help`", benchtime: "20x"},
 		// A fixed count: each op writes its session's history first (untimed).
 		{dir: ".", bench: "^BenchmarkRunHistory$", pkg: "./bench/", why: "run start vs history (9/81/801 messages)", benchtime: "40x"},
 		{dir: ".", bench: "^BenchmarkWorkflowStep$", pkg: "./bench/", why: "workflow step vs direct pipeline call"},
