@@ -6,7 +6,7 @@ BIN     := bin
 PKGS    := ./...
 BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic
 
-.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins fuzz clean $(BINS)
+.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins fuzz clean release image $(BINS)
 
 all: build
 
@@ -38,6 +38,20 @@ install:
 
 plugins:
 	@bash scripts/plugins.sh
+
+# release writes dist/agenthost_VERSION_OS_ARCH.tar.gz for linux and darwin on amd64 and
+# arm64, and dist/SHA256SUMS: static, stripped, -trimpath binaries, the same bytes from the
+# same commit (TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion builds the
+# host's twice and compares). TARGETS=linux/amd64 for one; VERSION=v1.2.3 to name it.
+release:
+	@bash scripts/release.sh
+
+# image prepares the Containerfile's context in build/image (linux binaries built here, the
+# host's CA bundle, a non-root user) and builds it with podman when podman is installed.
+image:
+	@bash scripts/image.sh build/image
+	@if command -v podman >/dev/null; then podman build -f build/image/Containerfile -t agenthost build/image; \
+	else echo "podman is not installed: the context is in build/image (podman build -f build/image/Containerfile build/image)"; fi
 
 test: deps build plugins lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
@@ -99,4 +113,4 @@ demo: $(BIN)/agenthost $(BIN)/agenthost-provider-scripted
 	./$(BIN)/agenthost run -c agent.toml "What is 17*23 + 19*29? Use the calculator."
 
 clean:
-	rm -rf $(BIN) coverage.out
+	rm -rf $(BIN) coverage.out dist build/image
