@@ -6,7 +6,7 @@ BIN     := bin
 PKGS    := ./...
 BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic
 
-.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins fuzz clean release image $(BINS)
+.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins fuzz clean release image test-image $(BINS)
 
 all: build
 
@@ -52,6 +52,12 @@ image:
 	@bash scripts/image.sh build/image
 	@if command -v podman >/dev/null; then podman build -f build/image/Containerfile -t agenthost build/image; \
 	else echo "podman is not installed: the context is in build/image (podman build -f build/image/Containerfile build/image)"; fi
+
+# test-image builds the image with podman and serves a run from it with a mounted plugin
+# (TestE2E_ImageServesARunWithAMountedPlugin); apart from `make test`, since it links the
+# binaries again for the image and builds it. Needs podman (apt-get install podman).
+test-image: build plugins
+	AGENTHOST_IMAGE_TEST=1 $(GO) test -count=1 -run TestE2E_ImageServesARunWithAMountedPlugin -v ./cmd/agenthost/
 
 test: deps build plugins lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
