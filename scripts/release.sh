@@ -43,13 +43,13 @@ for target in $TARGETS; do
       -o "$dir/$bin" "./cmd/$bin"
   done
   "$GO" version -m -json "$dir/agenthost" >"$dir/BUILDINFO.json"
-  cp README.md "$dir/"
+  git show "$COMMIT:README.md" >"$dir/README.md" # the commit's, whatever the checkout holds
   # Every entry the same mode, owner and time on every machine (umask and checkout times
   # differ): the archive's bytes depend on the commit only.
-  chmod 0755 "$dir"/agenthost*
+  chmod 0755 "$dir" "$dir"/agenthost*
   chmod 0644 "$dir/README.md" "$dir/BUILDINFO.json"
   tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
-    --format=gnu -C "$work" -cf - "$name" | gzip -9n >"$OUT/$name.tar.gz"
+    --format=gnu -C "$work" -cf - "$name" | gzip -n >"$OUT/$name.tar.gz"
   archives+=("$name.tar.gz")
 done
 (cd "$OUT" && sha256sum "${archives[@]}" >SHA256SUMS)
