@@ -127,7 +127,7 @@ func (s *Server) claim(in loop.RunInput) (int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
-		return http.StatusServiceUnavailable, "server is shutting down: send the run to another node"
+		return http.StatusServiceUnavailable, "server is shutting down"
 	}
 	if run, busy := s.active[in.SessionID]; busy {
 		if run == in.RunID {
