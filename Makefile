@@ -6,7 +6,7 @@ BIN     := bin
 PKGS    := ./...
 BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic
 
-.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins proto fuzz clean $(BINS)
+.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins proto fuzz clean release image test-image $(BINS)
 
 all: build
 
@@ -44,6 +44,26 @@ plugins:
 # were made with (scripts/proto.sh names them, and installs the Go plugins if missing).
 proto:
 	@GO=$(GO) bash scripts/proto.sh
+
+# release writes dist/agenthost_VERSION_OS_ARCH.tar.gz for linux and darwin on amd64 and
+# arm64, and dist/SHA256SUMS: static, stripped, -trimpath binaries, the same bytes from the
+# same commit (TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion builds the
+# host's twice and compares). TARGETS=linux/amd64 for one; VERSION=v1.2.3 to name it.
+release:
+	@bash scripts/release.sh
+
+# image prepares the Containerfile's context in build/image (linux binaries built here, the
+# host's CA bundle, a non-root user) and builds it with podman when podman is installed.
+image:
+	@bash scripts/image.sh build/image
+	@if command -v podman >/dev/null; then podman build -f build/image/Containerfile -t agenthost build/image; \
+	else echo "podman is not installed: the context is in build/image (podman build -f build/image/Containerfile build/image)"; fi
+
+# test-image builds the image with podman and serves a run from it with a mounted plugin
+# (TestE2E_ImageServesARunWithAMountedPlugin); apart from `make test`, since it links the
+# binaries again for the image and builds it. Needs podman (apt-get install podman).
+test-image: build plugins
+	AGENTHOST_IMAGE_TEST=1 $(GO) test -count=1 -run TestE2E_ImageServesARunWithAMountedPlugin -v ./cmd/agenthost/
 
 test: deps build plugins lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
@@ -105,4 +125,4 @@ demo: $(BIN)/agenthost $(BIN)/agenthost-provider-scripted
 	./$(BIN)/agenthost run -c agent.toml "What is 17*23 + 19*29? Use the calculator."
 
 clean:
-	rm -rf $(BIN) coverage.out
+	rm -rf $(BIN) coverage.out dist build/image

@@ -39,6 +39,8 @@ type Manifest struct {
 	A2AAgents []A2AAgentConfig `toml:"a2a_agents"`
 	// Admission bounds the runs in flight, the queue, and each user's share (admission.go).
 	Admission AdmissionConfig `toml:"admission"`
+	// Serve is how `serve` and `worker` run as a service (docs/deploy.md).
+	Serve ServeConfig `toml:"serve"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -233,4 +235,12 @@ func (c StoreConfig) Where() string {
 		return "postgres"
 	}
 	return c.Path
+}
+
+// ServeConfig is [serve]: what a serving node does when it is told to stop.
+type ServeConfig struct {
+	// Grace is how long the runs in progress may finish after SIGTERM before they are
+	// aborted (and, on a cluster, handed back to River); default 20s, "0s" aborts at once.
+	// --grace overrides it.
+	Grace *Duration `toml:"grace"`
 }

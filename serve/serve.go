@@ -50,6 +50,11 @@ type Config struct {
 	Cluster     bool
 	Workers     int
 	RescueAfter time.Duration
+	// Grace is how long the runs in progress may finish once ctx ends (SIGTERM): the node
+	// refuses new runs at once (503, /readyz fails), and with Cluster its workers take no
+	// new jobs; what is still going when Grace ends is aborted, and a cluster job handed
+	// back to River, which retries it on another node. 0 aborts at once.
+	Grace time.Duration
 	// PruneInterval is how often [store] retention is applied (default an hour).
 	PruneInterval time.Duration
 	// KeyReload asks to read the store's key file again (the command sends SIGHUP); the
@@ -76,6 +81,16 @@ func Run(ctx context.Context, h *host.Host, c Config) error {
 			return err
 		}
 		defer cl.Close(context.Background())
+		// The workers drain beside the HTTP server, from the same signal, for the same grace.
+		stopped := make(chan error, 1)
+		stop := context.AfterFunc(ctx, func() { stopped <- cl.Stop(c.Grace) })
+		defer func() {
+			if !stop() { // the drain began: its end, before Close
+				if err := <-stopped; err != nil {
+					logf("workers: %v", err)
+				}
+			}
+		}()
 		dispatch = cl
 	}
 	srv, err := NewServer(ctx, h, c, dispatch)
@@ -109,7 +124,7 @@ func NewServer(ctx context.Context, h *host.Host, c Config, dispatch server.Disp
 	if maxBody == 0 {
 		maxBody = server.DefaultMaxBodyBytes
 	}
-	return server.New(server.Options{Verify: verify, Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description},
+	return server.New(server.Options{Verify: verify, Grace: c.Grace, Ready: Ready(h), Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description},
 		Agent: h.Runner(), Store: h.Store, Memory: Memory(h), Token: c.Token, MaxBodyBytes: maxBody,
 		AllowHosts: append(c.AllowHosts, server.AddrHost(c.Addr)...), AllowOrigins: c.AllowOrigins,
 		Metrics: h.Telemetry().Handler(), Log: c.Log, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
@@ -152,6 +167,21 @@ func StartCluster(ctx context.Context, h *host.Host, workers int, rescueAfter ti
 func WatchKeys(ctx context.Context, h *host.Host, reload <-chan os.Signal, interval time.Duration, logf func(string, ...any)) {
 	if k := h.StoreKeys(); k != nil {
 		k.Watch(ctx, orDefault(interval, 2*time.Second), reload, logf)
+	}
+}
+
+// Ready is the check behind GET /readyz: the store answers and every plugin the
+// manifest declares is loaded. Its errors name the part that failed, not the store's
+// address or credentials: the probe answers without a token.
+func Ready(h *host.Host) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if _, err := h.Store.Runs(ctx, "agenthost-readyz"); err != nil {
+			return fmt.Errorf("the session store (%s) does not answer", h.Manifest.Store.Kind)
+		}
+		if n, want := len(h.Plugins()), len(h.Manifest.Plugins); n != want {
+			return fmt.Errorf("%d of %d plugins loaded", n, want)
+		}
+		return nil
 	}
 }
 

@@ -24,6 +24,11 @@ import (
 // comes from the module's build information (versionString).
 var version = ""
 
+// commit may be set at build time with -ldflags "-X main.commit=..." (scripts/release.sh,
+// which builds without a VCS stamp so that its archives are reproducible); otherwise it
+// comes from the build's VCS stamp.
+var commit = ""
+
 // Exit codes (README.md, "Exit status").
 const (
 	exitOK          = 0
@@ -181,7 +186,7 @@ func versionString() string {
 	if v == "" {
 		v = bi.Main.Version
 	}
-	var rev, modified string
+	rev, modified := commit, ""
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/manifest"
@@ -29,7 +30,7 @@ func newServeCmd() *cobra.Command {
 		workers                   int
 		storeWait                 time.Duration
 		tlsFiles                  server.TLSFiles
-		rescueAfter               time.Duration
+		rescueAfter, grace        time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -40,7 +41,11 @@ POST /v1/runs takes an AG-UI RunAgentInput and streams AG-UI events (SSE); tool 
 that need approval end the run with an interrupt, answered by a new run with "resume".
 The bearer token comes from AGENTHOST_TOKEN or --token-file; without one the server only
 binds a loopback address. SIGHUP reads the store's key file again (a rotated key ring).
-SIGINT/SIGTERM abort the runs in progress (stored as aborted) and stop the server.
+SIGINT/SIGTERM drain the node: /readyz fails and new runs are refused (503 with
+Retry-After) at once; the runs in progress may finish for --grace ([serve] grace, default
+20s), then those still going are aborted (stored as aborted) and, with --workers, handed
+back to River, which continues them on another node. GET /healthz answers while the
+process is up; GET /readyz while it takes runs (its store answers, its plugins are loaded).
 
 Requests from browsers are checked on every route, with or without a token: the Host
 header must be a loopback name, the listen address or an --allow-host name (else 403);
@@ -91,7 +96,7 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 			if err := checkCluster(h, clustered, workers); err != nil {
 				return err
 			}
-			err = serve.Run(ctx, h, serve.Config{KeyReload: hup, Addr: addr, Token: token, MaxBodyBytes: maxBody, AllowHosts: allowHosts, AllowOrigins: allowOrigins,
+			err = serve.Run(ctx, h, serve.Config{Grace: graceOf(cmd, h.Manifest, grace), KeyReload: hup, Addr: addr, Token: token, MaxBodyBytes: maxBody, AllowHosts: allowHosts, AllowOrigins: allowOrigins,
 				TLS: tlsFiles, Log: logger, Logf: func(format string, args ...any) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
 				}, Watch: watch, WatchInterval: watchInterval, Cluster: clustered, Workers: workers, RescueAfter: rescueAfter})
@@ -115,7 +120,25 @@ and only listed origins get CORS answers; POST bodies must be application/json (
 	f.StringVar(&tlsFiles.Key, "tls-key", "", "the private key of --tls-cert (PEM)")
 	f.DurationVar(&storeWait, "store-wait", 2*time.Minute, "a run whose store is unavailable (a database restarting) waits this long for it, then fails (0: fails at once; with --workers River retries the run instead)")
 	f.DurationVar(&rescueAfter, "rescue-after", 10*time.Minute, "with --workers: a job running this long is presumed dead and retried on another worker")
+	graceFlag(f, &grace)
 	return cmd
+}
+
+// defaultGrace is how long the runs in progress may finish after SIGTERM when neither
+// --grace nor [serve] grace says: under Kubernetes' default termination grace (30s) with
+// room for the aborts to be stored.
+const defaultGrace = 20 * time.Second
+
+func graceFlag(f *pflag.FlagSet, grace *time.Duration) {
+	f.DurationVar(grace, "grace", defaultGrace, "after SIGTERM, how long the runs in progress may finish before they are aborted (default: [serve] grace, else 20s; 0: abort at once)")
+}
+
+// graceOf is --grace when given, else the manifest's [serve] grace, else defaultGrace.
+func graceOf(cmd *cobra.Command, m *manifest.Manifest, flag time.Duration) time.Duration {
+	if cmd.Flags().Changed("grace") || m.Serve.Grace == nil {
+		return max(flag, 0)
+	}
+	return time.Duration(*m.Serve.Grace)
 }
 
 // checkCluster refuses --workers on a store that cannot queue runs, as a usage error.
@@ -138,12 +161,15 @@ func newWorkerCmd() *cobra.Command {
 		provider    string
 		workers     int
 		rescueAfter time.Duration
+		grace       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "worker [flags]",
 		Short: "Execute runs queued by serve --workers nodes (needs a postgres store)",
 		Long: `Execute the runs that serve --workers nodes queue in the store's PostgreSQL database
-(River jobs), N at once, until SIGINT/SIGTERM. A run whose worker dies is retried on
+(River jobs), N at once, until SIGINT/SIGTERM: then it takes no new job, lets the runs in
+progress finish for --grace, and hands those still going back to River for another
+worker. A run whose worker dies is retried on
 another worker, continuing its stored session: tool calls with stored results do not run
 again. Workflow runs started over HTTP are jobs too, resumed from their stored record:
 a step that ended does not run again.`,
@@ -176,13 +202,15 @@ a step that ended does not run again.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "agenthost: "+format+"\n", args...)
 			})
 			<-ctx.Done()
-			return cl.Close(context.Background())
+			serr := cl.Stop(graceOf(cmd, h.Manifest, grace))
+			return errors.Join(serr, cl.Close(context.Background()))
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
 	f.IntVar(&workers, "workers", 1, "runs executed at once")
 	f.DurationVar(&rescueAfter, "rescue-after", 10*time.Minute, "a job running this long is presumed dead and retried on another worker")
+	graceFlag(f, &grace)
 	return cmd
 }
 

@@ -217,9 +217,11 @@ func TestE2E_ServeKilledMidRunIsRecoveredByTheNextServer(t *testing.T) {
 	continueSession(t, s2)
 }
 
+// With --grace 0 SIGTERM aborts the runs in progress at once (drain_e2e_test.go: the
+// runs finish within a grace).
 func TestE2E_ServeSIGTERMAbortsRunsAndExitsCleanly(t *testing.T) {
 	e := newEnv(t, "", "", [2]string{"scripted", slowSecondTurn})
-	s := e.serve(t)
+	s := e.serve(t, "--grace", "0")
 	resp := s.postRun(t, "s1", "r1", "six times seven")
 	sc := bufio.NewScanner(resp.Body)
 	readUntil(t, sc, "TOOL_CALL_RESULT")

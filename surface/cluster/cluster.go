@@ -123,7 +123,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	c.client = client
 	if c.opts.Workers > 0 {
-		return client.Start(ctx)
+		// Not ctx: its end (a signal) would be a hard stop, cancelling the runs at once;
+		// Stop lets them finish first, and Close cancels what is left.
+		return client.Start(context.WithoutCancel(ctx))
 	}
 	return nil
 }
@@ -154,6 +156,29 @@ func (c *Cluster) migrate(ctx context.Context, driver *riverpgxv5.Driver) error 
 	}
 	return nil
 }
+
+// Stop stops taking jobs and lets the runs this node executes finish, for up to grace;
+// then it cancels those still going: each stores its end as aborted and its job is
+// retried by River on another node, which continues the session from what was stored
+// (the tool calls whose results were stored do not run again). A node that only
+// enqueues has nothing to stop.
+func (c *Cluster) Stop(grace time.Duration) error {
+	if c.opts.Workers == 0 {
+		return nil
+	}
+	soft, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if grace > 0 && c.client.Stop(soft) == nil {
+		return nil
+	}
+	hard, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	return c.client.StopAndCancel(hard)
+}
+
+// stopTimeout bounds the end of a Stop after its grace: the cancelled runs storing their
+// ends, River recording their jobs as retryable.
+const stopTimeout = 15 * time.Second
 
 // Close stops working (runs in progress are cancelled: River retries them) and
 // disconnects.

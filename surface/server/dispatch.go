@@ -62,6 +62,18 @@ func ofRun(e *loop.Event, runID string) bool {
 // resume with Last-Event-ID. A client that goes away stops the stream, not the run.
 func (s *Server) streamStored(ctx context.Context, stream *sse, tr *translator, session, runID string, after int64, started bool) {
 	st := &storedStream{s: s, stream: stream, tr: tr, session: session, runID: runID, after: after, started: started}
+	// A node that drains past its grace ends its streams; the run goes on (its job is
+	// River's), and the client picks it up on another node.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.runsCtx, cancel)()
+	ended := false // the run's end was sent
+	defer func() {
+		if !ended && s.runsCtx.Err() != nil {
+			st.stream.send(custom{base: base{Type: aguiCustom}, Name: "agenthost.node_draining", Value: map[string]string{
+				"message": fmt.Sprintf("this node is shutting down; the run goes on: GET /v1/sessions/%s/runs/%s/stream on another node, with Last-Event-ID %d, picks it up", session, runID, st.after)}})
+		}
+	}()
 	finalPass := false
 	var wake <-chan struct{}
 	every := pollEvery
@@ -77,10 +89,12 @@ func (s *Server) streamStored(ctx context.Context, stream *sse, tr *translator, 
 		}
 		progressed, finished := st.forward(entries)
 		if finished {
+			ended = true
 			return
 		}
 		if finalPass {
 			st.final()
+			ended = true
 			return
 		}
 		if !progressed { // only a quiet stream asks whether its job has ended

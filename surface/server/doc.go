@@ -13,6 +13,7 @@
 //	GET  /v1/workflows             the declared workflows and their steps (workflowviews.go)
 //	GET  /v1/workflows/{name}/runs[/{id}]  stored runs; one run's record
 //	GET  /healthz               liveness, no auth
+//	GET  /readyz                readiness: 503 while draining (lifecycle.go) or when Options.Ready fails, no auth
 //	GET  /                      the live page (web/index.html, embedded)
 //
 // The loop's events are translated by the translator (translate.go); the mapping is in

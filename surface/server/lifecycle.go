@@ -14,8 +14,8 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// ShutdownTimeout bounds a graceful shutdown: aborting the runs in progress, letting
-// each store its end, and closing the connections.
+// ShutdownTimeout bounds the end of a shutdown, after Options.Grace: aborting the runs
+// still in progress, letting each store its end, and closing the connections.
 const ShutdownTimeout = 15 * time.Second
 
 // LoadToken returns the bearer token: the contents of tokenFile (trimmed) when it is
@@ -80,8 +80,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, logf func(form
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx is done, then drains the runs (see Drain) and closes the
-// connections, within ShutdownTimeout.
+// Serve serves on ln until ctx is done, then drains (see Drain): the listener stays open
+// meanwhile, so probes see /readyz fail and new runs get 503, until the runs in progress
+// have ended or Grace has passed; then the connections are closed, within
+// ShutdownTimeout more.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
@@ -91,7 +93,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.Grace+ShutdownTimeout)
 	defer cancel()
 	derr := s.Drain(sctx)
 	if err := hs.Shutdown(sctx); err != nil {
@@ -103,15 +105,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return derr
 }
 
-// Drain refuses new runs (503), aborts the runs in progress with ErrShuttingDown and
-// waits until each has stored its end (run_finished aborted) and closed its stream.
+// Drain refuses new runs (503 with Retry-After; /readyz fails), lets the runs in
+// progress go on for up to Options.Grace, then aborts those still going with
+// ErrShuttingDown and waits until each has stored its end (run_finished aborted) and
+// closed its stream. A stream of a dispatched run (serve --workers) is not a run of this
+// node: it ends at the same moment, telling its client where to pick the run up.
 func (s *Server) Drain(ctx context.Context) error {
-	s.mu.Lock()
-	s.draining = true
-	s.mu.Unlock()
-	s.stop(ErrShuttingDown)
+	s.BeginDrain()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	if s.opts.Grace > 0 {
+		grace := time.NewTimer(s.opts.Grace)
+		defer grace.Stop()
+		select {
+		case <-done:
+			return nil
+		case <-grace.C:
+		case <-ctx.Done():
+		}
+	}
+	s.stop(ErrShuttingDown)
 	select {
 	case <-done:
 		return nil
@@ -119,6 +132,43 @@ func (s *Server) Drain(ctx context.Context) error {
 		return fmt.Errorf("drain: runs still in progress: %w", ctx.Err())
 	}
 }
+
+// BeginDrain marks the server draining: new runs are refused with 503 and /readyz fails.
+// Runs in progress go on; Drain ends them.
+func (s *Server) BeginDrain() {
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
+}
+
+// Draining reports whether a shutdown has begun.
+func (s *Server) Draining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
+}
+
+// handleReady is GET /readyz, for a load balancer or Kubernetes' readiness probe: 200
+// while this node takes runs, 503 once it drains or when Options.Ready fails (its store
+// does not answer). No auth, like /healthz: it says nothing about the sessions.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if s.Draining() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "draining"})
+		return
+	}
+	if s.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := s.opts.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+}
+
+// readyTimeout bounds Options.Ready: a probe must answer before its own timeout.
+const readyTimeout = 2 * time.Second
 
 // recoverRuns ends the runs that dead processes left open, leaving alone the runs a
 // live process (a CLI run on the same database) still owns: see loop.recoverRuns. It

@@ -31,7 +31,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if code, msg := s.claim(in); code != 0 {
-		writeError(w, code, msg)
+		writeClaimError(w, code, msg)
 		return
 	}
 	// The claim ends before the run's last frame is sent (sse.beforeEnd), so a client
@@ -138,6 +138,18 @@ func (s *Server) claim(in loop.RunInput) (int, string) {
 	s.active[in.SessionID] = in.RunID
 	s.wg.Add(1)
 	return 0, ""
+}
+
+// drainRetryAfter is the Retry-After, in seconds, of a run refused because this node is
+// draining: a load balancer has taken it out by then, and the retry reaches another node.
+const drainRetryAfter = 1
+
+// writeClaimError answers a refused claim; a draining node's 503 carries Retry-After.
+func writeClaimError(w http.ResponseWriter, code int, msg string) {
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(drainRetryAfter))
+	}
+	writeError(w, code, msg)
 }
 
 func (s *Server) release(in loop.RunInput) {

@@ -85,6 +85,14 @@ type Options struct {
 	Card AgentCard
 	// Resources, when set, lets the console attach MCP resources to a message (resources.go).
 	Resources *Resources
+	// Grace is how long the runs in progress may go on once a shutdown begins (Drain):
+	// new runs are refused from the start (503 with Retry-After), and the runs still going
+	// when Grace ends are aborted and stored as such. 0 aborts them at once.
+	Grace time.Duration
+	// Ready, when set, is asked by GET /readyz whether this node can take runs (its store
+	// answers, its plugins are loaded); an error makes the probe fail (503) with the
+	// error's message. A draining server is not ready whatever Ready says.
+	Ready func(ctx context.Context) error
 	// Memory is the host's memory service (host.(*Host).Memory), which the memory routes
 	// use: what they add is then redacted, held to its user's quota and embedded like
 	// the model's own memories. Nil: the routes use Store's memories as they are (a
@@ -142,6 +150,7 @@ func New(opts Options) (*Server, error) {
 	s.token = sha256.Sum256([]byte(opts.Token))
 	s.runsCtx, s.stop = context.WithCancelCause(context.Background())
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	for pattern, h := range opts.Routes {
 		s.mux.Handle(pattern, s.auth(s.atLeast(access.RoleUser, h.ServeHTTP)))
 	}

@@ -101,7 +101,7 @@ func (s *Server) handleWorkflowRun(w http.ResponseWriter, r *http.Request) {
 	thread := "workflow:" + name
 	key := loop.RunInput{SessionID: workflow.RunSession(name, in.Owner, in.RunID), RunID: in.RunID}
 	if code, msg := s.claim(key); code != 0 {
-		writeError(w, code, msg)
+		writeClaimError(w, code, msg)
 		return
 	}
 	// Released as soon as the run returns, before its last events are written: a client

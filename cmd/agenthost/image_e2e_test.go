@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// podman runs podman and returns its combined output.
+func podman(args ...string) (string, error) {
+	out, err := exec.Command("podman", args...).CombinedOutput()
+	return string(out), err
+}
+
+// Issue 52's image: built by podman from the Containerfile and scripts/image.sh's
+// context, it runs as the non-root user 65532 with agenthost as its entry point; run with
+// agent.toml, the scripted provider's script and a plugin mounted, and a data directory
+// for its SQLite store, it serves a run that calls the plugin. `make test-image` runs it
+// (it links four binaries and builds an image: too slow for every `make test`).
+func TestE2E_ImageServesARunWithAMountedPlugin(t *testing.T) {
+	if os.Getenv("AGENTHOST_IMAGE_TEST") == "" {
+		t.Skip("the image test runs with `make test-image` (AGENTHOST_IMAGE_TEST=1)")
+	}
+	if _, err := exec.LookPath("podman"); err != nil {
+		t.Fatal("the image test needs podman (apt-get install podman)")
+	}
+	ctxDir := t.TempDir()
+	prep := exec.Command("bash", "scripts/image.sh", ctxDir)
+	prep.Dir = repoRoot
+	if out, err := prep.CombinedOutput(); err != nil {
+		t.Fatalf("image.sh: %v\n%s", err, out)
+	}
+	tag := fmt.Sprintf("localhost/agenthost-test:%d", time.Now().UnixNano())
+	if out, err := podman("build", "-q", "-f", filepath.Join(ctxDir, "Containerfile"), "-t", tag, ctxDir); err != nil {
+		t.Fatalf("podman build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { podman("rmi", "-f", tag) })
+	out, err := podman("image", "inspect", tag)
+	if err != nil {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	var img []struct {
+		Size   int64
+		Config struct {
+			User       string
+			Entrypoint []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &img); err != nil || len(img) != 1 {
+		t.Fatalf("inspect: %v %s", err, out)
+	}
+	if c := img[0].Config; c.User != "65532:65532" || strings.Join(c.Entrypoint, " ") != "/usr/local/bin/agenthost" {
+		t.Fatalf("image config: user %q entrypoint %q", c.User, c.Entrypoint)
+	}
+	t.Logf("image size: %.1f MB", float64(img[0].Size)/1e6)
+
+	// The mounts: /etc/agenthost (agent.toml, the script), /plugins, /data (writable).
+	conf, plugins, data := t.TempDir(), t.TempDir(), t.TempDir()
+	os.Chmod(data, 0o777) // the container's user writes its store there
+	calc, err := os.ReadFile(filepath.Join(repoRoot, "plugins/examples/go/calc/calc.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(plugins, "calc.wasm"), calc, 0o644)
+	os.WriteFile(filepath.Join(conf, "script.json"), []byte(`{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "It is {{result c1}}."}]}`), 0o644)
+	os.WriteFile(filepath.Join(conf, "agent.toml"), []byte(`[agent]
+name = "image"
+system_prompt = "You compute."
+provider = "scripted"
+model = "demo"
+
+[providers.scripted]
+command = "/usr/local/bin/agenthost-provider-scripted"
+options = { script = "/etc/agenthost/script.json" }
+
+[store]
+kind = "sqlite"
+path = "/data/sessions.db"
+
+[[plugins]]
+name = "calc"
+wasm = "/plugins/calc.wasm"
+`), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	name := strings.ReplaceAll(strings.TrimPrefix(tag, "localhost/agenthost-test:"), ":", "")
+	run := exec.Command("podman", "run", "--rm", "--name", "agenthost-test-"+name, "--network", "host", "--read-only",
+		"-v", conf+":/etc/agenthost:ro", "-v", plugins+":/plugins:ro", "-v", data+":/data", "--tmpfs", "/tmp",
+		tag, "-c", "/etc/agenthost/agent.toml", "serve", "--addr", addr)
+	stderr, _ := run.StderrPipe()
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { podman("rm", "-f", "agenthost-test-"+name); run.Wait() })
+	served, log := make(chan bool, 1), &lockedLog{}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.add(sc.Text())
+			if strings.Contains(sc.Text(), "serving on") {
+				served <- true
+			}
+		}
+		close(served)
+	}()
+	select {
+	case ok := <-served:
+		if !ok {
+			if s := log.String(); strings.Contains(s, "setrlimit") || strings.Contains(s, "cgroups in hybrid mode") {
+				t.Skipf("this machine builds images but its kernel does not let crun start a container: %s", strings.TrimSpace(s))
+			}
+			t.Fatalf("the container did not serve:\n%s", log.String())
+		}
+	case <-time.After(readyBound):
+		t.Fatalf("the container did not serve:\n%s", log.String())
+	}
+	ev := startSSE(t, post(t, "http://"+addr+"/v1/runs", `{"threadId":"i1","runId":"r1","messages":[{"id":"u1","role":"user","content":"what is 6*7?"}]}`))
+	fin := ev.until(t, "RUN_FINISHED")
+	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "It is 42." {
+		t.Fatalf("the run in the container ended %v; events %v", fin, types(ev.all))
+	}
+}
+
+// lockedLog is a process's standard error as read so far.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(line + "\n")
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
