@@ -8,9 +8,14 @@
 # Flags: GOFLAGS_BUILD (default: -trimpath -ldflags "-s -w", no paths of this machine, no
 # symbol table, no DWARF: a third smaller; `make build DEBUG=1` keeps them for a debugger).
 # -buildvcs=auto stamps the commit into `agenthost version` even where GOFLAGS turns it off.
+#
+# CGO_ENABLED=0 by default: static binaries that need no C library on the machine they run
+# on, as the release archives' (scripts/release.sh), which then find every package already
+# compiled in the build cache (the cgo setting is part of each package's cache key).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+export CGO_ENABLED=${CGO_ENABLED:-0}
 flags=(-buildvcs=auto -trimpath)
 if [ -z "${DEBUG:-}" ]; then
   flags+=(-ldflags "-s -w")
