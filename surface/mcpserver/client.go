@@ -1,0 +1,54 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agenthost/agenthost/host"
+)
+
+// clientOf is what the MCP client of a call answers for its plugins (host.Client): a
+// plugin's create_message becomes the client's sampling/createMessage (on a host that runs
+// no model) and its create_elicitation the client's elicitation/create, each only when
+// the client declared the capability; nil when it declared neither.
+func clientOf(ss *mcp.ServerSession) *host.Client {
+	if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities == nil {
+		return nil
+	}
+	caps := ss.InitializeParams().Capabilities
+	var c host.Client
+	if caps.Sampling != nil {
+		c.Sample = func(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
+			var params mcp.CreateMessageParams
+			if err := json.Unmarshal(req, &params); err != nil {
+				return nil, fmt.Errorf("the request is not MCP's CreateMessageRequest params: %w", err)
+			}
+			//lint:ignore SA1019 sampling is deprecated as of the 2026-07-28 protocol, still served to clients of earlier revisions
+			res, err := ss.CreateMessage(ctx, &params)
+			if err != nil {
+				return nil, fmt.Errorf("the MCP client's sampling: %w", err)
+			}
+			return json.Marshal(res)
+		}
+	}
+	if caps.Elicitation != nil {
+		c.Elicit = func(ctx context.Context, req json.RawMessage) (json.RawMessage, error) {
+			var params mcp.ElicitParams
+			if err := json.Unmarshal(req, &params); err != nil {
+				return nil, fmt.Errorf("the request is not MCP's ElicitRequest params: %w", err)
+			}
+			res, err := ss.Elicit(ctx, &params)
+			if err != nil {
+				return nil, fmt.Errorf("the MCP client's elicitation: %w", err)
+			}
+			return json.Marshal(res)
+		}
+	}
+	if c.Sample == nil && c.Elicit == nil {
+		return nil
+	}
+	return &c
+}
