@@ -29,31 +29,36 @@ func conformanceSuite(t *testing.T) (node, suite, dir string) {
 	return node, suite, dir
 }
 
-// conformanceResults reads the suite's output directory: for each scenario it ran, whether
-// all its checks passed (a WARNING or INFO check does not fail a scenario, as in the
-// suite's own summary).
+// conformanceResults reads the suite's output directory: for each scenario it ran (a
+// directory holding checks.json, under out, named SCENARIO-TIMESTAMP, the auth/*
+// scenarios one level down), whether all its checks passed (a WARNING or INFO check does
+// not fail a scenario, as in the suite's own summary).
 func conformanceResults(t *testing.T, out, prefix string) map[string]bool {
 	t.Helper()
-	entries, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	passed := map[string]bool{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(out, e.Name(), "checks.json"))
+	err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "checks.json" {
+			return err
+		}
+		b, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
+			return err
 		}
 		var checks []struct{ Status string }
 		if err := json.Unmarshal(b, &checks); err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		name := resultTimestamp.ReplaceAllString(strings.TrimPrefix(e.Name(), prefix), "") // PREFIX<scenario>-<timestamp>
+		rel, _ := filepath.Rel(out, filepath.Dir(path))
+		name := resultTimestamp.ReplaceAllString(strings.TrimPrefix(filepath.ToSlash(rel), prefix), "")
 		ok := true
 		for _, c := range checks {
 			ok = ok && c.Status != "FAILURE"
 		}
 		passed[name] = ok
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return passed
 }
@@ -112,8 +117,15 @@ func TestE2E_MCPConformanceSuitePassesAgainstMCPServe(t *testing.T) {
 		"--expected-failures", filepath.Join(dir, "expected-failures.yml"))
 	cmd.Dir = dir
 	log, err := cmd.CombinedOutput()
-	passed := conformanceResults(t, out, "server-")
-	failing := expectedFailures(t, dir, "server")
+	checkConformance(t, dir, "server", conformanceResults(t, out, "server-"), serverScenarios, err, string(log)+"\nserver:\n"+s.log())
+}
+
+// checkConformance asserts that the suite ran exactly the scenarios want and that those
+// it passed are exactly those expected-failures.yml does not list for mode; suiteErr is
+// the suite's own exit (non-zero on an unexpected failure or a stale entry).
+func checkConformance(t *testing.T, dir, mode string, passed map[string]bool, want []string, suiteErr error, log string) {
+	t.Helper()
+	failing := expectedFailures(t, dir, mode)
 	var ran, wrong []string
 	for name, ok := range passed {
 		ran = append(ran, name)
@@ -122,8 +134,37 @@ func TestE2E_MCPConformanceSuitePassesAgainstMCPServe(t *testing.T) {
 		}
 	}
 	slices.Sort(ran)
-	want := slices.Sorted(slices.Values(serverScenarios))
-	if !slices.Equal(ran, want) || len(wrong) > 0 || err != nil {
-		t.Fatalf("suite: %v\nran %v\nwant %v\nnot as expected-failures.yml says: %v\n%s\nserver:\n%s", err, ran, want, wrong, log, s.log())
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(ran, want) || len(wrong) > 0 || suiteErr != nil {
+		t.Fatalf("suite: %v\nran %v\nwant %v\nnot as expected-failures.yml says: %v\n%s", suiteErr, ran, want, wrong, log)
 	}
+}
+
+// clientScenarios are all the client scenarios of the suite's version (`conformance
+// list`), the draft and extension ones included.
+var clientScenarios = []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+	"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+	"auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+	"auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+	"auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+	"auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
+	"auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
+	"auth/cross-app-access-complete-flow"}
+
+// The official MCP conformance suite's client scenarios against agenthost's MCP client:
+// the suite starts a server per scenario and runs mcpconfclient (testdata), which runs
+// `agenthost run` with that server as an [[mcp_servers]] url entry (and, for auth/*,
+// `agenthost mcp login` first, acting as the person's browser). Every scenario runs;
+// exactly those outside expected-failures.yml pass.
+func TestE2E_MCPConformanceSuitePassesAgainstTheMCPClient(t *testing.T) {
+	node, suite, dir := conformanceSuite(t)
+	wrapper := testbin.Path(t, testbin.Bin{Pkg: "cmd/agenthost/testdata/mcpconfclient"})
+	out := filepath.Join(t.TempDir(), "results")
+	cmd := exec.Command(node, suite, "client", "--command", wrapper, "--suite", "all", "-o", out,
+		"--expected-failures", filepath.Join(dir, "expected-failures.yml"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTHOST_BIN="+filepath.Join(binDir, "agenthost"),
+		"AGENTHOST_SCRIPTED="+filepath.Join(binDir, "agenthost-provider-scripted"))
+	log, err := cmd.CombinedOutput()
+	checkConformance(t, dir, "client", conformanceResults(t, out, ""), clientScenarios, err, string(log))
 }
