@@ -47,12 +47,6 @@ type Grant struct {
 	AuthStyle    oauth2.AuthStyle
 }
 
-// Config is the OAuth 2 client configuration that refreshes the grant's token.
-func (g *Grant) Config() *oauth2.Config {
-	return &oauth2.Config{ClientID: g.ClientID, ClientSecret: g.ClientSecret,
-		Endpoint: oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle}}
-}
-
 // Discover signs in to the server's authorization server by discovery: it opens an MCP
 // session with the SDK's authorization code handler, which runs the flow when the
 // server answers 401 (or 403 asking for more scope), and returns the grant.
