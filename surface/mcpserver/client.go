@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP sampling, roots and logging are deprecated as of the 2026-07-28 protocol but still served in its deprecation window; agenthost supports them for the servers and clients that use them
+
 package mcpserver
 
 import (
@@ -26,7 +28,6 @@ func clientOf(ss *mcp.ServerSession) *host.Client {
 			if err := json.Unmarshal(req, &params); err != nil {
 				return nil, fmt.Errorf("the request is not MCP's CreateMessageRequest params: %w", err)
 			}
-			//lint:ignore SA1019 sampling is deprecated as of the 2026-07-28 protocol, still served to clients of earlier revisions
 			res, err := ss.CreateMessage(ctx, &params)
 			if err != nil {
 				return nil, fmt.Errorf("the MCP client's sampling: %w", err)

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP sampling, roots and logging are deprecated as of the 2026-07-28 protocol but still served in its deprecation window; agenthost supports them for the servers and clients that use them
+
 package mcpserver
 
 import (
