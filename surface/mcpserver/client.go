@@ -15,9 +15,13 @@ import (
 // clientOf is what the MCP client of a call answers for its plugins (host.Client): a
 // plugin's create_message becomes the client's sampling/createMessage (on a host that runs
 // no model) and its create_elicitation the client's elicitation/create, each only when
-// the client declared the capability; nil when it declared neither.
+// the client declared the capability; nil when it declared neither, and for a client of
+// the 2026-07-28 revision or later, where a server may not send a request while it
+// serves one (those ask through multi round-trip input requests, SEP-2322, which a
+// plugin's request in the middle of its call cannot be turned into).
 func clientOf(ss *mcp.ServerSession) *host.Client {
-	if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities == nil {
+	if ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities == nil ||
+		ss.InitializeParams().ProtocolVersion >= "2026-07-28" {
 		return nil
 	}
 	caps := ss.InitializeParams().Capabilities

@@ -55,14 +55,19 @@ func fixtureServer(t *testing.T) *mcp.Server {
 	return srv
 }
 
-// clientWith connects a client declaring what opts sets (sampling, elicitation).
-func clientWith(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+// clientWith connects a client of the 2025-11-25 revision (the conformance suite's)
+// declaring what opts sets (sampling, elicitation); version, when set, is another.
+func clientWith(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions, version ...string) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(), ct, nil)
+	v := "2025-11-25"
+	if len(version) > 0 {
+		v = version[0]
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +123,14 @@ func TestSubscribeOnlyToTheResourcesPluginsOffer(t *testing.T) {
 }
 
 // A plugin's elicitation and sampling during a call reach the client that made the call
-// when it declared them; without them the elicitation is declined and sampling has no
-// model to go to (mcp serve without --agent runs none).
+// when it declared them; without them (or on the 2026-07-28 revision, where a server may
+// not ask while it serves a call) the elicitation is declined and sampling has no model
+// to go to (mcp serve without --agent runs none).
 func TestPluginElicitationAndSamplingGoToTheCallingClient(t *testing.T) {
 	srv := fixtureServer(t)
 	var asked, sampled []string
 	var mu sync.Mutex
-	able := clientWith(t, srv, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			mu.Lock()
 			asked = append(asked, r.Params.Message)
@@ -136,7 +142,8 @@ func TestPluginElicitationAndSamplingGoToTheCallingClient(t *testing.T) {
 			sampled = append(sampled, r.Params.Messages[0].Content.(*mcp.TextContent).Text)
 			mu.Unlock()
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "forty-two"}}, nil
-		}})
+		}}
+	able := clientWith(t, srv, opts)
 	if got, isErr := callText(t, able, "test_elicitation", map[string]any{"message": "who are you?"}); isErr ||
 		got != `User response: action=accept, content={"email":"ana@example.com","username":"ana"}` {
 		t.Fatalf("elicitation: %q %v", got, isErr)
@@ -147,11 +154,15 @@ func TestPluginElicitationAndSamplingGoToTheCallingClient(t *testing.T) {
 	if strings.Join(asked, "|") != "who are you?" || strings.Join(sampled, "|") != "the answer?" {
 		t.Fatalf("the client was asked %q and sampled %q", asked, sampled)
 	}
-	unable := clientWith(t, srv, nil)
-	if got, isErr := callText(t, unable, "test_elicitation", map[string]any{"message": "who are you?"}); isErr || got != "User response: action=decline, content=null" {
-		t.Fatalf("elicitation without the capability: %q %v", got, isErr)
+	for _, unable := range []*mcp.ClientSession{clientWith(t, srv, nil), clientWith(t, srv, opts, "2026-07-28")} {
+		if got, isErr := callText(t, unable, "test_elicitation", map[string]any{"message": "who are you?"}); isErr || got != "User response: action=decline, content=null" {
+			t.Fatalf("elicitation without the capability: %q %v", got, isErr)
+		}
+		if got, isErr := callText(t, unable, "test_sampling", map[string]any{"prompt": "the answer?"}); !isErr || !strings.Contains(got, "no model is running") {
+			t.Fatalf("sampling without the capability: %q %v", got, isErr)
+		}
 	}
-	if got, isErr := callText(t, unable, "test_sampling", map[string]any{"prompt": "the answer?"}); !isErr || !strings.Contains(got, "no model is running") {
-		t.Fatalf("sampling without the capability: %q %v", got, isErr)
+	if len(asked) != 1 || len(sampled) != 1 {
+		t.Fatalf("a client that cannot be asked was asked: %q %q", asked, sampled)
 	}
 }
