@@ -139,7 +139,10 @@ func login(dir string) error {
 		fmt.Fprintln(os.Stderr, line)
 		if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
 			if err := browse(line); err != nil {
-				fmt.Fprintln(os.Stderr, "mcpconfclient: browser:", err)
+				// No redirect will come back: the login would wait for it in vain.
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				return fmt.Errorf("browser: %w", err)
 			}
 		}
 	}
