@@ -360,7 +360,8 @@ func hasExport(p *sandbox.Plugin, name string) bool {
 type services struct {
 	store    loop.SessionStore
 	sample   func(ctx context.Context, caller string, req json.RawMessage) (json.RawMessage, error) // Door.Sample
-	noModel  bool                                                                                   // the host runs no model (Options.NoProvider): a call's client may sample (client.go)
+	// noModel: the host runs no model (Options.NoProvider), so a call's client may sample (client.go).
+	noModel  bool
 	onReport func(any)
 
 	dirtyMu sync.Mutex
