@@ -169,6 +169,9 @@ type CallOptions struct {
 	Timeout time.Duration
 	// OnEvent receives the call's events (plugin_log and progress included), in order.
 	OnEvent func(loop.Event)
+	// Client answers the sampling and elicitation the call's plugins ask for (client.go);
+	// nil: elicitations are declined and sampling is the host model's.
+	Client *Client
 }
 
 // CallTool takes one call of a tool, named as the model sees it, for p through the
@@ -204,7 +207,7 @@ func (d *Door) CallTool(ctx context.Context, p access.Principal, name string, ar
 		return fail(err)
 	}
 	defer leave()
-	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
+	ctx = withClient(withGeneration(access.WithPrincipal(ctx, p), g), opts.Client)
 	ctx, end := h.tel.StartRun(ctx, agent, &in)
 	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": agent, "tool": name})
 	if err != nil {

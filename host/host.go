@@ -200,7 +200,7 @@ func (h *Host) openStores(ctx context.Context) (err error) {
 		}
 	}
 	h.services = &services{store: h.Store, onReport: h.opts.OnReport}
-	h.services.sample = h.Door().Sample
+	h.services.sample, h.services.noModel = h.Door().Sample, h.opts.NoProvider
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -57,7 +58,7 @@ func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
 		}
 	}
 	if entry == nil || !entry.OAuth.AuthCode() {
-		return fmt.Errorf("mcp login %s: no [[mcp_servers]] entry %q with oauth.authorize_url", name, name)
+		return fmt.Errorf("mcp login %s: no [[mcp_servers]] entry %q whose oauth a person signs in to (authorize_url, or no URL: discovered)", name, name)
 	}
 	st, err := openStore(ctx, m.Store)
 	if err != nil {
@@ -70,6 +71,14 @@ func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
 	}
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + "/callback"
+	if entry.OAuth.Discover() {
+		g, err := discoverLogin(ctx, *entry, ln, redirect, say)
+		if err != nil {
+			return fmt.Errorf("mcp login %s: %w", name, err)
+		}
+		return saveGrant(ctx, st, name, storedGrant{Token: g.Token, Discovered: &discovered{TokenURL: g.TokenURL,
+			ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle}})
+	}
 	cfg := oauthConfig(entry.OAuth, redirect)
 	verifier, state := oauth2.GenerateVerifier(), randomHex()
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(*entry))}
@@ -82,19 +91,26 @@ func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
 	if err != nil {
 		return fmt.Errorf("mcp login %s: exchange the code: %w", name, err)
 	}
-	return saveToken(ctx, st, name, tok)
+	return saveGrant(ctx, st, name, storedGrant{Token: tok})
 }
 
 // awaitCode serves the loopback redirect once: the code, if the state matches.
 func awaitCode(ctx context.Context, ln net.Listener, state string) (string, error) {
+	q, err := awaitRedirect(ctx, ln, state)
+	return q.Get("code"), err
+}
+
+// awaitRedirect serves the loopback redirect once: its query, if the state matches and
+// it carries a code.
+func awaitRedirect(ctx context.Context, ln net.Listener, state string) (url.Values, error) {
 	type answer struct {
-		code string
-		err  error
+		q   url.Values
+		err error
 	}
 	got := make(chan answer, 1)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		a := answer{code: q.Get("code")}
+		a := answer{q: q}
 		switch {
 		case r.URL.Path != "/callback":
 			http.NotFound(w, r)
@@ -104,7 +120,7 @@ func awaitCode(ctx context.Context, ln net.Listener, state string) (string, erro
 			return
 		case q.Get("error") != "":
 			a.err = fmt.Errorf("the authorization server said %s: %s", q.Get("error"), q.Get("error_description"))
-		case a.code == "":
+		case q.Get("code") == "":
 			a.err = errors.New("the redirect carries no code")
 		}
 		if a.err != nil {
@@ -129,9 +145,9 @@ func awaitCode(ctx context.Context, ln net.Listener, state string) (string, erro
 	defer cancel()
 	select {
 	case a := <-got:
-		return a.code, a.err
+		return a.q, a.err
 	case <-ctx.Done():
-		return "", fmt.Errorf("no answer from the browser: %w", ctx.Err())
+		return url.Values{}, fmt.Errorf("no answer from the browser: %w", ctx.Err())
 	}
 }
 
@@ -148,8 +164,23 @@ func resourceOf(c manifest.MCPServerConfig) string {
 	return c.URL
 }
 
-func saveToken(ctx context.Context, st loop.SessionStore, name string, tok *oauth2.Token) error {
-	b, err := json.Marshal(tok)
+// storedGrant is what the store keeps per server: the token (its fields at the top
+// level, as earlier versions stored it) and, for a sign-in by discovery, the endpoint and
+// client that refresh it.
+type storedGrant struct {
+	*oauth2.Token
+	Discovered *discovered `json:"agenthost_discovered,omitempty"`
+}
+
+type discovered struct {
+	TokenURL     string           `json:"token_url"`
+	ClientID     string           `json:"client_id"`
+	ClientSecret string           `json:"client_secret,omitempty"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
+}
+
+func saveGrant(ctx context.Context, st loop.SessionStore, name string, g storedGrant) error {
+	b, err := json.Marshal(g)
 	if err != nil {
 		return err
 	}
@@ -166,14 +197,20 @@ func (h *Host) storedTokenSource(ctx context.Context, c manifest.MCPServerConfig
 	if !ok || len(b) == 0 {
 		return nil, fmt.Errorf("not signed in: run `agenthost mcp login %s`", c.Name)
 	}
-	var tok oauth2.Token
-	if err := json.Unmarshal(b, &tok); err != nil {
+	g := storedGrant{Token: &oauth2.Token{}}
+	if err := json.Unmarshal(b, &g); err != nil {
 		return nil, fmt.Errorf("the stored token is not readable: %w", err)
 	}
 	cfg := oauthConfig(c.OAuth, "")
+	if d := g.Discovered; d != nil {
+		cfg = &oauth2.Config{ClientID: d.ClientID, ClientSecret: d.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: d.TokenURL, AuthStyle: d.AuthStyle}}
+	}
+	tok := g.Token
 	hc := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: http.DefaultTransport, Timeout: 30 * time.Second})
-	return &savingSource{src: oauth2.ReuseTokenSource(&tok, cfg.TokenSource(hc, &tok)), last: tok.AccessToken,
-		save: func(t *oauth2.Token) error { return saveToken(context.Background(), h.Store, c.Name, t) }}, nil
+	return &savingSource{src: oauth2.ReuseTokenSource(tok, cfg.TokenSource(hc, tok)), last: tok.AccessToken,
+		save: func(t *oauth2.Token) error {
+			return saveGrant(context.Background(), h.Store, c.Name, storedGrant{Token: t, Discovered: g.Discovered})
+		}}, nil
 }
 
 // savingSource stores each new token its source gives (a refresh).

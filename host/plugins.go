@@ -371,8 +371,10 @@ func hasExport(p *sandbox.Plugin, name string) bool {
 // services is what plugins call back into: the session store's KV, the host model
 // (create_message) and notifications.
 type services struct {
-	store    loop.SessionStore
-	sample   func(ctx context.Context, caller string, req json.RawMessage) (json.RawMessage, error) // Door.Sample
+	store  loop.SessionStore
+	sample func(ctx context.Context, caller string, req json.RawMessage) (json.RawMessage, error) // Door.Sample
+	// noModel: the host runs no model (Options.NoProvider), so a call's client may sample (client.go).
+	noModel  bool
 	onReport func(any)
 
 	dirtyMu sync.Mutex

@@ -26,8 +26,13 @@ type samplingRequest struct {
 // errSampleNoModel refuses a sampling on a host without a provider.
 var errSampleNoModel = errors.New("no model is running")
 
-// CreateMessage is a plugin's create_message (sandbox.Host): Door.Sample.
+// CreateMessage is a plugin's create_message (sandbox.Host): Door.Sample, or, on a host
+// that runs no model (`mcp serve` without --agent), the sampling of the client that made
+// the call (CallOptions.Client) when it offers one.
 func (s *services) CreateMessage(ctx context.Context, plugin string, req json.RawMessage) (json.RawMessage, error) {
+	if c := clientFrom(ctx); s.noModel && c != nil && c.Sample != nil {
+		return c.Sample(ctx, req)
+	}
 	if s.sample == nil {
 		return nil, fmt.Errorf("create_message: %w", errSampleNoModel)
 	}

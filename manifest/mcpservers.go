@@ -113,8 +113,15 @@ func (m *Manifest) checkMCPOAuth(key string, s *MCPServerConfig) error {
 	if o == nil {
 		return nil
 	}
-	if s.URL == "" || o.TokenURL == "" || o.ClientID == "" || (o.ClientSecretEnv == "" && o.AuthorizeURL == "") {
-		return m.ErrorAt(key+".oauth", "oauth needs a url entry and token_url, client_id, and authorize_url (a person signs in) or client_secret_env (client credentials)")
+	switch {
+	case s.URL == "":
+		return m.ErrorAt(key+".oauth", "oauth needs a url entry")
+	case o.Discover() && o.ClientSecretEnv != "" && o.ClientID == "":
+		return m.ErrorAt(key+".oauth.client_secret_env", "a client secret needs its client_id")
+	case o.Discover():
+	case o.TokenURL == "" || o.ClientID == "" || (o.ClientSecretEnv == "" && o.AuthorizeURL == ""):
+		return m.ErrorAt(key+".oauth", "oauth needs token_url, client_id, and authorize_url (a person signs in) or client_secret_env "+
+			"(client credentials); or neither URL, and the server's authorization server is discovered (a person signs in)")
 	}
 	for _, e := range [][2]string{{"token_url", o.TokenURL}, {"authorize_url", o.AuthorizeURL}} {
 		u := e[1]
@@ -127,8 +134,8 @@ func (m *Manifest) checkMCPOAuth(key string, s *MCPServerConfig) error {
 
 func isLoopback(h string) bool { return h == "localhost" || h == "127.0.0.1" || h == "::1" }
 
-// MCPOAuthConfig is an [[mcp_servers]] entry's oauth table: a machine identity at the
-// server's authorization server. The secret is named by an environment variable, never
+// MCPOAuthConfig is an [[mcp_servers]] entry's oauth table: a person's sign-in or a
+// machine identity at the server's authorization server. The secret is named by an environment variable, never
 // written in the manifest.
 type MCPOAuthConfig struct {
 	// AuthorizeURL, when set, makes it the authorization code grant with PKCE: a person
@@ -143,4 +150,11 @@ type MCPOAuthConfig struct {
 
 // AuthCode is whether the entry's OAuth is the authorization code grant (a person signs
 // in with `agenthost mcp login NAME`) rather than client credentials.
-func (o *MCPOAuthConfig) AuthCode() bool { return o != nil && o.AuthorizeURL != "" }
+func (o *MCPOAuthConfig) AuthCode() bool { return o != nil && (o.AuthorizeURL != "" || o.Discover()) }
+
+// Discover is whether the entry names neither endpoint: `mcp login` discovers them as the
+// MCP authorization spec says (the server's protected resource metadata, then its
+// authorization server's metadata) and registers the client when client_id is not a
+// pre-registered one (a client ID metadata document when client_id is an https URL and
+// the server supports them, else dynamic registration).
+func (o *MCPOAuthConfig) Discover() bool { return o != nil && o.AuthorizeURL == "" && o.TokenURL == "" }

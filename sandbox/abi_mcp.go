@@ -138,12 +138,13 @@ func mcpParams(ctx context.Context, name string, args []byte) (params map[string
 // (notify_tool_list_changed). A plugin of another ABI has a fixed list: nothing to do.
 func (p *Plugin) RefreshTools(ctx context.Context) error { return p.abi.refreshTools(ctx) }
 
-// mcpRequests are the v2 exports MCPRequest may call: a v2 plugin's prompts and resources.
+// mcpRequests are the v2 exports MCPRequest may call: a v2 plugin's prompts, resources
+// and completions of their arguments.
 var mcpRequests = map[string]bool{"list_prompts": true, "get_prompt": true, "list_resources": true,
-	"list_resource_templates": true, "read_resource": true}
+	"list_resource_templates": true, "read_resource": true, "complete": true}
 
 // MCPRequest calls one of a v2 mcp plugin's prompt and resource exports (list_prompts,
-// get_prompt, list_resources, list_resource_templates, read_resource) with params in the
+// get_prompt, list_resources, list_resource_templates, read_resource, complete) with params in the
 // v2 envelope, and returns its answer: JSON (checked), in MCP's shape for that request.
 // A plugin without the export, or of another ABI, is an error the caller can test with
 // HasExport first.

@@ -22,9 +22,11 @@ import (
 //	notify_logging_message(params i64) MCP LoggingMessageNotificationParam → Host.Notify("notifications/message")
 //	call_meta() -> i64                {"call_id","session_id","run_id"} of the current call (hostcallmeta.go)
 //
+//	create_elicitation(req i64) -> i64 MCP ElicitRequestParams → ElicitResult: the host's
+//	                                  Eliciter when it is one, else {"action":"decline"}
+//
 // Stubs, so hyper-mcp modules that import them link:
 //
-//	create_elicitation(req i64) -> i64   always {"action":"decline"}
 //	list_roots() -> i64                  always {"roots":[]}
 //	notify_tool_list_changed(), notify_prompt_list_changed(),
 //	notify_resource_list_changed(), notify_resource_updated(params i64)   no-ops
@@ -91,12 +93,28 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 		fn("notify_prompt_list_changed", nil, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
 		fn("notify_resource_list_changed", nil, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
 		fn("create_elicitation", []extism.ValueType{i64}, []extism.ValueType{i64}, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
-			stack[0] = p.hostWrite(ctx, cp, "create_elicitation", []byte(`{"action":"decline"}`))
+			stack[0] = p.hostWrite(ctx, cp, "create_elicitation", p.elicit(ctx, p.hostBytes(ctx, cp, "create_elicitation", stack[0])))
 		}),
 		fn("list_roots", nil, []extism.ValueType{i64}, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 			stack[0] = p.hostWrite(ctx, cp, "list_roots", []byte(`{"roots":[]}`))
 		}),
 	}
+}
+
+// elicit answers create_elicitation: the host asks (Eliciter) or the answer is a decline.
+func (p *Plugin) elicit(ctx context.Context, req []byte) []byte {
+	e, ok := p.host().(Eliciter)
+	if !ok {
+		return []byte(`{"action":"decline"}`)
+	}
+	if !json.Valid(req) {
+		p.hostFail(ctx, errors.New("create_elicitation: request is not JSON"))
+	}
+	res, err := e.Elicit(ctx, p.name, req)
+	if err != nil {
+		p.hostFail(ctx, fmt.Errorf("create_elicitation: %w", err))
+	}
+	return res
 }
 
 func (p *Plugin) notifyFunc(name, method string) extism.HostFunction {

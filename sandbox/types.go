@@ -149,3 +149,10 @@ type Host interface {
 	KVSet(ctx context.Context, plugin, key string, val []byte) error
 	KVDelete(ctx context.Context, plugin, key string) error
 }
+
+// Eliciter is a Host that can ask a user for input (create_elicitation); req and the
+// result are MCP's ElicitRequestParams / ElicitResult JSON. A Host that is not one
+// answers every elicitation with a decline.
+type Eliciter interface {
+	Elicit(ctx context.Context, plugin string, req json.RawMessage) (json.RawMessage, error)
+}

@@ -78,3 +78,31 @@ func Progress(progress, total float64, message string) error {
 	b, _ := json.Marshal(progressParams{ProgressToken: 0, Progress: progress, Total: total, Message: message})
 	return hostNotify("notify_progress", b)
 }
+
+// ElicitResult is the MCP ElicitResult: what the user answered (accept, decline or
+// cancel) and, when they accepted, the content of the form.
+type ElicitResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// Elicit asks the user of the call being served for input (create_elicitation):
+// message is shown, schema is the form's requestedSchema (a flat object of primitive
+// properties, as MCP allows). Under `agenthost mcp serve` the MCP client that made the
+// call asks its user when it declared the elicitation capability; otherwise (a run, a
+// client without it) the answer is a decline.
+func Elicit(message string, schema json.RawMessage) (ElicitResult, error) {
+	in, err := json.Marshal(map[string]any{"message": message, "requestedSchema": schema})
+	if err != nil {
+		return ElicitResult{}, fmt.Errorf("create_elicitation: %w", err)
+	}
+	out, err := hostElicit(in)
+	if err != nil {
+		return ElicitResult{}, err
+	}
+	var res ElicitResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return ElicitResult{}, fmt.Errorf("create_elicitation: answer %q is not an ElicitResult: %w", out, err)
+	}
+	return res, nil
+}

@@ -12,3 +12,4 @@ func Config(string) (string, bool)             { return "", false }
 func HTTPGet(string) (int, []byte, error)      { return 0, nil, ErrNotInWasm }
 func hostCreateMessage([]byte) ([]byte, error) { return nil, ErrNotInWasm }
 func hostNotify(string, []byte) error          { return ErrNotInWasm }
+func hostElicit([]byte) ([]byte, error)        { return nil, ErrNotInWasm }

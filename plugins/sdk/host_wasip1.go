@@ -26,6 +26,9 @@ func notifyProgress(params uint64)
 //go:wasmimport extism:host/user notify_logging_message
 func notifyLoggingMessage(params uint64)
 
+//go:wasmimport extism:host/user create_elicitation
+func createElicitation(req uint64) uint64
+
 // Serve runs one export: it reads the call's input, runs handle, and sets
 // the output (returns 0) or the error (returns 1). Export packages use it:
 //
@@ -94,6 +97,14 @@ func hostCreateMessage(req []byte) ([]byte, error) {
 	out := readBlock(createMessage(block(req)))
 	if out == nil {
 		return nil, fmt.Errorf("create_message: empty answer")
+	}
+	return out, nil
+}
+
+func hostElicit(req []byte) ([]byte, error) {
+	out := readBlock(createElicitation(block(req)))
+	if out == nil {
+		return nil, fmt.Errorf("create_elicitation: empty answer")
 	}
 	return out, nil
 }

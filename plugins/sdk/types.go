@@ -203,10 +203,13 @@ func Final(text string, structured json.RawMessage) CallToolResult {
 
 // Content is one MCP content block.
 type Content struct {
-	Type     string `json:"type"` // text | image | resource
+	Type     string `json:"type"` // text | image | audio | resource
 	Text     string `json:"text,omitempty"`
 	Data     string `json:"data,omitempty"` // base64
 	MimeType string `json:"mimeType,omitempty"`
+	// Resource is an embedded resource's contents (type "resource"):
+	// {"uri","mimeType","text"} or {"uri","mimeType","blob"}.
+	Resource json.RawMessage `json:"resource,omitempty"`
 }
 
 // Text is a successful result holding one text block.

@@ -24,13 +24,18 @@ func (b *bridge) addPromptsAndResources(ctx context.Context) (skipped []string) 
 				skipped = append(skipped, err.Error())
 			}
 			for _, pr := range list.Prompts {
-				skipped = appendErr(skipped, guarded(p.Name(), "prompt", func() {
+				err := guarded(p.Name(), "prompt", func() {
 					b.srv.AddPrompt(pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 						var out mcp.GetPromptResult
 						params, _ := json.Marshal(req.Params)
 						return &out, request(ctx, p, "get_prompt", params, &out)
 					})
-				}))
+				})
+				if err != nil {
+					skipped = append(skipped, err.Error())
+					continue
+				}
+				b.offers.prompts[pr.Name] = p
 			}
 		}
 		if !p.HasExport("read_resource") {
@@ -47,7 +52,11 @@ func (b *bridge) addPromptsAndResources(ctx context.Context) (skipped []string) 
 				skipped = append(skipped, err.Error())
 			}
 			for _, r := range list.Resources {
-				skipped = appendErr(skipped, guarded(p.Name(), "resource", func() { b.srv.AddResource(r, read) }))
+				if err := guarded(p.Name(), "resource", func() { b.srv.AddResource(r, read) }); err != nil {
+					skipped = append(skipped, err.Error())
+					continue
+				}
+				b.offers.resources[r.URI] = p
 			}
 		}
 		if p.HasExport("list_resource_templates") {
@@ -56,7 +65,11 @@ func (b *bridge) addPromptsAndResources(ctx context.Context) (skipped []string) 
 				skipped = append(skipped, err.Error())
 			}
 			for _, rt := range list.ResourceTemplates {
-				skipped = appendErr(skipped, guarded(p.Name(), "resource template", func() { b.srv.AddResourceTemplate(rt, read) }))
+				if err := guarded(p.Name(), "resource template", func() { b.srv.AddResourceTemplate(rt, read) }); err != nil {
+					skipped = append(skipped, err.Error())
+					continue
+				}
+				b.offers.templates[rt.URITemplate] = p
 			}
 		}
 	}
@@ -85,11 +98,4 @@ func guarded(plugin, what string, add func()) (err error) {
 	}()
 	add()
 	return nil
-}
-
-func appendErr(list []string, err error) []string {
-	if err != nil {
-		return append(list, err.Error())
-	}
-	return list
 }

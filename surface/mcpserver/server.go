@@ -23,13 +23,14 @@ import (
 // are told (notifications/tools/list_changed). Each call is for the user its request
 // names (user.go; opts[0].User otherwise).
 func New(h *host.Host, version string, opts ...Options) (srv *mcp.Server, skipped []string) {
-	srv = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: version}, nil)
+	offers := newOffers()
+	srv = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: version}, serverOptions(h.Plugins(), offers))
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
 	identify(srv, o.User)
-	b := &bridge{h: h, srv: srv, offered: map[string]bool{}, sessions: newSessions()}
+	b := &bridge{h: h, srv: srv, offered: map[string]bool{}, sessions: newSessions(), offers: offers}
 	skipped = b.sync()
 	skipped = append(skipped, b.addPromptsAndResources(context.Background())...)
 	return srv, skipped
@@ -42,6 +43,7 @@ type bridge struct {
 	mu       sync.Mutex
 	offered  map[string]bool
 	sessions *sessions
+	offers   *offers // which plugin offers each prompt and resource (complete.go)
 }
 
 // sync offers the host's tools that are not offered yet and withdraws the gone ones.
@@ -118,7 +120,8 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 		}
 		unlock := b.sessions.lock(session) // one call at a time per MCP session: it is one session
 		defer unlock()
-		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) }}
+		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) },
+			Client: clientOf(req.Session)}
 		approver, asking := approverFor(req)
 		opts.Approver = approver
 		res, run := h.Door().CallTool(ctx, principal(ctx, h), t.Name, req.Params.Arguments, opts)

@@ -33,6 +33,9 @@ func notifyProgress(params uint64)
 //go:wasmimport extism:host/user call_meta
 func callMeta() uint64
 
+//go:wasmimport extism:host/user create_elicitation
+func createElicitation(req uint64) uint64
+
 // greet answers "Hello, <input>!": the warm-call benchmark export.
 //
 //go:wasmexport greet
@@ -116,6 +119,13 @@ func kv() int32 {
 func ask() int32 {
 	notifyProgress(store([]byte(`{"progressToken":"t","progress":1}`)))
 	return output(load(createMessage(store(input()))))
+}
+
+// elicit asks the user (create_elicitation) with its input and answers the answer.
+//
+//go:wasmexport elicit
+func elicit() int32 {
+	return output(load(createElicitation(store(input()))))
 }
 
 // call_ids answers the current call's ids (call_meta), so a tool with side effects can
