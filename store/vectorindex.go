@@ -112,46 +112,15 @@ func BuildIndex(ctx context.Context, db IndexDB, sc IndexScope) error {
 // gives every memory its list, then activates the new lists. It reads the vectors three
 // times (their lengths, the sample, the assignment) rather than holding them all.
 func train(ctx context.Context, db IndexDB, sc IndexScope, old *IndexState) error {
-	dims := map[int]int{}
-	err := db.ScanVectors(ctx, sc, nil, func(_ string, b []byte) error {
-		dims[len(b)/4]++
-		return nil
-	})
-	if err != nil {
+	d, n, err := commonDims(ctx, db, sc)
+	if err != nil || d == 0 || n < memory.IndexFrom {
 		return err
-	}
-	d := 0
-	for n, c := range dims {
-		if n > 0 && (c > dims[d] || c == dims[d] && n < d) {
-			d = n
-		}
-	}
-	if d == 0 || dims[d] < memory.IndexFrom {
-		return nil
 	}
 	h := fnv.New64a()
 	h.Write([]byte(sc.Owner + "\x00" + sc.Agent))
 	seed := h.Sum64()
-	k := memory.Lists(dims[d])
-	sample, seen := make([][]float32, 0, k*memory.SamplePerList), 0
-	rng := rand.New(rand.NewPCG(seed, 1))
-	err = db.ScanVectors(ctx, sc, nil, func(_ string, b []byte) error {
-		if len(b) != 4*d {
-			return nil
-		}
-		seen++ // reservoir sampling: each vector is kept with the same chance
-		if len(sample) < cap(sample) {
-			v, err := memory.DecodeVector(b)
-			if err == nil {
-				sample = append(sample, v)
-			}
-		} else if j := rng.IntN(seen); j < len(sample) {
-			if v, err := memory.DecodeVector(b); err == nil {
-				sample[j] = v
-			}
-		}
-		return nil
-	})
+	k := memory.Lists(n)
+	sample, err := sampleVectors(ctx, db, sc, d, k*memory.SamplePerList, seed)
 	if err != nil {
 		return err
 	}
@@ -183,6 +152,46 @@ func train(ctx context.Context, db IndexDB, sc IndexScope, old *IndexState) erro
 		return err
 	}
 	return db.Activate(ctx, sc, st)
+}
+
+// commonDims is the most common vector length of sc (the shorter on a tie) and how many
+// vectors have it.
+func commonDims(ctx context.Context, db IndexDB, sc IndexScope) (d, n int, err error) {
+	dims := map[int]int{}
+	err = db.ScanVectors(ctx, sc, nil, func(_ string, b []byte) error {
+		dims[len(b)/4]++
+		return nil
+	})
+	for l, c := range dims {
+		if l > 0 && (c > dims[d] || c == dims[d] && l < d) {
+			d = l
+		}
+	}
+	return d, dims[d], err
+}
+
+// sampleVectors keeps at most size vectors of length d from sc, each with the same
+// chance (reservoir sampling, seeded: the same vectors give the same sample).
+func sampleVectors(ctx context.Context, db IndexDB, sc IndexScope, d, size int, seed uint64) ([][]float32, error) {
+	sample, seen := make([][]float32, 0, size), 0
+	rng := rand.New(rand.NewPCG(seed, 1))
+	err := db.ScanVectors(ctx, sc, nil, func(_ string, b []byte) error {
+		if len(b) != 4*d {
+			return nil
+		}
+		seen++
+		if len(sample) < cap(sample) {
+			if v, err := memory.DecodeVector(b); err == nil {
+				sample = append(sample, v)
+			}
+		} else if j := rng.IntN(seen); j < len(sample) {
+			if v, err := memory.DecodeVector(b); err == nil {
+				sample[j] = v
+			}
+		}
+		return nil
+	})
+	return sample, err
 }
 
 func assign(st *IndexState, b []byte) int64 {
