@@ -88,6 +88,20 @@ declare module "agenthost" {
     fetch(url: string, options?: FetchOptions): { status: number; body: string };
   };
 
+  /**
+   * Files, within permissions.allowed_paths only: paths are the guest's (the mount
+   * points the manifest names, e.g. "/data/notes.txt"). A path outside every mount, a
+   * symlink out of one, or a write to a "ro:" mount throws.
+   */
+  export const fs: {
+    /** The file as UTF-8 text; invalid bytes become U+FFFD. */
+    readFile(path: string): string;
+    readFileBytes(path: string): Uint8Array;
+    /** Creates or truncates the file: a string is written as UTF-8. */
+    writeFile(path: string, data: string | Uint8Array | ArrayBuffer): void;
+    readdir(path: string): { name: string; isDirectory: boolean }[];
+  };
+
   /** Log lines: plugin_log events of the run. */
   export const log: {
     debug(message: string): void;

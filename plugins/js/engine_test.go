@@ -140,8 +140,9 @@ func TestInvalidUTF8InArgumentsReachesTheHandlerAsReplacementCharacters(t *testi
 // memHost keeps KV in memory and records logs: the engine's side of the host
 // functions (the plugins/ tests run them against the real host).
 type memHost struct {
-	kv   map[string]string
-	logs []string
+	kv    map[string]string
+	logs  []string
+	files map[string][]byte // fs, by path (fs_test.go)
 }
 
 func (h *memHost) KVGet(k string) (string, bool, error) { v, ok := h.kv[k]; return v, ok, nil }

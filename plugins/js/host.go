@@ -20,6 +20,7 @@ type Host interface {
 	CreateMessage(req json.RawMessage) (json.RawMessage, error)
 	Log(level, message string) error
 	Progress(progress, total float64, message string) error
+	FS
 }
 
 // HTTPRequest is http.fetch's request; the host checks the URL's host
@@ -101,6 +102,7 @@ func (e *Engine) module() *goja.Object {
 	set(m, "progress", func(p, total float64, msg string) {
 		e.check("progress", e.use("progress").Progress(p, total, msg))
 	})
+	set(m, "fs", e.fsModule(set))
 	set(m, "createMessage", e.createMessage)
 	set(m, "callMeta", func() goja.Value {
 		e.use("callMeta")

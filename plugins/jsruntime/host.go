@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	pdk "github.com/extism/go-pdk"
@@ -68,4 +69,21 @@ func (sdkHost) CreateMessage(req json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.Marshal(out)
+}
+
+// The files are the guest's own, over its WASI preopens: a path outside the
+// plugin's allowed_paths finds no mount, and every path inside one is resolved
+// by the sandbox (os.Root), as for a Go plugin's os calls.
+func (sdkHost) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+func (sdkHost) WriteFile(path string, data []byte) error {
+	return os.WriteFile(path, data, 0o644)
+}
+
+func (sdkHost) ReadDir(path string) ([]js.DirEntry, error) {
+	entries, err := os.ReadDir(path)
+	out := make([]js.DirEntry, 0, len(entries))
+	for _, d := range entries {
+		out = append(out, js.DirEntry{Name: d.Name(), IsDirectory: d.IsDir()})
+	}
+	return out, err
 }
