@@ -33,11 +33,15 @@ type Bundle struct {
 
 // Build bundles the entry file at path (.js, .mjs, .cjs, .ts, .mts, .cts,
 // .tsx, .jsx) with every relative or node_modules import it makes, except
-// "agenthost". Errors name the file, line and column.
+// "agenthost". Errors name the file, line and column. A file that is
+// already a bundle (it starts with Header) is taken as it is.
 func Build(path string) (Bundle, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Bundle{}, err
+	}
+	if b, ok, err := readBuilt(abs); ok || err != nil {
+		return b, err
 	}
 	dir := filepath.Dir(abs)
 	res := api.Build(api.BuildOptions{
@@ -55,6 +59,7 @@ func Build(path string) (Bundle, error) {
 		SourcesContent: api.SourcesContentExclude,
 		Charset:        api.CharsetUTF8,
 		LogLevel:       api.LogLevelSilent,
+		Banner:         map[string]string{"js": banner(abs)},
 	})
 	if len(res.Errors) > 0 {
 		return Bundle{}, errors.New(describe(res.Errors))

@@ -9,7 +9,9 @@
 // TypeScript is compiled"): esbuild takes milliseconds, and no built
 // artifact can go stale beside its source. The bundle travels in the
 // plugin's config, so the runtime module — compiled and pre-initialised
-// once — is the same for every bundle and every edit.
+// once — is the same for every bundle and every edit. A bundle opens with
+// Header; a file that does (`agenthost plugins build` wrote it) is taken as
+// it is, checked but not bundled again.
 //
 // What it must not do: run the code it bundles (the sandbox does, in the
 // runtime plugin), check types (esbuild strips them; a type checker is the

@@ -74,7 +74,7 @@ false with --json) and verify exits 1.`,
 		},
 	}
 	verify.Flags().BoolVar(&verifyJSON, "json", false, "print a JSON array: name, abi, tools (count), pinned, ok, error")
-	cmd.AddCommand(newPluginsPushCmd(), newPluginsPullCmd(),
+	cmd.AddCommand(newPluginsPushCmd(), newPluginsPullCmd(), newPluginsBuildCmd(),
 		list,
 		&cobra.Command{
 			Use: "inspect NAME|FILE.wasm", Short: "Show a plugin's tools with their schemas, exports and permissions", Args: cobra.ExactArgs(1),
