@@ -173,12 +173,15 @@ func (m *Manifest) checkPluginWasm(p *PluginConfig, key string) error {
 	return nil
 }
 
-// jsExts are the entry files a JS plugin may name (esbuild's loaders).
-var jsExts = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"}
-
-// checkPluginJS checks a JavaScript plugin: its entry exists, and the keys that make no
-// sense for it (it declares its own tools in the mcp ABI) are absent.
-func (m *Manifest) checkPluginJS(p *PluginConfig, key string) error {
+// jsEntry finds a JavaScript plugin's entry: a built bundle pulled from a registry (its
+// cached file), or a file beside the manifest.
+func (m *Manifest) jsEntry(p *PluginConfig, key string) error {
+	if strings.HasPrefix(p.JS, ociplugin.Scheme) {
+		return m.pullJS(p, key)
+	}
+	if p.Verify != nil {
+		return m.ErrorAt(key+".verify", "verify applies to plugins pulled from a registry (js = \"oci://…\")")
+	}
 	if !slices.Contains(jsExts, strings.ToLower(filepath.Ext(p.JS))) {
 		return m.ErrorAt(key+".js", "%q is not a JavaScript or TypeScript file (%s)", p.JS, strings.Join(jsExts, ", "))
 	}
@@ -190,6 +193,18 @@ func (m *Manifest) checkPluginJS(p *PluginConfig, key string) error {
 		return m.ErrorAt(key+".js", "cannot read %s: %v", js, errors.Unwrap(err))
 	}
 	p.JS = js
+	return nil
+}
+
+// jsExts are the entry files a JS plugin may name (esbuild's loaders).
+var jsExts = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"}
+
+// checkPluginJS checks a JavaScript plugin: its entry exists, and the keys that make no
+// sense for it (it declares its own tools in the mcp ABI) are absent.
+func (m *Manifest) checkPluginJS(p *PluginConfig, key string) error {
+	if err := m.jsEntry(p, key); err != nil {
+		return err
+	}
 	switch {
 	case strings.HasPrefix(p.Wasm, ociplugin.Scheme):
 		return m.ErrorAt(key+".wasm", "a JavaScript plugin runs in the runtime beside agenthost or a runtime file; not one pulled from a registry")

@@ -2,7 +2,9 @@
 // agent.toml) and checks their signatures, through github.com/google/go-containerregistry.
 //
 // An artifact is one image whose single layer is the module, media type
-// application/vnd.module.wasm.content.layer.v1+wasm (what Spin and Wassette push). A
+// application/vnd.module.wasm.content.layer.v1+wasm (what Spin and Wassette push), or a
+// built JavaScript bundle, application/vnd.agenthost.js.bundle.v1+javascript (js =
+// "oci://…"; it must open with JSBundleHeader), each cached under its own extension. A
 // signature is cosign's key-based form: an image tagged sha256-<manifest digest>.sig whose
 // layer is the "simple signing" payload naming the manifest digest, with the ECDSA P-256
 // signature of that payload in the layer's dev.cosignproject.cosign/signature annotation.

@@ -35,9 +35,18 @@ const Scheme = "oci://"
 // Media types of a plugin artifact and of a signature's payload.
 const (
 	WasmLayer     types.MediaType = "application/vnd.module.wasm.content.layer.v1+wasm"
+	JSLayer       types.MediaType = "application/vnd.agenthost.js.bundle.v1+javascript" // a built JS tool (docs/javascript.md)
 	SignedPayload types.MediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
 	sigAnnotation                 = "dev.cosignproject.cosign/signature"
 )
+
+// MediaType is a layer's media type (go-containerregistry's), named here so callers
+// need not import it.
+type MediaType = types.MediaType
+
+// JSBundleHeader opens a built JavaScript bundle (jsbundle.Header, which a test of
+// cmd/agenthost holds equal: ociplugin imports nothing of ours).
+const JSBundleHeader = "// agenthost bundle v1 "
 
 // MaxModule bounds a module's layer: a registry cannot make the host read without end.
 const MaxModule = 256 << 20
@@ -66,14 +75,17 @@ func ParseRef(ref string) (name.Reference, error) {
 
 // Pulled is a fetched module: its bytes' file in the cache and digests.
 type Pulled struct {
-	Path           string // the cached module
-	ModuleDigest   string // sha256 hex of the module (what a manifest sha256 pin names)
-	ManifestDigest string // "sha256:…" of the artifact's manifest (what is signed)
+	Path           string          // the cached module
+	ModuleDigest   string          // sha256 hex of the module (what a manifest sha256 pin names)
+	ManifestDigest string          // "sha256:…" of the artifact's manifest (what is signed)
+	Layer          types.MediaType // WasmLayer or JSLayer
 }
 
 // PullOptions say where a module is cached and what it must pass first.
 type PullOptions struct {
-	Cache string // the directory modules are cached in, as <module sha256>.wasm
+	Cache string // the directory modules are cached in, as <module sha256>.wasm (or .js)
+	// Layer is the media type the artifact must have: WasmLayer or JSLayer; "" takes either.
+	Layer types.MediaType
 	Key   string // a public key file (PEM): the artifact's signature must verify with it
 	// Keyless, instead of Key: the artifact must carry a Sigstore bundle that verifies
 	// under this policy (keyless.go).
@@ -101,7 +113,7 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 			return Pulled{}, err
 		}
 	}
-	desc, layer, err := resolve(r)
+	desc, layer, err := resolve(r, o.Layer)
 	if err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
 	}
@@ -126,14 +138,21 @@ func PullWith(ref string, o PullOptions) (Pulled, error) {
 	if err != nil {
 		return Pulled{}, fmt.Errorf("pull %s: %w", ref, err)
 	}
-	p := Pulled{ModuleDigest: strings.TrimPrefix(want.String(), "sha256:"), ManifestDigest: desc.Digest.String()}
-	p.Path, err = cacheModule(o.Cache, p.ModuleDigest, mod)
+	mt, _ := layer.MediaType()
+	if mt == JSLayer && !bytes.HasPrefix(mod, []byte(JSBundleHeader)) {
+		return Pulled{}, fmt.Errorf("pull %s: the %s layer is not a built bundle (no %q line)", ref, JSLayer, JSBundleHeader)
+	}
+	p := Pulled{ModuleDigest: strings.TrimPrefix(want.String(), "sha256:"), ManifestDigest: desc.Digest.String(), Layer: mt}
+	p.Path, err = cacheModule(o.Cache, p.ModuleDigest, ext[mt], mod)
 	return p, err
 }
 
+// ext is the cached file's extension, by layer media type.
+var ext = map[types.MediaType]string{WasmLayer: ".wasm", JSLayer: ".js"}
+
 // resolve fetches ref's manifest and checks that it is a plugin artifact: one layer of
-// media type WasmLayer.
-func resolve(r name.Reference) (*remote.Descriptor, v1.Layer, error) {
+// media type want (WasmLayer or JSLayer; "" either).
+func resolve(r name.Reference, want types.MediaType) (*remote.Descriptor, v1.Layer, error) {
 	desc, err := remote.Get(r, RemoteOptions()...)
 	if err != nil {
 		return nil, nil, err
@@ -149,8 +168,12 @@ func resolve(r name.Reference) (*remote.Descriptor, v1.Layer, error) {
 	if len(layers) != 1 {
 		return nil, nil, fmt.Errorf("%d layers, a plugin artifact has one", len(layers))
 	}
-	if mt, err := layers[0].MediaType(); err != nil || mt != WasmLayer {
-		return nil, nil, fmt.Errorf("layer media type %q, want %s", mt, WasmLayer)
+	mt, err := layers[0].MediaType()
+	switch {
+	case err != nil || ext[mt] == "":
+		return nil, nil, fmt.Errorf("layer media type %q, want %s or %s", mt, WasmLayer, JSLayer)
+	case want != "" && mt != want:
+		return nil, nil, fmt.Errorf("layer media type %q, want %s", mt, want)
 	}
 	return desc, layers[0], nil
 }
@@ -176,9 +199,9 @@ func readModule(layer v1.Layer, want v1.Hash) ([]byte, error) {
 	return mod, nil
 }
 
-// cacheModule writes mod to cache/<digest>.wasm (atomically) and returns the path.
-func cacheModule(cache, digest string, mod []byte) (string, error) {
-	path := filepath.Join(cache, digest+".wasm")
+// cacheModule writes mod to cache/<digest><ext> (atomically) and returns the path.
+func cacheModule(cache, digest, ext string, mod []byte) (string, error) {
+	path := filepath.Join(cache, digest+ext)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
@@ -195,17 +218,20 @@ func cacheModule(cache, digest string, mod []byte) (string, error) {
 	return path, os.Rename(tmp.Name(), path)
 }
 
-// Push uploads a module as an artifact at ref and, with a signing key (PEM, ECDSA P-256),
-// its signature. It returns the artifact's manifest digest.
+// Push uploads a module, or a built JavaScript bundle, as an artifact at ref and, with a
+// signing key (PEM, ECDSA P-256), its signature. It returns the artifact's manifest digest.
 func Push(module []byte, ref, signKey string) (string, error) {
-	if !bytes.HasPrefix(module, []byte("\x00asm")) {
-		return "", fmt.Errorf("push %s: not a WebAssembly module (no \\0asm header)", ref)
+	mt := WasmLayer
+	if bytes.HasPrefix(module, []byte(JSBundleHeader)) {
+		mt = JSLayer
+	} else if !bytes.HasPrefix(module, []byte("\x00asm")) {
+		return "", fmt.Errorf("push %s: not a WebAssembly module (no \\0asm header), nor a JavaScript bundle `agenthost plugins build` wrote", ref)
 	}
 	r, err := ParseRef(ref)
 	if err != nil {
 		return "", err
 	}
-	img, err := mutate.AppendLayers(empty.Image, static.NewLayer(module, WasmLayer))
+	img, err := mutate.AppendLayers(empty.Image, static.NewLayer(module, mt))
 	if err != nil {
 		return "", err
 	}

@@ -14,9 +14,11 @@ import (
 
 func newPluginsPushCmd() *cobra.Command {
 	var signKey, bundleFile string
-	cmd := &cobra.Command{Use: "push FILE.wasm oci://REGISTRY/REPO:TAG", Short: "Push a plugin to an OCI registry, signed with --sign-key or a Sigstore --bundle",
+	cmd := &cobra.Command{Use: "push FILE.wasm|BUNDLE.js oci://REGISTRY/REPO:TAG", Short: "Push a plugin to an OCI registry, signed with --sign-key or a Sigstore --bundle",
 		Long: `push uploads a module as a one-layer artifact (media type
-application/vnd.module.wasm.content.layer.v1+wasm) and prints its manifest digest. With
+application/vnd.module.wasm.content.layer.v1+wasm), or a JavaScript bundle that
+"plugins build" wrote (application/vnd.agenthost.js.bundle.v1+javascript, for a
+manifest's js = "oci://…"), and prints its manifest digest. With
 --sign-key (an ECDSA P-256 private key, PEM) it also pushes a cosign-style signature, which
 a manifest entry's verify = { key = "cosign.pub" } checks. With --bundle (a Sigstore
 bundle, JSON, signing the artifact's manifest: what cosign sign or cosign sign-blob of the
