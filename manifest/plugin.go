@@ -33,7 +33,7 @@ type PluginConfig struct {
 	Preinit *bool `toml:"preinit"`
 	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
 	Verify *VerifyConfig `toml:"verify"`
-	// Source is the oci:// reference Wasm was pulled from ("" for a file).
+	// Source is the oci:// reference Wasm, or JS (a built bundle), was pulled from ("" for a file).
 	Source string `toml:"-"`
 }
 
