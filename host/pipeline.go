@@ -12,6 +12,13 @@ import (
 // after a plugin changed its tool list, `mcp serve` offers and calls the new ones.
 func (h *Host) buildToolAgent() error {
 	a, err := h.newAgent(noModel{}, "", h.opts.Approver) // with its team: plugins list shows its tools
+	if err != nil && len(h.Manifest.Agents) > 0 {
+		// A member that does not build (its tool's schema does not compile: what plugins
+		// verify is there to report, per plugin) leaves this host its entry agent alone,
+		// as before the team was built here: the tools are still listed, verified and
+		// called, and a run (which builds the team) says the error.
+		a, err = h.agentFrom(h.Manifest.Agent, noModel{}, "", h.opts.Approver)
+	}
 	if err == nil {
 		h.toolAgent.Store(a)
 	}
