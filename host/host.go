@@ -46,7 +46,7 @@ type Options struct {
 	// (confine); empty: SelfExe.
 	ConfineExe string
 	Approver   loop.Approver
-	CacheDir   string    // Wasm compilation cache; default .agenthost/cache next to the manifest
+	CacheDir   string    // Wasm compilation cache; default $AGENTHOST_CACHE_DIR, else .agenthost/cache next to the manifest
 	Stderr     io.Writer // provider process logs; nil discards them
 	// Telemetry traces runs and counts them (package telemetry). Nil: Open makes one
 	// when [telemetry] or the OTEL_EXPORTER_OTLP_* variables ask for traces, or when
@@ -209,7 +209,7 @@ func (h *Host) openStores(ctx context.Context) (err error) {
 // finished first.
 func (h *Host) openPlugins(ctx context.Context) (err error) {
 	m := h.Manifest
-	cache := cmp.Or(h.opts.CacheDir, filepath.Join(m.Dir, ".agenthost", "cache"))
+	cache := cmp.Or(h.opts.CacheDir, CacheDirFromEnv(), filepath.Join(m.Dir, ".agenthost", "cache"))
 	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeOptions{CacheDir: cache, OnCompile: namedCompile(m, h.opts.OnCompile)}); err != nil {
 		return fmt.Errorf("start wasm runtime: %w", err)
 	}

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		defer providers.CleanupClients()
-		wasmCache = filepath.Join(dir, "wasm-cache")
+		wasmCache = testbin.ShareWasmCache()
 		defer testbin.Cleanup()
 		if scriptedBin, err = testbin.Build(testbin.Scripted); err != nil {
 			fmt.Fprintln(os.Stderr, err)

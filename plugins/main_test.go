@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/sandbox"
 )
 
@@ -63,8 +64,8 @@ func loadExample(t testing.TB, example string, cfg sandbox.Config) *sandbox.Plug
 	return p
 }
 
-// cacheDir is the compilation cache shared by the tests of one run.
-var cacheDir = filepath.Join(os.TempDir(), "agenthost-plugins-test-cache")
+// cacheDir is the compilation cache shared by every test process (testbin.ShareWasmCache).
+var cacheDir = testbin.ShareWasmCache()
 
 // wantTool calls a tool and checks its exact result.
 func wantTool(t *testing.T, p *sandbox.Plugin, tool, args string, isError bool, text string) {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testbin.ShareWasmCache()
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

@@ -35,6 +35,7 @@ func bareEnv(t *testing.T) (run func(args ...string) result, cwd, cache string) 
 // plugins call FILE.wasm leaves nothing in the current directory: the compiled module is
 // cached in the user's cache directory.
 func TestE2E_PluginsCallOnAPathCachesInTheUserCacheDir(t *testing.T) {
+	t.Setenv("AGENTHOST_CACHE_DIR", "") // the user's cache, as with no such setting
 	run, cwd, cache := bareEnv(t)
 	if r := run("plugins", "call", calcWasm, "calc", `{"expression":"2+3"}`); r.code != 0 || !strings.Contains(r.stdout, `"text": "5"`) {
 		t.Fatalf("call: exit %d %s %s", r.code, r.stdout, r.stderr)

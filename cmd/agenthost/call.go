@@ -171,7 +171,11 @@ func openBare(cmd *cobra.Command, path, tool string, f callFlags, onReport func(
 // a project tries by path and then adds to its manifest is compiled once, not once per
 // cache (14 s for a Go plugin); with no manifest, the user's (userCacheDir), since a cache
 // in the current directory would be litter (14 MB for the calc example).
+// $AGENTHOST_CACHE_DIR, when set, is every command's cache (host.CacheDirFromEnv).
 func bareCacheDir(cmd *cobra.Command) string {
+	if d := host.CacheDirFromEnv(); d != "" {
+		return d
+	}
 	if p := manifestPath(cmd); p != "" {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			if abs, err := filepath.Abs(p); err == nil {

@@ -40,7 +40,8 @@ func runTests(m *testing.M) int {
 	// agenthost and the scripted adapter side by side in testbin's directory, where the
 	// other binaries tests build (the openai adapter, mcpecho, test plugins) join them.
 	defer testbin.Cleanup()
-	defer pgtest.Stop() // the PostgreSQL server, if a test started one
+	defer pgtest.Stop()      // the PostgreSQL server, if a test started one
+	testbin.ShareWasmCache() // every agenthost the tests start compiles a module once, not once per test
 	for _, b := range []testbin.Bin{testbin.Agenthost, testbin.Scripted} {
 		if _, err := testbin.Build(b); err != nil {
 			fmt.Fprintln(os.Stderr, err)

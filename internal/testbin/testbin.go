@@ -159,3 +159,19 @@ func build(b Bin) (string, error) {
 	}
 	return out, nil
 }
+
+// ShareWasmCache points AGENTHOST_CACHE_DIR, for this process and every process it
+// starts, at one Wasm compilation cache shared by every test process of the machine,
+// and returns it. Each test writes its own manifest, and each manifest's default cache
+// (.agenthost/cache beside it) starts empty, so without this every test compiled every
+// plugin it loads again: seconds of CPU per module, far more under -race, where the
+// compiler itself runs instrumented. Sharing is safe for the reasons host.CacheDirFromEnv
+// gives (entries keyed by the module's sha256 and the runtime's version, written by
+// rename). The directory outlives the run on purpose, like the Go build cache: the next
+// run compiles only what changed. A test about the cache itself clears the variable
+// (t.Setenv("AGENTHOST_CACHE_DIR", "")).
+func ShareWasmCache() string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("agenthost-test-wasm-cache-%d", os.Getuid()))
+	os.Setenv("AGENTHOST_CACHE_DIR", dir)
+	return dir
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/testbin"
 )
 
 // The plugins these tests serve are real Wasm built from source: the host tests' probe
@@ -36,7 +37,7 @@ func buildPlugins(t *testing.T) {
 			wasm.err = err
 			return
 		}
-		wasm.cache = filepath.Join(dir, "cache")
+		wasm.cache = testbin.ShareWasmCache()
 		wasm.probe = filepath.Join(dir, "probe.wasm")
 		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasm.probe, "../../host/testdata/probe")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
