@@ -150,7 +150,11 @@ func build(b Bin) (string, error) {
 	// cp is given the built executable, then out.
 	cmd := exec.Command("go", append(args, "./"+strings.TrimPrefix(b.Pkg, "./"), out)...)
 	cmd.Dir = root
-	cmd.Env = os.Environ()
+	// CGO_ENABLED=0 as scripts/build.sh builds: the cgo setting is part of every
+	// package's cache key (it changes which files net and os/user compile, and so the
+	// export data of everything above them), so with the machine's default (1) the tests
+	// compiled the whole tree a second time beside `make build`'s.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b.Wasm {
 		cmd.Env = append(cmd.Env, "GOOS=wasip1", "GOARCH=wasm")
 	}
