@@ -19,7 +19,7 @@ import (
 func newEvalCmd() *cobra.Command {
 	var (
 		provider, approve, baseline string
-		replay                      string
+		replay, tools               string
 		junit, html                 string
 		jsonOut                     bool
 		parallel, judgeTokens       int
@@ -51,9 +51,13 @@ against --baseline, 2 usage, manifest or dataset error.`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m *manifest.Manifest
+			var replayTool func(loop.ToolCall) loop.ToolResult
 			if replay != "" {
 				var err error
 				if m, err = replayManifest(cmd, replay); err != nil {
+					return err
+				}
+				if replayTool, err = replayTools(replay, tools); err != nil {
 					return err
 				}
 				if len(args) == 0 {
@@ -65,6 +69,8 @@ against --baseline, 2 usage, manifest or dataset error.`,
 				provider = replayProvider
 			} else if len(args) != 1 {
 				return usage(fmt.Errorf("eval needs a DATASET (or --replay DIR)"))
+			} else if tools != "live" {
+				return usage(fmt.Errorf("--tools %s: only with --replay", tools))
 			}
 			cases, err := eval.Load(args[0])
 			if err != nil {
@@ -78,7 +84,7 @@ against --baseline, 2 usage, manifest or dataset error.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := openEvalHost(ctx, cmd, m, provider, approve, parallel)
+			h, err := openEvalHost(ctx, cmd, m, provider, approve, parallel, replayTool)
 			if err != nil {
 				return err
 			}
@@ -96,6 +102,7 @@ against --baseline, 2 usage, manifest or dataset error.`,
 	f := cmd.Flags()
 	f.StringVar(&provider, "provider", "", "use this [providers.NAME] instead of agent.provider")
 	f.StringVar(&replay, "replay", "", "run offline against a replay fixture (sessions export --fixture, eval record): its cases unless DATASET is given")
+	f.StringVar(&tools, "tools", "live", "with --replay: live (run the tools) or replay (answer each call with its recorded result)")
 	f.StringVar(&approve, "approve", "none", "tool calls needing approval: all or none")
 	f.IntVar(&parallel, "parallel", 1, "cases run at once")
 	f.BoolVar(&jsonOut, "json", false, "print the report as JSON (what --baseline reads)")
@@ -111,7 +118,8 @@ against --baseline, 2 usage, manifest or dataset error.`,
 
 // openEvalHost opens the host eval runs on: the manifest (m, or the -c file when nil)
 // with provider as the agent's, and approve's answer to approvals.
-func openEvalHost(ctx context.Context, cmd *cobra.Command, m *manifest.Manifest, provider, approve string, parallel int) (*host.Host, error) {
+func openEvalHost(ctx context.Context, cmd *cobra.Command, m *manifest.Manifest, provider, approve string, parallel int,
+	replayTool func(loop.ToolCall) loop.ToolResult) (*host.Host, error) {
 	if parallel < 1 || parallel > 64 {
 		return nil, usage(fmt.Errorf("--parallel %d: want 1 to 64", parallel))
 	}
@@ -120,7 +128,7 @@ func openEvalHost(ctx context.Context, cmd *cobra.Command, m *manifest.Manifest,
 		return nil, usage(fmt.Errorf("--approve %q: want all or none (no one is there to ask)", approve))
 	}
 	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Loaded: m, Lock: lockMode(cmd), Provider: provider,
-		Approver: approver, Stderr: providerLog(cmd)})
+		Approver: approver, Stderr: providerLog(cmd), ReplayTool: replayTool})
 	if err != nil {
 		return nil, err
 	}

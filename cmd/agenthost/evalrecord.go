@@ -44,7 +44,7 @@ case is not recorded: it is reported, and record exits 1.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := openEvalHost(ctx, cmd, nil, provider, approve, parallel)
+			h, err := openEvalHost(ctx, cmd, nil, provider, approve, parallel, nil)
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"os"
 	"path/filepath"
 
 	"github.com/agenthost/agenthost/eval"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/manifest"
 	"github.com/spf13/cobra"
 )
@@ -110,6 +114,50 @@ func replayManifest(cmd *cobra.Command, dir string) (*manifest.Manifest, error) 
 	}
 	m.Providers[replayProvider] = manifest.ProviderConfig{Command: command, Options: map[string]string{"script": script}}
 	return m, nil
+}
+
+// replayTools is what --tools says of a fixture's tools: nil to run them live, or an
+// answer from tools.json for each call, by its call id (the replayed model makes the
+// recorded calls with their recorded ids). A call the recording does not have, or has
+// with another tool or other arguments, gets an error result saying so.
+func replayTools(dir, mode string) (func(loop.ToolCall) loop.ToolResult, error) {
+	switch mode {
+	case "live":
+		return nil, nil
+	case "replay":
+	default:
+		return nil, usage(fmt.Errorf("--tools %q: live or replay", mode))
+	}
+	f, err := openFixture(dir)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--replay: %w", err))
+	}
+	byID := make(map[string]eval.ToolRecord, len(f.tools.Calls))
+	for _, t := range f.tools.Calls {
+		byID[t.ID] = t
+	}
+	return func(c loop.ToolCall) loop.ToolResult {
+		t, ok := byID[c.ID]
+		switch {
+		case !ok:
+			return loop.ErrorResult(fmt.Sprintf("replay: %s has no recorded result for call %s (%s %s)", dir, c.ID, c.Name, c.Arguments))
+		case t.Name != c.Name || !sameJSON(t.Arguments, []byte(c.Arguments)):
+			return loop.ErrorResult(fmt.Sprintf("replay: the recorded call %s is %s %s, this one is %s %s", c.ID, t.Name, t.Arguments, c.Name, c.Arguments))
+		case t.IsError:
+			return loop.ErrorResult(t.Content)
+		}
+		return loop.TextResult(t.Content)
+	}, nil
+}
+
+// sameJSON reports whether two JSON documents are the same value (key order and
+// spacing aside).
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 func isExecutable(path string) bool {

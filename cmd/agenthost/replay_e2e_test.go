@@ -20,8 +20,8 @@ import (
 // chatServer is a loopback OpenAI-compatible server for a two-call conversation: a
 // request with no tool message gets the openai adapter's recorded calc call
 // (providers/openai/testdata/tool_call.http: calc {"expression":"17*23"}, id
-// call_abc123); one with a tool message gets an answer quoting that result, streamed
-// in pieces, with usage. It counts the requests it gets.
+// call_abc123); one with a tool message gets an answer quoting that result (and
+// "Again." when the prompt starts so), streamed in pieces, with usage. It counts the requests it gets.
 type chatServer struct {
 	URL      string
 	requests atomic.Int32
@@ -43,10 +43,13 @@ func newChatServer(t *testing.T) *chatServer {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		result := ""
+		result, again := "", ""
 		for _, m := range req.Messages {
 			if m.Role == "tool" {
 				result = fmt.Sprint(m.Content)
+			}
+			if m.Role == "user" && strings.HasPrefix(fmt.Sprint(m.Content), "Again") {
+				again = " Again."
 			}
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -69,7 +72,7 @@ func newChatServer(t *testing.T) *chatServer {
 		chunk := func(delta, finish, usage string) {
 			fmt.Fprintf(w, `data: {"id":"chatcmpl-R1","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":%s,"finish_reason":%s}],"usage":%s}`+"\n\n", delta, finish, usage)
 		}
-		for _, piece := range []string{"17*23 ", "= " + result, "."} {
+		for _, piece := range []string{"17*23 ", "= " + result, "." + again} {
 			b, _ := json.Marshal(map[string]string{"content": piece})
 			chunk(string(b), "null", "null")
 		}
@@ -219,10 +222,24 @@ func TestE2E_RecordedRunReplaysOfflineAndFailsWhereItDiffers(t *testing.T) {
 		t.Fatalf("the replays made %d more model requests", n-2)
 	}
 
+	// The tools replayed too: same events; and the answer is tools.json's, not calc's
+	// (an edited result fails the case, naming it).
+	rep := e.replay(t, 0, "--replay", fx, "--tools", "replay")
+	equalStrings(t, "events with replayed tools", e.storedShape(t, rep.Cases[0].Outcome.Session), recorded)
+	toolsFile := filepath.Join(fx, "tools.json")
+	tools := must(os.ReadFile(toolsFile))
+	os.WriteFile(toolsFile, []byte(strings.Replace(string(tools), `"content": "391"`, `"content": "392"`, 1)), 0o644)
+	rep = e.replay(t, 1, "--replay", fx, "--tools", "replay")
+	if len(rep.Cases[0].Failures) != 1 || rep.Cases[0].Failures[0] !=
+		`no call of calc with arguments {"expression":"17*23"} and result "391" (calls: calc); its results: "392"` {
+		t.Fatalf("replay of an edited result: %+v", rep)
+	}
+	os.WriteFile(toolsFile, tools, 0o644)
+
 	// Another system prompt: the replayed model's first turn expected the recorded one.
 	manifest := string(must(os.ReadFile(e.manifest)))
 	os.WriteFile(e.manifest, []byte(strings.Replace(manifest, `system_prompt = "You compute."`, `system_prompt = "You guess."`, 1)), 0o644)
-	rep := e.replay(t, 1, "--replay", fx)
+	rep = e.replay(t, 1, "--replay", fx)
 	want := `status failed/error, want completed: model call failed: provider: scripted: turn 1: expect.system_contains "You compute.", but the system message is "You guess."`
 	if rep.Failed != 1 || len(rep.Cases[0].Failures) == 0 || rep.Cases[0].Failures[0] != want {
 		t.Fatalf("replay with another prompt: %+v\nwant failure %s", rep, want)
@@ -236,5 +253,58 @@ func TestE2E_RecordedRunReplaysOfflineAndFailsWhereItDiffers(t *testing.T) {
 	if rep.Failed != 1 || len(rep.Cases[0].Failures) != 1 ||
 		!strings.HasPrefix(rep.Cases[0].Failures[0], `no call of calc with arguments {"expression":"17*23"} and result "391" (calls: calc); its results: "`) {
 		t.Fatalf("replay without calc: %+v", rep)
+	}
+}
+
+// eval record runs a dataset against the loopback server once and writes the passing
+// cases as one fixture (a failing case is named and left out, exit 1); eval --replay
+// then passes both offline, each case played its own story although one prompt is part
+// of the other. A fixture is refused, naming why, when it is half there, when a case
+// id or a first message is already in it, and --tools without --replay is a usage
+// error.
+func TestE2E_EvalRecordWritesAFixtureThatReplaysOffline(t *testing.T) {
+	e, srv := replayEnv(t)
+	dataset := filepath.Join(e.dir, "smoke.jsonl")
+	os.WriteFile(dataset, []byte(strings.Join([]string{
+		`{"id": "mult", "input": {"prompt": "What is 17*23?"}, "expect": {"contains": ["391"]}}`,
+		`{"id": "again", "input": {"prompt": "Again: What is 17*23?", "user": "ana"}}`,
+		`{"id": "wrong", "input": {"prompt": "And 17*23?"}, "expect": {"contains": ["999"]}}`,
+	}, "\n")), 0o644)
+	fx := filepath.Join(e.dir, "smoke.replay")
+	r := e.agenthost(t, "eval", "record", dataset, "--provider", "openai", "--fixture", fx)
+	if r.code != 1 || !strings.Contains(r.stderr, `not recorded: case wrong failed: the final text does not contain "999"`) ||
+		!strings.Contains(r.stdout, "recorded 2 of 3 cases in "+fx) {
+		t.Fatalf("record: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	cases := string(must(os.ReadFile(filepath.Join(fx, "cases.jsonl"))))
+	if !strings.Contains(cases, `{"id":"again","input":{"prompt":"Again: What is 17*23?","user":"ana"},"expect":{"equals":"17*23 = 391. Again."`) {
+		t.Fatalf("cases.jsonl:\n%s", cases)
+	}
+	requests := srv.requests.Load()
+	rep := e.replay(t, 0, "--replay", fx, "--parallel", "2")
+	if rep.Passed != 2 || srv.requests.Load() != requests {
+		t.Fatalf("replay: %+v, %d requests after %d", rep, srv.requests.Load(), requests)
+	}
+
+	// A session whose first message another story answers, or under a taken id.
+	run := e.agenthost(t, "run", "--json", "--provider", "openai", "What is 17*23?")
+	session := sessionOf(t, events(t, run.stdout))
+	for _, c := range []struct{ id, want string }{
+		{"mult", `already has a case "mult" (choose another with --id)`},
+		{"other", `already replays a run whose first user message is "What is 17*23?"`},
+	} {
+		if r := e.agenthost(t, "sessions", "export", session, "--fixture", fx, "--id", c.id); r.code != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Fatalf("export as %s: exit %d %s", c.id, r.code, r.stderr)
+		}
+	}
+	if r := e.agenthost(t, "sessions", "export", "ses_nope", "--fixture", fx); r.code != 2 || !strings.Contains(r.stderr, `no session "ses_nope"`) {
+		t.Fatalf("export of no session: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.agenthost(t, "eval", dataset, "--tools", "replay"); r.code != 2 || !strings.Contains(r.stderr, "--tools replay: only with --replay") {
+		t.Fatalf("--tools without --replay: exit %d %s", r.code, r.stderr)
+	}
+	os.Remove(filepath.Join(fx, "tools.json"))
+	if r := e.agenthost(t, "eval", "--replay", fx); r.code != 2 || !strings.Contains(r.stderr, "but not all: not a replay fixture") {
+		t.Fatalf("half a fixture: exit %d %s", r.code, r.stderr)
 	}
 }
