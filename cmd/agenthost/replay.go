@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	"github.com/agenthost/agenthost/eval"
 	"github.com/agenthost/agenthost/host"
