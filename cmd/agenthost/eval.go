@@ -37,9 +37,9 @@ DATASET is JSON Lines or YAML; a case is {"id", "input": {"prompt" | "messages",
 "no_tools", "max_cost_usd", "max_steps", "status", "reason"}, "graders": [{"plugin", "config"} |
 {"rubric"}, "min_score"]}.
 
---replay DIR runs offline against a fixture that sessions export --fixture or eval record
-wrote: the scripted model answers as the recorded one did, the tools run live, and each case
-expects what the recorded run did.
+--replay DIR runs offline against a fixture that sessions export or eval record wrote: the
+scripted model answers as the recorded one did, the tools run live (or --tools replay answers
+each call with its recorded result), and each case expects what the recorded run did.
 
 Exit status: 0 every case passed and no regression, 1 a case failed or a regression
 against --baseline, 2 usage, manifest or dataset error.`,

@@ -26,10 +26,9 @@ tools' results, and the case with its input and graders and the expectations the
 out of the recorded case (the judge's answer is not replayed); plugin graders stay. A failing
 case is not recorded: it is reported, and record exits 1.
 
-` + "`agenthost eval --replay DIR`" + ` then runs the cases offline and deterministically, in CI.`,
-		Example: `  agenthost eval record evals/smoke.jsonl --provider openai --fixture evals/smoke.replay
-  agenthost eval --replay evals/smoke.replay`,
-		Args: cobra.ExactArgs(1),
+eval's replay option then runs the cases offline and deterministically, in CI.`,
+		Example: `  agenthost eval record evals/smoke.jsonl --provider openai --fixture evals/smoke.replay`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if provider == "" || dir == "" {
 				return usage(fmt.Errorf("record needs --provider NAME and --fixture DIR"))

@@ -23,16 +23,14 @@ func newSessionsExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export ID --fixture DIR",
 		Short: "Write a session's last run as a replay fixture: the model's answers, the tools' results and an eval case",
-		Long: `export writes what replaying the session's last run needs into DIR (docs/eval.md, "Record and
-replay"): model.json, the scripted provider's story of the model's answers; tools.json, the
+		Long: `export writes what replaying the session's last run needs into DIR: model.json, the scripted provider's story of the model's answers; tools.json, the
 tools' results; and cases.jsonl, an eval case whose expectations are what the run did (its
 status, its tool calls in order with their arguments and results, its final text).
 
-A DIR that already holds a fixture gets the run added to it. ` + "`agenthost eval --replay DIR`" + ` then
-reruns every case offline, deterministically, with tools run live (or replayed: --tools replay).`,
+A DIR that already holds a fixture gets the run added to it. eval's replay option then reruns
+every case offline, deterministically, with the tools run live or their results replayed.`,
 		Example: `  agenthost sessions export ses_0123abcd --fixture evals/refund
-  agenthost sessions export ses_4567ef01 --fixture evals/refund --id late-refund
-  agenthost eval --replay evals/refund`,
+  agenthost sessions export ses_4567ef01 --fixture evals/refund --id late-refund`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dir == "" {
