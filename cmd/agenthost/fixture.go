@@ -169,6 +169,9 @@ func (f *fixture) write() error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return err
 	}
+	if f.model.Turns == nil {
+		f.model.Turns = []scripted.Turn{} // the stories are the script: "turns": [], not null
+	}
 	model, err := json.MarshalIndent(f.model, "", "  ")
 	if err != nil {
 		return err
