@@ -24,6 +24,10 @@ type Outcome struct {
 	Error   string          `json:"error,omitempty"`
 	// Events are the run's events, for the HTML report's transcript.
 	Events []loop.Event `json:"-"`
+	// lastError is the message of the run's last error event: why a run that should
+	// have completed did not (a replayed model's expectation that failed names the
+	// difference there).
+	lastError string
 }
 
 // outcomeOf reads an outcome from a run's result and events.
@@ -35,12 +39,21 @@ func outcomeOf(res loop.RunResult, err error, events []loop.Event) Outcome {
 	if err != nil {
 		o.Error = err.Error()
 	}
+	calls := map[string]int{}
 	for _, e := range events {
 		switch d := e.Data.(type) {
 		case *loop.ToolCallData:
 			var args map[string]any
 			_ = json.Unmarshal(d.Arguments, &args)
+			calls[d.ID] = len(o.Calls)
 			o.Calls = append(o.Calls, ToolCall{Name: d.Name, Args: args})
+		case *loop.ToolResultData:
+			if i, ok := calls[d.ID]; ok {
+				content := d.Content
+				o.Calls[i].Result = &content
+			}
+		case *loop.ErrorData:
+			o.lastError = d.Message
 		case *loop.RunFinishedData:
 			o.Metrics = d.Metrics
 		}
@@ -57,7 +70,13 @@ func (x Expect) failures(o Outcome) []string {
 		want = string(loop.StatusCompleted)
 	}
 	if o.Status != want {
-		fail("status %s/%s, want %s", o.Status, o.Reason, want)
+		why := ""
+		if msg := o.lastError; msg != "" {
+			why = ": " + clip(msg, 400)
+		} else if o.Error != "" {
+			why = ": " + clip(o.Error, 400)
+		}
+		fail("status %s/%s, want %s%s", o.Status, o.Reason, want, why)
 	}
 	if x.Reason != "" && o.Reason != x.Reason {
 		fail("reason %s, want %s", o.Reason, x.Reason)
@@ -71,6 +90,9 @@ func (x Expect) failures(o Outcome) []string {
 		if strings.Contains(o.Final, s) {
 			fail("the final text contains %q", s)
 		}
+	}
+	if x.Equals != nil && o.Final != *x.Equals {
+		fail("the final text is %q, want %q", clip(o.Final, 200), clip(*x.Equals, 200))
 	}
 	if x.Matches != "" && !regexp.MustCompile(x.Matches).MatchString(o.Final) { // compiled once by Case.check
 		fail("the final text does not match /%s/", x.Matches)
@@ -122,7 +144,7 @@ func (x Expect) toolFailures(calls []ToolCall) []string {
 			start = from
 		}
 		for i := start; i < len(calls); i++ {
-			if calls[i].Name == w.Name && subset(w.Args, calls[i].Args) {
+			if calls[i].Name == w.Name && subset(w.Args, calls[i].Args) && sameResult(w.Result, calls[i].Result) {
 				found = i
 				break
 			}
@@ -133,7 +155,12 @@ func (x Expect) toolFailures(calls []ToolCall) []string {
 				how = " after the previous expected call"
 			}
 			args, _ := json.Marshal(w.Args)
-			out = append(out, fmt.Sprintf("no call of %s with arguments %s%s (calls: %s)", w.Name, args, how, callNames(calls)))
+			results := ""
+			if w.Result != nil {
+				how = fmt.Sprintf(" and result %q", clip(*w.Result, 200)) + how
+				results = resultsOf(w.Name, calls)
+			}
+			out = append(out, fmt.Sprintf("no call of %s with arguments %s%s (calls: %s)%s", w.Name, args, how, callNames(calls), results))
 			continue
 		}
 		from = found + 1
@@ -196,4 +223,23 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// sameResult reports whether a call's result is the expected one (nil: not checked).
+func sameResult(want, got *string) bool {
+	return want == nil || got != nil && *got == *want
+}
+
+// resultsOf says what the calls of name returned, for a failure about a result.
+func resultsOf(name string, calls []ToolCall) string {
+	var got []string
+	for _, c := range calls {
+		if c.Name == name && c.Result != nil {
+			got = append(got, fmt.Sprintf("%q", clip(*c.Result, 200)))
+		}
+	}
+	if len(got) == 0 {
+		return ""
+	}
+	return "; its results: " + strings.Join(got, ", ")
 }

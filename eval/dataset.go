@@ -48,6 +48,8 @@ type Expect struct {
 	Contains    []string `json:"contains,omitempty"`     // each is part of the final text
 	NotContains []string `json:"not_contains,omitempty"` // none is
 	Matches     string   `json:"matches,omitempty"`      // a regular expression (RE2) the final text matches
+	// Equals is the exact final text (a recorded run's: sessions export --fixture).
+	Equals *string `json:"equals,omitempty"`
 	// OutputSchema: the final answer is JSON matching it; OutputEquals: it equals this
 	// JSON (compared as values: key order and spacing do not matter).
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
@@ -63,10 +65,13 @@ type Expect struct {
 	Reason       string     `json:"reason,omitempty"`
 }
 
-// ToolCall is an expected call.
+// ToolCall is an expected call (or, in an outcome, a call made). Result, when set, is
+// the exact text of the call's result: a recorded run's, so a replay whose tool answers
+// differently fails naming the call.
 type ToolCall struct {
-	Name string         `json:"name"`
-	Args map[string]any `json:"args,omitempty"`
+	Name   string         `json:"name"`
+	Args   map[string]any `json:"args,omitempty"`
+	Result *string        `json:"result,omitempty"`
 }
 
 // Grader grades a case's run beyond its expectations: a Wasm evaluator plugin's grade

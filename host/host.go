@@ -72,6 +72,8 @@ type Options struct {
 	// guardrails, permission plugin, approvals, caps, storage, audit). A name that a
 	// plugin, a server or another tool also uses refuses Open.
 	Tools []loop.Tool
+	// ReplayTool, when set, answers every tool call in the tool's stead (replaytools.go).
+	ReplayTool func(loop.ToolCall) loop.ToolResult
 }
 
 // storeOutage is Options.StoreOutage for the manifest's store (see there).

@@ -130,7 +130,7 @@ func (h *Host) toolSet() ([]loop.Tool, []string, error) {
 		seen[name] = true
 		tools = append(tools, goTool{t})
 	}
-	return tools, warnings, nil
+	return h.replayed(tools), warnings, nil
 }
 
 // GoToolOwner is the owner `plugins list` and ToolList name for the embedding program's

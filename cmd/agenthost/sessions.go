@@ -43,7 +43,7 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "print a JSON array: id, title, last_status, cost_usd, runs, entries, updated")
-	cmd.AddCommand(list, show, newFeedbackCmd(), newPruneCmd(), &cobra.Command{
+	cmd.AddCommand(list, show, newFeedbackCmd(), newPruneCmd(), newSessionsExportCmd(), &cobra.Command{
 		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
 		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
