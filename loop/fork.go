@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 )
 
@@ -197,4 +198,64 @@ func ValidateHistory(es []Entry) error {
 		}
 	}
 	return nil
+}
+
+// Lineage is where a fork came from: its parent session, the parent's entry it was taken
+// at, how many entries the fork started with (its own entries after Base are its own
+// history), the edits made, who made it and when.
+type Lineage struct {
+	Parent  string    `json:"parent"`
+	At      int64     `json:"at"`
+	Base    int64     `json:"base"`
+	Edits   []Edit    `json:"edits,omitempty"`
+	By      string    `json:"by,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// ForkRequest is a fork of Session at its entry At, with typed edits applied to the copy.
+type ForkRequest struct {
+	Session string `json:"-"` // the session forked (from the route or the command line)
+	At      int64  `json:"at"`
+	Edits   []Edit `json:"edits,omitempty"`
+}
+
+// ComparisonSide is one session of a comparison: what it holds after the point the two part at
+// (From, an entry seq of its own), and what its runs there cost.
+type ComparisonSide struct {
+	Session  string    `json:"session"`
+	From     int64     `json:"from"`
+	Messages []Message `json:"messages"`
+	Runs     int       `json:"runs"`
+	Tokens   int       `json:"tokens"`
+	CostUSD  float64   `json:"cost_usd"`
+}
+
+// Comparison is two related sessions (one a fork of the other, or both forks of one
+// parent) from the point they part.
+type Comparison struct {
+	A ComparisonSide `json:"a"`
+	B ComparisonSide `json:"b"`
+}
+
+// ErrUnrelated is Compare's answer for two sessions neither of which is a fork of the
+// other, and that are not forks of one parent.
+var ErrUnrelated = errors.New("neither session is a fork of the other, nor are they forks of one session")
+
+// SideFrom is a session's side of a comparison: its messages and finished runs after from.
+func SideFrom(id string, es []Entry, from int64) ComparisonSide {
+	s := ComparisonSide{Session: id, From: from, Messages: []Message{}}
+	for _, e := range es {
+		switch {
+		case e.Seq <= from:
+		case e.Kind == EntryMessage && e.Message != nil:
+			s.Messages = append(s.Messages, *e.Message)
+		case e.Kind == EntryEvent && e.Event != nil && e.Event.Type == EventRunFinished:
+			if f, ok := e.Event.Data.(*RunFinishedData); ok {
+				s.Runs++
+				s.Tokens += f.Usage.TotalTokens
+				s.CostUSD += f.Usage.CostUSD
+			}
+		}
+	}
+	return s
 }
