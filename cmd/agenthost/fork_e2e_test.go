@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// forkEnv is a model that calls calc for 6*7 and then says what the result was
+// ("scripted"), and one that only says what the result it is shown was ("resume"): the
+// fork's run, in a process of its own, is the one call after the tool result.
+func forkEnv(t *testing.T) *agentEnv {
+	return newEnv(t, "", "", [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "It is {{result c1}}."}]}`},
+		[2]string{"resume", `{"turns": [
+	  {"expect": {"last_role": "tool", "messages": 4}, "text": "It is {{result c1}}."}]}`})
+}
+
+var toolLine = regexp.MustCompile(`(?m)^#(\d+) tool calc \[c1\]: 42$`)
+
+// forkAtAToolResult: a run calls calc (42); a fork at the tool result with the result
+// replaced by 41, resumed with no new prompt, has the model see 41 (the scripted model
+// says the result the request carries); the original is as it was; show names the
+// lineage, diff shows both answers side by side; an edit that would leave a call's
+// result missing is refused with the reason and stores nothing; the fork is audited.
+func forkAtAToolResult(t *testing.T, e *agentEnv) {
+	code, evs, stderr := e.runJSON(t, "what is 6*7?")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	sid := sessionOf(t, evs)
+	before := e.agenthost(t, "sessions", "show", sid, "--seq")
+	m := toolLine.FindStringSubmatch(before.stdout)
+	if before.code != 0 || m == nil || !strings.Contains(before.stdout, "assistant: It is 42.") {
+		t.Fatalf("sessions show --seq: %d\n%s%s", before.code, before.stdout, before.stderr)
+	}
+	at := m[1]
+
+	bad := e.agenthost(t, "sessions", "fork", sid, "--at", at, "--replace-result", "c9=41")
+	if bad.code != 2 || !strings.Contains(bad.stderr, `invalid fork: the fork has no tool result for call "c9"`) {
+		t.Fatalf("fork with an edit of no result: %d %q %q", bad.code, bad.stdout, bad.stderr)
+	}
+	bad = e.agenthost(t, "sessions", "fork", sid, "--at", at, "--drop-last-user")
+	if bad.code != 2 || !strings.Contains(bad.stderr, "the last user message is not the fork's last message") {
+		t.Fatalf("fork dropping a user message answered: %d %q", bad.code, bad.stderr)
+	}
+	if r := e.agenthost(t, "sessions", "fork", "ses_none", "--at", "1"); r.code != 1 || !strings.Contains(r.stderr, `no session "ses_none"`) {
+		t.Fatalf("fork of no session: %d %q", r.code, r.stderr)
+	}
+	if r := e.agenthost(t, "sessions", "list", "--json"); strings.Count(r.stdout, `"id"`) != 1 {
+		t.Fatalf("a refused fork stored a session:\n%s", r.stdout)
+	}
+
+	f := e.agenthost(t, "sessions", "fork", sid, "--at", at, "--replace-result", "c1=41")
+	fid := strings.TrimSpace(f.stdout)
+	if f.code != 0 || !strings.HasPrefix(fid, "ses_") || fid == sid || !strings.Contains(f.stderr, "forked "+sid+" at entry "+at) {
+		t.Fatalf("fork: %d %q %q", f.code, f.stdout, f.stderr)
+	}
+	code, evs, stderr = e.runJSON(t, "--session", fid, "--provider", "resume")
+	if code != 0 {
+		t.Fatalf("resume the fork: exit %d: %s", code, stderr)
+	}
+	var status loop.Status
+	for _, ev := range evs {
+		if d, ok := ev.Data.(*loop.RunFinishedData); ok {
+			status = d.Status
+		}
+	}
+	if status != loop.StatusCompleted {
+		t.Fatalf("the fork's run ended %q", status)
+	}
+	if after := e.agenthost(t, "sessions", "show", sid, "--seq"); after.stdout != before.stdout {
+		t.Fatalf("the original changed:\nbefore\n%s\nafter\n%s", before.stdout, after.stdout)
+	}
+	show := e.agenthost(t, "sessions", "show", fid)
+	if !strings.HasPrefix(show.stdout, "-- forked from "+sid+" at entry "+at+" (its first 4 entries), edited: replace_tool_result c1\n") ||
+		!strings.Contains(show.stdout, "tool calc [c1]: 41\n") || !strings.Contains(show.stdout, "assistant: It is 41.") || strings.Contains(show.stdout, "[c1]: 42") || strings.Contains(show.stdout, "It is 42") {
+		t.Fatalf("sessions show of the fork:\n%s%s", show.stdout, show.stderr)
+	}
+
+	diff := e.agenthost(t, "sessions", "diff", sid, fid, "--json")
+	var c loop.Comparison
+	if err := json.Unmarshal([]byte(diff.stdout), &c); err != nil {
+		t.Fatalf("diff --json: %v %s %s", err, diff.stdout, diff.stderr)
+	}
+	if c.A.Session != sid || c.B.Session != fid || c.B.From != 4 || c.A.Runs != 1 || c.B.Runs != 1 ||
+		c.A.Messages[len(c.A.Messages)-1].Text() != "It is 42." || len(c.B.Messages) != 1 || c.B.Messages[0].Text() != "It is 41." {
+		t.Fatalf("diff: %+v", c)
+	}
+	text := e.agenthost(t, "sessions", "diff", sid, fid)
+	if !regexp.MustCompile(`(?m)^\d+ +assistant: It is 42\. +assistant: It is 41\.$`).MatchString(text.stdout) ||
+		!regexp.MustCompile(`(?m)^runs +1 +1$`).MatchString(text.stdout) || !strings.Contains(text.stdout, "cost") {
+		t.Fatalf("diff side by side:\n%s%s", text.stdout, text.stderr)
+	}
+	if r := e.agenthost(t, "sessions", "diff", sid, sid); r.code != 2 || !strings.Contains(r.stderr, "neither session is a fork of the other") {
+		t.Fatalf("diff of unrelated sessions: %d %q", r.code, r.stderr)
+	}
+
+	var forks []audit.Record
+	for _, r := range auditRecords(t, e) {
+		if r.Action == audit.ActionSessionFork {
+			forks = append(forks, r)
+		}
+	}
+	if len(forks) != 1 || forks[0].Target != fid || forks[0].Detail["parent"] != sid || forks[0].Detail["at"] != at ||
+		forks[0].Detail["edits"] != "replace_tool_result c1" {
+		t.Fatalf("audit of the fork: %+v", forks)
+	}
+}
+
+func TestE2E_ForkAtAToolResultReplaceItAndResume_SQLite(t *testing.T) {
+	forkAtAToolResult(t, forkEnv(t))
+}
+
+func TestE2E_ForkAtAToolResultReplaceItAndResume_PostgreSQL(t *testing.T) {
+	e := forkEnv(t)
+	usePostgres(t, e)
+	forkAtAToolResult(t, e)
+}
