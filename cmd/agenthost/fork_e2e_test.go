@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,4 +122,72 @@ func TestE2E_ForkAtAToolResultReplaceItAndResume_PostgreSQL(t *testing.T) {
 	e := forkEnv(t)
 	usePostgres(t, e)
 	forkAtAToolResult(t, e)
+}
+
+// Over HTTP, through the door: a user forks her own session (the fork is hers: another
+// user gets 404 for it), and another user, or a viewer, asking to fork it gets what a
+// session that does not exist gets (404, the same words); an invalid edit is 400 with
+// the reason; GET shows the lineage; the fork (its last turn dropped) goes on with a new message; diff needs
+// both sessions readable.
+func TestE2E_ForkOverHTTPIsTheCallersAndAForeignSessionIsNotFound(t *testing.T) {
+	s, tok := usersEnv(t)
+	ana, bo, vi := tok["ana"], tok["bo"], tok["vi"]
+	if code, body := call(t, s, ana, "POST", "/v1/runs", runBody("f1", "r1", "hi")); code != 200 || !strings.Contains(body, "RUN_FINISHED") {
+		t.Fatalf("ana's run: %d %s", code, body)
+	}
+	code, body := call(t, s, ana, "GET", "/v1/sessions/f1", "")
+	var detail struct {
+		Entries []loop.Entry  `json:"entries"`
+		Lineage *loop.Lineage `json:"lineage"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &detail) != nil || detail.Lineage != nil {
+		t.Fatalf("GET f1: %d %s", code, body)
+	}
+	var at int64
+	for _, e := range detail.Entries {
+		if e.Kind == loop.EntryMessage && e.Message.Role == loop.RoleUser {
+			at = e.Seq
+		}
+	}
+	forkBody := `{"at": ` + strconv.FormatInt(at, 10) + `, "edits": [{"op": "drop_last_turn"}]}`
+
+	for _, who := range []struct{ name, token, session string }{{"bo", bo, "f1"}, {"vi", vi, "f1"}, {"bo", bo, "nope"}} {
+		code, body := call(t, s, who.token, "POST", "/v1/sessions/"+who.session+"/fork", forkBody)
+		if code != 404 || strings.TrimSpace(body) != `{"error":"no session \"`+who.session+`\""}` {
+			t.Fatalf("%s forks %s: %d %s", who.name, who.session, code, body)
+		}
+	}
+	if code, body := call(t, s, ana, "POST", "/v1/sessions/f1/fork", `{"at": 1, "edits": [{"op": "rewrite"}]}`); code != 400 || !strings.Contains(body, `unknown edit \"rewrite\"`) {
+		t.Fatalf("an invalid edit: %d %s", code, body)
+	}
+
+	code, body = call(t, s, ana, "POST", "/v1/sessions/f1/fork", forkBody)
+	var made struct {
+		Session string       `json:"session"`
+		Lineage loop.Lineage `json:"lineage"`
+	}
+	if code != 201 || json.Unmarshal([]byte(body), &made) != nil || made.Lineage.Parent != "f1" || made.Lineage.At != at || made.Lineage.By != whoami(t, s, ana).ID {
+		t.Fatalf("ana forks f1: %d %s", code, body)
+	}
+	fork := made.Session
+	if code, body := call(t, s, bo, "GET", "/v1/sessions/"+fork, ""); code != 404 {
+		t.Fatalf("bo reads ana's fork: %d %s", code, body)
+	}
+	code, body = call(t, s, ana, "GET", "/v1/sessions/"+fork, "")
+	detail.Lineage = nil
+	if code != 200 || json.Unmarshal([]byte(body), &detail) != nil || detail.Lineage == nil || detail.Lineage.Parent != "f1" ||
+		len(detail.Entries) != 1 || detail.Entries[0].Message.Role != loop.RoleSystem {
+		t.Fatalf("GET the fork: %d %s", code, body)
+	}
+	if code, body := call(t, s, ana, "POST", "/v1/runs", runBody(fork, "r2", "hi there")); code != 200 || !strings.Contains(body, "RUN_FINISHED") || !strings.Contains(body, "hello") {
+		t.Fatalf("resume the fork: %d %s", code, body)
+	}
+	if code, body := call(t, s, bo, "GET", "/v1/sessions/f1/diff/"+fork, ""); code != 404 {
+		t.Fatalf("bo's diff: %d %s", code, body)
+	}
+	code, body = call(t, s, ana, "GET", "/v1/sessions/f1/diff/"+fork, "")
+	var c loop.Comparison
+	if code != 200 || json.Unmarshal([]byte(body), &c) != nil || c.A.From != at || c.B.Runs != 1 || len(c.B.Messages) != 2 || c.B.Messages[1].Text() != "hello" {
+		t.Fatalf("ana's diff: %d %s", code, body)
+	}
 }
