@@ -58,7 +58,13 @@ func (d *Door) Fork(ctx context.Context, p access.Principal, req loop.ForkReques
 	if err := h.Store.Append(ctx, id, history...); err != nil {
 		return "", loop.Lineage{}, fmt.Errorf("store fork: %w", err)
 	}
-	lin := loop.Lineage{Parent: req.Session, At: req.At, Base: int64(len(history)), Edits: req.Edits, By: who, Created: time.Now().UTC()}
+	// The lineage names the edits, not their text: that is in the fork's history, erased
+	// with it.
+	named := make([]loop.Edit, len(req.Edits))
+	for i, e := range req.Edits {
+		named[i] = loop.Edit{Op: e.Op, CallID: e.CallID}
+	}
+	lin := loop.Lineage{Parent: req.Session, At: req.At, Base: int64(len(history)), Edits: named, By: who, Created: time.Now().UTC()}
 	b, err := json.Marshal(lin)
 	if err == nil {
 		err = h.Store.KVSet(context.WithoutCancel(ctx), forkKV, id, b)

@@ -202,7 +202,8 @@ func ValidateHistory(es []Entry) error {
 
 // Lineage is where a fork came from: its parent session, the parent's entry it was taken
 // at, how many entries the fork started with (its own entries after Base are its own
-// history), the edits made, who made it and when.
+// history), the edits made (their ops and call ids: their text is in the fork), who made
+// it and when.
 type Lineage struct {
 	Parent  string    `json:"parent"`
 	At      int64     `json:"at"`

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -189,5 +191,42 @@ func TestE2E_ForkOverHTTPIsTheCallersAndAForeignSessionIsNotFound(t *testing.T) 
 	var c loop.Comparison
 	if code != 200 || json.Unmarshal([]byte(body), &c) != nil || c.A.From != at || c.B.Runs != 1 || len(c.B.Messages) != 2 || c.B.Messages[1].Text() != "hello" {
 		t.Fatalf("ana's diff: %d %s", code, body)
+	}
+}
+
+// A fork is sealed as any session: on a keyed store the text an edit put into it is not
+// in the file in clear (nor its lineage's edits), yet sessions show reads it.
+func TestE2E_ForkOnAKeyedStoreIsSealed(t *testing.T) {
+	e := forkEnv(t)
+	key := e.agenthost(t, "store", "keygen")
+	if key.code != 0 {
+		t.Fatalf("keygen: %d %s", key.code, key.stderr)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "store.key"), []byte(key.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(e.manifest)
+	keyed := strings.Replace(string(b), `path = "sessions.db"`, `path = "sessions.db"`+"\nkey_file = \"store.key\"", 1)
+	if err := os.WriteFile(e.manifest, []byte(keyed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, evs, stderr := e.runJSON(t, "what is 6*7?")
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	sid := sessionOf(t, evs)
+	m := toolLine.FindStringSubmatch(e.agenthost(t, "sessions", "show", sid, "--seq").stdout)
+	if m == nil {
+		t.Fatal("no tool result in sessions show --seq")
+	}
+	f := e.agenthost(t, "sessions", "fork", sid, "--at", m[1], "--replace-result", "c1=quetzalcoatl")
+	if f.code != 0 {
+		t.Fatalf("fork: %d %s", f.code, f.stderr)
+	}
+	if show := e.agenthost(t, "sessions", "show", strings.TrimSpace(f.stdout)); !strings.Contains(show.stdout, "tool calc [c1]: quetzalcoatl") {
+		t.Fatalf("show the fork: %s %s", show.stdout, show.stderr)
+	}
+	if dbHolds(t, e.dir, "quetzalcoatl") {
+		t.Fatal("the fork's edited result is in the store file in clear")
 	}
 }
