@@ -114,6 +114,38 @@ func checkContent(s string) error {
 
 func applyEdit(es []Entry, ed Edit) ([]Entry, error) {
 	from := editable(es)
+	switch ed.Op {
+	case EditReplaceToolResult:
+		return replaceResult(es, ed, from)
+	case EditLastUser, EditDropLastUser, EditDropLastTurn:
+		return editLastTurn(es, ed, from)
+	}
+	return nil, invalid("unknown edit %q (replace_tool_result, edit_last_user, drop_last_user, drop_last_turn)", ed.Op)
+}
+
+// replaceResult is replace_tool_result: the latest result of the call, if the model
+// still sees it (after the last compaction, from).
+func replaceResult(es []Entry, ed Edit, from int) ([]Entry, error) {
+	if err := checkContent(ed.Content); err != nil {
+		return nil, err
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		m := es[i].Message
+		if es[i].Kind != EntryMessage || m.Role != RoleTool || m.ToolCallID != ed.CallID {
+			continue
+		}
+		if i < from {
+			return nil, invalid("the result of call %q was compacted: the model no longer sees it", ed.CallID)
+		}
+		m.Content = []Part{TextPart(ed.Content)}
+		return es, nil
+	}
+	return nil, invalid("the fork has no tool result for call %q", ed.CallID)
+}
+
+// editLastTurn is edit_last_user, drop_last_user and drop_last_turn: the last user
+// message after the last compaction (from).
+func editLastTurn(es []Entry, ed Edit, from int) ([]Entry, error) {
 	lastUser := -1
 	for i := len(es) - 1; i >= from; i-- {
 		if es[i].Kind == EntryMessage && es[i].Message.Role == RoleUser {
@@ -121,45 +153,21 @@ func applyEdit(es []Entry, ed Edit) ([]Entry, error) {
 			break
 		}
 	}
-	switch ed.Op {
-	case EditReplaceToolResult:
-		if err := checkContent(ed.Content); err != nil {
-			return nil, err
-		}
-		for i := len(es) - 1; i >= 0; i-- {
-			m := es[i].Message
-			if es[i].Kind != EntryMessage || m.Role != RoleTool || m.ToolCallID != ed.CallID {
-				continue
-			}
-			if i < from {
-				return nil, invalid("the result of call %q was compacted: the model no longer sees it", ed.CallID)
-			}
-			m.Content = []Part{TextPart(ed.Content)}
-			return es, nil
-		}
-		return nil, invalid("the fork has no tool result for call %q", ed.CallID)
-	case EditLastUser, EditDropLastUser:
-		if lastUser < 0 {
-			return nil, invalid("the fork has no user message after its last compaction")
-		}
-		if lastUser != len(es)-1 {
-			return nil, invalid("the last user message is not the fork's last message: fork at its seq, or drop the last turn")
-		}
-		if ed.Op == EditDropLastUser {
-			return es[:lastUser], nil
-		}
-		if err := checkContent(ed.Content); err != nil {
-			return nil, err
-		}
-		es[lastUser].Message.Content = []Part{TextPart(ed.Content)}
-		return es, nil
-	case EditDropLastTurn:
-		if lastUser < 0 {
-			return nil, invalid("the fork has no user message after its last compaction")
-		}
+	switch {
+	case lastUser < 0:
+		return nil, invalid("the fork has no user message after its last compaction")
+	case ed.Op == EditDropLastTurn:
+		return es[:lastUser], nil
+	case lastUser != len(es)-1:
+		return nil, invalid("the last user message is not the fork's last message: fork at its seq, or drop the last turn")
+	case ed.Op == EditDropLastUser:
 		return es[:lastUser], nil
 	}
-	return nil, invalid("unknown edit %q (replace_tool_result, edit_last_user, drop_last_user, drop_last_turn)", ed.Op)
+	if err := checkContent(ed.Content); err != nil {
+		return nil, err
+	}
+	es[lastUser].Message.Content = []Part{TextPart(ed.Content)}
+	return es, nil
 }
 
 // ValidateHistory checks that a history (message and compaction entries in order, as a

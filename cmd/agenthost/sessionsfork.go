@@ -29,14 +29,14 @@ func newForkCmd() *cobra.Command {
 	var f forkFlags
 	cmd := &cobra.Command{
 		Use: "fork ID --at SEQ", Short: "Make a new session whose history is ID's up to entry SEQ, with typed edits", Args: cobra.ExactArgs(1),
-		Long: `Fork copies a session's messages up to entry SEQ (see sessions show --seq) into a new
-session; the original is not changed. Edits change the copy, in this order: --drop-last-turn,
+		Long: `Fork copies a session's messages up to entry SEQ (sessions show numbers the entries
+with its seq flag) into a new session; the original is not changed. Edits change the copy, in this order: --drop-last-turn,
 --drop-last-user, --edit-last-user, then each --replace-result. The result must stay a
-conversation every provider accepts, or the fork is refused with the reason. Continue the
-fork with: agenthost run --session NEW [PROMPT].`,
+conversation every provider accepts, or the fork is refused with the reason. The new
+session's id is printed; run continues it like any session.`,
 		Example: `  agenthost sessions fork ses_0123abcd --at 8 --replace-result call_1='{"temp": 21}'
   agenthost sessions fork ses_0123abcd --at 14 --edit-last-user "and in Fahrenheit?"
-  agenthost run --session "$(agenthost sessions fork ses_0123abcd --at 12 --drop-last-turn)" "try again"`,
+  agenthost sessions fork ses_0123abcd --at 12 --drop-last-turn --user ana`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.editUserIsSet = cmd.Flags().Changed("edit-last-user")
 			edits, err := f.edits()
