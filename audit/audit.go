@@ -19,6 +19,7 @@ const (
 	ActionMemoryDelete   = "memory.delete"
 	ActionSessionShare   = "session.share"
 	ActionSessionUnshare = "session.unshare"
+	ActionSessionFork    = "session.fork" // a session forked from another at an entry, with the edits made
 	ActionUserAdd        = "user.add"
 	ActionUserRemove     = "user.remove"
 	ActionStoreReseal    = "store.reseal"

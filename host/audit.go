@@ -137,5 +137,6 @@ func (h *Host) DeleteSession(ctx context.Context, id, actor string) error {
 		return err
 	}
 	h.forgetSession(ctx, id)
+	h.forgetLineage(ctx, id)
 	return h.Audit(ctx, audit.Record{Action: audit.ActionSessionDelete, Actor: actor, Target: id})
 }

@@ -258,6 +258,8 @@ func registerCompletions(root *cobra.Command) {
 		return matching(pluginNames(cmd, args), p), cobra.ShellCompDirectiveDefault
 	}
 	find("sessions", "show").ValidArgsFunction = completeAt(0, sessionIDs)
+	find("sessions", "fork").ValidArgsFunction = completeAt(0, sessionIDs)
+	find("sessions", "diff").ValidArgsFunction = completeEach(sessionIDs)
 	find("workflow", "run").ValidArgsFunction = completeAt(0, workflowNames)
 	find("sessions", "rm").ValidArgsFunction = completeEach(sessionIDs)
 	find("sessions", "feedback").ValidArgsFunction = completeAt(0, sessionIDs)

@@ -17,20 +17,23 @@ func newSessionsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "sessions", Short: "List stored sessions and show one",
 		Example: `  agenthost sessions list
   agenthost sessions show ses_0123abcd
+  agenthost sessions fork ses_0123abcd --at 8 --replace-result call_1=42
+  agenthost sessions diff ses_0123abcd ses_4567ef01
   agenthost sessions prune --older-than 30d --dry-run
   agenthost run --session ses_0123abcd "and then?"   # continue one`}
-	var jsonOut bool
+	var jsonOut, seqs bool
 	show := &cobra.Command{
 		Use: "show ID", Short: "Show a session's conversation (or its stored events with --json)", Args: cobra.ExactArgs(1),
 		Example: `  agenthost sessions show ses_0123abcd
   agenthost sessions show ses_0123abcd --json | jq -c 'select(.type == "tool_result")'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, func(h *host.Host) error {
-				return showSession(cmd, h, args[0], jsonOut)
+				return showSession(cmd, h, args[0], jsonOut, seqs)
 			})
 		},
 	}
 	show.Flags().BoolVar(&jsonOut, "json", false, "print the stored events as JSON Lines")
+	show.Flags().BoolVar(&seqs, "seq", false, "number each line with its entry's seq (what sessions fork --at takes)")
 	var listJSON bool
 	list := &cobra.Command{
 		Use: "list", Short: "List sessions, most recent first", Args: cobra.NoArgs,
@@ -43,7 +46,7 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "print a JSON array: id, title, last_status, cost_usd, runs, entries, updated")
-	cmd.AddCommand(list, show, newFeedbackCmd(), newPruneCmd(), newSessionsExportCmd(), &cobra.Command{
+	cmd.AddCommand(list, show, newForkCmd(), newDiffCmd(), newFeedbackCmd(), newPruneCmd(), newSessionsExportCmd(), &cobra.Command{
 		Use: "rm ID...", Short: "Delete sessions (not one whose run is in progress)", Args: cobra.MinimumNArgs(1),
 		Example: `  agenthost sessions rm ses_0123abcd ses_4567ef01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,7 +59,7 @@ func newSessionsCmd() *cobra.Command {
 }
 
 // showSession is `sessions show`: the conversation, or the stored events with --json.
-func showSession(cmd *cobra.Command, h *host.Host, id string, jsonOut bool) error {
+func showSession(cmd *cobra.Command, h *host.Host, id string, jsonOut, seqs bool) error {
 	entries, err := h.Store.Load(cmd.Context(), id)
 	if err != nil {
 		return failed(err)
@@ -74,10 +77,41 @@ func showSession(cmd *cobra.Command, h *host.Host, id string, jsonOut bool) erro
 		return nil
 	}
 	out := cmd.OutOrStdout()
+	lin, forked, err := h.Lineage(cmd.Context(), id)
+	if err != nil {
+		return failed(err)
+	}
+	if forked {
+		fmt.Fprintf(out, "-- forked from %s at entry %d (its first %d entries)%s\n", lin.Parent, lin.At, lin.Base, editsNote(lin.Edits))
+	}
+	var line strings.Builder
 	for _, e := range entries {
-		printEntry(out, e)
+		if !seqs {
+			printEntry(out, e)
+			continue
+		}
+		line.Reset()
+		printEntry(&line, e)
+		if line.Len() > 0 {
+			fmt.Fprintf(out, "#%d %s", e.Seq, line.String())
+		}
 	}
 	return nil
+}
+
+// editsNote says which edits a fork made.
+func editsNote(edits []loop.Edit) string {
+	if len(edits) == 0 {
+		return ""
+	}
+	ops := make([]string, len(edits))
+	for i, e := range edits {
+		ops[i] = string(e.Op)
+		if e.CallID != "" {
+			ops[i] += " " + e.CallID
+		}
+	}
+	return ", edited: " + strings.Join(ops, "; ")
 }
 
 // printEntry prints one stored entry of a session's conversation: a message, a

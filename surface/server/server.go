@@ -168,6 +168,8 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/sessions", s.auth(s.handleSessions))
 	s.mux.Handle("GET /v1/sessions/{id}", s.auth(s.onSession(access.Read, s.handleSession)))
 	s.mux.Handle("DELETE /v1/sessions/{id}", s.auth(s.onSession(access.Delete, s.handleDeleteSession)))
+	s.mux.Handle("POST /v1/sessions/{id}/fork", s.auth(s.handleFork))
+	s.mux.Handle("GET /v1/sessions/{id}/diff/{other}", s.auth(s.handleCompare))
 	s.mux.Handle("GET /v1/sessions/{id}/shares", s.auth(s.onSession(access.ShareIt, s.handleShares)))
 	s.mux.Handle("POST /v1/sessions/{id}/shares", s.auth(s.onSession(access.ShareIt, s.handleShare)))
 	s.mux.Handle("DELETE /v1/sessions/{id}/shares/{user}", s.auth(s.onSession(access.ShareIt, s.handleUnshare)))

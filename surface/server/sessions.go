@@ -61,11 +61,12 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionDetail is GET /v1/sessions/{id}: the stored entries (messages, compactions and
-// events, in order) and the run records.
+// events, in order), the run records, and for a fork its lineage.
 type sessionDetail struct {
 	ID      string           `json:"id"`
 	Entries []loop.Entry     `json:"entries"`
 	Runs    []loop.RunRecord `json:"runs"`
+	Lineage *loop.Lineage    `json:"lineage,omitempty"`
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +83,12 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	if runs == nil {
 		runs = []loop.RunRecord{}
 	}
-	writeJSON(w, http.StatusOK, sessionDetail{ID: id, Entries: entries, Runs: runs})
+	lin, err := s.lineage(r.Context(), id)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, fmt.Sprintf("lineage of session %q: %v", id, err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail{ID: id, Entries: entries, Runs: runs, Lineage: lin})
 }
 
 // handleRunEvents is GET /v1/sessions/{id}/runs/{run}/events: {"events": [...]}, the
