@@ -84,6 +84,9 @@ type Config struct {
 	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the
 	// Tools and the Store above; default GoDriver.
 	Driver Driver
+	// ResultCache, when set, keeps the results of tools that declare a CachePolicy
+	// (CacheableTool) and answers their calls from it (resultcache.go).
+	ResultCache ResultCache
 }
 
 // The modes of Config.Mode.
