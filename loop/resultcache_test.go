@@ -142,7 +142,9 @@ func TestResultCache_ADeniedCallIsNotAnsweredFromTheCache(t *testing.T) {
 	p := &CachePolicy{TTL: time.Hour, Scope: CacheScopeGlobal, Identity: "m"}
 	h.run(p, "", "s1", `{}`)
 	m := script(turn{calls: []ToolCall{call("c1", "lookup", `{}`)}}, turn{text: "done"})
-	deny := func(context.Context, ToolCall) PermissionDecision { return PermissionDecision{Verdict: PermitDeny, Reason: "no"} }
+	deny := func(context.Context, ToolCall) PermissionDecision {
+		return PermissionDecision{Verdict: PermitDeny, Reason: "no"}
+	}
 	a := newAgent(t, Config{Model: m, Tools: tools(t, newCounted(&h.runs, p)), ResultCache: h.cache, Permission: deny,
 		Driver: testDriver{now: func() time.Time { return h.now }}})
 	_, evs := runCollect(t, a, userIn("s2", "go"))
