@@ -72,6 +72,8 @@ type Options struct {
 	// guardrails, permission plugin, approvals, caps, storage, audit). A name that a
 	// plugin, a server or another tool also uses refuses Open.
 	Tools []loop.Tool
+	// Clock, when set, is the clock runs read (loop.Driver's Now; toolcache.go).
+	Clock func() time.Time
 }
 
 // storeOutage is Options.StoreOutage for the manifest's store (see there).
@@ -350,6 +352,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)
 	}
 	cfg.Tools = tools
+	h.wireCache(&cfg, a)
 	return loop.New(cfg)
 }
 
