@@ -87,6 +87,9 @@ type Config struct {
 	// ResultCache, when set, keeps the results of tools that declare a CachePolicy
 	// (CacheableTool) and answers their calls from it (resultcache.go).
 	ResultCache ResultCache
+	// PromptCache asks the provider to cache each model call's stable prefix (system,
+	// tools, older turns): Request.PromptCacheKey is set to one key per agent and session.
+	PromptCache bool
 }
 
 // The modes of Config.Mode.

@@ -49,6 +49,9 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			Metadata: RequestMetadata{SessionID: r.in.SessionID, RunID: r.in.RunID,
 				CallIndex: r.callIndex, Extra: r.in.Metadata},
 		}
+		if r.cfg.PromptCache { // the run's calls share their prefix: one key per agent and session
+			req.PromptCacheKey = r.cfg.Name + "\x00" + r.in.SessionID
+		}
 		if withSchema {
 			req.ResponseFormat = r.in.OutputSchema
 		}
