@@ -297,7 +297,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
 			RequireApproval: append(slices.Clone(a.ToolPolicy.RequireApproval), h.requireApprovalOf()...), Timeout: time.Duration(a.ToolPolicy.Timeout),
 			ApprovalDefault: loop.PermissionVerdict(a.ToolPolicy.ApprovalDefault)},
-		Pricing: loop.Pricing{PromptPerMTok: a.Pricing.PromptPerMTok, CompletionPerMTok: a.Pricing.CompletionPerMTok},
+		Pricing: toPricing(a.Pricing),
 		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
 			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
 	}

@@ -125,6 +125,9 @@ type Limits struct {
 type Pricing struct {
 	PromptPerMTok     float64
 	CompletionPerMTok float64
+	// CachedPromptPerMTok prices the prompt tokens the provider read from its prompt
+	// cache (Usage.CacheReadTokens, part of the prompt's); 0: as the other prompt tokens.
+	CachedPromptPerMTok float64
 }
 
 func defaultInt(v, def int) int {

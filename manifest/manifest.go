@@ -117,6 +117,9 @@ type PlanConfig struct {
 type PricingConfig struct {
 	PromptPerMTok     float64 `toml:"prompt_per_mtok"`
 	CompletionPerMTok float64 `toml:"completion_per_mtok"`
+	// CachedPromptPerMTok prices prompt tokens read from the provider's prompt cache;
+	// 0: as prompt_per_mtok (docs/caching.md).
+	CachedPromptPerMTok float64 `toml:"cached_prompt_per_mtok"`
 }
 
 // ToolPolicyConfig is [agent.tool_policy].
