@@ -53,7 +53,9 @@ kind = "memory"
 		}
 	}
 	var body struct {
-		System   []struct{ CacheControl json.RawMessage `json:"cache_control"` }
+		System []struct {
+			CacheControl json.RawMessage `json:"cache_control"`
+		}
 		Messages []struct {
 			Role    string
 			Content []struct {
