@@ -21,6 +21,8 @@ type EraseResult struct {
 	Sessions []string `json:"sessions"`       // deleted (with their runs and feedback)
 	Busy     []string `json:"busy,omitempty"` // the user's, but a run is in progress: kept
 	Memories int      `json:"memories"`
+	// CachedResults are the tool results their runs left in the tool-result cache.
+	CachedResults int `json:"cached_results"`
 }
 
 // EraseUser deletes what the store holds of a user: every session they own or one of
@@ -79,6 +81,11 @@ func (h *Host) EraseUser(ctx context.Context, user, actor string, dryRun bool) (
 			res.Memories = len(all)
 		} else if res.Memories, err = ms.DeleteMemory(ctx, memory.Filter{User: user}); err != nil {
 			return res, fmt.Errorf("erase memories: %w", err)
+		}
+	}
+	if ur, ok := h.Store.(userResults); ok && !dryRun {
+		if res.CachedResults, err = ur.DeleteUserResults(ctx, user); err != nil {
+			return res, err
 		}
 	}
 	if dryRun {

@@ -212,7 +212,7 @@ func (s *linkStream) Recv() (loop.Delta, error) {
 			u.Provider = s.link.name
 		}
 		if u.CostUSD == 0 && s.link.pricing != nil {
-			u.CostUSD = (float64(u.PromptTokens)*s.link.pricing.PromptPerMTok + float64(u.CompletionTokens)*s.link.pricing.CompletionPerMTok) / 1e6
+			u.CostUSD = s.link.pricing.Cost(u)
 		}
 		s.link.limits.account(u.PromptTokens+u.CompletionTokens, s.estimate)
 		d.Usage = &u

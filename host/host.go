@@ -74,6 +74,8 @@ type Options struct {
 	Tools []loop.Tool
 	// ReplayTool, when set, answers every tool call in the tool's stead (replaytools.go).
 	ReplayTool func(loop.ToolCall) loop.ToolResult
+	// Clock, when set, is the clock runs read (loop.Driver's Now; toolcache.go).
+	Clock func() time.Time
 }
 
 // storeOutage is Options.StoreOutage for the manifest's store (see there).
@@ -297,7 +299,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
 			RequireApproval: append(slices.Clone(a.ToolPolicy.RequireApproval), h.requireApprovalOf()...), Timeout: time.Duration(a.ToolPolicy.Timeout),
 			ApprovalDefault: loop.PermissionVerdict(a.ToolPolicy.ApprovalDefault)},
-		Pricing: loop.Pricing{PromptPerMTok: a.Pricing.PromptPerMTok, CompletionPerMTok: a.Pricing.CompletionPerMTok},
+		Pricing: toPricing(a.Pricing),
 		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
 			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
 	}
@@ -352,6 +354,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)
 	}
 	cfg.Tools = tools
+	h.wireCache(&cfg, a)
 	return loop.New(cfg)
 }
 

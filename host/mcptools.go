@@ -78,6 +78,7 @@ type mcpTool struct {
 	server *mcpclient.Server
 	name   string
 	tool   mcpclient.Tool
+	cache  *loop.CachePolicy // the manifest's cache table's, or nil (toolcache.go)
 }
 
 func (t *mcpTool) owner() string     { return t.server.Name() }

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -121,6 +123,10 @@ func toChatRequest(r loop.Request) *providers.ChatRequest {
 		MaxTokens:      int64(r.MaxTokens),
 		Metadata: &providers.Metadata{Session: r.Metadata.SessionID, Run: r.Metadata.RunID,
 			CallIndex: int64(r.Metadata.CallIndex), Extra: r.Metadata.Extra},
+	}
+	if r.PromptCacheKey != "" { // opaque to the provider: a hash of the agent and session
+		sum := sha256.Sum256([]byte(r.PromptCacheKey))
+		out.PromptCache = &providers.PromptCache{Enabled: true, Key: "agenthost-" + hex.EncodeToString(sum[:12])}
 	}
 	for _, m := range r.Messages {
 		pm := &providers.Message{Role: string(m.Role), ToolCallId: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning,

@@ -57,6 +57,7 @@ type pluginTool struct {
 	name   string
 	tool   string
 	spec   sandbox.ToolSpec
+	cache  *loop.CachePolicy // the manifest's cache table's, or nil: never cached (toolcache.go)
 }
 
 func (t *pluginTool) Spec() loop.ToolSpec {
@@ -116,6 +117,9 @@ func (t *pluginTool) modelName() string { return t.name }
 // of loading them.
 func (h *Host) toolSet() ([]loop.Tool, []string, error) {
 	tools, warnings := h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
+	if err := h.applyCachePolicies(tools); err != nil {
+		return nil, nil, err
+	}
 	tools = append(tools, h.a2aTools()...)
 	tools = append(tools, h.mcpResourceTools()...)
 	seen := make(map[string]bool, len(tools))

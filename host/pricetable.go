@@ -48,7 +48,13 @@ func knownPricing(model string) *loop.Pricing {
 		}
 		p = models[best]
 	}
-	return &loop.Pricing{PromptPerMTok: p.PromptPerMTok, CompletionPerMTok: p.CompletionPerMTok}
+	pr := toPricing(p)
+	return &pr
+}
+
+// toPricing is a manifest's prices as the loop takes them.
+func toPricing(p manifest.PricingConfig) loop.Pricing {
+	return loop.Pricing{PromptPerMTok: p.PromptPerMTok, CompletionPerMTok: p.CompletionPerMTok, CachedPromptPerMTok: p.CachedPromptPerMTok}
 }
 
 // linkPricing is what a provider's model calls cost when it reports no cost: the
@@ -57,7 +63,8 @@ func knownPricing(model string) *loop.Pricing {
 func linkPricing(pc manifest.ProviderConfig, agent manifest.PricingConfig, model string) *loop.Pricing {
 	switch {
 	case pc.Pricing != nil:
-		return &loop.Pricing{PromptPerMTok: pc.Pricing.PromptPerMTok, CompletionPerMTok: pc.Pricing.CompletionPerMTok}
+		pr := toPricing(*pc.Pricing)
+		return &pr
 	case agent != (manifest.PricingConfig{}):
 		return nil
 	}

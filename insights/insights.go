@@ -20,6 +20,16 @@ type Report struct {
 	Feedback []AgentFeedback    `json:"feedback"` // by agent
 	Failures []Failure          `json:"failures"` // the commonest, most first
 	Cost     map[string]float64 `json:"cost_usd_by_status"`
+	Tokens   Tokens             `json:"tokens"` // over the counted runs
+}
+
+// Tokens sums the counted runs' model tokens. CachedPrompt (the provider's prompt cache
+// read them) and CacheWrite are part of Prompt.
+type Tokens struct {
+	Prompt       int `json:"prompt"`
+	Completion   int `json:"completion"`
+	CachedPrompt int `json:"cached_prompt"`
+	CacheWrite   int `json:"cache_write"`
 }
 
 // Outcome counts the runs that ended one way, with their cost.
@@ -38,7 +48,10 @@ type Tool struct {
 	// Refused are the calls a decision stopped before the tool ran: denied by the
 	// permission hook or the approval default, or rejected by a human (or for want of
 	// one). They are neither calls nor errors of the tool.
-	Refused   int     `json:"refused"`
+	Refused int `json:"refused"`
+	// Cached are the calls answered from the tool-result cache: the tool did not run,
+	// so they are not among Calls either.
+	Cached    int     `json:"cached"`
 	ErrorRate float64 `json:"error_rate"`
 	MeanMS    float64 `json:"mean_ms"`
 	MaxMS     int64   `json:"max_ms"`

@@ -57,3 +57,30 @@ func TestReportCountsTheWindowsRunsAndTheirToolsOnce(t *testing.T) {
 		t.Fatalf("cost %+v", r.Cost)
 	}
 }
+
+// A call answered from the tool-result cache counts as cached, not as a call the tool
+// ran; the runs' cached prompt tokens are summed beside their prompt tokens.
+func TestReportCountsCachedCallsAndCachedPromptTokens(t *testing.T) {
+	st := loop.NewMemoryStore()
+	at := time.Now().Add(-time.Minute)
+	entries := []loop.Entry{
+		ev(1, at, "r1", "", loop.RunStartedData{}, loop.EventRunStarted),
+		ev(2, at, "r1", "", loop.ToolResultData{Name: "lookup", DurationMS: 40}, loop.EventToolResult),
+		ev(3, at, "r1", "", loop.ToolResultData{Name: "lookup", Cached: true, CacheAgeMS: 5000}, loop.EventToolResult),
+		ev(4, at, "r1", "", loop.RunFinishedData{Status: loop.StatusCompleted, Usage: loop.Usage{PromptTokens: 1200, CompletionTokens: 30,
+			CacheReadTokens: 1000, CacheWriteTokens: 100}}, loop.EventRunFinished),
+	}
+	if err := st.Append(context.Background(), "s", entries...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(context.Background(), st, at.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tools) != 1 || r.Tools[0] != (Tool{Name: "lookup", Calls: 1, Cached: 1, MeanMS: 40, MaxMS: 40}) {
+		t.Fatalf("tools %+v", r.Tools)
+	}
+	if r.Tokens != (Tokens{Prompt: 1200, Completion: 30, CachedPrompt: 1000, CacheWrite: 100}) {
+		t.Fatalf("tokens %+v", r.Tokens)
+	}
+}

@@ -18,6 +18,7 @@ type tally struct {
 	feedback map[string]*AgentFeedback
 	scores   map[string]int
 	cost     map[string]float64
+	tokens   Tokens
 }
 
 type toolSum struct {
@@ -68,6 +69,10 @@ func (a *tally) tool(d loop.ToolResultData) {
 		t.Refused++
 		return
 	}
+	if d.Cached {
+		t.Cached++
+		return
+	}
 	t.Calls++
 	if d.IsError {
 		t.Errors++
@@ -87,6 +92,11 @@ func (a *tally) end(session, run string, d loop.RunFinishedData, lastErr string)
 	o.Runs++
 	o.CostUSD += d.Usage.CostUSD
 	a.cost[string(d.Status)] += d.Usage.CostUSD
+	u := d.Usage
+	a.tokens.Prompt += u.PromptTokens
+	a.tokens.Completion += u.CompletionTokens
+	a.tokens.CachedPrompt += u.CacheReadTokens
+	a.tokens.CacheWrite += u.CacheWriteTokens
 	if d.Status != loop.StatusFailed && d.Status != loop.StatusIncomplete {
 		return
 	}
@@ -121,7 +131,7 @@ func (a *tally) addFeedback(fb []loop.Feedback) {
 }
 
 func (a *tally) report() *Report {
-	r := &Report{Since: a.since, Runs: a.runs, Cost: a.cost, Outcomes: []Outcome{}, Tools: []Tool{}, Feedback: []AgentFeedback{}, Failures: []Failure{}}
+	r := &Report{Since: a.since, Runs: a.runs, Cost: a.cost, Tokens: a.tokens, Outcomes: []Outcome{}, Tools: []Tool{}, Feedback: []AgentFeedback{}, Failures: []Failure{}}
 	for _, o := range a.outcomes {
 		r.Outcomes = append(r.Outcomes, *o)
 	}

@@ -84,6 +84,12 @@ type Config struct {
 	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the
 	// Tools and the Store above; default GoDriver.
 	Driver Driver
+	// ResultCache, when set, keeps the results of tools that declare a CachePolicy
+	// (CacheableTool) and answers their calls from it (resultcache.go).
+	ResultCache ResultCache
+	// PromptCache asks the provider to cache each model call's stable prefix (system,
+	// tools, older turns): Request.PromptCacheKey is set to one key per agent and session.
+	PromptCache bool
 }
 
 // The modes of Config.Mode.
@@ -119,6 +125,9 @@ type Limits struct {
 type Pricing struct {
 	PromptPerMTok     float64
 	CompletionPerMTok float64
+	// CachedPromptPerMTok prices the prompt tokens the provider read from its prompt
+	// cache (Usage.CacheReadTokens, part of the prompt's); 0: as the other prompt tokens.
+	CachedPromptPerMTok float64
 }
 
 func defaultInt(v, def int) int {

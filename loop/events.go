@@ -133,6 +133,10 @@ type (
 		// "rejected" (a human, or no approver where one was needed). Its result is an
 		// error, but not the tool's: reports count these apart from tool errors.
 		Refused string `json:"refused,omitempty"`
+		// Cached says the result came from the tool-result cache (resultcache.go),
+		// stored CacheAgeMS milliseconds before; the tool did not run.
+		Cached     bool  `json:"cached,omitempty"`
+		CacheAgeMS int64 `json:"cache_age_ms,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`

@@ -31,6 +31,9 @@ type Request struct {
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	MaxTokens      int             `json:"max_tokens,omitempty"`
 	Metadata       RequestMetadata `json:"metadata"`
+	// PromptCacheKey, when set (Config.PromptCache), asks the provider to cache the
+	// request's stable prefix: the requests that share the key share their prefix.
+	PromptCacheKey string `json:"prompt_cache_key,omitempty"`
 }
 
 // RequestMetadata identifies a call, so an adapter can log or de-duplicate it.

@@ -49,6 +49,9 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 			Metadata: RequestMetadata{SessionID: r.in.SessionID, RunID: r.in.RunID,
 				CallIndex: r.callIndex, Extra: r.in.Metadata},
 		}
+		if r.cfg.PromptCache { // the run's calls share their prefix: one key per agent and session
+			req.PromptCacheKey = r.cfg.Name + "\x00" + r.in.SessionID
+		}
 		if withSchema {
 			req.ResponseFormat = r.in.OutputSchema
 		}
@@ -244,7 +247,17 @@ func priced(u Usage, p Pricing) Usage {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	if u.CostUSD == 0 {
-		u.CostUSD = (float64(u.PromptTokens)*p.PromptPerMTok + float64(u.CompletionTokens)*p.CompletionPerMTok) / 1e6
+		u.CostUSD = p.Cost(u)
 	}
 	return u
+}
+
+// Cost is what a usage costs at these prices, in US dollars: the prompt tokens read from
+// the provider's prompt cache at CachedPromptPerMTok when it is set.
+func (p Pricing) Cost(u Usage) float64 {
+	prompt := float64(u.PromptTokens) * p.PromptPerMTok
+	if p.CachedPromptPerMTok > 0 {
+		prompt -= float64(min(u.CacheReadTokens, u.PromptTokens)) * (p.PromptPerMTok - p.CachedPromptPerMTok)
+	}
+	return (prompt + float64(u.CompletionTokens)*p.CompletionPerMTok) / 1e6
 }

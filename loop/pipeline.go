@@ -51,6 +51,9 @@ type pendingCall struct {
 	pending bool
 	input   *InputRequest // what the pending call asks of a human (input.go)
 	ctx     callCtx       // the call's context (invoke)
+	// cached: the result is a cached one (resultcache.go), stored cacheAge ago.
+	cached   bool
+	cacheAge time.Duration
 }
 
 // announce emits the events that open a call.
@@ -328,11 +331,16 @@ func (r *run) invoke(pc *pendingCall) {
 		call, actx := pc.call, ctx
 		ctx = context.WithValue(ctx, askerKey{}, func(req InputRequest) (Approval, error) { return asker.AskInput(actx, call, req) })
 	}
+	key, hit := r.cacheLookup(ctx, pc) // after every admission check: a hit skips no decision
+	if hit {
+		return
+	}
 	res, err := r.cfg.Driver.InvokeTool(ctx, pc.tool, call)
 	if err != nil {
 		res = r.toolFailed(pc, res, err, limit)
 	}
 	pc.result = res
+	r.cacheStore(ctx, pc, key)
 }
 
 // toolFailed is the result of a call whose tool returned err: none while it waits for a
@@ -379,7 +387,8 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	r.journal.pin()
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
-		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused}))
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused,
+		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds()}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res
 }

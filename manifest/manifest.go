@@ -89,6 +89,7 @@ type AgentConfig struct {
 	ToolChoice   string            `toml:"tool_choice"`   // first model call: auto | none | required | a tool's name
 	AllowedTools []string          `toml:"allowed_tools"` // the tools offered (default: all)
 	Metadata     map[string]string `toml:"metadata"`      // passed to the provider with every call
+	PromptCache  bool              `toml:"prompt_cache"`  // provider prompt caching on the stable prefix (docs/caching.md)
 
 	// Several agents (agents.go): [agent] is the entry agent, [agents.NAME] the others.
 	Description string     `toml:"description"`  // what the agent is for, shown to the others' models
@@ -116,6 +117,9 @@ type PlanConfig struct {
 type PricingConfig struct {
 	PromptPerMTok     float64 `toml:"prompt_per_mtok"`
 	CompletionPerMTok float64 `toml:"completion_per_mtok"`
+	// CachedPromptPerMTok prices prompt tokens read from the provider's prompt cache;
+	// 0: as prompt_per_mtok (docs/caching.md).
+	CachedPromptPerMTok float64 `toml:"cached_prompt_per_mtok"`
 }
 
 // ToolPolicyConfig is [agent.tool_policy].

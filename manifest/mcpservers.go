@@ -23,6 +23,7 @@ type MCPServerConfig struct {
 	Timeout         Duration          `toml:"timeout"`          // per call; default 60s
 	MaxOutput       Size              `toml:"max_output"`       // one result's bytes; default 1 MiB, as for plugins
 	RequireApproval []string          `toml:"require_approval"` // its tools ("*": all) that ask first
+	Cache           *CacheConfig      `toml:"cache"`            // its tools whose results may be reused (cache.go)
 	// Sandbox confines a command's process (confine): the paths it may read and
 	// write (relative to the manifest) and whether it may use the network (default: no).
 	// After checking, a command entry's Sandbox is its whole confinement, defaults

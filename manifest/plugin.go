@@ -25,6 +25,7 @@ type PluginConfig struct {
 	Args        []string          `toml:"args"`
 	PoolSize    int               `toml:"pool_size"`
 	Tools       []ToolDecl        `toml:"tools"`
+	Cache       *CacheConfig      `toml:"cache"` // the tools whose results may be reused (cache.go)
 	Permissions PermissionsConfig `toml:"permissions"`
 	// Preinit serves the plugin from a snapshot taken after its _initialize ran once
 	// (sandbox.Config.Preinit): faster fresh instances, the Go runtime's random state frozen.
@@ -62,6 +63,8 @@ type ToolDecl struct {
 	InputSchema Schema `toml:"input_schema"`
 	// Args is the argv of this tool's calls (wasi ABI), overriding the plugin's args.
 	Args []string `toml:"args"`
+	// Cache makes this tool's results reusable (cache.go).
+	Cache *CacheConfig `toml:"cache"`
 }
 
 // PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.

@@ -17,6 +17,7 @@ type (
 	ToolCall      = providerpb.ToolCall
 	Tool          = providerpb.Tool
 	Metadata      = providerpb.Metadata
+	PromptCache   = providerpb.PromptCache
 	ToolCallDelta = providerpb.ToolCallDelta
 	Usage         = providerpb.Usage
 	Finish        = providerpb.Finish

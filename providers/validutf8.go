@@ -24,7 +24,8 @@ func validUTF8(msg proto.Message) bool {
 // (TestRequestValidUTF8ChecksEveryStringField), so a field added to the protocol and
 // not here fails it.
 func requestValidUTF8(r *ChatRequest) bool {
-	if !allValid(r.GetModel(), r.GetToolChoice(), r.GetResponseFormat(), r.GetMetadata().GetSession(), r.GetMetadata().GetRun()) {
+	if !allValid(r.GetModel(), r.GetToolChoice(), r.GetResponseFormat(), r.GetMetadata().GetSession(), r.GetMetadata().GetRun(),
+		r.GetPromptCache().GetKey()) {
 		return false
 	}
 	for k, v := range r.GetMetadata().GetExtra() { // the run's --meta: any bytes a caller sent

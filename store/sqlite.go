@@ -35,6 +35,8 @@ type SQLite struct {
 	heads  *HeadCache    // the heads last loaded (sqlitehead.go)
 	index  *IndexBuilder // builds the vector indexes searches ask for (vectorindex.go)
 	icache IndexCache    // their centroids, decoded
+	// cacheBounds bound the tool-result cache (toolcache.go); zero: the defaults.
+	cacheBounds CacheBounds
 }
 
 var (
@@ -279,7 +281,7 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 			return loop.ErrSessionBusy
 		}
 		for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`, `DELETE FROM feedback WHERE session = ?`,
-			`DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`} {
+			`DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`, `DELETE FROM tool_cache WHERE session = ?`} {
 			if _, err := tx.ExecContext(ctx, q, session); err != nil {
 				return err
 			}

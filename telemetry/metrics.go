@@ -25,10 +25,11 @@ type instruments struct {
 	toolDuration  metric.Float64Histogram
 	runDuration   metric.Float64Histogram
 	feedback      metric.Int64Counter
+	toolCache     metric.Int64Counter
 }
 
 func (m *instruments) init(meter metric.Meter) error {
-	var errs [12]error
+	var errs [13]error
 	m.runs, errs[0] = meter.Int64Counter("agenthost.runs", metric.WithDescription("Runs ended, by status and reason."))
 	m.modelCalls, errs[1] = meter.Int64Counter("agenthost.model.calls", metric.WithDescription("Model call attempts, by provider and outcome."))
 	m.tokens, errs[2] = meter.Int64Counter("agenthost.tokens", metric.WithDescription("Tokens, by type (prompt or completion)."))
@@ -42,6 +43,7 @@ func (m *instruments) init(meter metric.Meter) error {
 	m.toolDuration, errs[9] = meter.Float64Histogram("agenthost.tool.duration", metric.WithUnit("s"), buckets)
 	m.runDuration, errs[10] = meter.Float64Histogram("agenthost.run.duration", metric.WithUnit("s"), buckets)
 	m.feedback, errs[11] = meter.Int64Counter("agenthost.feedback", metric.WithDescription("Feedback on runs, by agent and score."))
+	m.toolCache, errs[12] = meter.Int64Counter("agenthost.tool.cache_hits", metric.WithDescription("Tool calls answered from the tool-result cache, by tool."))
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -58,6 +60,9 @@ func (m *instruments) run(ctx context.Context, res loop.RunResult, d time.Durati
 func (m *instruments) usage(ctx context.Context, u loop.Usage) {
 	m.tokens.Add(ctx, int64(u.PromptTokens), metric.WithAttributes(attribute.String("type", "prompt")))
 	m.tokens.Add(ctx, int64(u.CompletionTokens), metric.WithAttributes(attribute.String("type", "completion")))
+	if u.CacheReadTokens > 0 { // part of the prompt's, read from the provider's prompt cache
+		m.tokens.Add(ctx, int64(u.CacheReadTokens), metric.WithAttributes(attribute.String("type", "cache_read")))
+	}
 	if u.CostUSD > 0 {
 		m.cost.Add(ctx, u.CostUSD)
 	}

@@ -70,9 +70,9 @@ func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
 		}
 	}
 	if len(r.Tools) > 0 {
-		fmt.Fprintln(w, "\nTOOL\tCALLS\tERRORS\tERROR RATE\tREFUSED\tMEAN\tMAX")
+		fmt.Fprintln(w, "\nTOOL\tCALLS\tERRORS\tERROR RATE\tREFUSED\tCACHED\tMEAN\tMAX")
 		for _, t := range r.Tools {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%.0f%%\t%d\t%.0f ms\t%d ms\n", t.Name, t.Calls, t.Errors, 100*t.ErrorRate, t.Refused, t.MeanMS, t.MaxMS)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%.0f%%\t%d\t%d\t%.0f ms\t%d ms\n", t.Name, t.Calls, t.Errors, 100*t.ErrorRate, t.Refused, t.Cached, t.MeanMS, t.MaxMS)
 		}
 	}
 	if len(r.Feedback) > 0 {
@@ -80,6 +80,10 @@ func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
 		for _, f := range r.Feedback {
 			fmt.Fprintf(w, "%s\t%d\t%.2f\t%d\t%d\n", dash(f.Agent), f.Count, f.MeanScore, f.Up, f.Down)
 		}
+	}
+	if tk := r.Tokens; tk.Prompt+tk.Completion > 0 {
+		fmt.Fprintln(w, "\nPROMPT TOKENS\tCACHED\tCACHE WRITES\tCOMPLETION TOKENS")
+		fmt.Fprintf(w, "%d\t%d\t%d\t%d\n", tk.Prompt, tk.CachedPrompt, tk.CacheWrite, tk.Completion)
 	}
 	w.Flush()
 	if len(r.Failures) > 0 {

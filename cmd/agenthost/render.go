@@ -142,7 +142,11 @@ func (t *transcript) event(e loop.Event) {
 		if d.IsError {
 			mark = t.style(red, "✗")
 		}
-		fmt.Fprintf(t.out, "%s %s %s%s %s\n", mark, d.Name, t.callID(d.ID), preview(d.Content, 160), t.style(dim, fmt.Sprintf("(%d ms)", d.DurationMS)))
+		took := fmt.Sprintf("(%d ms)", d.DurationMS)
+		if d.Cached {
+			took = fmt.Sprintf("(cached, %s old)", (time.Duration(d.CacheAgeMS) * time.Millisecond).Round(time.Second))
+		}
+		fmt.Fprintf(t.out, "%s %s %s%s %s\n", mark, d.Name, t.callID(d.ID), preview(d.Content, 160), t.style(dim, took))
 	case *loop.ErrorData:
 		t.stop()
 		t.errorLine(d)

@@ -21,8 +21,10 @@ import (
 //     since the API wants every result of a turn in the message that follows it;
 //   - images travel as base64 or as a URL;
 //   - tool_choice auto | none | required | a tool's name; max_tokens from the request
-//     or the adapter's default; with prompt caching on, the system prompt and the last
-//     tool are marked as cache breakpoints;
+//     or the adapter's default; with prompt caching on (the adapter's cache option, or
+//     the request's prompt_cache), the system prompt and the last tool are marked as
+//     cache breakpoints, and with the request's prompt_cache the older turns too: the
+//     last block that can carry one in the message before the newest (markOlderTurns);
 //   - the run's metadata key user_id becomes metadata.user_id.
 func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, error) {
 	params := sdk.MessageNewParams{Model: sdk.Model(cfg.model), MaxTokens: cfg.maxTokens}
@@ -40,14 +42,18 @@ func buildParams(req *providers.ChatRequest, cfg config) (sdk.MessageNewParams, 
 		return params, err
 	}
 	params.Messages = messages
+	cache := cfg.cache || req.GetPromptCache().GetEnabled()
+	if req.GetPromptCache().GetEnabled() {
+		markOlderTurns(params.Messages)
+	}
 	if len(system) > 0 {
 		sys := sdk.TextBlockParam{Text: strings.Join(system, "\n\n")}
-		if cfg.cache {
+		if cache {
 			sys.CacheControl = sdk.NewCacheControlEphemeralParam()
 		}
 		params.System = []sdk.TextBlockParam{sys}
 	}
-	if params.Tools, err = buildTools(req.GetTools(), cfg.cache); err != nil {
+	if params.Tools, err = buildTools(req.GetTools(), cache); err != nil {
 		return params, err
 	}
 	// The Messages API's metadata has one field, user_id (an opaque id it may use to
@@ -254,4 +260,22 @@ func toStrings(v any) []string {
 		return nil
 	}
 	return out
+}
+
+// markOlderTurns places a cache breakpoint at the end of the older turns: on the last
+// block that can carry one (a thinking block cannot) of the message before the newest.
+// Each request writes the cache up to there, and the next one, two messages longer,
+// reads it: the API looks back from a breakpoint for the longest prefix it holds. With
+// the system prompt's and the tools' that makes three of the four breakpoints the API
+// allows.
+func markOlderTurns(msgs []sdk.MessageParam) {
+	for i := len(msgs) - 2; i >= 0; i-- {
+		blocks := msgs[i].Content
+		for j := len(blocks) - 1; j >= 0; j-- {
+			if cc := blocks[j].GetCacheControl(); cc != nil {
+				*cc = sdk.NewCacheControlEphemeralParam()
+				return
+			}
+		}
+	}
 }

@@ -122,6 +122,11 @@ func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send 
 		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "openai: " + err.Error()}
 	}
 	meta.apply(&params, req.GetMetadata().GetExtra())
+	if pc := req.GetPromptCache(); pc.GetEnabled() && pc.GetKey() != "" {
+		// OpenAI caches every long prefix on its own; the key routes the requests that
+		// share one to the same cache, so more of them find it.
+		params.PromptCacheKey = sdk.String(pc.GetKey())
+	}
 
 	stream := client.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
@@ -207,6 +212,7 @@ func chunkEvents(chunk sdk.ChatCompletionChunk) ([]*providers.ChatEvent, string,
 			PromptTokens:     u.PromptTokens,
 			CompletionTokens: u.CompletionTokens,
 			TotalTokens:      u.TotalTokens,
+			CacheReadTokens:  u.PromptTokensDetails.CachedTokens, // part of the prompt's
 		}))
 	}
 	return events, finish, nil

@@ -491,8 +491,13 @@ type ChatRequest struct {
 	// A JSON schema the final answer must satisfy; empty means plain text.
 	ResponseFormat string `protobuf:"bytes,5,opt,name=response_format,json=responseFormat,proto3" json:"response_format,omitempty"`
 	// 0 means the provider's default.
-	MaxTokens     int64     `protobuf:"varint,6,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
-	Metadata      *Metadata `protobuf:"bytes,7,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	MaxTokens int64     `protobuf:"varint,6,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	Metadata  *Metadata `protobuf:"bytes,7,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// The agent's [agent] prompt_cache: when enabled, the adapter asks its API to cache
+	// the request's stable prefix (system, tools, older turns) where the API can be asked
+	// (providers/README.md says how each of ours does); an adapter whose API caches on its
+	// own, or not at all, ignores it. Cached input tokens come back in Usage.
+	PromptCache   *PromptCache `protobuf:"bytes,8,opt,name=prompt_cache,json=promptCache,proto3" json:"prompt_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -576,6 +581,67 @@ func (x *ChatRequest) GetMetadata() *Metadata {
 	return nil
 }
 
+func (x *ChatRequest) GetPromptCache() *PromptCache {
+	if x != nil {
+		return x.PromptCache
+	}
+	return nil
+}
+
+type PromptCache struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Enabled bool                   `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// An opaque key the host derives from the agent and the session: requests that share
+	// it share a prefix (OpenAI's prompt_cache_key routes on it).
+	Key           string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptCache) Reset() {
+	*x = PromptCache{}
+	mi := &file_provider_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptCache) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptCache) ProtoMessage() {}
+
+func (x *PromptCache) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptCache.ProtoReflect.Descriptor instead.
+func (*PromptCache) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PromptCache) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *PromptCache) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 type Metadata struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Session   string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -592,7 +658,7 @@ type Metadata struct {
 
 func (x *Metadata) Reset() {
 	*x = Metadata{}
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +670,7 @@ func (x *Metadata) String() string {
 func (*Metadata) ProtoMessage() {}
 
 func (x *Metadata) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[10]
+	mi := &file_provider_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +683,7 @@ func (x *Metadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metadata.ProtoReflect.Descriptor instead.
 func (*Metadata) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{10}
+	return file_provider_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Metadata) GetSession() string {
@@ -668,7 +734,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -680,7 +746,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[11]
+	mi := &file_provider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -693,7 +759,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{11}
+	return file_provider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Message) GetRole() string {
@@ -760,7 +826,7 @@ type Part struct {
 
 func (x *Part) Reset() {
 	*x = Part{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +838,7 @@ func (x *Part) String() string {
 func (*Part) ProtoMessage() {}
 
 func (x *Part) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +851,7 @@ func (x *Part) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Part.ProtoReflect.Descriptor instead.
 func (*Part) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Part) GetType() string {
@@ -835,7 +901,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +913,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +926,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolCall) GetId() string {
@@ -896,7 +962,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +974,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +987,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Tool) GetName() string {
@@ -965,7 +1031,7 @@ type ChatEvent struct {
 
 func (x *ChatEvent) Reset() {
 	*x = ChatEvent{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -977,7 +1043,7 @@ func (x *ChatEvent) String() string {
 func (*ChatEvent) ProtoMessage() {}
 
 func (x *ChatEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -990,7 +1056,7 @@ func (x *ChatEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatEvent.ProtoReflect.Descriptor instead.
 func (*ChatEvent) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ChatEvent) GetSeq() int64 {
@@ -1133,7 +1199,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1211,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1224,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -1205,7 +1271,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1283,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1296,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17}
+	return file_provider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Usage) GetPromptTokens() int64 {
@@ -1286,7 +1352,7 @@ type Finish struct {
 
 func (x *Finish) Reset() {
 	*x = Finish{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1364,7 @@ func (x *Finish) String() string {
 func (*Finish) ProtoMessage() {}
 
 func (x *Finish) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1377,7 @@ func (x *Finish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finish.ProtoReflect.Descriptor instead.
 func (*Finish) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{18}
+	return file_provider_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Finish) GetStopReason() string {
@@ -1334,7 +1400,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1412,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1425,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{19}
+	return file_provider_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Error) GetKind() string {
@@ -1424,7 +1490,7 @@ const file_provider_proto_rawDesc = "" +
 	"\fInfoResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06models\x18\x02 \x03(\tR\x06models\x12\"\n" +
-	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\"\xb8\x02\n" +
+	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\"\xff\x02\n" +
 	"\vChatRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12:\n" +
 	"\bmessages\x18\x02 \x03(\v2\x1e.agenthost.provider.v1.MessageR\bmessages\x121\n" +
@@ -1434,7 +1500,11 @@ const file_provider_proto_rawDesc = "" +
 	"\x0fresponse_format\x18\x05 \x01(\tR\x0eresponseFormat\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x06 \x01(\x03R\tmaxTokens\x12;\n" +
-	"\bmetadata\x18\a \x01(\v2\x1f.agenthost.provider.v1.MetadataR\bmetadata\"\xd1\x01\n" +
+	"\bmetadata\x18\a \x01(\v2\x1f.agenthost.provider.v1.MetadataR\bmetadata\x12E\n" +
+	"\fprompt_cache\x18\b \x01(\v2\".agenthost.provider.v1.PromptCacheR\vpromptCache\"9\n" +
+	"\vPromptCache\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\"\xd1\x01\n" +
 	"\bMetadata\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x10\n" +
 	"\x03run\x18\x02 \x01(\tR\x03run\x12\x1d\n" +
@@ -1520,7 +1590,7 @@ func file_provider_proto_rawDescGZIP() []byte {
 	return file_provider_proto_rawDescData
 }
 
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_provider_proto_goTypes = []any{
 	(*SessionRequest)(nil),    // 0: agenthost.provider.v1.SessionRequest
 	(*SessionEvent)(nil),      // 1: agenthost.provider.v1.SessionEvent
@@ -1532,53 +1602,55 @@ var file_provider_proto_goTypes = []any{
 	(*InfoRequest)(nil),       // 7: agenthost.provider.v1.InfoRequest
 	(*InfoResponse)(nil),      // 8: agenthost.provider.v1.InfoResponse
 	(*ChatRequest)(nil),       // 9: agenthost.provider.v1.ChatRequest
-	(*Metadata)(nil),          // 10: agenthost.provider.v1.Metadata
-	(*Message)(nil),           // 11: agenthost.provider.v1.Message
-	(*Part)(nil),              // 12: agenthost.provider.v1.Part
-	(*ToolCall)(nil),          // 13: agenthost.provider.v1.ToolCall
-	(*Tool)(nil),              // 14: agenthost.provider.v1.Tool
-	(*ChatEvent)(nil),         // 15: agenthost.provider.v1.ChatEvent
-	(*ToolCallDelta)(nil),     // 16: agenthost.provider.v1.ToolCallDelta
-	(*Usage)(nil),             // 17: agenthost.provider.v1.Usage
-	(*Finish)(nil),            // 18: agenthost.provider.v1.Finish
-	(*Error)(nil),             // 19: agenthost.provider.v1.Error
-	nil,                       // 20: agenthost.provider.v1.SessionRequest.TraceContextEntry
-	nil,                       // 21: agenthost.provider.v1.ConfigureRequest.OptionsEntry
-	nil,                       // 22: agenthost.provider.v1.Metadata.ExtraEntry
+	(*PromptCache)(nil),       // 10: agenthost.provider.v1.PromptCache
+	(*Metadata)(nil),          // 11: agenthost.provider.v1.Metadata
+	(*Message)(nil),           // 12: agenthost.provider.v1.Message
+	(*Part)(nil),              // 13: agenthost.provider.v1.Part
+	(*ToolCall)(nil),          // 14: agenthost.provider.v1.ToolCall
+	(*Tool)(nil),              // 15: agenthost.provider.v1.Tool
+	(*ChatEvent)(nil),         // 16: agenthost.provider.v1.ChatEvent
+	(*ToolCallDelta)(nil),     // 17: agenthost.provider.v1.ToolCallDelta
+	(*Usage)(nil),             // 18: agenthost.provider.v1.Usage
+	(*Finish)(nil),            // 19: agenthost.provider.v1.Finish
+	(*Error)(nil),             // 20: agenthost.provider.v1.Error
+	nil,                       // 21: agenthost.provider.v1.SessionRequest.TraceContextEntry
+	nil,                       // 22: agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	nil,                       // 23: agenthost.provider.v1.Metadata.ExtraEntry
 }
 var file_provider_proto_depIdxs = []int32{
 	9,  // 0: agenthost.provider.v1.SessionRequest.request:type_name -> agenthost.provider.v1.ChatRequest
-	20, // 1: agenthost.provider.v1.SessionRequest.trace_context:type_name -> agenthost.provider.v1.SessionRequest.TraceContextEntry
-	15, // 2: agenthost.provider.v1.SessionEvent.events:type_name -> agenthost.provider.v1.ChatEvent
+	21, // 1: agenthost.provider.v1.SessionRequest.trace_context:type_name -> agenthost.provider.v1.SessionRequest.TraceContextEntry
+	16, // 2: agenthost.provider.v1.SessionEvent.events:type_name -> agenthost.provider.v1.ChatEvent
 	4,  // 3: agenthost.provider.v1.EmbedResponse.vectors:type_name -> agenthost.provider.v1.Vector
-	17, // 4: agenthost.provider.v1.EmbedResponse.usage:type_name -> agenthost.provider.v1.Usage
-	19, // 5: agenthost.provider.v1.EmbedResponse.error:type_name -> agenthost.provider.v1.Error
-	21, // 6: agenthost.provider.v1.ConfigureRequest.options:type_name -> agenthost.provider.v1.ConfigureRequest.OptionsEntry
-	11, // 7: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
-	14, // 8: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
-	10, // 9: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
-	22, // 10: agenthost.provider.v1.Metadata.extra:type_name -> agenthost.provider.v1.Metadata.ExtraEntry
-	12, // 11: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
-	13, // 12: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
-	16, // 13: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
-	17, // 14: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
-	18, // 15: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
-	19, // 16: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
-	5,  // 17: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
-	7,  // 18: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
-	9,  // 19: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
-	0,  // 20: agenthost.provider.v1.Provider.Session:input_type -> agenthost.provider.v1.SessionRequest
-	2,  // 21: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
-	6,  // 22: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
-	8,  // 23: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
-	15, // 24: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
-	1,  // 25: agenthost.provider.v1.Provider.Session:output_type -> agenthost.provider.v1.SessionEvent
-	3,  // 26: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	18, // 4: agenthost.provider.v1.EmbedResponse.usage:type_name -> agenthost.provider.v1.Usage
+	20, // 5: agenthost.provider.v1.EmbedResponse.error:type_name -> agenthost.provider.v1.Error
+	22, // 6: agenthost.provider.v1.ConfigureRequest.options:type_name -> agenthost.provider.v1.ConfigureRequest.OptionsEntry
+	12, // 7: agenthost.provider.v1.ChatRequest.messages:type_name -> agenthost.provider.v1.Message
+	15, // 8: agenthost.provider.v1.ChatRequest.tools:type_name -> agenthost.provider.v1.Tool
+	11, // 9: agenthost.provider.v1.ChatRequest.metadata:type_name -> agenthost.provider.v1.Metadata
+	10, // 10: agenthost.provider.v1.ChatRequest.prompt_cache:type_name -> agenthost.provider.v1.PromptCache
+	23, // 11: agenthost.provider.v1.Metadata.extra:type_name -> agenthost.provider.v1.Metadata.ExtraEntry
+	13, // 12: agenthost.provider.v1.Message.content:type_name -> agenthost.provider.v1.Part
+	14, // 13: agenthost.provider.v1.Message.tool_calls:type_name -> agenthost.provider.v1.ToolCall
+	17, // 14: agenthost.provider.v1.ChatEvent.tool_call:type_name -> agenthost.provider.v1.ToolCallDelta
+	18, // 15: agenthost.provider.v1.ChatEvent.usage:type_name -> agenthost.provider.v1.Usage
+	19, // 16: agenthost.provider.v1.ChatEvent.finish:type_name -> agenthost.provider.v1.Finish
+	20, // 17: agenthost.provider.v1.ChatEvent.error:type_name -> agenthost.provider.v1.Error
+	5,  // 18: agenthost.provider.v1.Provider.Configure:input_type -> agenthost.provider.v1.ConfigureRequest
+	7,  // 19: agenthost.provider.v1.Provider.Info:input_type -> agenthost.provider.v1.InfoRequest
+	9,  // 20: agenthost.provider.v1.Provider.Stream:input_type -> agenthost.provider.v1.ChatRequest
+	0,  // 21: agenthost.provider.v1.Provider.Session:input_type -> agenthost.provider.v1.SessionRequest
+	2,  // 22: agenthost.provider.v1.Provider.Embed:input_type -> agenthost.provider.v1.EmbedRequest
+	6,  // 23: agenthost.provider.v1.Provider.Configure:output_type -> agenthost.provider.v1.ConfigureResponse
+	8,  // 24: agenthost.provider.v1.Provider.Info:output_type -> agenthost.provider.v1.InfoResponse
+	16, // 25: agenthost.provider.v1.Provider.Stream:output_type -> agenthost.provider.v1.ChatEvent
+	1,  // 26: agenthost.provider.v1.Provider.Session:output_type -> agenthost.provider.v1.SessionEvent
+	3,  // 27: agenthost.provider.v1.Provider.Embed:output_type -> agenthost.provider.v1.EmbedResponse
+	23, // [23:28] is the sub-list for method output_type
+	18, // [18:23] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_provider_proto_init() }
@@ -1586,7 +1658,7 @@ func file_provider_proto_init() {
 	if File_provider_proto != nil {
 		return
 	}
-	file_provider_proto_msgTypes[15].OneofWrappers = []any{
+	file_provider_proto_msgTypes[16].OneofWrappers = []any{
 		(*ChatEvent_Text)(nil),
 		(*ChatEvent_Reasoning)(nil),
 		(*ChatEvent_ToolCall)(nil),
@@ -1601,7 +1673,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -140,7 +140,21 @@ CREATE TABLE memory_index (
 	dims      INTEGER NOT NULL,
 	centroids BYTEA   NOT NULL,
 	PRIMARY KEY (owner, agent)
-);`}
+);`,
+	// The tool-result cache (toolcache.go), shared by every node on the database.
+	`
+CREATE TABLE tool_cache (
+	key     TEXT   PRIMARY KEY,
+	user_id TEXT   NOT NULL,
+	session TEXT   NOT NULL,
+	tool    TEXT   NOT NULL,
+	value   BYTEA  NOT NULL,
+	stored  BIGINT NOT NULL,
+	expires BIGINT NOT NULL
+);
+CREATE INDEX tool_cache_by_user ON tool_cache (user_id);
+CREATE INDEX tool_cache_by_session ON tool_cache (session);
+CREATE INDEX tool_cache_by_age ON tool_cache (stored);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

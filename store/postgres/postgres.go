@@ -26,6 +26,8 @@ type Store struct {
 	heads  *store.HeadCache    // the heads last loaded (head.go)
 	index  *store.IndexBuilder // builds the vector indexes searches ask for (memoryindex.go)
 	icache store.IndexCache    // their centroids, decoded
+	// cacheBounds bound the tool-result cache (toolcache.go); zero: the defaults.
+	cacheBounds store.CacheBounds
 }
 
 var (
@@ -309,7 +311,7 @@ func (s *Store) DeleteSession(ctx context.Context, session string) error {
 			return loop.ErrSessionBusy
 		}
 		for _, q := range []string{`DELETE FROM entries WHERE session = $1`, `DELETE FROM runs WHERE session = $1`, `DELETE FROM feedback WHERE session = $1`,
-			`DELETE FROM session_owners WHERE session = $1`, `DELETE FROM shares WHERE session = $1`} {
+			`DELETE FROM session_owners WHERE session = $1`, `DELETE FROM shares WHERE session = $1`, `DELETE FROM tool_cache WHERE session = $1`} {
 			if _, err := tx.Exec(ctx, q, session); err != nil {
 				return err
 			}

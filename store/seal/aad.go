@@ -21,3 +21,6 @@ func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x0
 func JobAAD(kind, on, run string) []byte {
 	return []byte("job\x00" + kind + "\x00" + on + "\x00" + run)
 }
+
+// CacheAAD binds a cached tool result to its cache key.
+func CacheAAD(key string) []byte { return []byte("toolcache\x00" + key) }

@@ -194,6 +194,9 @@ func (t *translator) toolResult(out []aguiEvent, b func(string) base, d loop.Too
 	if d.IsError {
 		ev.Metadata["isError"] = true
 	}
+	if d.Cached { // answered from the tool-result cache: the tool did not run
+		ev.Metadata["cached"], ev.Metadata["cacheAgeMs"] = true, d.CacheAgeMS
+	}
 	return append(out, ev)
 }
 

@@ -289,3 +289,16 @@ func TestTranslateQueuedRunStartsOnceAndReportsItsPosition(t *testing.T) {
 		`{"type":"RUN_FINISHED","timestamp":1700000000000,"threadId":"ses1","runId":"run1","result":{"status":"completed","reason":"end_turn"},"outcome":{"type":"success"}}`,
 	})
 }
+
+// A result the tool-result cache answered says so in its metadata, with its age; a fresh
+// one carries no cached key.
+func TestTranslateMarksACachedToolResult(t *testing.T) {
+	got := translateAll(t,
+		ev(loop.EventToolResult, loop.ToolResultData{ID: "c1", Name: "lookup", Content: "42", Cached: true, CacheAgeMS: 3000}),
+		ev(loop.EventToolResult, loop.ToolResultData{ID: "c2", Name: "lookup", Content: "43", DurationMS: 7}),
+	)
+	equalLines(t, "AG-UI events", got, []string{
+		`{"type":"TOOL_CALL_RESULT","timestamp":1700000000000,"messageId":"run1:result:c1","toolCallId":"c1","content":"42","role":"tool","metadata":{"cacheAgeMs":3000,"cached":true,"durationMs":0,"toolName":"lookup"}}`,
+		`{"type":"TOOL_CALL_RESULT","timestamp":1700000000000,"messageId":"run1:result:c2","toolCallId":"c2","content":"43","role":"tool","metadata":{"durationMs":7,"toolName":"lookup"}}`,
+	})
+}

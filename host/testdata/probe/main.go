@@ -3,7 +3,7 @@
 // Command probe is the host tests' MCP-ABI tool plugin (built with the Go SDK):
 // counter keeps a global between calls (what isolation decides), echo_args
 // answers the raw arguments it received, finish ends the run with a
-// structured final answer, whoami answers the call id and session it was given
+// structured final answer, runs counts its executions in its KV, whoami answers the call id and session it was given
 // (sdk.CallID, sdk.SessionID); permit is a permission hook.
 package main
 
@@ -34,6 +34,21 @@ func init() {
 	})
 	sdk.AddToolSchema("whoami", "Answer this call's id and session", object, func(json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.Text(sdk.CallID() + " " + sdk.SessionID()), nil
+	})
+	// runs counts its executions in the plugin's KV (the store's: across instances and
+	// hosts), for the tool-result cache's tests: each answer says how often it ran.
+	sdk.AddToolSchema("runs", "Count this tool's executions", object, func(args json.RawMessage) (sdk.CallToolResult, error) {
+		v, _, err := sdk.KVGet("runs")
+		if err != nil {
+			return sdk.CallToolResult{}, err
+		}
+		var n int
+		fmt.Sscan(string(v), &n)
+		n++
+		if err := sdk.KVSet("runs", []byte(fmt.Sprint(n))); err != nil {
+			return sdk.CallToolResult{}, err
+		}
+		return sdk.Text(fmt.Sprintf("run #%d for %s", n, args)), nil
 	})
 	sdk.AddToolSchema("finish", "End the run", object, func(args json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.Final("all done", json.RawMessage(`{"answer":42}`)), nil
