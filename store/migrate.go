@@ -25,6 +25,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV11UserIDs,
 	migrateV12TranscriptIndex,
 	migrateV13VectorIndex,
+	migrateV14Attachments,
 }
 
 // schemaVersion is the version this code writes.

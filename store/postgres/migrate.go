@@ -140,6 +140,14 @@ CREATE TABLE memory_index (
 	dims      INTEGER NOT NULL,
 	centroids BYTEA   NOT NULL,
 	PRIMARY KEY (owner, agent)
+);`, `
+CREATE TABLE attachments (
+	session TEXT   NOT NULL,
+	sha256  TEXT   NOT NULL,
+	mime    TEXT   NOT NULL,
+	size    BIGINT NOT NULL,
+	data    BYTEA  NOT NULL,
+	PRIMARY KEY (session, sha256)
 );`}
 
 // SchemaVersion is the version this code writes.

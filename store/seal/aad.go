@@ -21,3 +21,8 @@ func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x0
 func JobAAD(kind, on, run string) []byte {
 	return []byte("job\x00" + kind + "\x00" + on + "\x00" + run)
 }
+
+// AttachmentAAD binds an attachment's bytes to its session and hash.
+func AttachmentAAD(session, sha string) []byte {
+	return []byte("attachment\x00" + session + "\x00" + sha)
+}
