@@ -35,6 +35,8 @@ const (
 const (
 	PartText  = "text"
 	PartImage = "image"
+	PartAudio = "audio"
+	PartFile  = "file"
 )
 
 // Normalised stop reasons carried by Finish events.
