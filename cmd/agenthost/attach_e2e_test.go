@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +89,69 @@ func TestE2E_RunAttachRefusesOversizeAndNonFiles(t *testing.T) {
 	}
 }
 
+// AG-UI input with a binary part: the PDF's bytes reach the model as a file part (the
+// client's mimeType, a lie here, is not trusted: the bytes say PDF), the messages
+// snapshot names the attachment by id, and a second run refers to it by that id.
+func TestE2E_AGUIBinaryPartReachesTheModel(t *testing.T) {
+	e, srv := openaiEnv(t)
+	s := e.serve(t, "--provider", "openai")
+	data := base64.StdEncoding.EncodeToString(mediaPDF)
+	post := func(run, part string) []string {
+		body := `{"threadId":"t-pdf","runId":"` + run + `","messages":[{"id":"m-` + run + `","role":"user","content":[` +
+			`{"type":"text","text":"Read this."},` + part + `]}]}`
+		resp, err := http.Post(s.base+"/v1/runs", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("POST /v1/runs: %d %s", resp.StatusCode, b)
+		}
+		var datas []string
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				datas = append(datas, d)
+			}
+		}
+		return datas
+	}
+	evs := post("r1", `{"type":"binary","mimeType":"image/png","filename":"q3.pdf","data":"`+data+`"}`)
+	want := `{"file":{"file_data":"data:application/pdf;base64,` + data + `","filename":"q3.pdf"},"type":"file"}`
+	if body := string(srv.Last().Body); !strings.Contains(body, want) {
+		t.Fatalf("request body:\n%s\nwant it to hold:\n%s", body, want)
+	}
+	for _, d := range evs {
+		if strings.Contains(d, data[:40]) {
+			t.Fatalf("an event carries the bytes: %s", d)
+		}
+	}
+	if !strings.Contains(strings.Join(evs, "\n"), `"type":"RUN_FINISHED"`) {
+		t.Fatalf("the run did not finish: %v", evs)
+	}
+	// The stored session names the attachment by hash; a second run sends that id.
+	sum := sha256Hex(mediaPDF)
+	resp, err := http.Get(s.base + "/v1/sessions/t-pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(stored, []byte(`"attachment":"`+sum+`"`)) || bytes.Contains(stored, []byte(data[:40])) {
+		t.Fatalf("stored session:\n%s", stored)
+	}
+	post("r2", `{"type":"binary","mimeType":"application/pdf","id":"`+sum+`","filename":"again.pdf"}`)
+	var last struct{ Messages []json.RawMessage }
+	if err := json.Unmarshal(srv.Last().Body, &last); err != nil {
+		t.Fatal(err)
+	}
+	if m := string(last.Messages[len(last.Messages)-1]); !strings.Contains(m, `"file_data":"data:application/pdf;base64,`+data) {
+		t.Fatalf("the second run's message: %s", m)
+	}
+}
+
 // countOnDisk counts word in the database file and its -wal, read raw.
 func countOnDisk(t *testing.T, db, word string) int {
 	t.Helper()
@@ -95,4 +164,9 @@ func countOnDisk(t *testing.T, db, word string) int {
 		n += bytes.Count(b, []byte(word))
 	}
 	return n
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
