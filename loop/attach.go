@@ -91,13 +91,9 @@ func (r *run) storePart(p Part) (Part, bool, error) {
 	if !p.IsMedia() {
 		return p, false, nil
 	}
-	data := p.Data
-	if data == nil && p.Type == PartImage && strings.HasPrefix(p.URL, "data:") {
-		b, err := decodeDataURL(p.URL)
-		if err != nil {
-			return p, false, err
-		}
-		data = b
+	data, err := partBytes(p)
+	if err != nil {
+		return p, false, err
 	}
 	store, ok := r.cfg.Store.(AttachmentStore)
 	switch {
@@ -125,8 +121,21 @@ func (r *run) storePart(p Part) (Part, bool, error) {
 	if err := store.PutAttachment(r.sctx, r.in.SessionID, a, lim.SessionBytes); err != nil {
 		return p, false, err
 	}
-	return Part{Type: partTypeOf(a.MimeType), Attachment: a.SHA256, MimeType: a.MimeType,
-		Size: int64(len(data)), Name: cleanName(p.Name)}, true, nil
+	np := Part{Type: partTypeOf(a.MimeType), Attachment: a.SHA256, MimeType: a.MimeType,
+		Size: int64(len(data)), Name: cleanName(p.Name)}
+	if p.Type == PartFile && !strings.HasPrefix(p.URL, "data:") {
+		np.URL = p.URL // an embedded resource's URI
+	}
+	return np, true, nil
+}
+
+// partBytes is a media part's bytes: its Data, or an image's data: URL decoded; nil
+// when it has neither.
+func partBytes(p Part) ([]byte, error) {
+	if p.Data == nil && p.Type == PartImage && strings.HasPrefix(p.URL, "data:") {
+		return decodeDataURL(p.URL)
+	}
+	return p.Data, nil
 }
 
 // partLabel names a part in an error: its type, and its file name when it has one.
@@ -173,6 +182,9 @@ func (r *run) storeMessages(msgs []Message) ([]Message, error) {
 // storeResult stores the media of a tool's result; a part the store refuses becomes a
 // text part saying why, and the run goes on (the tool's other parts are kept).
 func (r *run) storeResult(res ToolResult) ToolResult {
+	if r.in.direct != nil {
+		return res // a direct call stores no message: its caller gets the bytes as they came
+	}
 	var out []Part
 	for i, p := range res.Content {
 		np, changed, err := r.storePart(p)

@@ -1,0 +1,40 @@
+package host
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"path"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
+)
+
+// pluginPart is a plugin's content block as a loop part: images, audio and embedded
+// resources keep their bytes (the loop sniffs, bounds and stores them), with the type
+// and the resource's URI the plugin declared for a direct call (mcp serve) to return.
+func pluginPart(c sandbox.Content) loop.Part {
+	switch c.Type {
+	case "image", "audio":
+		data, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil {
+			return loop.TextPart("(" + c.Type + " data that is not base64)")
+		}
+		return loop.Part{Type: loop.PartType(c.Type), Data: data, MimeType: c.MimeType}
+	case "resource":
+		var r struct {
+			URI      string `json:"uri"`
+			MimeType string `json:"mimeType"`
+			Text     string `json:"text"`
+			Blob     []byte `json:"blob"`
+		}
+		if err := json.Unmarshal(c.Resource, &r); err != nil {
+			return loop.TextPart("(an embedded resource that is not JSON)")
+		}
+		data := r.Blob
+		if data == nil {
+			data = []byte(r.Text)
+		}
+		return loop.Part{Type: loop.PartFile, Data: data, MimeType: r.MimeType, URL: r.URI, Name: path.Base(r.URI)}
+	}
+	return loop.TextPart(c.Text)
+}
