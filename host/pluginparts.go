@@ -3,7 +3,9 @@ package host
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"path"
+	"strings"
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/sandbox"
@@ -37,4 +39,25 @@ func pluginPart(c sandbox.Content) loop.Part {
 		return loop.Part{Type: loop.PartFile, Data: data, MimeType: r.MimeType, URL: r.URI, Name: path.Base(r.URI)}
 	}
 	return loop.TextPart(c.Text)
+}
+
+// inputMedia says what media a run's input carries, for its audit record: each part's
+// sniffed type and size ("application/pdf 5120 B, image/png 99 B"), or its attachment
+// reference; never its bytes or its name.
+func inputMedia(msgs []loop.Message) string {
+	var out []string
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			switch {
+			case !p.IsMedia():
+			case p.Data != nil:
+				out = append(out, fmt.Sprintf("%s %d B", loop.SniffMIME(p.Data, p.Name), len(p.Data)))
+			case p.Attachment != "":
+				out = append(out, "attachment "+p.Attachment)
+			case p.URL != "" && !strings.HasPrefix(p.URL, "data:"):
+				out = append(out, "image by URL")
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }

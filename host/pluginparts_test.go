@@ -36,3 +36,14 @@ func TestSDKMediaResultsBecomeMediaParts(t *testing.T) {
 		t.Errorf("bad base64: %+v", p)
 	}
 }
+
+// A run's audit record names its input media by sniffed type and size, or reference,
+// never by bytes or name.
+func TestAuditNamesInputMediaByTypeAndSize(t *testing.T) {
+	msgs := []loop.Message{{Role: loop.RoleUser, Content: []loop.Part{loop.TextPart("x"),
+		{Type: loop.PartImage, Data: []byte("%PDF-1.4 secret words"), Name: "payroll.pdf"},
+		{Type: loop.PartFile, Attachment: "ab12"}, {Type: loop.PartImage, URL: "https://x/y.png"}}}}
+	if got, want := inputMedia(msgs), "application/pdf 21 B, attachment ab12, image by URL"; got != want {
+		t.Fatalf("inputMedia = %q, want %q", got, want)
+	}
+}
