@@ -55,7 +55,7 @@ func (x *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 				in.Approvals[id] = loop.Approval{Approved: ok, Reason: map[bool]string{true: "", false: "rejected over A2A: " + text}[ok]}
 			}
 		} else {
-			in.Messages = []loop.Message{loop.UserMessage(text)}
+			in.Messages = []loop.Message{{Role: loop.RoleUser, Content: messageParts(ec.Message)}}
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -113,6 +113,33 @@ func textOf(m *a2a.Message) string {
 		return ""
 	}
 	return partsText(m.Parts)
+}
+
+// messageParts is an A2A message as loop parts: its text, and its file parts (raw bytes,
+// with their filename) as media the loop sniffs, bounds and stores with the session; a
+// file by URL is an image URL when its media type says image, else named in a text part
+// (the host fetches nothing). The mediaType given is not trusted.
+func messageParts(m *a2a.Message) []loop.Part {
+	var out []loop.Part
+	if m != nil {
+		for _, p := range m.Parts {
+			switch {
+			case p == nil:
+			case p.Raw() != nil:
+				out = append(out, loop.Part{Type: loop.PartFile, Data: p.Raw(), Name: p.Filename})
+			case p.URL() != "" && strings.HasPrefix(p.MediaType, "image/"):
+				out = append(out, loop.Part{Type: loop.PartImage, URL: string(p.URL()), MimeType: p.MediaType})
+			case p.URL() != "":
+				out = append(out, loop.TextPart("(a file at "+string(p.URL())+", not fetched)"))
+			case p.Text() != "":
+				out = append(out, loop.TextPart(p.Text()))
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []loop.Part{loop.TextPart("")}
+	}
+	return out
 }
 
 func partsText(parts a2a.ContentParts) string {

@@ -57,6 +57,9 @@ func (h *Host) auditRun(ctx context.Context, p access.Principal, in *loop.RunInp
 	}
 	start := maps.Clone(who)
 	maps.Copy(start, detail)
+	if media := inputMedia(in.Messages); media != "" {
+		start["attachments"] = media
+	}
 	target := in.SessionID + "/" + in.RunID
 	if err := h.Audit(ctx, audit.Record{Action: audit.ActionRunStart, Actor: actorOf(in.User), Target: target, Detail: start}); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)

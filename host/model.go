@@ -145,10 +145,20 @@ func toChatRequest(r loop.Request) *providers.ChatRequest {
 	return out
 }
 
-// toPart maps a loop part; an image given as a data: URL travels as bytes.
+// toPart maps a loop part; an image given as a data: URL travels as bytes, and so do
+// the attachments the loop loaded for the call (Data).
 func toPart(p loop.Part) *providers.Part {
-	if p.Type != loop.PartImage {
+	switch p.Type {
+	case loop.PartAudio:
+		return &providers.Part{Type: providers.PartAudio, Data: p.Data, MediaType: p.MimeType, Name: p.Name}
+	case loop.PartFile:
+		return &providers.Part{Type: providers.PartFile, Data: p.Data, MediaType: p.MimeType, Name: p.Name}
+	case loop.PartImage:
+	default:
 		return &providers.Part{Type: providers.PartText, Text: p.Text}
+	}
+	if p.Data != nil {
+		return &providers.Part{Type: providers.PartImage, ImageData: p.Data, MediaType: p.MimeType, Name: p.Name}
 	}
 	if rest, ok := strings.CutPrefix(p.URL, "data:"); ok {
 		if meta, data, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {

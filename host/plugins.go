@@ -83,12 +83,7 @@ func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolRe
 		out.Final = res.Text()
 	}
 	for _, c := range res.Content {
-		switch c.Type {
-		case "image":
-			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, URL: "data:" + c.MimeType + ";base64," + c.Data, MimeType: c.MimeType})
-		default:
-			out.Content = append(out.Content, loop.TextPart(c.Text))
-		}
+		out.Content = append(out.Content, pluginPart(c))
 	}
 	if len(out.Content) == 0 && len(out.Structured) > 0 {
 		// A result that is only structuredContent reaches the model as its JSON text

@@ -80,6 +80,9 @@ type Config struct {
 	MaxHandoffs int
 	AllowCycles bool
 
+	// Attachments bounds the image, audio and file parts a session stores (attach.go).
+	Attachments AttachmentLimits
+
 	// Driver performs everything the loop does to the outside world: the clock, the
 	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the
 	// Tools and the Store above; default GoDriver.

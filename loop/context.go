@@ -117,7 +117,7 @@ func EstimateTokens(msgs []Message) int {
 	for _, m := range msgs {
 		n += 4 + len(m.Reasoning)/4
 		for _, p := range m.Content {
-			n += len(p.Text) / 4
+			n += len(p.Text)/4 + mediaTokens(p)
 		}
 		for _, c := range m.ToolCalls {
 			n += (len(c.Name) + len(c.Arguments)) / 4

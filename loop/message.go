@@ -22,15 +22,31 @@ type PartType string
 const (
 	PartText  PartType = "text"
 	PartImage PartType = "image"
+	PartAudio PartType = "audio" // wav or mp3
+	PartFile  PartType = "file"  // a document of any MIME type: PDF, text, CSV, ...
 )
 
-// Part is one piece of a message's content: text, or an image given by URL or data URL.
+// Part is one piece of a message's content: text, or media (an image, an audio clip, a
+// file). Media is stored once per session as a content-addressed attachment (attach.go):
+// a stored or emitted part holds its reference (Attachment, the sha256 of its bytes),
+// its sniffed MimeType, Size and Name, never the bytes. An image may also be a URL.
 type Part struct {
 	Type     PartType `json:"type"`
 	Text     string   `json:"text,omitempty"`
 	URL      string   `json:"url,omitempty"`
 	MimeType string   `json:"mime_type,omitempty"`
+	// Attachment is the hex sha256 of the part's bytes, stored in the session.
+	Attachment string `json:"attachment,omitempty"`
+	Name       string `json:"name,omitempty"` // the file name the client gave, if any
+	Size       int64  `json:"size,omitempty"` // bytes
+	// Data is the part's bytes in transit: given with input or a tool result (the loop
+	// stores them and keeps the reference), and filled in the copy a model call gets.
+	// The loop never stores a part holding Data.
+	Data []byte `json:"data,omitempty"`
 }
+
+// IsMedia reports whether the part is an image, audio or file part.
+func (p Part) IsMedia() bool { return p.Type == PartImage || p.Type == PartAudio || p.Type == PartFile }
 
 // TextPart is a convenience for the common case.
 func TextPart(s string) Part { return Part{Type: PartText, Text: s} }
@@ -154,7 +170,7 @@ func validUTF8(msgs []Message) []Message {
 		m.Content = append([]Part(nil), m.Content...)
 		for j := range m.Content {
 			p := &m.Content[j]
-			p.Text, p.URL, p.MimeType = fixUTF8(p.Text), fixUTF8(p.URL), fixUTF8(p.MimeType)
+			p.Text, p.URL, p.MimeType, p.Name = fixUTF8(p.Text), fixUTF8(p.URL), fixUTF8(p.MimeType), fixUTF8(p.Name)
 		}
 		m.ToolCalls = append([]ToolCall(nil), m.ToolCalls...)
 		for j := range m.ToolCalls {
@@ -175,7 +191,7 @@ func messageValid(m Message) bool {
 	ok := utf8.ValidString(m.ToolCallID) && utf8.ValidString(m.Name) && utf8.ValidString(m.Reasoning) &&
 		utf8.ValidString(m.ReasoningState)
 	for _, p := range m.Content {
-		ok = ok && utf8.ValidString(p.Text) && utf8.ValidString(p.URL) && utf8.ValidString(p.MimeType)
+		ok = ok && utf8.ValidString(p.Text) && utf8.ValidString(p.URL) && utf8.ValidString(p.MimeType) && utf8.ValidString(p.Name)
 	}
 	for _, c := range m.ToolCalls {
 		ok = ok && utf8.ValidString(c.ID) && utf8.ValidString(c.Name) && utf8.ValidString(c.Arguments)

@@ -41,6 +41,9 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 				return response{}, err
 			}
 		}
+		if msgs, err = r.withAttachments(msgs); err != nil { // the model gets the bytes, never the store
+			return response{}, err
+		}
 		req := Request{
 			Model:     r.cfg.ModelName,
 			Messages:  msgs,

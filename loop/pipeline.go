@@ -366,13 +366,13 @@ func (r *run) toolFailed(pc *pendingCall, res ToolResult, err error, limit time.
 // settle applies the tool_result guardrails to a call's result, counts it and emits the
 // events that close it. The result it returns is what the surface keeps.
 func (r *run) settle(pc *pendingCall) ToolResult {
-	res := pc.result
+	res := r.storeResult(pc.result) // media is stored, the result keeps references
 	if pc.tool != nil && !res.IsError {
 		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
 		if err != nil {
 			res = ErrorResult("Error: " + err.Error())
 		} else if text != res.Text() {
-			res.Content = []Part{TextPart(text)}
+			res.Content = replaceText(res.Content, text)
 			res.Structured = nil // a redacted result must not leak through its structured twin
 		}
 	}

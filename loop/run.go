@@ -49,6 +49,7 @@ type run struct {
 	rc        runCtx
 	ownLedger Ledger
 	msgSlab   []Message
+	attached  map[string][]byte // attachment bytes loaded for model calls (attach.go)
 
 	lastStop      StopReason // of the last model answer, for run_finished (L15)
 	truncations   int        // answers cut by max_tokens so far (L15)
@@ -171,6 +172,9 @@ func (r *run) prepare(head SessionHead) error {
 	if err != nil {
 		return err
 	}
+	if input, err = r.storeMessages(input); err != nil {
+		return err
+	}
 	if pendingCalls := r.transcript.unresolvedCalls(); len(pendingCalls) > 0 {
 		if input, err = r.resume(pendingCalls, input); err != nil || len(r.clientPending) > 0 {
 			return err // a client call still unanswered: the input waits for it (L16)
@@ -201,7 +205,7 @@ func (r *run) guardInput() ([]Message, error) {
 			return nil, err
 		}
 		if text != input[i].Text() {
-			input[i].Content = []Part{TextPart(text)}
+			input[i].Content = replaceText(input[i].Content, text)
 		}
 	}
 	return input, nil

@@ -83,13 +83,15 @@ type MemoryStore struct {
 	leases   map[string]Lease
 	updated  map[string]time.Time
 	feedback []Feedback
+	attach   map[string]map[string]Attachment // session → sha256 → attachment
 }
 
 var (
-	_ SessionStore  = (*MemoryStore)(nil)
-	_ Leaser        = (*MemoryStore)(nil)
-	_ SessionLister = (*MemoryStore)(nil)
-	_ HeadLoader    = (*MemoryStore)(nil)
+	_ SessionStore    = (*MemoryStore)(nil)
+	_ Leaser          = (*MemoryStore)(nil)
+	_ SessionLister   = (*MemoryStore)(nil)
+	_ HeadLoader      = (*MemoryStore)(nil)
+	_ AttachmentStore = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
@@ -278,6 +280,7 @@ func (s *MemoryStore) DeleteSession(_ context.Context, id string) error {
 	delete(s.sessions, id)
 	delete(s.heads, id)
 	delete(s.runs, id)
+	delete(s.attach, id)
 	s.feedback = slices.DeleteFunc(s.feedback, func(f Feedback) bool { return f.SessionID == id })
 	return nil
 }

@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -289,9 +289,12 @@ func toResult(r *mcp.CallToolResult) loop.ToolResult {
 		switch v := c.(type) {
 		case *mcp.TextContent:
 			out.Content = append(out.Content, loop.TextPart(v.Text))
-		case *mcp.ImageContent:
-			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, MimeType: v.MIMEType,
-				URL: "data:" + v.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(v.Data)})
+		case *mcp.ImageContent: // media stays media: the loop sniffs, bounds and stores the bytes
+			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, Data: v.Data, MimeType: v.MIMEType})
+		case *mcp.AudioContent:
+			out.Content = append(out.Content, loop.Part{Type: loop.PartAudio, Data: v.Data, MimeType: v.MIMEType})
+		case *mcp.EmbeddedResource:
+			out.Content = append(out.Content, resourcePart(v.Resource))
 		default:
 			b, _ := json.Marshal(c)
 			out.Content = append(out.Content, loop.TextPart(string(b)))
@@ -306,12 +309,25 @@ func toResult(r *mcp.CallToolResult) loop.ToolResult {
 	return out
 }
 
-// resultSize is what a result would add to the session: its text, its images' data URLs
-// and its structured content.
+// resourcePart is an embedded resource as a part: its blob or its text as a file named
+// after its URI (the loop sniffs the type from the bytes).
+func resourcePart(r *mcp.ResourceContents) loop.Part {
+	if r == nil {
+		return loop.TextPart("")
+	}
+	data := r.Blob
+	if data == nil {
+		data = []byte(r.Text)
+	}
+	return loop.Part{Type: loop.PartFile, Data: data, MimeType: r.MIMEType, URL: r.URI, Name: path.Base(r.URI)}
+}
+
+// resultSize is what a result would add to the session: its text, its media's bytes and
+// image URLs, and its structured content.
 func resultSize(r loop.ToolResult) int64 {
 	n := int64(len(r.Structured))
 	for _, p := range r.Content {
-		n += int64(len(p.Text) + len(p.URL))
+		n += int64(len(p.Text) + len(p.URL) + len(p.Data))
 	}
 	return n
 }

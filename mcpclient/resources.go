@@ -1,12 +1,9 @@
 package mcpclient
 
 import (
-	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -113,10 +110,8 @@ func (s *Server) ReadResource(ctx context.Context, uri string) (loop.ToolResult,
 	var out loop.ToolResult
 	for _, c := range res.Contents {
 		switch {
-		case c.Blob != nil && strings.HasPrefix(c.MIMEType, "image/"):
-			out.Content = append(out.Content, loop.Part{Type: loop.PartImage, URL: "data:" + c.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(c.Blob)})
-		case c.Blob != nil:
-			out.Content = append(out.Content, loop.TextPart(fmt.Sprintf("(%s: %d bytes of %s, not shown)", c.URI, len(c.Blob), cmp.Or(c.MIMEType, "binary data"))))
+		case c.Blob != nil: // kept as a part: the loop sniffs, bounds and stores the bytes
+			out.Content = append(out.Content, resourcePart(c))
 		default:
 			out.Content = append(out.Content, loop.TextPart(c.Text))
 		}

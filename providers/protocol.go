@@ -36,6 +36,8 @@ const (
 const (
 	PartText  = "text"
 	PartImage = "image"
+	PartAudio = "audio"
+	PartFile  = "file"
 )
 
 // Normalised stop reasons carried by Finish events.

@@ -51,7 +51,7 @@ func messageValidUTF8(m *Message) bool {
 		return false
 	}
 	for _, p := range m.GetContent() {
-		if !allValid(p.GetType(), p.GetText(), p.GetImageUrl(), p.GetMediaType()) {
+		if !allValid(p.GetType(), p.GetText(), p.GetImageUrl(), p.GetMediaType(), p.GetName()) {
 			return false
 		}
 	}

@@ -107,12 +107,14 @@ func (r CallResult) EndsRun() bool {
 	return final && !r.IsError
 }
 
-// Content is one MCP content block: text, or data (base64) with a MIME type.
+// Content is one MCP content block: text, data (base64) with a MIME type (image,
+// audio), or an embedded resource (resource: its uri, mimeType and text or blob).
 type Content struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	Data     string          `json:"data,omitempty"`
+	MimeType string          `json:"mimeType,omitempty"`
+	Resource json.RawMessage `json:"resource,omitempty"`
 }
 
 // Text joins the text blocks of a result; convenient for callers and tests.

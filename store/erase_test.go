@@ -40,6 +40,10 @@ func addSecrets(t *testing.T, s *SQLite, session, said, remembered string) {
 	if err := s.SaveRun(ctx, loop.RunRecord{ID: "r1", SessionID: session, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
+	pdf := []byte("%PDF-1.4 the attached contract says " + said)
+	if err := s.PutAttachment(ctx, session, loop.Attachment{SHA256: "h-" + session, MimeType: "application/pdf", Data: pdf}, 1<<20); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now()
 	if err := s.AddMemory(ctx, memory.Entry{ID: "m-" + session, User: "ana", Kind: memory.KindFact, Text: "ana's vault code is " + remembered,
 		Created: now, Updated: now}); err != nil {
@@ -65,7 +69,10 @@ func TestErasedWordsLeaveTheDatabaseAndItsWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	if in := onDisk(t, s, "ZEBRA-4471-SAID"); len(in) > 0 {
-		t.Fatalf("a deleted session's words remain in %v", in)
+		t.Fatalf("a deleted session's words (its entries or its attachment) remain in %v", in)
+	}
+	if in := onDisk(t, s, "the attached contract says"); len(in) != 1 {
+		t.Fatalf("the other session's attachment is on disk in %v, want one file", in)
 	}
 	if n, err := s.DeleteMemory(ctx, memory.Filter{ID: "m-s1"}); err != nil || n != 1 {
 		t.Fatalf("delete memory: %d %v", n, err)

@@ -26,6 +26,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV12TranscriptIndex,
 	migrateV13VectorIndex,
 	migrateV14ToolCache,
+	migrateV15Attachments,
 }
 
 // schemaVersion is the version this code writes.

@@ -73,6 +73,8 @@ type ResealStats struct {
 	Entries  int    `json:"entries"`
 	Values   int    `json:"values"`
 	Memories int    `json:"memories"`
+	// Attachments counts the session attachments re-sealed.
+	Attachments int `json:"attachments,omitempty"`
 	// Changed counts rows written by another process between Reseal's read and its
 	// compare-and-set: skipped then, read again and re-sealed after the pass (if still
 	// under an older key).
@@ -93,7 +95,8 @@ func (s *SQLite) Reseal(ctx context.Context) (ResealStats, error) {
 		what string
 		n    *int
 		do   func(context.Context) (int, int, error)
-	}{{"entries", &st.Entries, s.resealEntries}, {"plugin values", &st.Values, s.resealKV}, {"memories", &st.Memories, s.resealMemories}} {
+	}{{"entries", &st.Entries, s.resealEntries}, {"plugin values", &st.Values, s.resealKV}, {"memories", &st.Memories, s.resealMemories},
+		{"attachments", &st.Attachments, s.resealAttachments}} {
 		n, changed, err := t.do(ctx)
 		*t.n, st.Changed = n, st.Changed+changed
 		if err != nil {

@@ -83,6 +83,9 @@ func fill(t *testing.T, s *store.SQLite, secret string) {
 	if err := s.KVSet(ctx, "notes", "k", []byte(secret+" value")); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.PutAttachment(ctx, "s1", loop.Attachment{SHA256: "h1", MimeType: "text/plain", Data: []byte(secret + " attached")}, 1<<20); err != nil {
+		t.Fatal(err)
+	}
 	m, err := memory.New("ana", "", memory.KindFact, secret+" lives in Lisbon", time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +105,9 @@ func check(t *testing.T, s *store.SQLite, secret string) {
 	}
 	if v, ok, err := s.KVGet(ctx, "notes", "k"); err != nil || !ok || string(v) != secret+" value" {
 		t.Fatalf("KVGet = %q %v %v", v, ok, err)
+	}
+	if a, err := s.Attachment(ctx, "s1", "h1"); err != nil || string(a.Data) != secret+" attached" {
+		t.Fatalf("Attachment = %q, %v", a.Data, err)
 	}
 	hits, err := s.SearchMemory(ctx, memory.Query{User: "ana", Text: "where does she live? LISBON"})
 	if err != nil || len(hits) != 1 || hits[0].Text != secret+" lives in Lisbon" || hits[0].Metadata["source"] != secret+" meta" {
@@ -184,17 +190,17 @@ func TestRotateKeyResealsEverything(t *testing.T) {
 	s := openSealed(t, path, newRing(t, k1))
 	check(t, s, "zanzibar")
 	st, err := s.Reseal(context.Background())
-	if err != nil || st.Entries != 1 || st.Values != 1 || st.Memories != 1 {
+	if err != nil || st.Entries != 1 || st.Values != 1 || st.Memories != 1 || st.Attachments != 1 {
 		t.Fatalf("Reseal = %+v, %v", st, err)
 	}
 	check(t, s, "zanzibar")
-	if st, _ := s.Reseal(context.Background()); st.Entries+st.Values+st.Memories != 0 {
+	if st, _ := s.Reseal(context.Background()); st.Entries+st.Values+st.Memories+st.Attachments != 0 {
 		t.Fatalf("a second Reseal found work: %+v", st)
 	}
 	s.Close()
 	s = openSealed(t, path, newRing(t, k2, k1))
 	check(t, s, "zanzibar") // found under the old key's index too
-	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Memories != 1 || st.Key != strings.Split(k2, ":")[0] {
+	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Memories != 1 || st.Attachments != 1 || st.Key != strings.Split(k2, ":")[0] {
 		t.Fatalf("rotation Reseal = %+v, %v", st, err)
 	}
 	s.Close()

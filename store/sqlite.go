@@ -281,7 +281,7 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 			return loop.ErrSessionBusy
 		}
 		for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`, `DELETE FROM feedback WHERE session = ?`,
-			`DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`, `DELETE FROM tool_cache WHERE session = ?`} {
+			`DELETE FROM attachments WHERE session = ?`, `DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`, `DELETE FROM tool_cache WHERE session = ?`} {
 			if _, err := tx.ExecContext(ctx, q, session); err != nil {
 				return err
 			}

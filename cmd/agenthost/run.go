@@ -33,6 +33,7 @@ type runFlags struct {
 	agentName, user            string
 	mcpPrompt                  string
 	promptArgs                 []string
+	attach                     []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -58,6 +59,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
   agenthost run --session ses_0123abcd "and the sum of both?"
   agenthost run --approve all --tools calc --max-iterations 5 "What is 2^10?"
   agenthost run --prompt docs/summarise --prompt-arg topic=billing
+  agenthost run --attach report.pdf --attach chart.png "What changed since last quarter?"
   agenthost --locked run "hello"                  # oci:// plugins only as agent.lock pins them`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
@@ -78,6 +80,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.IntVar(&o.maxIterations, "max-iterations", 0, "model calls before the run is summarised (default: the manifest's)")
 	f.StringVar(&o.system, "system", "", "use this system prompt for the run instead of the manifest's")
 	f.StringArrayVar(&o.meta, "meta", nil, "KEY=VALUE metadata passed to the provider (repeatable)")
+	f.StringArrayVar(&o.attach, "attach", nil, "send this file with the prompt: a PDF, an image, audio (wav, mp3), text (repeatable)")
 	f.BoolVar(&o.watch, "watch", false, "after the run, wait for a plugin's .wasm to change, reload it and run the prompt again")
 	f.StringVar(&o.logLevel, "log-level", "info", "show plugin logs at this level and above (debug, info, notice, warning, error, …, or off); --json prints them all")
 	return cmd
@@ -95,7 +98,11 @@ func (o *runFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
-	if prompt == "" && o.session == "" && o.mcpPrompt == "" {
+	attach, err := readAttachments(o.attach)
+	if err != nil {
+		return usage(err)
+	}
+	if prompt == "" && o.session == "" && o.mcpPrompt == "" && len(attach) == 0 {
 		return usage(errors.New("run needs a PROMPT (or --session ID to continue one, or --prompt NAME)"))
 	}
 	if o.watch && prompt == "" {
@@ -125,7 +132,7 @@ func (o *runFlags) run(cmd *cobra.Command, args []string) error {
 	for {
 		base.SessionID = session
 		ask, _ := approver.(*askApprover)
-		code := runOnce(ctx, cmd, h, prompt, base, o.jsonOut, minLevel, ask)
+		code := runOnce(ctx, cmd, h, promptMessage(prompt, attach), base, o.jsonOut, minLevel, ask)
 		if !o.watch || ctx.Err() != nil {
 			return code
 		}
@@ -341,11 +348,9 @@ func runControls(cmd *cobra.Command, schemaFile, toolChoice, system string, tool
 
 // runOnce runs the prompt (or continues the session of in) and maps the result to an
 // exit error.
-func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt string, in loop.RunInput, jsonOut bool, minLevel int, ask *askApprover) error {
-	in.Messages = slices.Clone(in.Messages) // an MCP prompt's messages (--prompt), then the words
-	if prompt != "" {
-		in.Messages = append(in.Messages, loop.UserMessage(prompt))
-	}
+func runOnce(ctx context.Context, cmd *cobra.Command, h *host.Host, prompt []loop.Message, in loop.RunInput, jsonOut bool, minLevel int, ask *askApprover) error {
+	in.Messages = slices.Clone(in.Messages) // an MCP prompt's messages (--prompt), then the words and attachments
+	in.Messages = append(in.Messages, prompt...)
 	out := cmd.OutOrStdout()
 	var render func(loop.Event)
 	var t *transcript

@@ -28,6 +28,7 @@ type config struct {
 	maxTokens      int64
 	thinkingBudget int64
 	cache          bool
+	inputMedia     string // the input_media option (media.go)
 }
 
 // New returns a provider configured from the environment only; Configure applies the
@@ -41,7 +42,7 @@ func New() *Provider {
 	return p
 }
 
-var knownOptions = []string{"api_key", "base_url", "cache", "max_tokens", "model", "thinking_budget"}
+var knownOptions = []string{"api_key", "base_url", "cache", "input_media", "max_tokens", "model", "thinking_budget"}
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
@@ -72,6 +73,10 @@ func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	default:
 		return fmt.Errorf("anthropic: cache %q: want system or off", options["cache"])
 	}
+	if _, err := mediaFor("", options["input_media"]); err != nil {
+		return fmt.Errorf("anthropic: %w", err)
+	}
+	cfg.inputMedia = options["input_media"]
 	if cfg.thinkingBudget > 0 && cfg.thinkingBudget >= cfg.maxTokens {
 		return fmt.Errorf("anthropic: thinking_budget %d must be below max_tokens %d", cfg.thinkingBudget, cfg.maxTokens)
 	}
@@ -124,6 +129,13 @@ func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send 
 	}
 	if cfg.model == "" {
 		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "anthropic: no model: set the request's model, the model option or ANTHROPIC_MODEL"}
+	}
+	m, err := mediaFor(cfg.model, cfg.inputMedia)
+	if err == nil {
+		err = refuseMedia(req, cfg.model, m) // before the call: the API is never asked
+	}
+	if err != nil {
+		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "anthropic: " + err.Error()}
 	}
 	params, err := buildParams(req, cfg)
 	if err != nil {

@@ -192,6 +192,8 @@ func toolResult(m *providers.Message) (sdk.ContentBlockParamUnion, error) {
 				return sdk.ContentBlockParamUnion{}, err
 			}
 			content = append(content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
+		case providers.PartFile:
+			content = append(content, sdk.ToolResultBlockParamContentUnion{OfDocument: document(p)})
 		default:
 			content = append(content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: p.GetText()}})
 		}
@@ -211,6 +213,8 @@ func contentBlocks(parts []*providers.Part) ([]sdk.ContentBlockParamUnion, error
 				return nil, err
 			}
 			blocks = append(blocks, sdk.ContentBlockParamUnion{OfImage: img})
+		case providers.PartFile:
+			blocks = append(blocks, sdk.ContentBlockParamUnion{OfDocument: document(p)})
 		default:
 			if p.GetText() != "" {
 				blocks = append(blocks, sdk.NewTextBlock(p.GetText()))
@@ -241,7 +245,7 @@ func imageSource(p *providers.Part) (*sdk.ImageBlockParam, error) {
 func partsText(parts []*providers.Part) string {
 	var b strings.Builder
 	for _, p := range parts {
-		if p.GetType() != providers.PartImage {
+		if p.GetType() == providers.PartText || p.GetType() == "" {
 			b.WriteString(p.GetText())
 		}
 	}

@@ -30,11 +30,17 @@ func newReplay(t *testing.T) *providertest.Replay { return providertest.NewRepla
 
 func startAdapter(t *testing.T, r *providertest.Replay) *providers.Client {
 	t.Helper()
-	return providertest.Start(t, providers.ClientConfig{
-		Name:    "openai",
-		Command: adapterBin,
-		Options: map[string]string{"base_url": r.URL + "/v1", "api_key": "sk-test", "model": "gpt-4o-mini"},
-	})
+	return startAdapterWith(t, r, nil)
+}
+
+// startAdapterWith starts the adapter with extra options.
+func startAdapterWith(t *testing.T, r *providertest.Replay, extra map[string]string) *providers.Client {
+	t.Helper()
+	opts := map[string]string{"base_url": r.URL + "/v1", "api_key": "sk-test", "model": "gpt-4o-mini"}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	return providertest.Start(t, providers.ClientConfig{Name: "openai", Command: adapterBin, Options: opts})
 }
 
 var (

@@ -24,6 +24,7 @@ type Provider struct {
 	maxTokens  string     // request field that carries max_tokens
 	reasoning  string     // field that carries earlier reasoning back ("" = not sent)
 	meta       metaPolicy // what happens to the run's metadata (metadata.go)
+	inputMedia string     // the input_media option: what the model takes besides text (media.go)
 }
 
 // New returns a provider configured from the environment only; Configure
@@ -37,7 +38,7 @@ func New() *Provider {
 	return p
 }
 
-var knownOptions = []string{"api_key", "base_url", "embed_model", "max_tokens_field", "model", "send_reasoning", "store"}
+var knownOptions = []string{"api_key", "base_url", "embed_model", "input_media", "max_tokens_field", "model", "send_reasoning", "store"}
 
 // Configure (re)builds the SDK client from options and the environment.
 func (p *Provider) Configure(_ context.Context, options map[string]string) error {
@@ -64,6 +65,9 @@ func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	default:
 		return fmt.Errorf("openai: send_reasoning %q: want reasoning_content or reasoning", options["send_reasoning"])
 	}
+	if _, err := mediaFor("", options["input_media"]); err != nil {
+		return fmt.Errorf("openai: %w", err)
+	}
 	opts := []option.RequestOption{option.WithMaxRetries(0)}
 	baseURL := firstSet(options["base_url"], os.Getenv("OPENAI_BASE_URL"))
 	meta, err := newMetaPolicy(options["store"], baseURL)
@@ -87,6 +91,7 @@ func (p *Provider) configure(options map[string]string, requireKey bool) error {
 	p.maxTokens = maxTokens
 	p.reasoning = options["send_reasoning"]
 	p.meta = meta
+	p.inputMedia = options["input_media"]
 	return nil
 }
 
@@ -109,13 +114,20 @@ func (p *Provider) Info(context.Context) (*providers.Info, error) {
 // Stream runs one streaming Chat Completions call.
 func (p *Provider) Stream(ctx context.Context, req *providers.ChatRequest, send func(*providers.ChatEvent) error) error {
 	p.mu.Lock()
-	client, model, maxTokens, sendReasoning, meta := p.client, p.model, p.maxTokens, p.reasoning, p.meta
+	client, model, maxTokens, sendReasoning, meta, inputMedia := p.client, p.model, p.maxTokens, p.reasoning, p.meta, p.inputMedia
 	p.mu.Unlock()
 	if req.GetModel() != "" {
 		model = req.GetModel()
 	}
 	if model == "" {
 		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "openai: no model: set the request's model or the model option"}
+	}
+	m, err := mediaFor(model, inputMedia)
+	if err == nil {
+		err = refuseMedia(req, model, m) // before the call: the API is never asked
+	}
+	if err != nil {
+		return &providers.Error{Kind: providers.KindInvalidRequest, Message: "openai: " + err.Error()}
 	}
 	params, err := buildParams(req, model, maxTokens, sendReasoning)
 	if err != nil {

@@ -94,8 +94,8 @@ func message(m *providers.Message, sendReasoning string) (sdk.ChatCompletionMess
 			switch part.GetType() {
 			case providers.PartText, "":
 				parts = append(parts, sdk.TextContentPart(part.GetText()))
-			case providers.PartImage:
-				parts = append(parts, imagePart(part))
+			case providers.PartImage, providers.PartAudio, providers.PartFile:
+				parts = append(parts, mediaPart(part))
 			default:
 				return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown part type %q", part.GetType())
 			}
@@ -135,21 +135,32 @@ func imagePart(part *providers.Part) sdk.ChatCompletionContentPartUnionParam {
 	return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url})
 }
 
-// toolImages returns the images of a tool message as user-message parts, introduced
-// by a line naming the call. Chat Completions accepts only text in a tool message, and
+// toolImages returns the media (images, audio, files) of a tool message as user-message
+// parts, introduced by a line naming the call. Chat Completions accepts only text in a tool message, and
 // a user message may not come between the tool messages answering one assistant turn,
 // so buildParams sends them in one user message after the last of those tool messages.
 func toolImages(m *providers.Message) []sdk.ChatCompletionContentPartUnionParam {
 	var parts []sdk.ChatCompletionContentPartUnionParam
 	for _, part := range m.GetContent() {
-		if part.GetType() == providers.PartImage {
+		switch part.GetType() {
+		case providers.PartImage, providers.PartAudio, providers.PartFile:
 			if len(parts) == 0 {
-				parts = append(parts, sdk.TextContentPart(fmt.Sprintf("Image returned by tool call %s:", m.GetToolCallId())))
+				parts = append(parts, sdk.TextContentPart(fmt.Sprintf("%s returned by tool call %s:", mediaWord(m), m.GetToolCallId())))
 			}
-			parts = append(parts, imagePart(part))
+			parts = append(parts, mediaPart(part))
 		}
 	}
 	return parts
+}
+
+// mediaWord is "Image" when a tool message's media are images only (what it always said), else "Media".
+func mediaWord(m *providers.Message) string {
+	for _, p := range m.GetContent() {
+		if p.GetType() == providers.PartAudio || p.GetType() == providers.PartFile {
+			return "Media"
+		}
+	}
+	return "Image"
 }
 
 func onlyText(m *providers.Message) bool {

@@ -813,13 +813,20 @@ func (x *Message) GetReasoningState() string {
 
 type Part struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// text | image
+	// text | image | audio | file
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// For images: either a URL or inline data with its media type.
-	ImageUrl      string `protobuf:"bytes,3,opt,name=image_url,json=imageUrl,proto3" json:"image_url,omitempty"`
-	ImageData     []byte `protobuf:"bytes,4,opt,name=image_data,json=imageData,proto3" json:"image_data,omitempty"`
-	MediaType     string `protobuf:"bytes,5,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	ImageUrl  string `protobuf:"bytes,3,opt,name=image_url,json=imageUrl,proto3" json:"image_url,omitempty"`
+	ImageData []byte `protobuf:"bytes,4,opt,name=image_data,json=imageData,proto3" json:"image_data,omitempty"`
+	// The media type of an image, audio or file part, sniffed by the host from the bytes
+	// (never the client's claim): image/png, audio/wav, audio/mpeg, application/pdf,
+	// text/plain, text/csv, ...
+	MediaType string `protobuf:"bytes,5,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	// For audio and file parts: the bytes.
+	Data []byte `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"`
+	// For file parts: the file name the user gave, if any.
+	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -885,6 +892,20 @@ func (x *Part) GetImageData() []byte {
 func (x *Part) GetMediaType() string {
 	if x != nil {
 		return x.MediaType
+	}
+	return ""
+}
+
+func (x *Part) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Part) GetName() string {
+	if x != nil {
+		return x.Name
 	}
 	return ""
 }
@@ -1524,7 +1545,7 @@ const file_provider_proto_rawDesc = "" +
 	"toolCallId\x12\x12\n" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12\x1c\n" +
 	"\treasoning\x18\x06 \x01(\tR\treasoning\x12'\n" +
-	"\x0freasoning_state\x18\a \x01(\tR\x0ereasoningState\"\x89\x01\n" +
+	"\x0freasoning_state\x18\a \x01(\tR\x0ereasoningState\"\xb1\x01\n" +
 	"\x04Part\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1b\n" +
@@ -1532,7 +1553,9 @@ const file_provider_proto_rawDesc = "" +
 	"\n" +
 	"image_data\x18\x04 \x01(\fR\timageData\x12\x1d\n" +
 	"\n" +
-	"media_type\x18\x05 \x01(\tR\tmediaType\"L\n" +
+	"media_type\x18\x05 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x06 \x01(\fR\x04data\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\"L\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +

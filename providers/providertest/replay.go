@@ -63,6 +63,13 @@ func (r *Replay) Last() Request {
 	return r.requests[len(r.requests)-1]
 }
 
+// Count is how many requests the server received.
+func (r *Replay) Count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.requests)
+}
+
 // serve answers with the selected recording; a recording that is missing or does not
 // parse is a 418 whose body says why, which no adapter mistakes for a real answer.
 func (r *Replay) serve(w http.ResponseWriter, req *http.Request) {

@@ -154,7 +154,15 @@ CREATE TABLE tool_cache (
 );
 CREATE INDEX tool_cache_by_user ON tool_cache (user_id);
 CREATE INDEX tool_cache_by_session ON tool_cache (session);
-CREATE INDEX tool_cache_by_age ON tool_cache (stored);`}
+CREATE INDEX tool_cache_by_age ON tool_cache (stored);`, `
+CREATE TABLE attachments (
+	session TEXT   NOT NULL,
+	sha256  TEXT   NOT NULL,
+	mime    TEXT   NOT NULL,
+	size    BIGINT NOT NULL,
+	data    BYTEA  NOT NULL,
+	PRIMARY KEY (session, sha256)
+);`}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

@@ -311,7 +311,7 @@ func (s *Store) DeleteSession(ctx context.Context, session string) error {
 			return loop.ErrSessionBusy
 		}
 		for _, q := range []string{`DELETE FROM entries WHERE session = $1`, `DELETE FROM runs WHERE session = $1`, `DELETE FROM feedback WHERE session = $1`,
-			`DELETE FROM session_owners WHERE session = $1`, `DELETE FROM shares WHERE session = $1`, `DELETE FROM tool_cache WHERE session = $1`} {
+			`DELETE FROM attachments WHERE session = $1`, `DELETE FROM session_owners WHERE session = $1`, `DELETE FROM shares WHERE session = $1`, `DELETE FROM tool_cache WHERE session = $1`} {
 			if _, err := tx.Exec(ctx, q, session); err != nil {
 				return err
 			}

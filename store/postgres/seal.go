@@ -66,7 +66,8 @@ func (s *Store) Reseal(ctx context.Context) (store.ResealStats, error) {
 		what string
 		n    *int
 		t    *resealTable
-	}{{"entries", &st.Entries, s.entriesTable()}, {"plugin values", &st.Values, s.kvTable()}, {"memories", &st.Memories, s.memoriesTable()}} {
+	}{{"entries", &st.Entries, s.entriesTable()}, {"plugin values", &st.Values, s.kvTable()}, {"memories", &st.Memories, s.memoriesTable()},
+		{"attachments", &st.Attachments, s.attachmentsTable()}} {
 		n, changed, err := s.resealTable(ctx, t.t)
 		*t.n, st.Changed = n, st.Changed+changed
 		if err != nil {

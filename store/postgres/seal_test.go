@@ -53,6 +53,7 @@ func TestSealedPostgresConformsAndKeepsNoPlaintext(t *testing.T) {
 	var clear int
 	if err := s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries WHERE body::text LIKE '%zanzibar%')
 		+ (SELECT COUNT(*) FROM kv WHERE position('zanzibar' in encode(value, 'escape')) > 0)
+		+ (SELECT COUNT(*) FROM attachments WHERE position('zanzibar' in encode(data, 'escape')) > 0)
 		+ (SELECT COUNT(*) FROM memories WHERE text LIKE '%zanzibar%' OR terms LIKE '%zanzibar%' OR tsv::text LIKE '%zanzibar%' OR metadata::text LIKE '%zanzibar%')`).Scan(&clear); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +77,9 @@ func fillPG(t *testing.T, s *Store) {
 	if err := s.KVSet(ctx, "notes", "k", []byte("zanzibar value")); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.PutAttachment(ctx, "s1", loop.Attachment{SHA256: "h1", MimeType: "text/plain", Data: []byte("zanzibar attached")}, 1<<20); err != nil {
+		t.Fatal(err)
+	}
 	m, _ := memory.New("ana", "", memory.KindFact, "zanzibar lives in Lisbon", time.Now())
 	m.Metadata = map[string]string{"source": "zanzibar meta"}
 	if err := s.AddMemory(ctx, m); err != nil {
@@ -91,6 +95,9 @@ func checkPG(t *testing.T, s *Store) {
 	}
 	if v, _, err := s.KVGet(ctx, "notes", "k"); err != nil || string(v) != "zanzibar value" {
 		t.Fatalf("KVGet = %q, %v", v, err)
+	}
+	if a, err := s.Attachment(ctx, "s1", "h1"); err != nil || string(a.Data) != "zanzibar attached" {
+		t.Fatalf("Attachment = %q, %v", a.Data, err)
 	}
 	hits, err := s.SearchMemory(ctx, memory.Query{User: "ana", Text: "lisbon"})
 	if err != nil || len(hits) != 1 || hits[0].Metadata["source"] != "zanzibar meta" {
@@ -108,12 +115,12 @@ func TestPostgresRotateKey(t *testing.T) {
 	k2, _ := seal.NewKey()
 	s := openKeyed(t, url, ring(t, k1))
 	checkPG(t, s)
-	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Values != 1 || st.Memories != 1 {
+	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Values != 1 || st.Memories != 1 || st.Attachments != 1 {
 		t.Fatalf("Reseal = %+v, %v", st, err)
 	}
 	s = openKeyed(t, url, ring(t, k2, k1))
 	checkPG(t, s)
-	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Memories != 1 {
+	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Memories != 1 || st.Attachments != 1 {
 		t.Fatalf("rotation = %+v, %v", st, err)
 	}
 	checkPG(t, openKeyed(t, url, ring(t, k2)))

@@ -24,3 +24,8 @@ func JobAAD(kind, on, run string) []byte {
 
 // CacheAAD binds a cached tool result to its cache key.
 func CacheAAD(key string) []byte { return []byte("toolcache\x00" + key) }
+
+// AttachmentAAD binds an attachment's bytes to its session and hash.
+func AttachmentAAD(session, sha string) []byte {
+	return []byte("attachment\x00" + session + "\x00" + sha)
+}

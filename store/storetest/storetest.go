@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"AWriterWhoseLeaseWasTakenOverIsFenced", fencing},
 		{"FeedbackIsListedByTime", feedbackKept},
 		{"LoadHeadIsLoadWithoutTheEventsButTheLast", headMatchesLoad},
+		{"AttachmentsAreKeptOncePerSessionBoundedAndDeleted", attachments},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}

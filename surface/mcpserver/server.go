@@ -1,12 +1,14 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -151,27 +153,44 @@ func forward(ctx context.Context, ss *mcp.ServerSession, token any, r any) {
 	}
 }
 
-// toMCP is a pipeline result as MCP content: text, images (the loop carries them as
-// data URLs) and the structured twin.
+// toMCP is a pipeline result as MCP content: text, images (bytes, or a data URL),
+// audio, embedded resources (a file part: text when its type is text and it is UTF-8,
+// else a blob) and the structured twin.
 func toMCP(res loop.ToolResult) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{}}
 	for _, p := range res.Content {
-		if p.Type == loop.PartImage {
-			mime, b64, _ := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ";base64,")
-			data, err := base64.StdEncoding.DecodeString(b64)
-			if err != nil {
-				out.Content = append(out.Content, &mcp.TextContent{Text: "(an image that is not base64)"})
-				continue
-			}
-			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: mime})
-			continue
-		}
-		out.Content = append(out.Content, &mcp.TextContent{Text: p.Text})
+		out.Content = append(out.Content, mcpContent(p))
 	}
 	if len(res.Structured) > 0 {
 		out.StructuredContent = res.Structured
 	}
 	return out
+}
+
+func mcpContent(p loop.Part) mcp.Content {
+	switch p.Type {
+	case loop.PartImage:
+		if p.Data != nil {
+			return &mcp.ImageContent{Data: p.Data, MIMEType: p.MimeType}
+		}
+		mime, b64, _ := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ";base64,")
+		data, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return &mcp.TextContent{Text: "(an image that is not base64)"}
+		}
+		return &mcp.ImageContent{Data: data, MIMEType: mime}
+	case loop.PartAudio:
+		return &mcp.AudioContent{Data: p.Data, MIMEType: p.MimeType}
+	case loop.PartFile:
+		r := &mcp.ResourceContents{URI: cmp.Or(p.URL, "attachment:"+p.Name), MIMEType: p.MimeType}
+		if (strings.HasPrefix(p.MimeType, "text/") || p.MimeType == "application/json") && utf8.Valid(p.Data) {
+			r.Text = string(p.Data)
+		} else {
+			r.Blob = p.Data
+		}
+		return &mcp.EmbeddedResource{Resource: r}
+	}
+	return &mcp.TextContent{Text: p.Text}
 }
 
 // AddAgent offers the whole agent as one tool, ask_<agent>: its question starts a run

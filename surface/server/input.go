@@ -203,30 +203,17 @@ func contentParts(raw json.RawMessage) ([]loop.Part, error) {
 		}
 		return []loop.Part{loop.TextPart(validUTF8(s))}, nil
 	}
-	var parts []struct {
-		Type   string `json:"type"`
-		Text   string `json:"text"`
-		Source *struct {
-			Type     string `json:"type"`
-			Value    string `json:"value"`
-			MimeType string `json:"mimeType"`
-		} `json:"source"`
-	}
+	var parts []inputPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return nil, errors.New("content: want a string or a list of parts")
 	}
 	var out []loop.Part
 	for i, p := range parts {
-		switch {
-		case p.Type == "text":
-			out = append(out, loop.TextPart(validUTF8(p.Text)))
-		case p.Type == "image" && p.Source != nil && p.Source.Type == "url":
-			out = append(out, loop.Part{Type: loop.PartImage, URL: validUTF8(p.Source.Value), MimeType: validUTF8(p.Source.MimeType)})
-		case p.Type == "image" && p.Source != nil && p.Source.Type == "data":
-			out = append(out, loop.Part{Type: loop.PartImage, URL: validUTF8("data:" + p.Source.MimeType + ";base64," + p.Source.Value), MimeType: validUTF8(p.Source.MimeType)})
-		default:
-			return nil, fmt.Errorf("content[%d]: part type %q is not supported (text, image)", i, p.Type)
+		part, err := p.toLoop()
+		if err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
+		out = append(out, part)
 	}
 	return out, nil
 }

@@ -79,7 +79,7 @@ func threadSnapshot(threadID string, entries []loop.Entry, ai RunAgentInput, in 
 }
 
 // content is a message's content as AG-UI has it: a string when it is all text, else
-// parts (text, and images by url).
+// parts (text, images by url, and attachments as binary parts naming their id).
 func content(parts []loop.Part) any {
 	text := true
 	for _, p := range parts {
@@ -92,6 +92,14 @@ func content(parts []loop.Part) any {
 	for _, p := range parts {
 		if p.Type == loop.PartText {
 			out = append(out, map[string]any{"type": "text", "text": p.Text})
+			continue
+		}
+		if p.Attachment != "" { // a stored attachment: its reference, never its bytes
+			ref := map[string]any{"type": "binary", "id": p.Attachment, "mimeType": p.MimeType, "size": p.Size}
+			if p.Name != "" {
+				ref["filename"] = p.Name
+			}
+			out = append(out, ref)
 			continue
 		}
 		out = append(out, map[string]any{"type": "image", "source": map[string]any{"type": "url", "value": p.URL, "mimeType": p.MimeType}})
