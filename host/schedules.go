@@ -54,12 +54,24 @@ func ScheduleSession(name string, tick time.Time) string {
 // store; see above. The error is for a fire that could not start; a run that started
 // and failed is in the result's status.
 func (h *Host) FireSchedule(ctx context.Context, name string, tick time.Time, missed bool) (ScheduleFire, error) {
+	tick = tick.UTC().Truncate(time.Second)
+	return h.fire(ctx, name, tick, missed, ScheduleSession(name, tick))
+}
+
+// RunScheduleNow fires a schedule now, by hand (`schedules run`): as FireSchedule, in a
+// session of its own (sched-NAME-UNIXTIME-ID), so that it is never taken for the tick
+// of the same second, nor two fires by hand for one.
+func (h *Host) RunScheduleNow(ctx context.Context, name string) (ScheduleFire, error) {
+	tick := time.Now().UTC().Truncate(time.Second)
+	return h.fire(ctx, name, tick, false, ScheduleSession(name, tick)+"-"+shortID())
+}
+
+func (h *Host) fire(ctx context.Context, name string, tick time.Time, missed bool, session string) (ScheduleFire, error) {
 	s, ok := h.Manifest.Schedule(name)
 	if !ok {
 		return ScheduleFire{}, fmt.Errorf("%w: %q (schedules: %s)", ErrNoSchedule, name, strings.Join(h.ScheduleNames(), ", "))
 	}
-	tick = tick.UTC().Truncate(time.Second)
-	out := ScheduleFire{Schedule: name, Tick: tick, Missed: missed, Session: ScheduleSession(name, tick)}
+	out := ScheduleFire{Schedule: name, Tick: tick, Missed: missed, Session: session}
 	p, err := h.scheduleUser(ctx, s.User)
 	if err != nil {
 		return out, fmt.Errorf("schedule %s: %w", name, err)
@@ -73,8 +85,16 @@ func (h *Host) FireSchedule(ctx context.Context, name string, tick time.Time, mi
 	if err != nil {
 		return out, fmt.Errorf("schedule %s: %w", name, err)
 	}
+	prompt := s.Prompt
+	if s.RecentSessions > 0 && len(runs) == 0 {
+		recent, err := h.recentSessions(ctx, p, s.RecentSessions)
+		if err != nil {
+			return out, fmt.Errorf("schedule %s: recent sessions: %w", name, err)
+		}
+		prompt += "\n" + recent
+	}
 	in := loop.RunInput{SessionID: out.Session, RunID: "fire", User: identity(p), Agent: s.Agent,
-		Messages: []loop.Message{loop.UserMessage(s.Prompt)}}
+		Messages: []loop.Message{loop.UserMessage(prompt)}}
 	for _, r := range runs {
 		if r.Status != "" && r.Status != loop.StatusAborted { // a retry of a fire that ended
 			out.Run, out.Status, out.Reason = r.ID, r.Status, r.Reason

@@ -20,6 +20,9 @@ type ScheduleConfig struct {
 	User   string   `toml:"user"`  // the user (name or id) each fire runs as; must exist when it fires
 	Prompt string   `toml:"prompt"`
 	Agent  string   `toml:"agent"` // the prompt's agent; "" the entry agent
+	// RecentSessions appends the text of the user's N most recent sessions to the prompt
+	// (at most MaxRecentSessions): a fire that consolidates them into memories.
+	RecentSessions int `toml:"recent_sessions"`
 	// Workflow runs a declared workflow with Inputs instead of a prompt.
 	Workflow string         `toml:"workflow"`
 	Inputs   map[string]any `toml:"inputs"`
@@ -53,6 +56,9 @@ func (s ScheduleConfig) InputsJSON() json.RawMessage {
 	b, _ := json.Marshal(s.Inputs) // TOML values always encode
 	return b
 }
+
+// MaxRecentSessions bounds a schedule's recent_sessions.
+const MaxRecentSessions = 50
 
 var scheduleName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,47}$`)
 
@@ -94,6 +100,9 @@ func (m *Manifest) checkScheduleTarget(key string, s *ScheduleConfig) error {
 		if s.Agent != "" {
 			return m.ErrorAt(key+".agent", "agent is for a prompt; a workflow names its agents in its steps")
 		}
+		if s.RecentSessions != 0 {
+			return m.ErrorAt(key+".recent_sessions", "recent_sessions is for a prompt")
+		}
 		w, ok := m.Workflow(s.Workflow)
 		if !ok {
 			return m.ErrorAt(key+".workflow", "unknown workflow %q (workflows: %s)", s.Workflow, strings.Join(m.WorkflowNames(), ", "))
@@ -103,6 +112,8 @@ func (m *Manifest) checkScheduleTarget(key string, s *ScheduleConfig) error {
 		}
 	case len(s.Inputs) > 0:
 		return m.ErrorAt(key+".inputs", "inputs are for a workflow")
+	case s.RecentSessions < 0 || s.RecentSessions > MaxRecentSessions:
+		return m.ErrorAt(key+".recent_sessions", "recent_sessions %d: 0 to %d", s.RecentSessions, MaxRecentSessions)
 	case s.Agent != "":
 		if _, ok := m.AgentConfig(s.Agent); !ok {
 			return m.ErrorAt(key+".agent", "unknown agent %q (agents: %s)", s.Agent, strings.Join(m.AgentNames(), ", "))

@@ -51,16 +51,18 @@ inputs = { days = 1 }
 func TestSchedulesRefuseEachMistakeAtItsKey(t *testing.T) {
 	const wf = "[workflows.digest]\ninputs = { type = \"object\", required = [\"days\"] }\nsteps = [{ id = \"s\", prompt = \"x\" }]\n"
 	for body, want := range map[string][2]string{
-		`name = "Bad Name"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"":            {"schedules[0].name", "lower-case"},
-		`name = "a"` + "\nevery = \"1h\"\nprompt = \"p\"":                                 {"schedules[0]", "user is required"},
-		`name = "a"` + "\ncron = \"@every 1m\"\nuser = \"u\"\nprompt = \"p\"":             {"schedules[0].cron", "every = "},
-		`name = "a"` + "\ncron = \"0 0 30 2 *\"\nuser = \"u\"\nprompt = \"p\"":            {"schedules[0].cron", "matches no date"},
-		`name = "a"` + "\nevery = \"100ms\"\nuser = \"u\"\nprompt = \"p\"":                {"schedules[0].every", "at least 1s"},
-		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"":                                   {"schedules[0]", "give prompt or workflow"},
-		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"\nmissed = \"all\"": {"schedules[0].missed", `"skip" or "run_once"`},
-		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nworkflow = \"nope\"":              {"schedules[0].workflow", "unknown workflow"},
-		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nworkflow = \"digest\"":            {"schedules[0].inputs", "days"},
-		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"\nagent = \"x\"":    {"schedules[0].agent", "unknown agent"},
+		`name = "Bad Name"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"":                                             {"schedules[0].name", "lower-case"},
+		`name = "a"` + "\nevery = \"1h\"\nprompt = \"p\"":                                                                  {"schedules[0]", "user is required"},
+		`name = "a"` + "\ncron = \"@every 1m\"\nuser = \"u\"\nprompt = \"p\"":                                              {"schedules[0].cron", "every = "},
+		`name = "a"` + "\ncron = \"0 0 30 2 *\"\nuser = \"u\"\nprompt = \"p\"":                                             {"schedules[0].cron", "matches no date"},
+		`name = "a"` + "\nevery = \"100ms\"\nuser = \"u\"\nprompt = \"p\"":                                                 {"schedules[0].every", "at least 1s"},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"":                                                                    {"schedules[0]", "give prompt or workflow"},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"\nmissed = \"all\"":                                  {"schedules[0].missed", `"skip" or "run_once"`},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nworkflow = \"nope\"":                                               {"schedules[0].workflow", "unknown workflow"},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nworkflow = \"digest\"":                                             {"schedules[0].inputs", "days"},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"\nagent = \"x\"":                                     {"schedules[0].agent", "unknown agent"},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nprompt = \"p\"\nrecent_sessions = 51":                              {"schedules[0].recent_sessions", "0 to 50"},
+		`name = "a"` + "\nevery = \"1h\"\nuser = \"u\"\nworkflow = \"digest\"\ninputs = { days = 1 }\nrecent_sessions = 2": {"schedules[0].recent_sessions", "for a prompt"},
 	} {
 		_, err := Load(writeManifest(t, "[agent]\nname = \"a\"\n"+wf+"[[schedules]]\n"+body+"\n"))
 		var me *Error

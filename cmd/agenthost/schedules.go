@@ -85,7 +85,7 @@ func newSchedulesRunCmd() *cobra.Command {
 		Short: "Fire a schedule now, as its user, through the same path as serve's fires; prints the fire as JSON",
 		Long: `Fire a declared schedule now: its prompt or workflow runs as the schedule's user (who
 must exist in the store), authorised, admitted and audited as any run of that user, in
-the session sched-NAME-UNIXTIME. serve fires schedules on their own; this is for trying
+a session of its own, sched-NAME-UNIXTIME-ID. serve fires schedules on their own; this is for trying
 one, or catching up by hand.
 
 Exit status: 0 the run completed, 1 it failed or could not start, 2 usage or manifest error.`,
@@ -107,7 +107,7 @@ Exit status: 0 the run completed, 1 it failed or could not start, 2 usage or man
 			}
 			defer h.Close()
 			warn(cmd, h)
-			f, err := h.FireSchedule(ctx, args[0], time.Now(), false)
+			f, err := h.RunScheduleNow(ctx, args[0])
 			if f.Status != "" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
