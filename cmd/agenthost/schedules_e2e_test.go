@@ -89,6 +89,15 @@ user = "alice"
 prompt = "summarise my day"
 missed = "run_once"
 
+[workflows.sums]
+steps = [{ id = "c", tool = "calc", arguments = { expression = "6*7" } }]
+
+[[schedules]]
+name = "sums"
+every = "2s"
+user = "alice"
+workflow = "sums"
+
 [[schedules]]
 name = "ghost"
 every = "2s"
@@ -105,6 +114,7 @@ prompt = "never runs"
 	s := e.serve(t)
 	waitLogRe(t, s, regexp.MustCompile(`schedule catcher: fired tick \S+ as alice: session sched-catcher-\d+ run fire completed`))
 	waitLogRe(t, s, regexp.MustCompile(`schedule skipper: fired tick`))
+	waitLogRe(t, s, regexp.MustCompile(`schedule sums: fired tick \S+ as alice: session sched-sums-\d+ run sched-sums-\d+ completed`))
 	waitLogRe(t, s, regexp.MustCompile(`schedule ghost: fire \S+: schedule ghost: user "nobody": no such user`))
 
 	req, _ := http.NewRequest("GET", s.base+"/v1/schedules", nil)
@@ -122,7 +132,7 @@ prompt = "never runs"
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if err := json.Unmarshal(b, &listed); err != nil || len(listed.Schedules) != 3 || listed.Schedules[1].Name != "catcher" ||
+	if err := json.Unmarshal(b, &listed); err != nil || len(listed.Schedules) != 4 || listed.Schedules[1].Name != "catcher" ||
 		listed.Schedules[1].Next == nil || listed.Schedules[1].Last == nil || !listed.Schedules[1].Next.After(*listed.Schedules[1].Last) {
 		t.Fatalf("GET /v1/schedules: %d %s", resp.StatusCode, b)
 	}
@@ -171,6 +181,21 @@ prompt = "never runs"
 		}
 	}
 
+	// A workflow fire is audited as a workflow run of its user, naming the schedule.
+	var recs []audit.Record
+	json.Unmarshal([]byte(e.agenthost(t, "audit", "list", "--json").stdout), &recs)
+	wfRuns := 0
+	for _, rec := range recs {
+		if rec.Action == audit.ActionWorkflowRun && rec.Detail["schedule"] == "sums" {
+			wfRuns++
+			if rec.Actor != "alice" || rec.Detail["actor_role"] != "user" || !strings.Contains(rec.Target, "sched-sums-") {
+				t.Fatalf("workflow fire record: %+v", rec)
+			}
+		}
+	}
+	if wfRuns == 0 {
+		t.Fatal("no workflow.run record of the sums schedule")
+	}
 	r := e.agenthost(t, "schedules", "list")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^catcher\s+every 2s\s+alice\s+prompt\s+run_once\s+\d{4}-\S+Z\s+\d{4}-\S+Z$`).MatchString(r.stdout) {
 		t.Fatalf("schedules list: %d %s %s", r.code, r.stdout, r.stderr)
