@@ -114,7 +114,7 @@ func (d *Door) run(ctx context.Context, p access.Principal, in loop.RunInput, em
 	defer leave()
 	ctx = withGeneration(access.WithPrincipal(ctx, p), g)
 	ctx, end := h.tel.StartRun(ctx, a.Name, &in)
-	ended, err := h.auditRun(ctx, p, &in, map[string]string{"agent": a.Name})
+	ended, err := h.auditRun(ctx, p, &in, scheduleDetail(ctx, map[string]string{"agent": a.Name}))
 	if err != nil {
 		res, err := failedRun(in, err)
 		end(res)

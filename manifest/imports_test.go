@@ -21,6 +21,8 @@ func TestManifestImportsOnlyTheStandardLibraryTOMLAndLeafPackages(t *testing.T) 
 		mod + "oidc":                 true, // [auth.oidc]: oidc.Config and its check
 		mod + "redact":               true, // [redact]: redact.Config and its check
 		mod + "workflow":             true, // [workflows.NAME]: Definition, Compile, Link
+		mod + "schedule":             true, // [[schedules]]: the cron or interval grid and the missed policy
+		"github.com/robfig/cron/v3":  true, // (through schedule)
 	}
 	// What those may bring with them from the project: access (oidc's roles) and loop
 	// (the JSON Schema compiler of workflow inputs, redact's guardrail).

@@ -41,6 +41,8 @@ type Manifest struct {
 	Admission AdmissionConfig `toml:"admission"`
 	// Serve is how `serve` and `worker` run as a service (docs/deploy.md).
 	Serve ServeConfig `toml:"serve"`
+	// Schedules fire prompts or workflows as a user on a cron or an interval (schedules.go).
+	Schedules []ScheduleConfig `toml:"schedules"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`

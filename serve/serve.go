@@ -92,6 +92,9 @@ func Run(ctx context.Context, h *host.Host, c Config) error {
 			}
 		}()
 		dispatch = cl
+		go RunSchedules(ctx, h, cl, nil, logf)
+	} else {
+		go RunSchedules(ctx, h, nil, nil, logf)
 	}
 	srv, err := NewServer(ctx, h, c, dispatch)
 	if err != nil {
@@ -127,7 +130,8 @@ func NewServer(ctx context.Context, h *host.Host, c Config, dispatch server.Disp
 	return server.New(server.Options{Verify: verify, Grace: c.Grace, Ready: Ready(h), Card: server.AgentCard{Name: h.Manifest.Agent.Name, Description: h.Manifest.Agent.Description},
 		Agent: h.Runner(), Store: h.Store, Memory: Memory(h), Token: c.Token, MaxBodyBytes: maxBody,
 		AllowHosts: append(c.AllowHosts, server.AddrHost(c.Addr)...), AllowOrigins: c.AllowOrigins,
-		Metrics: h.Telemetry().Handler(), Log: c.Log, Plugins: func() any { return h.PluginInfo() }, Dispatch: dispatch,
+		Metrics: h.Telemetry().Handler(), Log: c.Log, Plugins: func() any { return h.PluginInfo() },
+		Schedules: func(ctx context.Context) (any, error) { return h.Schedules(ctx, time.Now()) }, Dispatch: dispatch,
 		Resources:  &server.Resources{List: h.MCPResources, Read: h.ReadMCPResource},
 		OnFeedback: h.Telemetry().Feedback, TLS: c.TLS, Audit: h.Audit, DeleteSession: h.DeleteSession, Access: Access(h), Door: h.Door(),
 		Workflows: &server.Workflows{Find: h.Manifest.Workflow, List: h.Manifest.WorkflowNames, Engine: h.Workflows()},
@@ -156,7 +160,7 @@ func StartCluster(ctx context.Context, h *host.Host, workers int, rescueAfter ti
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	return cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Workflows: h, Store: h.Store,
+	return cluster.New(ctx, cluster.Options{URL: h.Manifest.Store.URL, Runner: h.Runner(), Workflows: h, Schedules: firer{h}, Store: h.Store,
 		Workers: workers, RescueAfter: orDefault(rescueAfter, 10*time.Minute), Log: slog.New(warnings{log.Handler()}), RunLog: runLog})
 }
 

@@ -49,6 +49,9 @@ type Options struct {
 	// Workflows executes workflow runs (workflow.go); without it this node's workers
 	// take no workflow jobs.
 	Workflows WorkflowRunner
+	// Schedules fires schedules' ticks (schedule.go); without it this node's workers
+	// take no schedule jobs.
+	Schedules ScheduleFirer
 	// Store is the session store (to tell a first attempt from a retry). When it seals
 	// (store/postgres with keys), the jobs' payloads are sealed with its key ring.
 	Store loop.SessionStore
@@ -107,6 +110,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		river.AddWorker(workers, &runWorker{c: c})
 		if c.opts.Workflows != nil {
 			river.AddWorker(workers, &workflowWorker{c: c})
+		}
+		if c.opts.Schedules != nil {
+			river.AddWorker(workers, &scheduleWorker{c: c})
 		}
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.opts.Workers}}

@@ -55,6 +55,9 @@ type Options struct {
 	// Plugins, when set, lists the loaded plugins for GET /v1/plugins (the console's
 	// plugin panel); host.(*Host).PluginInfo is one.
 	Plugins func() any
+	// Schedules, when set, lists the declared schedules with their next fire for GET
+	// /v1/schedules; serve fills it from host.(*Host).Schedules.
+	Schedules func(context.Context) (any, error)
 	// Routes are more handlers, by pattern ("/mcp"), behind the same guard and token as
 	// the API: how `agenthost mcp serve --http` serves MCP. With Routes, Agent may be nil
 	// (a server without the run API).
@@ -183,6 +186,9 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("DELETE /v1/memory/{id}", s.auth(s.handleMemoryDelete))
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
+	if opts.Schedules != nil {
+		s.mux.Handle("GET /v1/schedules", s.auth(s.atLeast(access.RoleOperator, s.handleSchedules)))
+	}
 	s.routeResources()
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
