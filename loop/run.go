@@ -60,6 +60,7 @@ type run struct {
 	allowCycles bool
 	subRuns     int // ask_ calls made
 	toolCalls   int // tool results stored, for the run's metrics
+	answers     approvalRequests // what RunInput.Approvals may answer (approvalbind.go)
 	toolErrors  int
 
 	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)

@@ -20,6 +20,7 @@ func TestManifestImportsOnlyTheStandardLibraryTOMLAndLeafPackages(t *testing.T) 
 		mod + "ociplugin":            true, // oci:// plugins: pull and agent.lock
 		mod + "oidc":                 true, // [auth.oidc]: oidc.Config and its check
 		mod + "redact":               true, // [redact]: redact.Config and its check
+		mod + "approval":             true, // [[approvals]]: the rules, compiled by the check
 		mod + "workflow":             true, // [workflows.NAME]: Definition, Compile, Link
 	}
 	// What those may bring with them from the project: access (oidc's roles) and loop
