@@ -58,8 +58,8 @@ type run struct {
 	team        teamState // hand-offs (team.go)
 	maxHandoffs int
 	allowCycles bool
-	subRuns     int // ask_ calls made
-	toolCalls   int // tool results stored, for the run's metrics
+	subRuns     int              // ask_ calls made
+	toolCalls   int              // tool results stored, for the run's metrics
 	answers     approvalRequests // what RunInput.Approvals may answer (approvalbind.go)
 	toolErrors  int
 
