@@ -25,6 +25,9 @@ import (
 // grantsKV is the key-value namespace of the grants; no plugin name has a slash.
 const grantsKV = "agenthost/approvals"
 
+// maxGrants bounds the grants read (past it a call asks: never a wider yes).
+const maxGrants = 10_000
+
 // ActionGrantRevoke is the audit action of a grant revoked.
 const ActionGrantRevoke = "approval.grant.revoke"
 
@@ -138,7 +141,7 @@ func (h *Host) Grants(ctx context.Context) ([]loop.Grant, error) {
 	if !ok {
 		return nil, nil
 	}
-	keys, err := l.KVKeys(ctx, grantsKV, "", 0)
+	keys, err := l.KVKeys(ctx, grantsKV, "", maxGrants)
 	if err != nil {
 		return nil, err
 	}
