@@ -185,3 +185,42 @@ func (h *Host) RevokeGrant(ctx context.Context, id, actor string) error {
 	}
 	return h.Audit(ctx, audit.Record{Action: ActionGrantRevoke, Actor: actorOf(actor), Target: id, Detail: map[string]string{"grant": string(b)}})
 }
+
+// mayManageGrant reports whether p may see and revoke g: an admin or operator any, a
+// user the grants they gave or that are theirs.
+func mayManageGrant(p access.Principal, g loop.Grant) bool {
+	if p.Role == access.RoleAdmin || p.Role == access.RoleOperator {
+		return true
+	}
+	id := identity(p)
+	return id != "" && (g.By == id || g.User == id)
+}
+
+// Grants lists the grants p may see (every surface's listing: HTTP, CLI).
+func (d *Door) Grants(ctx context.Context, p access.Principal) ([]loop.Grant, error) {
+	gs, err := d.h.Grants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := gs[:0]
+	for _, g := range gs {
+		if mayManageGrant(p, g) {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// RevokeGrant revokes a grant p may manage; one p may not see is ErrNoGrant.
+func (d *Door) RevokeGrant(ctx context.Context, p access.Principal, id string) error {
+	gs, err := d.h.Grants(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range gs {
+		if g.ID == id && mayManageGrant(p, g) {
+			return d.h.RevokeGrant(ctx, id, p.Name)
+		}
+	}
+	return ErrNoGrant
+}
