@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -164,8 +163,8 @@ func (h *Host) Grants(ctx context.Context) ([]loop.Grant, error) {
 	return out, nil
 }
 
-// ErrNoGrant is RevokeGrant's error for an id no grant has.
-var ErrNoGrant = errors.New("no such grant")
+// ErrNoGrant is RevokeGrant's error for an id no grant has (loop.ErrNoGrant).
+var ErrNoGrant = loop.ErrNoGrant
 
 // RevokeGrant deletes a grant and records who revoked it. From then on the calls it
 // allowed ask again.

@@ -77,6 +77,9 @@ func (g Grant) Covers(c ApprovalCall, rule string, now time.Time) bool {
 	return g.Tool != "" && g.Tool == c.Call.Name
 }
 
+// ErrNoGrant is the error for a grant id no grant has (or one the caller may not see).
+var ErrNoGrant = errors.New("no such grant")
+
 // ApprovalDecision is one decision, for the record (the audit log).
 type ApprovalDecision struct {
 	Call    ApprovalCall
