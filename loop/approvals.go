@@ -123,13 +123,23 @@ func ArgsHash(args string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// approvalCall is what the policy sees of c; its ArgsHash is left to hashed (a rule
+// does not need it, and most calls never get further).
 func (r *run) approvalCall(c ToolCall) ApprovalCall {
-	return ApprovalCall{Call: c, ArgsHash: ArgsHash(c.Arguments), Agent: r.cfg.Name, User: r.in.User,
+	return ApprovalCall{Call: c, Agent: r.cfg.Name, User: r.in.User,
 		Session: r.in.SessionID, Run: r.in.RunID, Usage: r.usage, Calls: r.toolCalls}
+}
+
+func hashed(ac ApprovalCall) ApprovalCall {
+	if ac.ArgsHash == "" {
+		ac.ArgsHash = ArgsHash(ac.Call.Arguments)
+	}
+	return ac
 }
 
 func (r *run) record(d ApprovalDecision) {
 	if r.cfg.Approvals != nil {
+		d.Call = hashed(d.Call)
 		r.cfg.Approvals.Record(r.ctx, d)
 	}
 }
@@ -145,7 +155,7 @@ func (r *run) approvalTTL() time.Duration {
 // approve decides a call that asks (L6): an answer bound to it, else a live grant,
 // else the Approver, moving the run to awaiting_human while it waits.
 func (r *run) approve(c ToolCall, rule string) (bool, string, error) {
-	ac := r.approvalCall(c)
+	ac := hashed(r.approvalCall(c))
 	if ok, why, done := r.boundAnswer(ac, rule); done {
 		return ok, why, nil
 	}
