@@ -13,6 +13,8 @@ import (
 
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/pgtest"
+	_ "github.com/agenthost/agenthost/store/postgres" // the postgres driver
 )
 
 // queueApprover answers with its answers in turn, then says pending; it counts asks.
@@ -46,9 +48,9 @@ decision = "deny"
 reason = "deletes need an admin"
 `
 
-// openApprovalHost opens a host on a SQLite file (audit log and grants) with the Go
+// openApprovalHost opens a host on the store storeConf names (audit log and grants) with the Go
 // tools transfer and delete, the rules above, and the scripted model playing fixture.
-func openApprovalHost(t *testing.T, fixture string, ap loop.Approver, ran *[]string) *Host {
+func openApprovalHost(t *testing.T, storeConf, fixture string, ap loop.Approver, ran *[]string) *Host {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(fixture), 0o644); err != nil {
@@ -61,9 +63,8 @@ model = "m1"
 command = %q
 options = { script = "script.json" }
 [store]
-kind = "sqlite"
-path = "sessions.db"
-%s`, scriptedBin, approvalRules)
+%s
+%s`, scriptedBin, storeConf, approvalRules)
 	p := filepath.Join(dir, "agent.toml")
 	if err := os.WriteFile(p, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -129,9 +130,16 @@ var argsOf = map[string]string{"c1": `{"amount": 50}`, "c2": `{"amount": 500}`, 
 // again; every decision is an audit record naming who, the rule or grant, the
 // argument hash, the scope and the expiry.
 func TestApprovalRulesAndASessionGrantUsedThenRevoked(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { approvalRulesAndGrants(t, "kind = \"sqlite\"\npath = \"sessions.db\"") })
+	t.Run("postgres", func(t *testing.T) {
+		approvalRulesAndGrants(t, fmt.Sprintf("kind = \"postgres\"\nurl = %q", pgtest.Start(t).NewDatabase(t)))
+	})
+}
+
+func approvalRulesAndGrants(t *testing.T, storeConf string) {
 	ap := &queueApprover{answers: []loop.Approval{{Approved: true, Scope: loop.ScopeSession}}}
 	var ran []string
-	h := openApprovalHost(t, `{"turns": [
+	h := openApprovalHost(t, storeConf, `{"turns": [
 	  {"tool_calls": [{"id": "c1", "name": "transfer", "arguments": "{\"amount\": 50}"}, {"id": "c2", "name": "transfer", "arguments": "{\"amount\": 500}"}]},
 	  {"tool_calls": [{"id": "c3", "name": "transfer", "arguments": "{\"amount\": 700}"}, {"id": "c4", "name": "delete", "arguments": "{}"},
 	    {"id": "c5", "name": "transfer", "arguments": "{\"to\": \"bob\"}"}]},
