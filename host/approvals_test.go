@@ -13,8 +13,6 @@ import (
 
 	"github.com/agenthost/agenthost/audit"
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/store/pgtest"
-	_ "github.com/agenthost/agenthost/store/postgres" // the postgres driver
 )
 
 // queueApprover answers with its answers in turn, then says pending; it counts asks.
@@ -131,9 +129,6 @@ var argsOf = map[string]string{"c1": `{"amount": 50}`, "c2": `{"amount": 500}`, 
 // argument hash, the scope and the expiry.
 func TestApprovalRulesAndASessionGrantUsedThenRevoked(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { approvalRulesAndGrants(t, "kind = \"sqlite\"\npath = \"sessions.db\"") })
-	t.Run("postgres", func(t *testing.T) {
-		approvalRulesAndGrants(t, fmt.Sprintf("kind = \"postgres\"\nurl = %q", pgtest.Start(t).NewDatabase(t)))
-	})
 }
 
 func approvalRulesAndGrants(t *testing.T, storeConf string) {

@@ -14,7 +14,6 @@ import (
 	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers"
-	"github.com/agenthost/agenthost/store/pgtest"
 )
 
 // These tests open real hosts: the scripted adapter runs as a subprocess and calc is the
@@ -40,7 +39,6 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		defer providers.CleanupClients()
-		defer pgtest.Stop() // the PostgreSQL server, if a test started one
 		wasmCache = filepath.Join(dir, "wasm-cache")
 		defer testbin.Cleanup()
 		if scriptedBin, err = testbin.Build(testbin.Scripted); err != nil {
