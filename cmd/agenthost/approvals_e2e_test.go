@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/store/pgtest"
 )
 
 // Through the binary: an [[approvals]] rule asks only for the calls its condition
@@ -58,12 +60,28 @@ func TestE2E_AnApprovalRuleAsksOnlyWhatItsConditionNames(t *testing.T) {
 
 // Through the binary: at the terminal, "s" allows calc for the rest of the session; the
 // second calc call runs without a question; the grant is listed, revoked by the CLI,
-// and both the grant's use and its revocation are in the audit log.
+// and both the grant's use and its revocation are in the audit log. On SQLite and on
+// PostgreSQL (grants live in the store's key-value table).
 func TestE2E_ATerminalSessionGrantIsUsedListedAndRevoked(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { terminalGrant(t, false) })
+	t.Run("postgres", func(t *testing.T) { terminalGrant(t, true) })
+}
+
+func terminalGrant(t *testing.T, pg bool) {
+	if pg {
+		t.Setenv("AGENTHOST_TEST_PG", pgtest.Start(t).NewDatabase(t))
+	}
 	e := newEnv(t, "", `require_approval = ["calc"]`, [2]string{"scripted", `{"turns": [
 	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\": \"1+1\"}"}]},
 	  {"tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\": \"2+2\"}"}]},
 	  {"expect": {"last_role": "tool"}, "text": "{{result c1}} {{result c2}}"}]}`})
+	if pg {
+		b, _ := os.ReadFile(e.manifest)
+		m := strings.Replace(string(b), "kind = \"sqlite\"\npath = \"sessions.db\"", "kind = \"postgres\"\nurl = \"${AGENTHOST_TEST_PG}\"", 1)
+		if err := os.WriteFile(e.manifest, []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "--user", "ana", "--session", "s1", "--new", "go")
 	cmd.Dir, cmd.Stdin = e.dir, strings.NewReader("s\n")
 	var out, errb bytes.Buffer
