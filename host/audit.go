@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -64,16 +63,8 @@ func (h *Host) auditRun(ctx context.Context, p access.Principal, in *loop.RunInp
 	if err := h.Audit(ctx, audit.Record{Action: audit.ActionRunStart, Actor: actorOf(in.User), Target: target, Detail: start}); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	// Answers given with the run (a resume over HTTP) are decisions made now, by the
-	// run's user: they never reach the Approver, so they are recorded here.
-	for _, id := range slices.Sorted(maps.Keys(in.Approvals)) {
-		ap := in.Approvals[id]
-		d := map[string]string{"call": id, "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason, "via": "resume"}
-		maps.Copy(d, who)
-		if err := h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(in.User), Target: target, Detail: d}); err != nil {
-			return nil, fmt.Errorf("audit: %w", err)
-		}
-	}
+	// Answers given with the run (a resume over HTTP) are recorded by the loop's
+	// approval decision (approvals.go, Record), with whether they fit the call.
 	user := in.User
 	return func(res loop.RunResult) {
 		d := map[string]string{"status": string(res.Status), "reason": string(res.Reason),
@@ -83,21 +74,15 @@ func (h *Host) auditRun(ctx context.Context, p access.Principal, in *loop.RunInp
 	}, nil
 }
 
-// auditedApprover records each decision of approver.
+// auditedApprover passes approvals on (the loop records each decision through the
+// host's approval policy, approvals.go) and records the answers to input requests.
 type auditedApprover struct {
 	h     *Host
 	inner loop.Approver
 }
 
 func (a auditedApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approval, error) {
-	ap, err := a.inner.Approve(ctx, c)
-	if err != nil {
-		return ap, err
-	}
-	info, _ := loop.CallInfoFrom(ctx)
-	_ = a.h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actorOf(info.User), Target: info.SessionID + "/" + info.RunID,
-		Detail: map[string]string{"tool": c.Name, "call": c.ID, "approved": strconv.FormatBool(ap.Approved), "reason": ap.Reason}})
-	return ap, nil
+	return a.inner.Approve(ctx, c)
 }
 
 // AskInput asks the inner Approver for a call's input when it can ask while the call

@@ -298,11 +298,16 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		ToolPolicy: loop.ToolPolicy{MaxParallel: a.ToolPolicy.MaxParallel, MaxDuplicateCalls: a.ToolPolicy.MaxDuplicateCalls,
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
 			RequireApproval: append(slices.Clone(a.ToolPolicy.RequireApproval), h.requireApprovalOf()...), Timeout: time.Duration(a.ToolPolicy.Timeout),
-			ApprovalDefault: loop.PermissionVerdict(a.ToolPolicy.ApprovalDefault)},
+			ApprovalDefault: loop.PermissionVerdict(a.ToolPolicy.ApprovalDefault), ApprovalTTL: time.Duration(a.ToolPolicy.ApprovalTTL)},
 		Pricing: toPricing(a.Pricing),
 		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
 			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
 	}
+	rules, err := h.approvalsOf()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Approvals = rules
 	var strategies []loop.ContextStrategy
 	var permits []*sandbox.Plugin
 	if h.Manifest.Redact != nil { // first, so guardrail plugins see redacted text too

@@ -46,6 +46,9 @@ type Config struct {
 	Guardrails []Guardrail
 	Approver   Approver
 	Permission PermissionFunc
+	// Approvals are the host's approval rules, grants and record (approvals.go); nil:
+	// none.
+	Approvals ApprovalPolicy
 
 	Retry      RetryPolicy
 	ToolPolicy ToolPolicy
@@ -111,7 +114,10 @@ type ToolPolicy struct {
 	// ApprovalDefault is the verdict for tools RequireApproval does not list: allow
 	// (default), ask or deny (L6).
 	ApprovalDefault PermissionVerdict
-	Timeout         time.Duration
+	// ApprovalTTL is how long an approval request waits for its answer; past it the
+	// call is denied. Default DefaultApprovalTTL.
+	ApprovalTTL time.Duration
+	Timeout     time.Duration
 }
 
 // Limits end a run with a summary (L9). Zero fields take defaults; MaxIterations
@@ -161,6 +167,9 @@ func (p ToolPolicy) merge(o ToolPolicy) ToolPolicy {
 	}
 	if o.ApprovalDefault != "" {
 		p.ApprovalDefault = o.ApprovalDefault
+	}
+	if o.ApprovalTTL != 0 {
+		p.ApprovalTTL = o.ApprovalTTL
 	}
 	return p
 }

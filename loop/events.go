@@ -121,6 +121,11 @@ type (
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		// On approval_required: the hash of the canonical arguments the answer is bound
+		// to, when the request expires (RFC 3339; expiry denies), the rule that asked.
+		ArgsHash  string `json:"args_hash,omitempty"`
+		ExpiresAt string `json:"expires_at,omitempty"`
+		Rule      string `json:"rule,omitempty"`
 	}
 	ToolResultData struct {
 		ID         string `json:"id"`

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // ContextStrategy shapes what the model receives (rule L11). Strategies run as a chain:
@@ -135,6 +136,15 @@ type Approval struct {
 	// Input is a human's answer to a call's input request (input.go): the fields of
 	// the form it asked for, as a JSON object.
 	Input json.RawMessage `json:",omitempty"`
+	// Scope widens a yes (approvals.go): ScopeOnce ("" too), ScopeSession, or ScopeUser
+	// for For; ForRule makes the grant cover the rule that asked instead of the tool.
+	Scope   string        `json:",omitempty"`
+	ForRule bool          `json:",omitempty"`
+	For     time.Duration `json:",omitempty"`
+	// By is who answered ("": the run's user). ArgsHash, when set, must be the call's
+	// ArgsHash: an answer for other arguments is asked again.
+	By       string `json:",omitempty"`
+	ArgsHash string `json:",omitempty"`
 }
 
 // Approver asks a human (rule L6). It blocks until there is an answer or ctx ends.

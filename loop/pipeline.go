@@ -206,13 +206,13 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 		return reject("Error: " + err.Error())
 	}
 	pc.args = args
-	verdict, why := r.permission(c)
+	verdict, why, rule := r.permission(c)
 	switch verdict {
 	case PermitDeny:
 		pc.refused = RefusedDenied
 		return reject(fmt.Sprintf("Error: permission denied for tool '%s': %s", c.Name, why))
 	case PermitAsk:
-		ok, why, err := r.approve(c)
+		ok, why, err := r.approve(c, rule)
 		if err != nil {
 			return nil, err
 		}
@@ -226,25 +226,46 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 }
 
 // permission decides a call (L6): the permission hook first (deny and ask are final),
-// then the approval policy: tools RequireApproval lists ("*" = all) ask, the others get
-// ApprovalDefault (allow unless set).
-func (r *run) permission(c ToolCall) (PermissionVerdict, string) {
+// then the approval rules (first match wins), then RequireApproval ("*" = all) asks and
+// the others get ApprovalDefault (allow unless set). rule names the rule that decided.
+// A deny, and an allow by a rule, are recorded here (an ask by approve).
+func (r *run) permission(c ToolCall) (v PermissionVerdict, why, rule string) {
+	by := "default"
+	defer func() {
+		if v == PermitDeny || v == PermitAllow && rule != "" { // an ask is recorded by approve
+			r.record(ApprovalDecision{Call: r.approvalCall(c), Verdict: v, By: by, Rule: rule, Reason: why})
+		}
+	}()
 	if r.cfg.Permission != nil {
 		d := r.cfg.Permission(r.ctx, c)
-		switch d.Verdict {
+		switch by = "permission"; d.Verdict {
 		case PermitDeny:
-			return PermitDeny, cmpOr(d.Reason, "denied by the permission hook")
+			return PermitDeny, cmpOr(d.Reason, "denied by the permission hook"), ""
 		case PermitAsk:
-			return PermitAsk, ""
+			return PermitAsk, "", ""
 		}
+		by = "default"
+	}
+	if r.cfg.Approvals != nil {
+		rv, name, reason, err := r.cfg.Approvals.Rule(r.ctx, r.approvalCall(c))
+		by, rule = "rule", name
+		switch {
+		case err != nil: // a rule that cannot decide: ambiguity is deny
+			return PermitDeny, fmt.Sprintf("approval rule %q could not decide: %v", name, err), name
+		case rv == PermitDeny:
+			return PermitDeny, cmpOr(reason, fmt.Sprintf("denied by approval rule %q", name)), name
+		case rv != "":
+			return rv, reason, name
+		}
+		by, rule = "default", ""
 	}
 	if slices.Contains(r.policy.RequireApproval, c.Name) || slices.Contains(r.policy.RequireApproval, "*") {
-		return PermitAsk, ""
+		return PermitAsk, "", ""
 	}
 	if r.policy.ApprovalDefault == PermitDeny {
-		return PermitDeny, "approval_default is deny"
+		return PermitDeny, "approval_default is deny", ""
 	}
-	return cmpOr(r.policy.ApprovalDefault, PermitAllow), ""
+	return cmpOr(r.policy.ApprovalDefault, PermitAllow), "", ""
 }
 
 // approver is the run's Approver: the one its input names, else the agent's.
@@ -253,44 +274,6 @@ func (r *run) approver() Approver {
 		return r.in.approver
 	}
 	return r.cfg.Approver
-}
-
-// approve asks the Approver, moving the run to awaiting_human while it waits (L6). An
-// answer given in RunInput.Approvals is used without asking.
-func (r *run) approve(c ToolCall) (bool, string, error) {
-	if a, ok := r.in.Approvals[c.ID]; ok {
-		return a.Approved, cmpOr(a.Reason, "rejected by the user"), nil
-	}
-	ap := r.approver()
-	if ap == nil {
-		return false, "approval required and no approver is configured", nil
-	}
-	// Everything before the request is stored before the request is shown (a client
-	// that answers it, or a process killed while it waits, finds the earlier results
-	// stored), and the request is stored before the wait (L21).
-	if err := r.journal.flush(); err != nil {
-		return false, "", err
-	}
-	r.journal.emit(EventApproval, r.journal.pl.toolCall.put(ToolCallData{ID: c.ID, Name: c.Name, Arguments: eventArgs(c.Arguments)}))
-	r.on(onAskHuman)
-	if err := r.journal.flush(); err != nil {
-		return false, "", err
-	}
-	a, err := ap.Approve(r.ctx, c)
-	if errors.Is(err, ErrApprovalPending) {
-		return false, "", err // the run ends here, still awaiting_human
-	}
-	r.on(onAnswered)
-	if err != nil {
-		if cerr := r.ctxErr(); cerr != nil {
-			return false, "", cerr
-		}
-		return false, fmt.Sprintf("approval failed: %v", err), nil
-	}
-	if !a.Approved {
-		return false, cmpOr(a.Reason, "rejected by the user"), nil
-	}
-	return true, "", nil
 }
 
 func cmpOr[S ~string](s, def S) S {

@@ -114,7 +114,7 @@ func TestPlanDAG_RefusesCyclesAndUnknownReferences(t *testing.T) {
 // Of two tool steps run together, the one whose call waits for a human interrupts the
 // run once the one admitted before it ended (later ones wait, as in an answer's batch);
 // that one's outcome is stored, so the resume with the answer runs only the waiting
-// step, and then what depends on both.
+// step, and then what depends on both (which asks in turn).
 func TestPlanDAG_AWaitingApprovalInAParallelWaveResumesOnlyThatStep(t *testing.T) {
 	plan := `{"goal":"g","steps":[
 	 {"id":"b","description":"b","tool":"meet","arguments":{"v":"7"},"expected_outcome":"7","depends_on":[]},
@@ -129,7 +129,15 @@ func TestPlanDAG_AWaitingApprovalInAParallelWaveResumesOnlyThatStep(t *testing.T
 	}
 	equal(t, "first run", planTrace(evs), []string{"plan 1: 3 steps", "step b running ", "step a running ", "step b ok 7",
 		"finished interrupted/approval_required"})
+	// An answer for step c, which no one was asked about yet, approves nothing (an
+	// approval is bound to a request): c asks when it comes, and its own answer runs it.
 	res, evs = runCollect(t, a, RunInput{SessionID: "s", Approvals: map[string]Approval{"plan1_a": {Approved: true}, "plan1_c": {Approved: true}}})
+	if res.Status != StatusInterrupted || res.Reason != ReasonApprovalRequired {
+		t.Fatalf("resumed run %s/%s %v\n%v", res.Status, res.Reason, res.Err, planTrace(evs))
+	}
+	evs2 := evs
+	res, evs = runCollect(t, a, RunInput{SessionID: "s", Approvals: map[string]Approval{"plan1_c": {Approved: true}}})
+	evs = append(evs2, evs...)
 	if res.Status != StatusCompleted || res.Final.Text() != "49" {
 		t.Fatalf("resumed run %s/%s %v %v\n%v", res.Status, res.Reason, res.Final, res.Err, planTrace(evs))
 	}

@@ -59,8 +59,9 @@ type run struct {
 	team        teamState // hand-offs (team.go)
 	maxHandoffs int
 	allowCycles bool
-	subRuns     int // ask_ calls made
-	toolCalls   int // tool results stored, for the run's metrics
+	subRuns     int              // ask_ calls made
+	toolCalls   int              // tool results stored, for the run's metrics
+	answers     approvalRequests // what RunInput.Approvals may answer (approvalbind.go)
 	toolErrors  int
 
 	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)

@@ -20,6 +20,7 @@ func TestManifestImportsOnlyTheStandardLibraryTOMLAndLeafPackages(t *testing.T) 
 		mod + "ociplugin":            true, // oci:// plugins: pull and agent.lock
 		mod + "oidc":                 true, // [auth.oidc]: oidc.Config and its check
 		mod + "redact":               true, // [redact]: redact.Config and its check
+		mod + "approval":             true, // [[approvals]]: the rules, compiled by the check
 		mod + "workflow":             true, // [workflows.NAME]: Definition, Compile, Link
 		mod + "schedule":             true, // [[schedules]]: the cron or interval grid and the missed policy
 		"github.com/robfig/cron/v3":  true, // (through schedule)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/agenthost/agenthost/approval"
 	"github.com/agenthost/agenthost/confine"
 	"github.com/agenthost/agenthost/oidc"
 	"github.com/agenthost/agenthost/redact"
@@ -43,6 +44,8 @@ type Manifest struct {
 	Serve ServeConfig `toml:"serve"`
 	// Schedules fire prompts or workflows as a user on a cron or an interval (schedules.go).
 	Schedules []ScheduleConfig `toml:"schedules"`
+	// Approvals are the approval rules, first match wins (approvals.go, docs/approvals.md).
+	Approvals []approval.Rule `toml:"approvals"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
@@ -132,7 +135,10 @@ type ToolPolicyConfig struct {
 	MaxCallsPerRun    int      `toml:"max_calls_per_run"`
 	RequireApproval   []string `toml:"require_approval"` // "*" = every tool
 	ApprovalDefault   string   `toml:"approval_default"` // allow | ask | deny, for unlisted tools
-	Timeout           Duration `toml:"timeout"`
+	// ApprovalTTL is how long an approval request waits before the call is denied
+	// (default 24h; docs/approvals.md).
+	ApprovalTTL Duration `toml:"approval_ttl"`
+	Timeout     Duration `toml:"timeout"`
 }
 
 // RetryConfig is [agent.retry].

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/loop"
 	_ "modernc.org/sqlite"
 )
 
@@ -41,11 +42,15 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 		got = append(got, rec.Action+" "+rec.Actor+" "+strings.SplitN(rec.Target, "/", 2)[0]+" "+details(rec.Detail))
 	}
 	// The configuration is recorded once, though five commands loaded it: it did not change.
+	// The approval is two decisions: the request (with its expiry) and the answer, each
+	// naming the hash of the arguments it is bound to.
+	hash := loop.ArgsHash(`{"expression": "6*7"}`)
 	want := []string{
 		"audit.genesis agenthost  log=" + recs[0].Detail["log"],
 		"config.load host  manifest_sha256=" + fileSHA(t, e.manifest) + " plugin:calc=" + fileSHA(t, calcWasm),
 		"run.start ana s1 actor_role=operator agent=e2e",
-		"approval ana s1 approved=true call=c1 reason= tool=calc",
+		"approval policy s1 approved=false args_hash=" + hash + " by=approver call=c1 decision=ask expires_at=" + recs[3].Detail["expires_at"] + " tool=calc",
+		"approval ana s1 approved=true args_hash=" + hash + " by=approver call=c1 decision=allow scope=once tool=calc",
 		"run.end ana s1 actor_role=operator cost_usd=0 reason=end_turn status=completed tokens=0",
 		"memory.delete cli " + id + " deleted=1",
 		"session.delete cli s1 ",
@@ -53,7 +58,7 @@ func TestE2E_TheAuditLogRecordsRunsApprovalsAndDeletionsAndCatchesTampering(t *t
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || r.stdout != "7 records, chain intact from its genesis record; last hash "+recs[6].Hash+"\n" {
+	if r := e.agenthost(t, "audit", "verify"); r.code != 0 || r.stdout != "8 records, chain intact from its genesis record; last hash "+recs[7].Hash+"\n" {
 		t.Fatalf("verify: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	db, err := sql.Open("sqlite", filepath.Join(e.dir, "sessions.db"))

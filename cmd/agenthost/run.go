@@ -47,7 +47,8 @@ The prompt is the words given, or stdin with "-" (or when stdin is not a termina
 no words are given). --session continues a stored session; an id that is not stored is
 an error unless --new says to start it.
 
-Tool calls that need approval are asked on the terminal (--approve ask, reading stdin);
+Tool calls that need approval are asked on the terminal (--approve ask, reading stdin:
+y allows the call, s allows the tool for the rest of the session, anything else refuses);
 with no terminal, --approve all allows them and --approve none refuses them. A question
 that finds stdin at its end stops the run with exit 2 and keeps the session.
 
@@ -267,7 +268,7 @@ func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approv
 	if a.noInput {
 		return loop.Approval{}, loop.ErrApprovalPending
 	}
-	fmt.Fprintf(a.out, "? allow %s %s [y/N] ", c.Name, c.Arguments)
+	fmt.Fprintf(a.out, "? allow %s %s [y/s/N] (s: %s for the rest of this session) ", c.Name, c.Arguments, c.Name)
 	type reply struct {
 		line string
 		err  error
@@ -286,8 +287,11 @@ func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approv
 			a.noInput, a.tool = true, c.Name
 			return loop.Approval{}, loop.ErrApprovalPending
 		}
-		if r.line == "y" || r.line == "yes" {
+		switch r.line {
+		case "y", "yes":
 			return loop.Approval{Approved: true}, nil
+		case "s", "session": // a grant for the tool in this session (docs/approvals.md)
+			return loop.Approval{Approved: true, Scope: loop.ScopeSession}, nil
 		}
 		return loop.Approval{Reason: "rejected by the user"}, nil
 	}

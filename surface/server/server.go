@@ -181,6 +181,8 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/sessions/{id}/runs/{run}/stream", s.auth(s.onSession(access.Read, s.handleRunStream)))
 	s.mux.Handle("GET /v1/insights", s.auth(s.atLeast(access.RoleOperator, s.handleInsights)))
 	s.mux.Handle("GET /v1/audit", s.auth(s.atLeast(access.RoleAdmin, s.handleAudit)))
+	s.mux.Handle("GET /v1/approvals/grants", s.auth(s.atLeast(access.RoleUser, s.handleGrants)))
+	s.mux.Handle("DELETE /v1/approvals/grants/{id}", s.auth(s.atLeast(access.RoleUser, s.handleRevokeGrant)))
 	s.mux.Handle("GET /v1/memory", s.auth(s.handleMemoryList))
 	s.mux.Handle("POST /v1/memory", s.auth(s.handleMemoryAdd))
 	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))

@@ -202,6 +202,14 @@ func TestApprovalApproveAndReject(t *testing.T) {
 				"RUN_FINISHED interrupt interrupted/approval_required interrupt:c1",
 			})
 			last := evs[len(evs)-1]
+			// The interrupt names the hash of the arguments the answer is bound to and
+			// when the request expires (docs/approvals.md).
+			md := last["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)["metadata"].(map[string]any)
+			if md["argsHash"] != loop.ArgsHash(`{"a":2,"b":40}`) || md["expiresAt"] == nil {
+				t.Fatalf("interrupt metadata %v", md)
+			}
+			delete(md, "argsHash")
+			delete(md, "expiresAt")
 			b, _ := json.Marshal(last["outcome"])
 			want := `{"interrupts":[{"id":"c1","message":"Allow add {\"a\":2,\"b\":40}?","metadata":{"arguments":{"a":2,"b":40},"toolName":"add"},"reason":"approval_required","toolCallId":"c1"}],"type":"interrupt"}`
 			if string(b) != want {

@@ -131,7 +131,7 @@ func (t *translator) Translate(e loop.Event) []aguiEvent {
 			t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
 				Message:    fmt.Sprintf("Allow %s %s?", d.Name, string(d.Arguments)),
 				ToolCallID: d.ID,
-				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments}})
+				Metadata:   approvalMetadata(d, "")})
 		}
 	case *loop.InputRequiredData: // a tool asks for a human's input (an MCP elicitation)
 		t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: "input_required", Message: d.Message, ToolCallID: d.ID,
@@ -220,7 +220,7 @@ func (t *translator) nested(b func(string) base, e loop.Event) []aguiEvent {
 			t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: string(loop.ReasonApprovalRequired),
 				Message:    fmt.Sprintf("Allow %s %s (asked by %s)?", d.Name, string(d.Arguments), e.Path),
 				ToolCallID: d.ID,
-				Metadata:   map[string]any{"toolName": d.Name, "arguments": d.Arguments, "path": e.Path}})
+				Metadata:   approvalMetadata(d, e.Path)})
 		}
 	case *loop.ModelDeltaData:
 		return nil // the nested run's answer arrives whole in its assistant_message
@@ -405,4 +405,17 @@ func (t *translator) finish(out []aguiEvent, b func(string) base, d loop.RunFini
 		ev.Outcome = &outcome{Type: "success"}
 	}
 	return append(out, ev)
+}
+
+// approvalMetadata is an approval interrupt's metadata: the call, what the answer is
+// bound to (argsHash) and when the request expires (expiresAt; expiry denies), the
+// rule that asked, and the nested run's path.
+func approvalMetadata(d *loop.ToolCallData, path string) map[string]any {
+	m := map[string]any{"toolName": d.Name, "arguments": d.Arguments}
+	for k, v := range map[string]string{"argsHash": d.ArgsHash, "expiresAt": d.ExpiresAt, "rule": d.Rule, "path": path} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
+	"github.com/spf13/cobra"
+)
+
+func newApprovalsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "approvals", Short: "Approval grants: list and revoke (docs/approvals.md)"}
+	grants := &cobra.Command{Use: "grants", Short: "The standing yeses approvers gave (for a session, or for a user for some hours)"}
+	var jsonOut, all bool
+	list := &cobra.Command{Use: "list", Short: "List grants, oldest first (live ones; --all with the expired)", Args: cobra.NoArgs,
+		Example: "  agenthost approvals grants list\n  agenthost approvals grants list --all --json",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd, func(h *host.Host) error {
+				gs, err := h.Grants(cmd.Context())
+				if err != nil {
+					return failed(err)
+				}
+				now := time.Now()
+				shown := []loop.Grant{}
+				for _, g := range gs {
+					if all || now.Before(g.Expires) {
+						shown = append(shown, g)
+					}
+				}
+				if jsonOut {
+					return printJSON(cmd, shown)
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSCOPE\tFOR\tALLOWS\tBY\tEXPIRES")
+				for _, g := range shown {
+					who, what := g.Session, "tool "+g.Tool
+					if g.Scope == loop.ScopeUser {
+						who = g.User
+					}
+					if g.Rule != "" {
+						what = "rule " + g.Rule
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Scope, who, what, g.By, g.Expires.Local().Format(time.DateTime))
+				}
+				return tw.Flush()
+			})
+		}}
+	list.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
+	list.Flags().BoolVar(&all, "all", false, "include expired grants")
+	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a grant: the calls it allowed ask again (recorded in the audit log)", Args: cobra.ExactArgs(1),
+		Example: "  agenthost approvals grants revoke grant_3f2a9c0d1e4b5a6f",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, func(h *host.Host) error {
+				if err := h.RevokeGrant(cmd.Context(), args[0], "cli"); err != nil {
+					if errors.Is(err, host.ErrNoGrant) {
+						return failed(fmt.Errorf("%s: %w", args[0], err))
+					}
+					return failed(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+				return nil
+			})
+		}}
+	grants.AddCommand(list, revoke)
+	cmd.AddCommand(grants)
+	return cmd
+}

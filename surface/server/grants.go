@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/agenthost/agenthost/access"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// grantDoor is the part of the host's door that lists and revokes approval grants
+// (docs/approvals.md): who may see or revoke which is the door's decision.
+type grantDoor interface {
+	Grants(ctx context.Context, p access.Principal) ([]loop.Grant, error)
+	RevokeGrant(ctx context.Context, p access.Principal, id string) error
+}
+
+func (s *Server) grantDoor(w http.ResponseWriter) (grantDoor, bool) {
+	g, ok := s.opts.Door.(grantDoor)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this server keeps no approval grants")
+	}
+	return g, ok
+}
+
+// handleGrants is GET /v1/approvals/grants: the live grants the caller may see (?all=1
+// with the expired).
+func (s *Server) handleGrants(w http.ResponseWriter, r *http.Request) {
+	g, ok := s.grantDoor(w)
+	if !ok {
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	gs, err := g.Grants(r.Context(), p)
+	if err != nil {
+		s.writeStoreError(w, r, http.StatusInternalServerError, "grants: "+err.Error(), err)
+		return
+	}
+	all, now := r.URL.Query().Get("all") == "1", time.Now()
+	out := []loop.Grant{}
+	for _, x := range gs {
+		if all || now.Before(x.Expires) {
+			out = append(out, x)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"grants": out})
+}
+
+// handleRevokeGrant is DELETE /v1/approvals/grants/{id}: 204, or 404 for a grant the
+// caller may not see or that does not exist.
+func (s *Server) handleRevokeGrant(w http.ResponseWriter, r *http.Request) {
+	g, ok := s.grantDoor(w)
+	if !ok {
+		return
+	}
+	p, _ := PrincipalFrom(r.Context())
+	switch err := g.RevokeGrant(r.Context(), p, r.PathValue("id")); {
+	case errors.Is(err, loop.ErrNoGrant):
+		writeError(w, http.StatusNotFound, "no such grant")
+	case err != nil:
+		s.writeStoreError(w, r, http.StatusInternalServerError, "revoke: "+err.Error(), err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
