@@ -286,7 +286,7 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
-		StoreOutage:   h.storeOutage(),
+		ToolsOff: a.ToolsOff, StoreOutage: h.storeOutage(),
 		ContextBudget: a.ContextBudget, CompactAt: compactAt(a), Approver: h.auditedApprover(approver),
 		MaxContinuations: a.MaxContinuations, MaxDecodeRetries: a.MaxDecodeRetries,
 		Retry: loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts, BaseDelay: time.Duration(a.Retry.BaseDelay),

@@ -11,10 +11,14 @@ type Config struct {
 	// ToolChoice is the first model call's tool choice: "" or "auto", "none", "required"
 	// or a tool's name. Later calls of the run are "auto" (RunInput.ToolChoice overrides).
 	ToolChoice string
-	Model      Model
-	ModelName  string // passed to the model as Request.Model
-	Tools      *ToolSet
-	Store      SessionStore // default: a new MemoryStore
+	// ToolsOff turns tools off for every run of the agent ([agent] tools = false): the
+	// model is offered none, and a call it makes anyway is refused by the tool pipeline
+	// (toolsoff.go). RunInput.ToolsOff does the same for one run.
+	ToolsOff  bool
+	Model     Model
+	ModelName string // passed to the model as Request.Model
+	Tools     *ToolSet
+	Store     SessionStore // default: a new MemoryStore
 	// StoreOutage is how long a run waits for its store when a write fails because the
 	// store is unavailable (the error's StoreUnavailable() is true: a database restarting
 	// or unreachable), writing again when it answers (rule L23, outage.go). 0: no wait,

@@ -33,6 +33,7 @@ import (
 const (
 	RefusedDenied   = "denied"
 	RefusedRejected = "rejected"
+	RefusedToolsOff = "tools_off" // the run has tools off (toolsoff.go)
 )
 
 type pendingCall struct {
@@ -182,6 +183,10 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 	}
 	if r.outOfTime() {
 		return reject(fmt.Sprintf("Error: tool call not executed: %v (%s)", errOutOfTime, r.limits.MaxRunDuration))
+	}
+	if r.toolsOff() {
+		pc.refused = RefusedToolsOff
+		return reject(fmt.Sprintf("Error: tool call not executed: tools are off for this run ('%s' was not called)", c.Name))
 	}
 	e := r.cfg.Tools.lookup(c.Name)
 	if e == nil {
