@@ -135,6 +135,7 @@ type RetryConfig struct {
 	MaxAttempts int      `toml:"max_attempts"`
 	BaseDelay   Duration `toml:"base_delay"`
 	MaxDelay    Duration `toml:"max_delay"`
+	RetryOn     RetryOn  `toml:"retry_on"` // error kinds and HTTP statuses to retry (retry.go)
 }
 
 // ProviderConfig is one [providers.NAME] table.

@@ -27,14 +27,14 @@ func (t *ToolList) UnmarshalTOML(v any) error {
 		for _, e := range x {
 			s, ok := e.(string)
 			if !ok || s == "" {
-				return fmt.Errorf("tools: want tool names, true or false, got %v", e)
+				return fmt.Errorf("want tool names, true or false, got %v", e)
 			}
 			out = append(out, s)
 		}
 		*t = out
 		return nil
 	}
-	return fmt.Errorf("tools: want a list of tool names, true or false, got %T", v)
+	return fmt.Errorf("want a list of tool names, true or false, got %T", v)
 }
 
 // markToolsOff sets ToolsOff on each agent whose tools key is false.
