@@ -25,7 +25,6 @@ type RetryPolicy struct {
 // (which the adapters give a 5xx).
 const KindServerError ErrorKind = "server_error"
 
-
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	p.MaxAttempts = defaultInt(p.MaxAttempts, 4)
 	if p.BaseDelay <= 0 {
