@@ -84,6 +84,11 @@ type Config struct {
 	MaxHandoffs int
 	AllowCycles bool
 
+	// NewID mints every id the loop makes: session ids ("ses_"), run ids ("run_") and
+	// the ids of direct calls ("call_"), given the prefix (ids.go). Default: the prefix
+	// and 16 random hex digits. A test or a replay gives a deterministic one.
+	NewID func(prefix string) string
+
 	// Driver performs everything the loop does to the outside world: the clock, the
 	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the
 	// Tools and the Store above; default GoDriver.
