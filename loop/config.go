@@ -84,6 +84,11 @@ type Config struct {
 	MaxHandoffs int
 	AllowCycles bool
 
+	// ToolFallbacks names, per tool, the tools to call in turn with the same arguments
+	// when a call of it fails (an error, a panic, a timeout; not the tool's own error
+	// answer): fallback.go.
+	ToolFallbacks map[string][]string
+
 	// NewID mints every id the loop makes: session ids ("ses_"), run ids ("run_") and
 	// the ids of direct calls ("call_"), given the prefix (ids.go). Default: the prefix
 	// and 16 random hex digits. A test or a replay gives a deterministic one.

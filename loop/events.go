@@ -121,6 +121,8 @@ type (
 		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		// FallbackFor is the id of the failed call this one stands in for (fallback.go).
+		FallbackFor string `json:"fallback_for,omitempty"`
 	}
 	ToolResultData struct {
 		ID         string `json:"id"`
@@ -133,6 +135,8 @@ type (
 		// "rejected" (a human, or no approver where one was needed). Its result is an
 		// error, but not the tool's: reports count these apart from tool errors.
 		Refused string `json:"refused,omitempty"`
+		// Fallback names the tool whose result this failed call carries (fallback.go).
+		Fallback string `json:"fallback,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`

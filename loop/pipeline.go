@@ -51,7 +51,12 @@ type pendingCall struct {
 	// answers re-runs the call (L14), which resumes what waited.
 	pending bool
 	input   *InputRequest // what the pending call asks of a human (input.go)
-	ctx     callCtx       // the call's context (invoke)
+	// failed: the tool failed (an error, a panic, a timeout), as opposed to answering
+	// with an error result; fallback is the tool whose result the call then carries,
+	// and fallbackFor, on a fallback's own call, the id of the call it stands in for.
+	failed                bool
+	fallback, fallbackFor string
+	ctx                   callCtx // the call's context (invoke)
 }
 
 // announce emits the events that open a call.
@@ -320,6 +325,7 @@ func (r *run) invoke(pc *pendingCall) {
 		pc.dur = r.cfg.Driver.Now().Sub(start)
 		if p := recover(); p != nil {
 			pc.result = ErrorResult(fmt.Sprintf("Error: tool '%s' panicked: %v", pc.call.Name, p))
+			pc.failed = true
 		}
 	}()
 	call := pc.call
@@ -336,6 +342,7 @@ func (r *run) invoke(pc *pendingCall) {
 	res, err := r.cfg.Driver.InvokeTool(ctx, pc.tool, call)
 	if err != nil {
 		res = r.toolFailed(pc, res, err, limit)
+		pc.failed = !pc.pending
 	}
 	pc.result = res
 }
@@ -363,6 +370,7 @@ func (r *run) toolFailed(pc *pendingCall, res ToolResult, err error, limit time.
 // settle applies the tool_result guardrails to a call's result, counts it and emits the
 // events that close it. The result it returns is what the surface keeps.
 func (r *run) settle(pc *pendingCall) ToolResult {
+	r.tryFallbacks(pc)
 	res := pc.result
 	if pc.tool != nil && !res.IsError {
 		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
@@ -384,7 +392,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	r.journal.pin()
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
-		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused}))
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused, Fallback: pc.fallback}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res
 }
