@@ -62,6 +62,9 @@ type ToolDecl struct {
 	InputSchema Schema `toml:"input_schema"`
 	// Args is the argv of this tool's calls (wasi ABI), overriding the plugin's args.
 	Args []string `toml:"args"`
+	// Fallback names the tools called in turn with the same arguments when a call of
+	// this one fails (fallback.go).
+	Fallback []string `toml:"fallback"`
 }
 
 // PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.
@@ -237,6 +240,9 @@ func (m *Manifest) checkPluginTools(p *PluginConfig, key string) error {
 			return m.ErrorAt(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
 		}
 		tools[t.Name] = true
+		if err := m.checkFallback(t, tk+".fallback"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
