@@ -290,11 +290,10 @@ func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approv
 func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {
 	cfg := loop.Config{
 		Name: a.Name, SystemPrompt: a.SystemPrompt, Model: model, ModelName: modelName, Store: h.Store, ToolChoice: a.ToolChoice,
-		StoreOutage:   h.storeOutage(),
+		ToolsOff: a.ToolsOff, StoreOutage: h.storeOutage(),
 		ContextBudget: a.ContextBudget, CompactAt: compactAt(a), Approver: h.auditedApprover(approver),
 		MaxContinuations: a.MaxContinuations, MaxDecodeRetries: a.MaxDecodeRetries,
-		Retry: loop.RetryPolicy{MaxAttempts: a.Retry.MaxAttempts, BaseDelay: time.Duration(a.Retry.BaseDelay),
-			MaxDelay: time.Duration(a.Retry.MaxDelay)},
+		Retry: retryPolicy(a.Retry),
 		ToolPolicy: loop.ToolPolicy{MaxParallel: a.ToolPolicy.MaxParallel, MaxDuplicateCalls: a.ToolPolicy.MaxDuplicateCalls,
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
 			RequireApproval: append(slices.Clone(a.ToolPolicy.RequireApproval), h.requireApprovalOf()...), Timeout: time.Duration(a.ToolPolicy.Timeout),
@@ -354,6 +353,9 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		return nil, err
 	}
 	own = append(own, h.memoryTools()...)
+	if cfg.ToolFallbacks, err = h.toolFallbacks(own); err != nil {
+		return nil, err
+	}
 	tools, err := loop.NewToolSet(own...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)

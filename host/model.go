@@ -88,7 +88,8 @@ func toModelError(err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	me := &loop.ModelError{Kind: loop.ErrorKind(pe.Kind), Message: pe.Message, Retryable: pe.Retryable, RetryAfter: pe.RetryAfter}
+	me := &loop.ModelError{Kind: loop.ErrorKind(pe.Kind), Message: pe.Message, Retryable: pe.Retryable, RetryAfter: pe.RetryAfter,
+		Status: pe.Status}
 	if pe.Process != 0 {
 		return &processFailure{ModelError: me, process: pe.Process}
 	}

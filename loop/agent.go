@@ -190,10 +190,10 @@ func (a *Agent) start(ctx context.Context, in RunInput, emit func(Event)) (*run,
 		}
 	}
 	if in.SessionID == "" {
-		in.SessionID = newID("ses_")
+		in.SessionID = a.newID("ses_")
 	}
 	if in.RunID == "" {
-		in.RunID = newID("run_")
+		in.RunID = a.newID("run_")
 	}
 	r := &run{a: a, cfg: &a.cfg, in: in}
 	rctx, cancel := context.WithCancelCause(r.context(ctx))

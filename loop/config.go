@@ -11,10 +11,14 @@ type Config struct {
 	// ToolChoice is the first model call's tool choice: "" or "auto", "none", "required"
 	// or a tool's name. Later calls of the run are "auto" (RunInput.ToolChoice overrides).
 	ToolChoice string
-	Model      Model
-	ModelName  string // passed to the model as Request.Model
-	Tools      *ToolSet
-	Store      SessionStore // default: a new MemoryStore
+	// ToolsOff turns tools off for every run of the agent ([agent] tools = false): the
+	// model is offered none, and a call it makes anyway is refused by the tool pipeline
+	// (toolsoff.go). RunInput.ToolsOff does the same for one run.
+	ToolsOff  bool
+	Model     Model
+	ModelName string // passed to the model as Request.Model
+	Tools     *ToolSet
+	Store     SessionStore // default: a new MemoryStore
 	// StoreOutage is how long a run waits for its store when a write fails because the
 	// store is unavailable (the error's StoreUnavailable() is true: a database restarting
 	// or unreachable), writing again when it answers (rule L23, outage.go). 0: no wait,
@@ -85,6 +89,16 @@ type Config struct {
 
 	// Attachments bounds the image, audio and file parts a session stores (attach.go).
 	Attachments AttachmentLimits
+
+	// ToolFallbacks names, per tool, the tools to call in turn with the same arguments
+	// when a call of it fails (an error, a panic, a timeout; not the tool's own error
+	// answer): fallback.go.
+	ToolFallbacks map[string][]string
+
+	// NewID mints every id the loop makes: session ids ("ses_"), run ids ("run_") and
+	// the ids of direct calls ("call_"), given the prefix (ids.go). Default: the prefix
+	// and 16 random hex digits. A test or a replay gives a deterministic one.
+	NewID func(prefix string) string
 
 	// Driver performs everything the loop does to the outside world: the clock, the
 	// backoff sleep and jitter, spawning parallel tool calls, and calling the Model, the

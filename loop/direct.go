@@ -36,7 +36,7 @@ type CallInput struct {
 func (a *Agent) DirectCall(ctx context.Context, in CallInput, emit func(Event)) (ToolResult, RunResult) {
 	call := in.Call
 	if call.ID == "" {
-		call.ID = newID("call_")
+		call.ID = a.newID("call_")
 	}
 	var out ToolResult
 	rin := RunInput{SessionID: in.SessionID, RunID: in.RunID, TraceID: in.TraceID, User: in.User, direct: &call,

@@ -126,6 +126,8 @@ type (
 		ArgsHash  string `json:"args_hash,omitempty"`
 		ExpiresAt string `json:"expires_at,omitempty"`
 		Rule      string `json:"rule,omitempty"`
+		// FallbackFor is the id of the failed call this one stands in for (fallback.go).
+		FallbackFor string `json:"fallback_for,omitempty"`
 	}
 	ToolResultData struct {
 		ID         string `json:"id"`
@@ -142,6 +144,8 @@ type (
 		// stored CacheAgeMS milliseconds before; the tool did not run.
 		Cached     bool  `json:"cached,omitempty"`
 		CacheAgeMS int64 `json:"cache_age_ms,omitempty"`
+		// Fallback names the tool whose result this failed call carries (fallback.go).
+		Fallback string `json:"fallback,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`

@@ -27,6 +27,9 @@ type ContextInput struct {
 	// State and Context are the client's (RunInput.State, RunInput.ClientContext).
 	State   json.RawMessage `json:"state,omitempty"`
 	Context []ContextItem   `json:"context,omitempty"`
+	// Tools are the tools the model is offered on this call, in the order it sees them
+	// (none when tools are off).
+	Tools []ToolSpec `json:"tools,omitempty"`
 }
 
 // ContextOutput is a strategy's answer. Compact, when set, replaces the first Replace
@@ -37,6 +40,12 @@ type ContextOutput struct {
 	// State, when set, replaces the run's client state: the next strategies see it, a
 	// state event reports it, and AG-UI clients get a STATE_SNAPSHOT.
 	State json.RawMessage `json:"state,omitempty"`
+	// Append are messages to add to the session's history, after what it holds: stored
+	// like any message of the run (L21), seen by the next strategies and every later
+	// build, and part of this call's input. Each must be a user, system or assistant
+	// message with content and no tool calls; one that is not is refused with an error
+	// event (contextappend.go).
+	Append []Message `json:"append,omitempty"`
 }
 
 // Compaction replaces the first Replace history messages with Summary.

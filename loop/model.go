@@ -128,6 +128,9 @@ type ModelError struct {
 	Message    string
 	Retryable  bool
 	RetryAfter time.Duration
+	// Status is the HTTP status the provider's API answered with, 0 when none: a
+	// RetryPolicy may retry by status (RetryStatuses).
+	Status int
 }
 
 func (e *ModelError) Error() string {

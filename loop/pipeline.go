@@ -33,6 +33,7 @@ import (
 const (
 	RefusedDenied   = "denied"
 	RefusedRejected = "rejected"
+	RefusedToolsOff = "tools_off" // the run has tools off (toolsoff.go)
 )
 
 type pendingCall struct {
@@ -50,7 +51,12 @@ type pendingCall struct {
 	// answers re-runs the call (L14), which resumes what waited.
 	pending bool
 	input   *InputRequest // what the pending call asks of a human (input.go)
-	ctx     callCtx       // the call's context (invoke)
+	// failed: the tool failed (an error, a panic, a timeout), as opposed to answering
+	// with an error result; fallback is the tool whose result the call then carries,
+	// and fallbackFor, on a fallback's own call, the id of the call it stands in for.
+	failed                bool
+	fallback, fallbackFor string
+	ctx                   callCtx // the call's context (invoke)
 	// cached: the result is a cached one (resultcache.go), stored cacheAge ago.
 	cached   bool
 	cacheAge time.Duration
@@ -186,6 +192,10 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 	if r.outOfTime() {
 		return reject(fmt.Sprintf("Error: tool call not executed: %v (%s)", errOutOfTime, r.limits.MaxRunDuration))
 	}
+	if r.toolsOff() {
+		pc.refused = RefusedToolsOff
+		return reject(fmt.Sprintf("Error: tool call not executed: tools are off for this run ('%s' was not called)", c.Name))
+	}
 	e := r.cfg.Tools.lookup(c.Name)
 	if e == nil {
 		if t := r.builtinTool(c.Name); t != nil {
@@ -301,6 +311,7 @@ func (r *run) invoke(pc *pendingCall) {
 		pc.dur = r.cfg.Driver.Now().Sub(start)
 		if p := recover(); p != nil {
 			pc.result = ErrorResult(fmt.Sprintf("Error: tool '%s' panicked: %v", pc.call.Name, p))
+			pc.failed = true
 		}
 	}()
 	call := pc.call
@@ -321,6 +332,7 @@ func (r *run) invoke(pc *pendingCall) {
 	res, err := r.cfg.Driver.InvokeTool(ctx, pc.tool, call)
 	if err != nil {
 		res = r.toolFailed(pc, res, err, limit)
+		pc.failed = !pc.pending
 	}
 	pc.result = res
 	r.cacheStore(ctx, pc, key)
@@ -349,6 +361,7 @@ func (r *run) toolFailed(pc *pendingCall, res ToolResult, err error, limit time.
 // settle applies the tool_result guardrails to a call's result, counts it and emits the
 // events that close it. The result it returns is what the surface keeps.
 func (r *run) settle(pc *pendingCall) ToolResult {
+	r.tryFallbacks(pc)
 	res := r.storeResult(pc.result) // media is stored, the result keeps references
 	if pc.tool != nil && !res.IsError {
 		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
@@ -370,7 +383,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	r.journal.pin()
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
-		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused,
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused, Fallback: pc.fallback,
 		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds()}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res

@@ -11,9 +11,19 @@ type RetryPolicy struct {
 	BaseDelay   time.Duration // first backoff; default 500ms
 	MaxDelay    time.Duration // backoff cap; default 30s (a provider's Retry-After is honoured beyond it)
 	// Retryable lists the kinds to retry. Nil means rate_limit, overloaded, transport, and
-	// any error whose adapter marked it retryable.
+	// any error whose adapter marked it retryable. KindServerError stands for any error
+	// with a 5xx status, and for overloaded.
 	Retryable []ErrorKind
+	// RetryStatuses lists HTTP statuses to retry (ModelError.Status), beside the kinds.
+	// With either list set, an error is retried when it matches one of them, and only
+	// then ([agent.retry] retry_on).
+	RetryStatuses []int
 }
+
+// KindServerError is not a kind a model error has: in RetryPolicy.Retryable it names
+// the provider's server failing, any error with a 5xx status, and the overloaded kind
+// (which the adapters give a 5xx).
+const KindServerError ErrorKind = "server_error"
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	p.MaxAttempts = defaultInt(p.MaxAttempts, 4)
@@ -27,8 +37,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 }
 
 func (p RetryPolicy) retryable(e *ModelError) bool {
-	if p.Retryable != nil {
-		return slices.Contains(p.Retryable, e.Kind)
+	if p.Retryable != nil || p.RetryStatuses != nil {
+		server := e.Kind == KindOverloaded || (e.Status >= 500 && e.Status < 600)
+		return slices.Contains(p.Retryable, e.Kind) || (server && slices.Contains(p.Retryable, KindServerError)) ||
+			(e.Status != 0 && slices.Contains(p.RetryStatuses, e.Status))
 	}
 	switch e.Kind {
 	case KindRateLimit, KindOverloaded, KindTransport:

@@ -36,6 +36,9 @@ type RunInput struct {
 	ContinueOnMaxTokens bool
 	// ToolChoice overrides Config.ToolChoice for this run's first model call.
 	ToolChoice string
+	// ToolsOff turns tools off for this run (Config.ToolsOff): none offered, every call
+	// refused (toolsoff.go).
+	ToolsOff bool
 	// TraceID is the run's distributed-trace id, if the host traces it; every event of
 	// the run carries it, so a client can find the run's trace.
 	TraceID string

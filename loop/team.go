@@ -272,6 +272,10 @@ func (a *Agent) awaitsApproval(ctx context.Context, session string) bool {
 // offerTools sets the tools offered to the acting agent's model: its own (allowed and
 // ordered as given), the run's client tools, and its team tools.
 func (r *run) offerTools(allowed, order []string) {
+	if r.toolsOff() {
+		r.offered = nil
+		return
+	}
 	r.offered = r.cfg.Tools.offered(allowed, order)
 	if len(r.in.ClientTools) > 0 {
 		r.offered = append(r.offered[:len(r.offered):len(r.offered)], r.in.ClientTools...)

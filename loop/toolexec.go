@@ -80,7 +80,7 @@ func (b *batch) newCall() *pendingCall {
 func (b *batch) admit(c ToolCall) (*pendingCall, error) {
 	r := b.r
 	r.announce(c)
-	if r.isClient(c.Name) {
+	if r.isClient(c.Name) && !r.toolsOff() {
 		r.clientPending = append(r.clientPending, c)
 		return &pendingCall{call: c, client: true}, nil
 	}

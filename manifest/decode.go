@@ -76,6 +76,7 @@ func decode(path string, data []byte, lock LockMode) (*Manifest, error) {
 		}
 		return nil, m.errAt(m.lines.find(k), k, "unknown key")
 	}
+	m.markToolsOff(md)
 	if err := m.openLock(lock); err != nil {
 		return nil, err
 	}

@@ -98,7 +98,8 @@ type AgentConfig struct {
 
 	// Several agents (agents.go): [agent] is the entry agent, [agents.NAME] the others.
 	Description string     `toml:"description"`  // what the agent is for, shown to the others' models
-	Tools       []string   `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all)
+	Tools       ToolList   `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all); false: tools off (toolsoff.go)
+	ToolsOff    bool       `toml:"-"`            // tools = false: no tool offered, every call refused
 	Handoffs    []string   `toml:"handoffs"`     // agents it may transfer the conversation to
 	AsTool      bool       `toml:"as_tool"`      // the others may call it as ask_NAME
 	MaxHandoffs int        `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
@@ -146,6 +147,7 @@ type RetryConfig struct {
 	MaxAttempts int      `toml:"max_attempts"`
 	BaseDelay   Duration `toml:"base_delay"`
 	MaxDelay    Duration `toml:"max_delay"`
+	RetryOn     RetryOn  `toml:"retry_on"` // error kinds and HTTP statuses to retry (retry.go)
 }
 
 // ProviderConfig is one [providers.NAME] table.

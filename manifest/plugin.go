@@ -65,6 +65,9 @@ type ToolDecl struct {
 	Args []string `toml:"args"`
 	// Cache makes this tool's results reusable (cache.go).
 	Cache *CacheConfig `toml:"cache"`
+	// Fallback names the tools called in turn with the same arguments when a call of
+	// this one fails (fallback.go).
+	Fallback []string `toml:"fallback"`
 }
 
 // PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.
@@ -240,6 +243,9 @@ func (m *Manifest) checkPluginTools(p *PluginConfig, key string) error {
 			return m.ErrorAt(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
 		}
 		tools[t.Name] = true
+		if err := m.checkFallback(t, tk+".fallback"); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ type Error struct {
 	Message    string
 	RetryAfter time.Duration // 0 when the provider gave no hint
 	Retryable  bool
+	// Status is the HTTP status the provider's API answered with, 0 when there was none
+	// (a connection cut, an error event in a stream that began 200): the loop's retry
+	// policy may retry by status ([agent.retry] retry_on).
+	Status int
 	// Process is set when the adapter process failed under the call (it died or
 	// its connection dropped): a number for that process, the same in every call
 	// the one failure ended. A crash with thirty calls streaming is one event,
@@ -74,6 +78,7 @@ func (e *Error) proto() *providerpb.Error {
 		Message:      e.Message,
 		RetryAfterMs: e.RetryAfter.Milliseconds(),
 		Retryable:    e.Retryable,
+		Status:       int32(e.Status),
 	}
 }
 
@@ -87,6 +92,7 @@ func errorFromProto(p *providerpb.Error) *Error {
 		Message:    p.GetMessage(),
 		RetryAfter: time.Duration(p.GetRetryAfterMs()) * time.Millisecond,
 		Retryable:  p.GetRetryable(),
+		Status:     int(p.GetStatus()),
 	}
 }
 

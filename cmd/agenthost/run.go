@@ -26,6 +26,7 @@ type runFlags struct {
 	provider, session, approve string
 	logLevel                   string
 	watch, jsonOut, newSession bool
+	noTools                    bool
 	outputSchema, toolChoice   string
 	system                     string
 	allowedTools, meta         []string
@@ -77,6 +78,7 @@ Exit status: 0 completed, 1 failed or incomplete, 2 usage or manifest error,
 	f.BoolVar(&o.newSession, "new", false, "with --session: start a session with that id")
 	f.StringVar(&o.outputSchema, "output-schema", "", "a JSON Schema file: the final answer must be JSON matching it")
 	f.StringSliceVar(&o.allowedTools, "tools", nil, "offer only these tools (comma-separated)")
+	f.BoolVar(&o.noTools, "no-tools", false, "tools off for this run: none offered, a call the model makes anyway refused")
 	f.StringVar(&o.toolChoice, "tool-choice", "", "first model call: auto, none, required or a tool's name")
 	f.IntVar(&o.maxIterations, "max-iterations", 0, "model calls before the run is summarised (default: the manifest's)")
 	f.StringVar(&o.system, "system", "", "use this system prompt for the run instead of the manifest's")
@@ -95,7 +97,7 @@ func (o *runFlags) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	base, err := runControls(cmd, o.outputSchema, o.toolChoice, o.system, o.allowedTools, o.meta, o.maxIterations)
-	base.User = o.user
+	base.User, base.ToolsOff = o.user, o.noTools
 	if err != nil {
 		return usage(err)
 	}

@@ -70,6 +70,9 @@ func apiError(e *sdk.Error) *providers.Error {
 	}
 	kind, retryable := errorKind(typ, e.StatusCode, strings.ToLower(msg))
 	out := &providers.Error{Kind: kind, Message: fmt.Sprintf("anthropic: %s: %s: %s", where, cmpOr(typ, "error"), msg), Retryable: retryable}
+	if e.StatusCode != http.StatusOK {
+		out.Status = e.StatusCode // retry_on may name statuses
+	}
 	if retryable { // rate_limit and overloaded: the API may say when to come back
 		out.RetryAfter = retryAfter(e.Response)
 	}

@@ -57,6 +57,12 @@ func mapError(err error) *providers.Error {
 }
 
 func httpError(e *sdk.Error) *providers.Error {
+	out := httpErrorKind(e)
+	out.Status = e.StatusCode // retry_on may name statuses
+	return out
+}
+
+func httpErrorKind(e *sdk.Error) *providers.Error {
 	msg := e.Message
 	if msg == "" {
 		msg = strings.TrimSpace(e.RawJSON())

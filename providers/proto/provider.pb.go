@@ -1411,10 +1411,14 @@ func (x *Finish) GetStopReason() string {
 type Error struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// rate_limit | overloaded | context_overflow | auth | invalid_request | provider
-	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	RetryAfterMs  int64  `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
-	Retryable     bool   `protobuf:"varint,4,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	Kind         string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Message      string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	RetryAfterMs int64  `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	Retryable    bool   `protobuf:"varint,4,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	// The HTTP status the provider's API answered with (429, 503, 529, ...); 0 when
+	// the failure had none (a connection cut, an error event inside a 200 stream).
+	// [agent.retry] retry_on may list statuses to retry.
+	Status        int32 `protobuf:"varint,5,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1475,6 +1479,13 @@ func (x *Error) GetRetryable() bool {
 		return x.Retryable
 	}
 	return false
+}
+
+func (x *Error) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
 }
 
 var File_provider_proto protoreflect.FileDescriptor
@@ -1588,12 +1599,13 @@ const file_provider_proto_rawDesc = "" +
 	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\")\n" +
 	"\x06Finish\x12\x1f\n" +
 	"\vstop_reason\x18\x01 \x01(\tR\n" +
-	"stopReason\"y\n" +
+	"stopReason\"\x91\x01\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\x12\x1c\n" +
-	"\tretryable\x18\x04 \x01(\bR\tretryable2\xbc\x03\n" +
+	"\tretryable\x18\x04 \x01(\bR\tretryable\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\x05R\x06status2\xbc\x03\n" +
 	"\bProvider\x12^\n" +
 	"\tConfigure\x12'.agenthost.provider.v1.ConfigureRequest\x1a(.agenthost.provider.v1.ConfigureResponse\x12O\n" +
 	"\x04Info\x12\".agenthost.provider.v1.InfoRequest\x1a#.agenthost.provider.v1.InfoResponse\x12P\n" +

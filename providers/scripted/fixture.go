@@ -103,6 +103,8 @@ type TurnError struct {
 	RetryAfterMs int64  `json:"retry_after_ms,omitempty"`
 	// Retryable defaults to providers.DefaultRetryable(kind).
 	Retryable *bool `json:"retryable,omitempty"`
+	// Status is the HTTP status the error plays as the API's answer (0: none).
+	Status int `json:"status,omitempty"`
 }
 
 // Load reads and validates a fixture file.

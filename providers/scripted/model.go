@@ -138,7 +138,8 @@ func scriptedError(e *TurnError, n int) error {
 	if msg == "" {
 		msg = fmt.Sprintf("scripted: turn %d: scripted %s error", n, e.Kind)
 	}
-	return &providers.Error{Kind: e.Kind, Message: msg, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond, Retryable: retryable}
+	return &providers.Error{Kind: e.Kind, Message: msg, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond, Retryable: retryable,
+		Status: e.Status}
 }
 
 // turnEvents is what a turn streams, in order: reasoning and text (cut into chunks),

@@ -218,6 +218,7 @@ type runControls struct {
 	OutputSchema  json.RawMessage   `json:"outputSchema,omitempty"`  // a JSON Schema object the final answer must match
 	Tools         *[]string         `json:"tools,omitempty"`         // the only tools offered ([] offers none)
 	ToolChoice    string            `json:"toolChoice,omitempty"`    // first model call: auto | none | required | a tool's name
+	NoTools       bool              `json:"noTools,omitempty"`       // tools off for the run: none offered, every call refused
 	MaxIterations int               `json:"maxIterations,omitempty"` // model calls before the summary
 	System        string            `json:"system,omitempty"`        // replaces the system prompt for this run
 	Metadata      map[string]string `json:"metadata,omitempty"`      // passed to the provider

@@ -147,7 +147,7 @@ func applyControls(out *loop.RunInput, raw json.RawMessage) error {
 	}
 	out.Limits.MaxIterations = c.MaxIterations
 	out.ToolChoice, out.SystemPromptOverride = validUTF8(c.ToolChoice), validUTF8(c.System)
-	out.Agent, out.User = validUTF8(c.Agent), c.User
+	out.Agent, out.User, out.ToolsOff = validUTF8(c.Agent), c.User, c.NoTools
 	for k, v := range c.Metadata {
 		if out.Metadata == nil {
 			out.Metadata = map[string]string{}

@@ -1,0 +1,65 @@
+package loop
+
+import "fmt"
+
+// Tool fallback (Config.ToolFallbacks; a tool's fallback = ["other_tool"] in the
+// manifest). When a call fails — the tool returned an error, panicked, timed out or was
+// busy — rather than answering with an error result of its own (IsError: the tool's
+// word, which a fallback would not improve), the tools its fallback list names are
+// called in turn, with the same arguments, until one does not fail. Each fallback call
+// is a call of its own through the tool pipeline (rule L22): announced (its tool_call's
+// fallback_for names the failed call's id), cap-checked, admitted (offered, argument
+// schema, tool_args guardrails, permission, approval), stored, invoked and settled
+// with its own tool_result, under the id CALLID~TOOL. The failed call then settles with
+// the fallback's result, its tool_result naming the tool (fallback), and that is the
+// result the model or the plan step gets under the original id. A fallback that is
+// refused or fails too leaves the next one to try, and when none is left the original
+// failure stands. A fallback whose approval waits for a human (ErrApprovalPending) is
+// not taken: the original failure stands. Fallbacks do not chain (a fallback's own
+// fallbacks are not tried).
+
+// tryFallbacks replaces a failed call's result with its first fallback's that does not
+// fail.
+func (r *run) tryFallbacks(pc *pendingCall) {
+	if !pc.failed || pc.fallbackFor != "" || pc.tool == nil {
+		return
+	}
+	for _, name := range r.cfg.ToolFallbacks[pc.call.Name] {
+		fc := ToolCall{ID: pc.call.ID + "~" + name, Name: name, Arguments: pc.call.Arguments}
+		if res, ok := r.fallbackCall(fc, pc); ok {
+			pc.result, pc.fallback = res, name
+			return
+		}
+	}
+}
+
+// fallbackCall takes fc through the pipeline for the failed call orig and reports its
+// result and whether the tool ran without failing.
+func (r *run) fallbackCall(fc ToolCall, orig *pendingCall) (ToolResult, bool) {
+	r.journal.pin()
+	r.journal.emit(EventStepStart, r.journal.pl.stepStart.put(StepStartData{ID: fc.ID, Name: fc.Name}))
+	r.journal.emit(EventToolCall, r.journal.pl.toolCall.put(ToolCallData{ID: fc.ID, Name: fc.Name, Arguments: eventArgs(fc.Arguments), FallbackFor: orig.call.ID}))
+	r.journal.unpin()
+	if at, reason := r.checkCaps([]ToolCall{fc}); at == 0 {
+		r.settle(&pendingCall{call: fc, fallbackFor: orig.call.ID, result: ErrorResult(fmt.Sprintf("Error: tool call not executed: %s", reason))})
+		return ToolResult{}, false
+	}
+	fpc, err := r.admit(fc)
+	if err != nil { // a store failure (the next write reports it) or an approval that waits
+		r.settle(&pendingCall{call: fc, fallbackFor: orig.call.ID, result: ErrorResult(fmt.Sprintf("Error: fallback not taken: %v", err))})
+		return ToolResult{}, false
+	}
+	fpc.fallbackFor, fpc.timeout = orig.call.ID, orig.timeout
+	if fpc.tool != nil {
+		if err := r.journal.flush(); err != nil {
+			return ToolResult{}, false
+		}
+		r.invoke(fpc)
+		if fpc.pending {
+			fpc.result = ErrorResult("Error: fallback not taken: it waits for a human")
+			fpc.failed = true
+		}
+	}
+	res := r.settle(fpc)
+	return res, fpc.tool != nil && !fpc.failed
+}
