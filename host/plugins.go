@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,9 @@ type pluginTool struct {
 	name   string
 	tool   string
 	spec   sandbox.ToolSpec
+	// secrets, for a plugin with per-user secrets, puts the run's user's on the call's
+	// context (usersecrets.go).
+	secrets func(context.Context) (context.Context, error)
 }
 
 func (t *pluginTool) Spec() loop.ToolSpec {
@@ -72,6 +76,14 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolResult, err error) {
 	ctx, end := telemetry.ToolSpan(ctx, t.name, t.plugin.Name(), c.Arguments)
 	defer func() { end(out, err) }()
+	if t.secrets != nil {
+		var ierr *loop.InputRequiredError
+		if ctx, err = t.secrets(ctx); errors.As(err, &ierr) {
+			return loop.ToolResult{}, err
+		} else if err != nil {
+			return loop.ErrorResult("Error: " + err.Error()), nil
+		}
+	}
 	res, err := t.plugin.InvokeTool(withCallMeta(withSession(ctx), c), t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
@@ -115,7 +127,7 @@ func (t *pluginTool) modelName() string { return t.name }
 // resource tools and the embedding program's Go tools (Options.Tools), with the warnings
 // of loading them.
 func (h *Host) toolSet() ([]loop.Tool, []string, error) {
-	tools, warnings := h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
+	tools, warnings := h.withSteady(h.withUserSecrets(namespaceTools(h.toolPlugins(), h.mcpServers)))
 	tools = append(tools, h.a2aTools()...)
 	tools = append(tools, h.mcpResourceTools()...)
 	seen := make(map[string]bool, len(tools))

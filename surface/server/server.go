@@ -183,6 +183,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/plugins", s.auth(s.handlePlugins))
 	s.routeResources()
 	s.routeConnect()
+	s.routeSecrets()
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
 		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleUser, s.handleWorkflowRun)))
