@@ -223,6 +223,8 @@ func (h *Host) perUserOf(ctx context.Context, c manifest.MCPServerConfig) (*mcpc
 		return nil, err
 	}
 	return &mcpclient.PerUser{Tools: tools,
-		Source: func(ctx context.Context, user string) (oauth2.TokenSource, error) { return h.userTokenSource(ctx, c, user) },
-		Login:  func(user string) loop.InputRequest { return loginRequest(c, user) }}, nil
+		Source: func(ctx context.Context, user string) (oauth2.TokenSource, error) {
+			return h.userTokenSource(ctx, c, user)
+		},
+		Login: func(user string) loop.InputRequest { return loginRequest(c, user) }}, nil
 }

@@ -78,8 +78,8 @@ type PermissionsConfig struct {
 	// (config = { KEY = { secret = "NAME", per_user = true } }), key → secret name
 	// (usercreds.go).
 	UserSecrets map[string]string `toml:"-" json:"user_secrets,omitempty"`
-	Model        bool              `toml:"model" json:"model,omitempty"`
-	KV           bool              `toml:"kv" json:"kv,omitempty"`
+	Model       bool              `toml:"model" json:"model,omitempty"`
+	KV          bool              `toml:"kv" json:"kv,omitempty"`
 	// Isolation is which calls may share an instance: pooled | session (default) | call.
 	Isolation string `toml:"isolation" json:"isolation,omitempty"`
 }
