@@ -74,14 +74,14 @@ type PermissionsConfig struct {
 	AllowedPaths map[string]string `toml:"allowed_paths" json:"allowed_paths,omitempty"`
 	Env          []string          `toml:"env" json:"env,omitempty"`
 	Config       ConfigMap         `toml:"config" json:"config,omitempty"`
+	Model        bool              `toml:"model" json:"model,omitempty"`
+	KV           bool              `toml:"kv" json:"kv,omitempty"`
+	// Isolation is which calls may share an instance: pooled | session (default) | call.
+	Isolation string `toml:"isolation" json:"isolation,omitempty"`
 	// UserSecrets are the config keys whose value is each calling user's own secret
 	// (config = { KEY = { secret = "NAME", per_user = true } }), key → secret name
 	// (usercreds.go).
 	UserSecrets map[string]string `toml:"-" json:"user_secrets,omitempty"`
-	Model       bool              `toml:"model" json:"model,omitempty"`
-	KV          bool              `toml:"kv" json:"kv,omitempty"`
-	// Isolation is which calls may share an instance: pooled | session (default) | call.
-	Isolation string `toml:"isolation" json:"isolation,omitempty"`
 }
 
 var (
