@@ -21,6 +21,8 @@ type EraseResult struct {
 	Sessions []string `json:"sessions"`       // deleted (with their runs and feedback)
 	Busy     []string `json:"busy,omitempty"` // the user's, but a run is in progress: kept
 	Memories int      `json:"memories"`
+	// Credentials are the user's MCP tokens and secrets (usercreds.go, usersecrets.go).
+	Credentials int `json:"credentials"`
 }
 
 // EraseUser deletes what the store holds of a user: every session they own or one of
@@ -81,11 +83,15 @@ func (h *Host) EraseUser(ctx context.Context, user, actor string, dryRun bool) (
 			return res, fmt.Errorf("erase memories: %w", err)
 		}
 	}
+	if res.Credentials, err = h.eraseCredentials(ctx, user, dryRun); err != nil {
+		return res, fmt.Errorf("erase credentials: %w", err)
+	}
 	if dryRun {
 		return res, nil
 	}
 	return res, h.Audit(ctx, audit.Record{Action: ActionUserErase, Actor: actor, Target: "user:" + user,
-		Detail: map[string]string{"sessions": strconv.Itoa(len(res.Sessions)), "busy": strconv.Itoa(len(res.Busy)), "memories": strconv.Itoa(res.Memories)}})
+		Detail: map[string]string{"sessions": strconv.Itoa(len(res.Sessions)), "busy": strconv.Itoa(len(res.Busy)), "memories": strconv.Itoa(res.Memories),
+			"credentials": strconv.Itoa(res.Credentials)}})
 }
 
 // sessionOf reports whether the session is the user's: they own it, or a run of it was

@@ -156,3 +156,33 @@ func (h *Host) callSecrets(ctx context.Context, secrets map[string]string) (cont
 	}
 	return sandbox.WithCallConfig(ctx, cfg), nil
 }
+
+// eraseCredentials forgets (or, dry, counts) user's MCP tokens and secrets.
+func (h *Host) eraseCredentials(ctx context.Context, user string, dryRun bool) (int, error) {
+	kl, ok := h.Store.(loop.KVLister)
+	if !ok {
+		return 0, nil
+	}
+	n := 0
+	for _, ns := range []string{userTokensKV, userSecretsKV} {
+		keys, err := kl.KVKeys(ctx, ns, user+"\n", -1)
+		if err != nil {
+			return n, err
+		}
+		for _, k := range keys {
+			if b, ok, err := h.Store.KVGet(ctx, ns, k); err != nil || !ok || len(b) == 0 {
+				if err != nil {
+					return n, err
+				}
+				continue
+			}
+			n++
+			if !dryRun {
+				if err := h.Store.KVSet(ctx, ns, k, nil); err != nil {
+					return n, err
+				}
+			}
+		}
+	}
+	return n, nil
+}

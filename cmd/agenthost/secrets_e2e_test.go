@@ -140,4 +140,11 @@ func TestE2E_PerUserPluginSecretsReachOnlyTheirUsersCalls(t *testing.T) {
 			t.Fatalf("%s's secret is in the store's file", u)
 		}
 	}
+	// Erasing a user forgets her secrets too.
+	if r := e.agenthost(t, "users", "erase", "ana", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"credentials": 1`) {
+		t.Fatalf("users erase: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.agenthost(t, "secrets", "list", "--user", "ana"); r.code != 0 || r.stdout != "" {
+		t.Fatalf("ana's secrets after erasure: %d %q", r.code, r.stdout)
+	}
 }
