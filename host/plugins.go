@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -54,13 +53,11 @@ func preinitMode(preinit *bool) sandbox.PreinitMode {
 // pluginTool is one tool of a sandbox plugin, as the loop sees it. name is what the
 // model calls it (namespaced on a collision); tool is the plugin's own name for it.
 type pluginTool struct {
-	plugin *sandbox.Plugin
-	name   string
-	tool   string
-	spec   sandbox.ToolSpec
-	// secrets, for a plugin with per-user secrets, puts the run's user's on the call's
-	// context (usersecrets.go).
-	secrets func(context.Context) (context.Context, error)
+	plugin  *sandbox.Plugin
+	name    string
+	tool    string
+	spec    sandbox.ToolSpec
+	secrets func(context.Context) (context.Context, error) // per-user secrets (usersecrets.go)
 }
 
 func (t *pluginTool) Spec() loop.ToolSpec {
@@ -76,13 +73,9 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolResult, err error) {
 	ctx, end := telemetry.ToolSpan(ctx, t.name, t.plugin.Name(), c.Arguments)
 	defer func() { end(out, err) }()
-	if t.secrets != nil {
-		var ierr *loop.InputRequiredError
-		if ctx, err = t.secrets(ctx); errors.As(err, &ierr) {
-			return loop.ToolResult{}, err
-		} else if err != nil {
-			return loop.ErrorResult("Error: " + err.Error()), nil
-		}
+	ctx, out, stop, err := t.withSecrets(ctx)
+	if stop {
+		return out, err
 	}
 	res, err := t.plugin.InvokeTool(withCallMeta(withSession(ctx), c), t.tool, []byte(c.Arguments))
 	if err != nil {

@@ -186,3 +186,20 @@ func (h *Host) eraseCredentials(ctx context.Context, user string, dryRun bool) (
 	}
 	return n, nil
 }
+
+// withSecrets puts the run's user's secrets on ctx for a tool whose plugin takes them;
+// stop says the call ends here, with out and err (an InputRequiredError, or an error
+// result).
+func (t *pluginTool) withSecrets(ctx context.Context) (_ context.Context, out loop.ToolResult, stop bool, err error) {
+	if t.secrets == nil {
+		return ctx, out, false, nil
+	}
+	var ierr *loop.InputRequiredError
+	switch ctx, err = t.secrets(ctx); {
+	case errors.As(err, &ierr):
+		return ctx, out, true, err
+	case err != nil:
+		return ctx, loop.ErrorResult("Error: " + err.Error()), true, nil
+	}
+	return ctx, out, false, nil
+}

@@ -45,7 +45,7 @@ func TestE2E_PerUserPluginSecretsReachOnlyTheirUsersCalls(t *testing.T) {
 	os.WriteFile(filepath.Join(e.dir, "tail.ts"), []byte(tokenTailTS), 0o644)
 	b, _ := os.ReadFile(e.manifest)
 	m := strings.Replace(string(b), `path = "sessions.db"`, `path = "sessions.db"`+"\nkey_file = \"store.key\"", 1)
-	m += "\n[[plugins]]\nname = \"tail\"\njs = \"tail.ts\"\n[plugins.permissions]\nconfig = { token = { secret = \"github\", per_user = true }, plain = \"x\" }\n"
+	m += "\n[[plugins]]\nname = \"tail\"\njs = \"tail.ts\"\n[plugins.permissions]\ntimeout = \"60s\"\nconfig = { token = { secret = \"github\", per_user = true }, plain = \"x\" }\n"
 	os.WriteFile(e.manifest, []byte(m), 0o644)
 	tok := map[string]string{}
 	for _, u := range []string{"ana", "bo", "cy"} {
