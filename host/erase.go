@@ -23,6 +23,8 @@ type EraseResult struct {
 	Memories int      `json:"memories"`
 	// CachedResults are the tool results their runs left in the tool-result cache.
 	CachedResults int `json:"cached_results"`
+	// Credentials are the user's MCP tokens and secrets (usercreds.go, usersecrets.go).
+	Credentials int `json:"credentials"`
 }
 
 // EraseUser deletes what the store holds of a user: every session they own or one of
@@ -88,11 +90,15 @@ func (h *Host) EraseUser(ctx context.Context, user, actor string, dryRun bool) (
 			return res, err
 		}
 	}
+	if res.Credentials, err = h.eraseCredentials(ctx, user, dryRun); err != nil {
+		return res, fmt.Errorf("erase credentials: %w", err)
+	}
 	if dryRun {
 		return res, nil
 	}
 	return res, h.Audit(ctx, audit.Record{Action: ActionUserErase, Actor: actor, Target: "user:" + user,
-		Detail: map[string]string{"sessions": strconv.Itoa(len(res.Sessions)), "busy": strconv.Itoa(len(res.Busy)), "memories": strconv.Itoa(res.Memories)}})
+		Detail: map[string]string{"sessions": strconv.Itoa(len(res.Sessions)), "busy": strconv.Itoa(len(res.Busy)), "memories": strconv.Itoa(res.Memories),
+			"credentials": strconv.Itoa(res.Credentials)}})
 }
 
 // sessionOf reports whether the session is the user's: they own it, or a run of it was

@@ -47,6 +47,14 @@ func oauthConfig(o *manifest.MCPOAuthConfig, redirect string) *oauth2.Config {
 // MCPLogin signs in to an MCP server's authorization server (authorization code with
 // PKCE) and stores the token. say prints the URL to open.
 func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
+	return MCPLoginAs(ctx, path, name, "", "", say)
+}
+
+// MCPLoginAs is MCPLogin for user (a user's name or id): an entry with auth = "per_user"
+// needs one and stores the token as theirs alone (usercreds.go), then lists the server's
+// tools with it (the catalogue the host offers); any other entry refuses one.
+// defaultUser stands for user when it is empty, for a per-user entry only.
+func MCPLoginAs(ctx context.Context, path, name, user, defaultUser string, say func(string)) error {
 	m, err := manifest.Load(path)
 	if err != nil {
 		return err
@@ -57,41 +65,71 @@ func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
 			entry = &m.MCPServers[i]
 		}
 	}
-	if entry == nil || !entry.OAuth.AuthCode() {
+	if entry != nil && entry.PerUser() && user == "" {
+		user = defaultUser
+	}
+	switch {
+	case entry == nil || !entry.OAuth.AuthCode():
 		return fmt.Errorf("mcp login %s: no [[mcp_servers]] entry %q whose oauth a person signs in to (authorize_url, or no URL: discovered)", name, name)
+	case entry.PerUser() && user == "":
+		return fmt.Errorf("mcp login %s: the server is reached with each user's own account (auth = %q): name the user with --user", name, manifest.AuthPerUser)
+	case !entry.PerUser() && user != "":
+		return fmt.Errorf("mcp login %s: --user is for a server with auth = %q; this one has one sign-in for the whole host", name, manifest.AuthPerUser)
 	}
 	st, err := openStore(ctx, m.Store)
 	if err != nil {
 		return err
 	}
 	defer closeStore(st)
+	if user, err = resolveUserIn(ctx, st, user); err != nil {
+		return err
+	}
+	g, err := signIn(ctx, *entry, say)
+	if err != nil {
+		return fmt.Errorf("mcp login %s: %w", name, err)
+	}
+	if !entry.PerUser() {
+		return saveGrantAt(ctx, st, oauthKV, name, g)
+	}
+	if err := saveGrantAt(ctx, st, userTokensKV, userKey(user, name), g); err != nil {
+		return err
+	}
+	if err := listCatalog(ctx, st, *entry, user); err != nil {
+		return fmt.Errorf("mcp login %s: signed in, but listing its tools failed: %w", name, err)
+	}
+	h := &Host{Store: st}
+	return h.auditConnect(ctx, user, name, "cli")
+}
+
+// signIn runs the authorization code grant with PKCE over a loopback redirect.
+func signIn(ctx context.Context, entry manifest.MCPServerConfig, say func(string)) (storedGrant, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return storedGrant{}, err
 	}
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + "/callback"
 	if entry.OAuth.Discover() {
-		g, err := discoverLogin(ctx, *entry, ln, redirect, say)
+		g, err := discoverLogin(ctx, entry, ln, redirect, say)
 		if err != nil {
-			return fmt.Errorf("mcp login %s: %w", name, err)
+			return storedGrant{}, err
 		}
-		return saveGrant(ctx, st, name, storedGrant{Token: g.Token, Discovered: &discovered{TokenURL: g.TokenURL,
-			ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle}})
+		return storedGrant{Token: g.Token, Discovered: &discovered{TokenURL: g.TokenURL,
+			ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle}}, nil
 	}
 	cfg := oauthConfig(entry.OAuth, redirect)
 	verifier, state := oauth2.GenerateVerifier(), randomHex()
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(*entry))}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(entry))}
 	say(cfg.AuthCodeURL(state, opts...))
 	code, err := awaitCode(ctx, ln, state)
 	if err != nil {
-		return fmt.Errorf("mcp login %s: %w", name, err)
+		return storedGrant{}, err
 	}
-	tok, err := cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(*entry)))
+	tok, err := cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resourceOf(entry)))
 	if err != nil {
-		return fmt.Errorf("mcp login %s: exchange the code: %w", name, err)
+		return storedGrant{}, fmt.Errorf("exchange the code: %w", err)
 	}
-	return saveGrant(ctx, st, name, storedGrant{Token: tok})
+	return storedGrant{Token: tok}, nil
 }
 
 // awaitCode serves the loopback redirect once: the code, if the state matches.
@@ -179,23 +217,36 @@ type discovered struct {
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
 }
 
-func saveGrant(ctx context.Context, st loop.SessionStore, name string, g storedGrant) error {
+func saveGrantAt(ctx context.Context, st loop.SessionStore, ns, key string, g storedGrant) error {
 	b, err := json.Marshal(g)
 	if err != nil {
 		return err
 	}
-	return st.KVSet(context.WithoutCancel(ctx), oauthKV, name, b)
+	return st.KVSet(context.WithoutCancel(ctx), ns, key, b)
 }
+
+// errNotSignedIn is tokenSourceAt's error when no token is stored.
+var errNotSignedIn = errors.New("not signed in")
 
 // storedTokenSource is the token `mcp login` stored for a server, refreshed when it
 // expires; a refreshed token is stored again.
 func (h *Host) storedTokenSource(ctx context.Context, c manifest.MCPServerConfig) (oauth2.TokenSource, error) {
-	b, ok, err := h.Store.KVGet(ctx, oauthKV, c.Name)
+	src, err := tokenSourceAt(ctx, h.Store, c, oauthKV, c.Name)
+	if errors.Is(err, errNotSignedIn) {
+		return nil, fmt.Errorf("not signed in: run `agenthost mcp login %s`", c.Name)
+	}
+	return src, err
+}
+
+// tokenSourceAt is the token stored at ns/key for entry c, refreshed when it expires
+// and stored again there.
+func tokenSourceAt(ctx context.Context, st loop.SessionStore, c manifest.MCPServerConfig, ns, key string) (oauth2.TokenSource, error) {
+	b, ok, err := st.KVGet(ctx, ns, key)
 	if err != nil {
 		return nil, err
 	}
 	if !ok || len(b) == 0 {
-		return nil, fmt.Errorf("not signed in: run `agenthost mcp login %s`", c.Name)
+		return nil, errNotSignedIn
 	}
 	g := storedGrant{Token: &oauth2.Token{}}
 	if err := json.Unmarshal(b, &g); err != nil {
@@ -209,7 +260,7 @@ func (h *Host) storedTokenSource(ctx context.Context, c manifest.MCPServerConfig
 	hc := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: http.DefaultTransport, Timeout: 30 * time.Second})
 	return &savingSource{src: oauth2.ReuseTokenSource(tok, cfg.TokenSource(hc, tok)), last: tok.AccessToken,
 		save: func(t *oauth2.Token) error {
-			return saveGrant(context.Background(), h.Store, c.Name, storedGrant{Token: t, Discovered: g.Discovered})
+			return saveGrantAt(context.Background(), st, ns, key, storedGrant{Token: t, Discovered: g.Discovered})
 		}}, nil
 }
 

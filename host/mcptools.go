@@ -19,7 +19,7 @@ import (
 // with the secret read from its variable.
 func (h *Host) oauthOf(ctx context.Context, c manifest.MCPServerConfig) (*mcpclient.OAuth, error) {
 	o := c.OAuth
-	if o == nil {
+	if o == nil || c.PerUser() { // each user's own: perUserOf
 		return nil, nil
 	}
 	if o.AuthCode() {
@@ -51,7 +51,11 @@ func (h *Host) startMCPServers(ctx context.Context, version string) error {
 		if err != nil {
 			return h.Manifest.ErrorAt(fmt.Sprintf("mcp_servers.%d.oauth", i), "%v", err)
 		}
-		srv, err := mcpclient.Start(ctx, mcpclient.Config{OAuth: oauth, Sample: sample, Elicit: c.Elicitation, Roots: c.Roots, Notify: h.mcpNotify(c.Name), Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
+		perUser, err := h.perUserOf(ctx, c)
+		if err != nil {
+			return h.Manifest.ErrorAt(fmt.Sprintf("mcp_servers.%d.auth", i), "%v", err)
+		}
+		srv, err := mcpclient.Start(ctx, mcpclient.Config{OAuth: oauth, PerUser: perUser, Sample: sample, Elicit: c.Elicitation, Roots: c.Roots, Notify: h.mcpNotify(c.Name), Name: c.Name, Command: c.Command, Env: c.Env, Dir: c.Cwd,
 			URL: c.URL, Headers: c.Headers, Tools: c.Tools, SkipTools: c.SkipTools, Timeout: time.Duration(c.Timeout),
 			MaxOutput: int64(c.MaxOutput), Version: version, Confine: h.confineSpec(c.Sandbox), ConfineExe: h.opts.ConfineExe})
 		if err != nil {

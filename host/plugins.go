@@ -53,11 +53,12 @@ func preinitMode(preinit *bool) sandbox.PreinitMode {
 // pluginTool is one tool of a sandbox plugin, as the loop sees it. name is what the
 // model calls it (namespaced on a collision); tool is the plugin's own name for it.
 type pluginTool struct {
-	plugin *sandbox.Plugin
-	name   string
-	tool   string
-	spec   sandbox.ToolSpec
-	cache  *loop.CachePolicy // the manifest's cache table's, or nil: never cached (toolcache.go)
+	plugin  *sandbox.Plugin
+	name    string
+	tool    string
+	spec    sandbox.ToolSpec
+	cache   *loop.CachePolicy                              // the manifest's cache table's, or nil: never cached (toolcache.go)
+	secrets func(context.Context) (context.Context, error) // per-user secrets (usersecrets.go)
 }
 
 func (t *pluginTool) Spec() loop.ToolSpec {
@@ -73,6 +74,10 @@ func (t *pluginTool) Spec() loop.ToolSpec {
 func (t *pluginTool) Call(ctx context.Context, c loop.ToolCall) (out loop.ToolResult, err error) {
 	ctx, end := telemetry.ToolSpan(ctx, t.name, t.plugin.Name(), c.Arguments)
 	defer func() { end(out, err) }()
+	ctx, out, stop, err := t.withSecrets(ctx)
+	if stop {
+		return out, err
+	}
 	res, err := t.plugin.InvokeTool(withCallMeta(withSession(ctx), c), t.tool, []byte(c.Arguments))
 	if err != nil {
 		return loop.ToolResult{}, err
@@ -111,7 +116,7 @@ func (t *pluginTool) modelName() string { return t.name }
 // resource tools and the embedding program's Go tools (Options.Tools), with the warnings
 // of loading them.
 func (h *Host) toolSet() ([]loop.Tool, []string, error) {
-	tools, warnings := h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
+	tools, warnings := h.withSteady(h.withUserSecrets(namespaceTools(h.toolPlugins(), h.mcpServers)))
 	if err := h.applyCachePolicies(tools); err != nil {
 		return nil, nil, err
 	}

@@ -111,7 +111,7 @@ func (h *Host) RefreshTools(ctx context.Context) (bool, error) {
 			}
 		}
 	}
-	tools, warnings := h.withSteady(namespaceTools(h.toolPlugins(), h.mcpServers))
+	tools, warnings := h.withSteady(h.withUserSecrets(namespaceTools(h.toolPlugins(), h.mcpServers)))
 	h.toolsMu.Lock()
 	h.tools, h.Warnings = tools, warnings
 	h.toolsMu.Unlock()

@@ -42,6 +42,9 @@ type MCPServerConfig struct {
 	Roots []string `toml:"roots"`
 	// OAuth gets a remote server's bearer token with the client credentials grant.
 	OAuth *MCPOAuthConfig `toml:"oauth"`
+	// Auth is whose token reaches the server: "host" (default: one for the whole host)
+	// or "per_user", each calling user's own (usercreds.go).
+	Auth string `toml:"auth"`
 }
 
 // checkMCPServer validates entry i and expands its values.
@@ -63,6 +66,9 @@ func (m *Manifest) checkMCPServer(i int, names map[string]int) error {
 		return err
 	}
 	if err := m.checkMCPOAuth(key, s); err != nil {
+		return err
+	}
+	if err := m.checkMCPAuth(key, s); err != nil {
 		return err
 	}
 	if len(s.Command) == 0 {
@@ -125,10 +131,17 @@ func (m *Manifest) checkMCPOAuth(key string, s *MCPServerConfig) error {
 			"(client credentials); or neither URL, and the server's authorization server is discovered (a person signs in)")
 	}
 	for _, e := range [][2]string{{"token_url", o.TokenURL}, {"authorize_url", o.AuthorizeURL}} {
-		u := e[1]
-		if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && !(pu.Scheme == "http" && isLoopback(pu.Hostname())))) {
-			return m.ErrorAt(key+".oauth."+e[0], "%q must be https (or http on loopback)", u)
+		if err := checkEndpoint(m, key+".oauth."+e[0], e[1]); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkEndpoint refuses an OAuth endpoint that is neither https nor http on loopback.
+func checkEndpoint(m *Manifest, key, u string) error {
+	if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && !(pu.Scheme == "http" && isLoopback(pu.Hostname())))) {
+		return m.ErrorAt(key, "%q must be https (or http on loopback)", u)
 	}
 	return nil
 }
@@ -147,6 +160,10 @@ type MCPOAuthConfig struct {
 	ClientSecretEnv string   `toml:"client_secret_env"`
 	Scopes          []string `toml:"scopes"`
 	Resource        string   `toml:"resource"` // default: the server's url
+	// RedirectURL is where the authorization server sends a user back after signing in
+	// through the served host (auth = "per_user"): the server's /v1/mcp/oauth/callback
+	// as the authorization server knows it; default: derived from the connect request.
+	RedirectURL string `toml:"redirect_url"`
 }
 
 // AuthCode is whether the entry's OAuth is the authorization code grant (a person signs

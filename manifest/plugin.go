@@ -79,11 +79,15 @@ type PermissionsConfig struct {
 	AllowedHosts []string          `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
 	AllowedPaths map[string]string `toml:"allowed_paths" json:"allowed_paths,omitempty"`
 	Env          []string          `toml:"env" json:"env,omitempty"`
-	Config       map[string]string `toml:"config" json:"config,omitempty"`
+	Config       ConfigMap         `toml:"config" json:"config,omitempty"`
 	Model        bool              `toml:"model" json:"model,omitempty"`
 	KV           bool              `toml:"kv" json:"kv,omitempty"`
 	// Isolation is which calls may share an instance: pooled | session (default) | call.
 	Isolation string `toml:"isolation" json:"isolation,omitempty"`
+	// UserSecrets are the config keys whose value is each calling user's own secret
+	// (config = { KEY = { secret = "NAME", per_user = true } }), key → secret name
+	// (usercreds.go).
+	UserSecrets map[string]string `toml:"-" json:"user_secrets,omitempty"`
 }
 
 var (
@@ -104,7 +108,7 @@ func (m *Manifest) checkPlugin(i int, names map[string]int) error {
 	if p.Kind == "" {
 		p.Kind = "tool"
 	}
-	for _, step := range []func(*PluginConfig, string) error{m.checkPluginEnums, m.checkPluginWasm, m.checkPluginTools, m.resolvePermissions} {
+	for _, step := range []func(*PluginConfig, string) error{m.checkPluginEnums, m.checkUserSecrets, m.checkPluginWasm, m.checkPluginTools, m.resolvePermissions} {
 		if err := step(p, key); err != nil {
 			return err
 		}

@@ -55,6 +55,8 @@ type Config struct {
 	Roots []string
 	// OAuth, for a URL, gets the bearer token with the client credentials grant (oauth.go).
 	OAuth *OAuth
+	// PerUser, for a URL, reaches the server with each calling user's own token (peruser.go).
+	PerUser *PerUser
 }
 
 // DefaultMaxOutput is a result's bound when the entry sets none: the sandbox's default
@@ -86,6 +88,8 @@ type Server struct {
 	asked  *loop.InputRequest // what that call's server asked the user (elicit.go)
 	// inflight are the calls in flight by progress token (progress.go).
 	inflight map[string]context.Context
+	// users are a per-user server's connections, by user (peruser.go).
+	users map[string]*Server
 }
 
 // Start connects to the server and lists its tools.
@@ -95,6 +99,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxOutput <= 0 {
 		cfg.MaxOutput = DefaultMaxOutput
+	}
+	if cfg.PerUser != nil {
+		return startPerUser(cfg), nil
 	}
 	s := &Server{cfg: cfg}
 	if err := s.connect(ctx); err != nil {
@@ -223,6 +230,9 @@ func (s *Server) Tools() []Tool { return slices.Clone(s.tools) }
 // Call calls a tool. A tool's failure is an error result; so is a server that stopped
 // during the call (it is started again for the next one) and a call over its timeout.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (loop.ToolResult, error) {
+	if s.cfg.PerUser != nil {
+		return s.callAsUser(ctx, tool, args)
+	}
 	session, dead, err := s.live(ctx)
 	if errors.Is(err, errClosed) {
 		return loop.ToolResult{}, err
@@ -351,7 +361,7 @@ func (s *Server) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	if s.session == nil {
-		return nil
+		return s.closeUsers()
 	}
 	return s.session.Close()
 }

@@ -51,6 +51,9 @@ func (s *Server) live(ctx context.Context) (*mcp.ClientSession, chan struct{}, e
 func (s *Server) HasResources() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.session == nil { // a per-user server's connections are its users'
+		return false
+	}
 	r := s.session.InitializeResult()
 	return r != nil && r.Capabilities != nil && r.Capabilities.Resources != nil
 }
@@ -59,6 +62,9 @@ func (s *Server) HasResources() bool {
 func (s *Server) HasPrompts() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.session == nil { // a per-user server's connections are its users'
+		return false
+	}
 	r := s.session.InitializeResult()
 	return r != nil && r.Capabilities != nil && r.Capabilities.Prompts != nil
 }

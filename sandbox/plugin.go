@@ -272,7 +272,9 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 	callCtx = httptrace.WithClientTrace(callCtx, st.guard.trace())
 
 	endSleeps := in.clock.serve(callCtx) // a sleeping guest wakes when the call ends
+	restore := in.withCallConfig(ctx)
 	rc, out, err := in.ext.CallWithContext(callCtx, export, input)
+	restore()
 	endSleeps()
 	in.out.flush(ctx, p, st.droppedNotices())
 	if err == nil && rc != 0 {

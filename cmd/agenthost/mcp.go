@@ -142,20 +142,24 @@ administrator's token, a loopback server with no token and no users).`,
 // newMCPLoginCmd is `agenthost mcp login NAME`: sign in to a remote MCP server's
 // authorization server (authorization code with PKCE) and store the token.
 func newMCPLoginCmd() *cobra.Command {
-	return &cobra.Command{
+	var user string
+	cmd := &cobra.Command{
 		Use:   "login NAME",
 		Short: "Sign in to a remote MCP server (OAuth authorization code with PKCE) and store its token",
 		Long: `Sign in to the authorization server of the [[mcp_servers]] entry NAME (its oauth table
 has authorize_url): open the URL printed on stderr in a browser, sign in, and the browser
 comes back to a loopback address this command listens on. The token is kept in the
-session store (sealed when the store has a key) and refreshed by the hosts that use it.`,
+session store (sealed when the store has a key) and refreshed by the hosts that use it.
+An entry with auth = "per_user" is reached with each user's own account: --user names
+whose token this is (docs/credentials.md).`,
 		Example: `  agenthost mcp login github
-  agenthost -c team.toml mcp login docs`,
+  agenthost -c team.toml mcp login docs
+  agenthost mcp login tracker --user ana`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			err := host.MCPLogin(ctx, manifestPath(cmd), args[0], func(u string) {
+			err := host.MCPLoginAs(ctx, manifestPath(cmd), args[0], user, os.Getenv("AGENTHOST_USER"), func(u string) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "Open this URL to sign in:\n%s\n", u)
 			})
 			if err != nil {
@@ -165,4 +169,6 @@ session store (sealed when the store has a key) and refreshed by the hosts that 
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&user, "user", "", `whose token, for a server with auth = "per_user" (default $AGENTHOST_USER)`)
+	return cmd
 }

@@ -192,6 +192,8 @@ func New(opts Options) (*Server, error) {
 		s.mux.Handle("GET /v1/schedules", s.auth(s.atLeast(access.RoleOperator, s.handleSchedules)))
 	}
 	s.routeResources()
+	s.routeConnect()
+	s.routeSecrets()
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))
 	if opts.Workflows != nil {
 		s.mux.Handle("POST /v1/workflows/{name}/runs", s.auth(s.atLeast(access.RoleUser, s.handleWorkflowRun)))
