@@ -45,77 +45,99 @@ type ToolRecord struct {
 // user and assistant text; their tool turns are not replayed). A session with no
 // finished run, or whose run has no user message, is an error.
 func Record(id string, entries []loop.Entry) (*Recording, error) {
+	runID := lastRun(entries)
+	if runID == "" {
+		return nil, errors.New("the session has no finished run")
+	}
+	r := recorder{runID: runID, rec: &Recording{Case: Case{ID: id}}, calls: map[string]int{}}
+	for _, e := range entries {
+		if e.Kind == loop.EntryMessage && e.Message != nil {
+			r.message(e)
+		} else if e.Kind == loop.EntryEvent && e.Event != nil && e.Event.RunID == runID && e.Event.Path == "" {
+			r.event(e.Event)
+		}
+	}
+	rec := r.rec
+	if r.prompt == nil {
+		return nil, fmt.Errorf("run %s has no user message", runID)
+	}
+	if len(r.history) > 0 {
+		rec.Case.Input.Messages = append(r.history, Message{Role: "user", Content: *r.prompt})
+	} else {
+		rec.Case.Input.Prompt = *r.prompt
+	}
+	rec.Case.Expect = expectOf(r.outcome, r.final, rec.Tools)
+	return rec, nil
+}
+
+// lastRun is the id of the last top-level run of entries that finished, or "".
+func lastRun(entries []loop.Entry) string {
 	runID := ""
 	for _, e := range entries {
 		if e.Kind == loop.EntryEvent && e.Event != nil && e.Event.Type == loop.EventRunFinished && e.Event.Path == "" {
 			runID = e.Event.RunID
 		}
 	}
-	if runID == "" {
-		return nil, errors.New("the session has no finished run")
-	}
-	rec := &Recording{Case: Case{ID: id}}
-	var history []Message
-	var prompt *string
-	calls := map[string]int{} // tool call id → index in rec.Tools
-	var outcome *loop.RunFinishedData
-	var final *loop.FinalData
-	for _, e := range entries {
-		if e.Kind == loop.EntryMessage && e.Message != nil {
-			m := e.Message
-			switch {
-			case m.Role == loop.RoleSystem && rec.System == "":
-				rec.System = m.Text()
-			case e.RunID != runID:
-				if (m.Role == loop.RoleUser || m.Role == loop.RoleAssistant) && m.Text() != "" {
-					history = append(history, Message{Role: string(m.Role), Content: m.Text()})
-				}
-			case m.Role == loop.RoleUser && prompt == nil:
-				p := m.Text()
-				prompt = &p
-			case m.Role == loop.RoleAssistant:
-				rec.Turns = append(rec.Turns, Turn{Text: m.Text(), Reasoning: m.Reasoning, Calls: m.ToolCalls})
-			}
-			continue
+	return runID
+}
+
+// recorder is Record's state while it reads a session's entries in order.
+type recorder struct {
+	runID   string
+	rec     *Recording
+	history []Message
+	prompt  *string
+	calls   map[string]int // tool call id → index in rec.Tools
+	outcome *loop.RunFinishedData
+	final   *loop.FinalData
+}
+
+// message takes a stored message: the system prompt, an earlier run's text as history,
+// the recorded run's prompt and its model turns.
+func (r *recorder) message(e loop.Entry) {
+	m := e.Message
+	switch {
+	case m.Role == loop.RoleSystem && r.rec.System == "":
+		r.rec.System = m.Text()
+	case e.RunID != r.runID:
+		if (m.Role == loop.RoleUser || m.Role == loop.RoleAssistant) && m.Text() != "" {
+			r.history = append(r.history, Message{Role: string(m.Role), Content: m.Text()})
 		}
-		if e.Kind != loop.EntryEvent || e.Event == nil || e.Event.RunID != runID || e.Event.Path != "" {
-			continue
+	case m.Role == loop.RoleUser && r.prompt == nil:
+		p := m.Text()
+		r.prompt = &p
+	case m.Role == loop.RoleAssistant:
+		r.rec.Turns = append(r.rec.Turns, Turn{Text: m.Text(), Reasoning: m.Reasoning, Calls: m.ToolCalls})
+	}
+}
+
+// event takes one of the recorded run's top-level events.
+func (r *recorder) event(ev *loop.Event) {
+	rec := r.rec
+	switch d := ev.Data.(type) {
+	case *loop.RunStartedData:
+		rec.Model, rec.Case.Input.User = d.Model, d.User
+	case *loop.AssistantMessageData:
+		if n := len(rec.Turns); n > 0 {
+			rec.Turns[n-1].Stop = d.StopReason
 		}
-		switch d := e.Event.Data.(type) {
-		case *loop.RunStartedData:
-			rec.Model, rec.Case.Input.User = d.Model, d.User
-		case *loop.AssistantMessageData:
-			if n := len(rec.Turns); n > 0 {
-				rec.Turns[n-1].Stop = d.StopReason
-			}
-		case *loop.Usage:
-			if n := len(rec.Turns); n > 0 && rec.Turns[n-1].Usage == nil {
-				u := *d
-				rec.Turns[n-1].Usage = &u
-			}
-		case *loop.ToolCallData:
-			calls[d.ID] = len(rec.Tools)
-			rec.Tools = append(rec.Tools, ToolRecord{ID: d.ID, Name: d.Name, Arguments: d.Arguments})
-		case *loop.ToolResultData:
-			if i, ok := calls[d.ID]; ok {
-				rec.Tools[i].Content, rec.Tools[i].IsError = d.Content, d.IsError
-			}
-		case *loop.FinalData:
-			final = d
-		case *loop.RunFinishedData:
-			outcome = d
+	case *loop.Usage:
+		if n := len(rec.Turns); n > 0 && rec.Turns[n-1].Usage == nil {
+			u := *d
+			rec.Turns[n-1].Usage = &u
 		}
+	case *loop.ToolCallData:
+		r.calls[d.ID] = len(rec.Tools)
+		rec.Tools = append(rec.Tools, ToolRecord{ID: d.ID, Name: d.Name, Arguments: d.Arguments})
+	case *loop.ToolResultData:
+		if i, ok := r.calls[d.ID]; ok {
+			rec.Tools[i].Content, rec.Tools[i].IsError = d.Content, d.IsError
+		}
+	case *loop.FinalData:
+		r.final = d
+	case *loop.RunFinishedData:
+		r.outcome = d
 	}
-	if prompt == nil {
-		return nil, fmt.Errorf("run %s has no user message", runID)
-	}
-	if len(history) > 0 {
-		rec.Case.Input.Messages = append(history, Message{Role: "user", Content: *prompt})
-	} else {
-		rec.Case.Input.Prompt = *prompt
-	}
-	rec.Case.Expect = expectOf(outcome, final, rec.Tools)
-	return rec, nil
 }
 
 // expectOf is what a replay of the run must do again: end the same way, make the same

@@ -263,19 +263,6 @@ func (h *Host) startAgent(ctx context.Context) (err error) {
 	return nil
 }
 
-// providerOptions resolves option values that name files (the scripted provider's
-// script) against the manifest's directory: the adapter runs elsewhere.
-func providerOptions(m *manifest.Manifest, name string, pc manifest.ProviderConfig) map[string]string {
-	out := make(map[string]string, len(pc.Options))
-	for k, v := range pc.Options {
-		if k == "script" && v != "" {
-			v = m.Resolve(v)
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // newAgent wires the loop from the manifest and the loaded plugins: the entry agent,
 // and with [agents.NAME] tables the team it belongs to (agents.go).
 func (h *Host) newAgent(model loop.Model, modelName string, approver loop.Approver) (*loop.Agent, error) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 	"github.com/agenthost/agenthost/providers"
 )
 
@@ -169,4 +170,17 @@ func toPart(p loop.Part) *providers.Part {
 		}
 	}
 	return &providers.Part{Type: providers.PartImage, ImageUrl: p.URL, MediaType: p.MimeType}
+}
+
+// providerOptions resolves option values that name files (the scripted provider's
+// script) against the manifest's directory: the adapter runs elsewhere.
+func providerOptions(m *manifest.Manifest, name string, pc manifest.ProviderConfig) map[string]string {
+	out := make(map[string]string, len(pc.Options))
+	for k, v := range pc.Options {
+		if k == "script" && v != "" {
+			v = m.Resolve(v)
+		}
+		out[k] = v
+	}
+	return out
 }

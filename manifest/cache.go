@@ -55,8 +55,15 @@ func (m *Manifest) checkCaches() error {
 		if err := m.checkCache(key+".cache", p.Cache, false); err != nil {
 			return err
 		}
+		perUser := len(p.Permissions.UserSecrets) > 0
+		if err := m.checkOwnCredentials(key+".cache", p.Cache, perUser); err != nil {
+			return err
+		}
 		for j, t := range p.Tools {
 			if err := m.checkCache(fmt.Sprintf("%s.tools.%d.cache", key, j), t.Cache, true); err != nil {
+				return err
+			}
+			if err := m.checkOwnCredentials(fmt.Sprintf("%s.tools.%d.cache", key, j), t.Cache, perUser); err != nil {
 				return err
 			}
 			if t.Cache != nil && p.Cache.Covers(t.Name) {
@@ -68,6 +75,19 @@ func (m *Manifest) checkCaches() error {
 		if err := m.checkCache(fmt.Sprintf("mcp_servers.%d.cache", i), s.Cache, false); err != nil {
 			return err
 		}
+		if err := m.checkOwnCredentials(fmt.Sprintf("mcp_servers.%d.cache", i), s.Cache, s.PerUser()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOwnCredentials refuses a global cache on a tool that acts with the calling user's
+// own credentials (per-user secrets, an MCP server with auth = "per_user"): its result is
+// what that user's account answered, and a global entry would hand it to every user.
+func (m *Manifest) checkOwnCredentials(key string, c *CacheConfig, perUser bool) error {
+	if perUser && c != nil && c.Scope == "global" {
+		return m.ErrorAt(key+".scope", "scope \"global\" would share results of calls made with each user's own credentials: use \"user\" or \"session\"")
 	}
 	return nil
 }

@@ -69,3 +69,20 @@ func TestManifestPerUserSecretsLeaveTheConfigAndRunEachCallFresh(t *testing.T) {
 		}
 	}
 }
+
+// A tool that acts with the calling user's own credentials may cache its results per user
+// or per session, never globally: a global entry would hand one user's answer to all.
+func TestAGlobalCacheOnAToolWithPerUserCredentialsIsRefused(t *testing.T) {
+	for _, c := range []struct{ scope, want string }{
+		{"global", `plugins[2].cache.scope: scope "global" would share results of calls made with each user's own credentials`},
+		{"user", ""},
+		{"session", ""},
+	} {
+		entry := "\n[[plugins]]\nname = \"gh\"\nwasm = \"calc.wasm\"\ncache = { ttl = \"1m\", scope = \"" + c.scope + "\", tools = [\"calc\"] }\n" +
+			"[plugins.permissions]\nconfig = { token = { secret = \"github\", per_user = true } }\n"
+		_, err := Load(writeManifest(t, goodManifest+entry))
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("scope %s: %v, want %q", c.scope, err, c.want)
+		}
+	}
+}
