@@ -98,7 +98,7 @@ lint:
 	cd bench/eino && $(GO) mod tidy -diff
 	$(LINTENV) $(GO) vet $(PKGS)
 	$(LINTENV) $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
-	$(LINTENV) $(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|serve|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }
+	$(LINTENV) $(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|approval|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|schedule|serve|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }
 	@bash scripts/sizes.sh
 
 test-short:

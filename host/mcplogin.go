@@ -44,16 +44,12 @@ func oauthConfig(o *manifest.MCPOAuthConfig, redirect string) *oauth2.Config {
 	return c
 }
 
-// MCPLogin signs in to an MCP server's authorization server (authorization code with
-// PKCE) and stores the token. say prints the URL to open.
-func MCPLogin(ctx context.Context, path, name string, say func(string)) error {
-	return MCPLoginAs(ctx, path, name, "", "", say)
-}
-
-// MCPLoginAs is MCPLogin for user (a user's name or id): an entry with auth = "per_user"
-// needs one and stores the token as theirs alone (usercreds.go), then lists the server's
-// tools with it (the catalogue the host offers); any other entry refuses one.
-// defaultUser stands for user when it is empty, for a per-user entry only.
+// MCPLoginAs signs in to an MCP server's authorization server (authorization code with
+// PKCE) and stores the token; say prints the URL to open. An entry with auth = "per_user"
+// needs user (a user's name or id) and stores the token as theirs alone (usercreds.go),
+// then lists the server's tools with it (the catalogue the host offers); any other entry
+// refuses one and stores the host's token. defaultUser stands for user when it is empty,
+// for a per-user entry only.
 func MCPLoginAs(ctx context.Context, path, name, user, defaultUser string, say func(string)) error {
 	m, err := manifest.Load(path)
 	if err != nil {

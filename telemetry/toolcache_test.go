@@ -32,7 +32,7 @@ func TestCacheHitIsAToolSpanMarkedCached(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, a := range spans[0].Attributes() {
-		got[string(a.Key)] = a.Value.Emit()
+		got[string(a.Key)] = a.Value.String()
 	}
 	if got["agenthost.tool.cached"] != "true" || got["agenthost.tool.cache_age_ms"] != "2500" || got["gen_ai.tool.name"] != "lookup" {
 		t.Fatalf("attributes %v", got)
