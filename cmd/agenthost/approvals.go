@@ -12,7 +12,7 @@ import (
 )
 
 func newApprovalsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "approvals", Short: "Approval grants: list and revoke (docs/approvals.md)"}
+	cmd := &cobra.Command{Use: "approvals", Short: "Approval grants: list and revoke"}
 	grants := &cobra.Command{Use: "grants", Short: "The standing yeses approvers gave (for a session, or for a user for some hours)"}
 	var jsonOut, all bool
 	list := &cobra.Command{Use: "list", Short: "List grants, oldest first (live ones; --all with the expired)", Args: cobra.NoArgs,

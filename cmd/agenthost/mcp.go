@@ -151,7 +151,7 @@ has authorize_url): open the URL printed on stderr in a browser, sign in, and th
 comes back to a loopback address this command listens on. The token is kept in the
 session store (sealed when the store has a key) and refreshed by the hosts that use it.
 An entry with auth = "per_user" is reached with each user's own account: --user names
-whose token this is (docs/credentials.md).`,
+whose token this is.`,
 		Example: `  agenthost mcp login github
   agenthost -c team.toml mcp login docs
   agenthost mcp login tracker --user ana`,

@@ -18,7 +18,7 @@ func newSecretsCmd() *cobra.Command {
 	var user string
 	cmd := &cobra.Command{Use: "secrets", Short: "Set, list and remove a user's own secrets (plugins' per-user config)",
 		Long: `A plugin's config value { secret = "NAME", per_user = true } is the calling user's own
-secret NAME (docs/credentials.md). These commands keep a user's secrets in the session
+secret NAME. These commands keep a user's secrets in the session
 store (sealed when the store has a key). A value is read from stdin and never shown back:
 list prints names only. Over HTTP: PUT /v1/secrets/NAME {"value": "…"}, GET /v1/secrets,
 DELETE /v1/secrets/NAME.`}
@@ -50,6 +50,7 @@ DELETE /v1/secrets/NAME.`}
 			})
 		}}
 	list := &cobra.Command{Use: "list", Short: "List a user's secrets by name (never their values)", Args: cobra.NoArgs,
+		Example: `  agenthost secrets list --user ana`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, func(h *host.Host) error {
 				u, err := resolve(cmd, h)
@@ -67,6 +68,7 @@ DELETE /v1/secrets/NAME.`}
 			})
 		}}
 	rm := &cobra.Command{Use: "rm NAME", Short: "Remove a user's secret", Args: cobra.ExactArgs(1),
+		Example: `  agenthost secrets rm github --user ana`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, func(h *host.Host) error {
 				u, err := resolve(cmd, h)

@@ -21,10 +21,18 @@ type Message struct {
 
 // Part is one piece of a message's content: text, or an image by URL.
 type Part struct {
-	Type     string `json:"type"` // text | image
+	Type     string `json:"type"` // text | image | audio | file
 	Text     string `json:"text,omitempty"`
 	URL      string `json:"url,omitempty"`
 	MimeType string `json:"mime_type,omitempty"`
+	// Attachment is the hex sha256 of a media part's bytes, stored in the session; a
+	// context plugin sees media by this reference, with Name and Size, not by its bytes.
+	Attachment string `json:"attachment,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Size       int64  `json:"size,omitempty"`
+	// Data is a media part's bytes where they travel with the part; stored messages
+	// hold the reference only, so a context plugin normally sees Data empty.
+	Data []byte `json:"data,omitempty"`
 }
 
 // ToolCall is a call the model asked for; Arguments is the raw JSON string.
