@@ -24,7 +24,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // peopleAuth is a loopback authorization server (authorization code with PKCE) at which
@@ -215,20 +214,9 @@ func TestE2E_PerUserMCPTokensAreEachUsersOwnAndNeverStoredInClear(t *testing.T) 
 	if !strings.Contains(audit.stdout, `"mcp.connect"`) || strings.Count(audit.stdout, `"mcp:tracker"`) != 2 {
 		t.Fatalf("the audit log does not record both sign-ins: %s", audit.stdout)
 	}
-	for deadline := time.Now().Add(readyBound); len(recv.named("execute_tool whoami")) < 3; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the runs' tool spans did not arrive: %d", len(recv.named("execute_tool whoami")))
-		}
-	}
-	recv.mu.Lock()
-	var spans strings.Builder
-	for _, sp := range recv.spans {
-		j, _ := protojson.Marshal(sp)
-		spans.Write(j)
-	}
-	recv.mu.Unlock()
+	spans := recv.allJSON(t, "execute_tool whoami", 3)
 	for _, secret := range secrets {
-		for name, text := range map[string]string{"export": strings.Join(exports, "\n"), "audit log": audit.stdout, "traces": spans.String(), "serve's log": s.log()} {
+		for name, text := range map[string]string{"export": strings.Join(exports, "\n"), "audit log": audit.stdout, "traces": spans, "serve's log": s.log()} {
 			if strings.Contains(text, secret) {
 				t.Fatalf("a token is in the %s", name)
 			}

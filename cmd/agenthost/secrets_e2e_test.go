@@ -6,9 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 const tokenTailTS = `import { tool, config } from "agenthost";
@@ -118,20 +115,9 @@ func TestE2E_PerUserPluginSecretsReachOnlyTheirUsersCalls(t *testing.T) {
 	if n := strings.Count(audit.stdout, `"secret.set"`); n != 3 {
 		t.Fatalf("%d secret.set records, want 3: %s", n, audit.stdout)
 	}
-	for deadline := time.Now().Add(readyBound); len(recv.named("execute_tool token_tail")) < 4; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the runs' tool spans did not arrive: %d", len(recv.named("execute_tool token_tail")))
-		}
-	}
-	recv.mu.Lock()
-	var spans strings.Builder
-	for _, sp := range recv.spans {
-		j, _ := protojson.Marshal(sp)
-		spans.Write(j)
-	}
-	recv.mu.Unlock()
+	spans := recv.allJSON(t, "execute_tool token_tail", 4)
 	for u, secret := range secrets {
-		for name, text := range map[string]string{"export": strings.Join(exports, "\n"), "audit log": audit.stdout, "traces": spans.String(), "serve's log": s.log()} {
+		for name, text := range map[string]string{"export": strings.Join(exports, "\n"), "audit log": audit.stdout, "traces": spans, "serve's log": s.log()} {
 			if strings.Contains(text, secret) {
 				t.Fatalf("%s's secret is in the %s", u, name)
 			}

@@ -14,10 +14,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agenthost/agenthost/loop"
@@ -71,6 +73,25 @@ func (r *otlpReceiver) named(prefix string) []*tracepb.Span {
 		}
 	}
 	return out
+}
+
+// allJSON waits until at least n spans named prefix have arrived, then returns every
+// span received as protojson text: what a test searches for bytes that must not leak.
+func (r *otlpReceiver) allJSON(t *testing.T, prefix string, n int) string {
+	t.Helper()
+	for deadline := time.Now().Add(readyBound); len(r.named(prefix)) < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %q spans arrived, want %d", len(r.named(prefix)), prefix, n)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, sp := range r.spans {
+		j, _ := protojson.Marshal(sp)
+		b.Write(j)
+	}
+	return b.String()
 }
 
 func attr(s *tracepb.Span, key string) string {
