@@ -55,7 +55,7 @@ func TestE2E_ALateAttemptAfterTheRunEndedCompletesItsJobWithoutTouchingTheSessio
 	args, _ := json.Marshal(map[string]string{"url": srv.URL})
 	fixture, _ := json.Marshal(map[string]any{"turns": []any{
 		map[string]any{"tool_calls": []any{map[string]string{"id": "g1", "name": "http_get", "arguments": string(args)}}},
-		map[string]any{"expect": map[string]string{"last_role": "tool"}, "text": "too late", "delay_ms": 1500},
+		map[string]any{"expect": map[string]string{"last_role": "tool"}, "text": "too late", "delay_ms": 6000},
 	}})
 	e := clusterEnv(t, "", [2]string{"scripted", string(fixture)},
 		[2]string{"rescuer", `{"turns": [{"expect": {"last_role": "tool"}, "text": "Done after the rescue: {{result g1}}.", "delay_ms": 4000}]}`})
@@ -64,7 +64,12 @@ func TestE2E_ALateAttemptAfterTheRunEndedCompletesItsJobWithoutTouchingTheSessio
 	t.Cleanup(func() { b.cmd.Process.Signal(syscall.SIGCONT) })
 
 	run := startSSE(t, post(t, a.base+"/v1/runs", `{"threadId":"p2","runId":"rl","messages":[{"id":"u1","role":"user","content":"fetch it"}]}`))
-	run.until(t, "TOOL_CALL_RESULT") // stored by B; B's model call is open
+	// Stored by B; B's model call is open. Its answer takes 6 s: the stream relays the
+	// result late on a loaded machine (1.5 s was once not enough, and B finished the run
+	// before it was stopped), and the answer must still reach B before C's attempt,
+	// which starts about 20 s after B's (B is stopped; C, leader once B's leadership
+	// lapses, rescues jobs older than 10 s).
+	run.until(t, "TOOL_CALL_RESULT")
 	if err := b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
