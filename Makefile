@@ -6,7 +6,7 @@ BIN     := bin
 PKGS    := ./...
 BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic
 
-.PHONY: all build install test test-short lint cover bench bench-all demo deps plugins proto fuzz clean release image test-image conformance $(BINS)
+.PHONY: all build install test test-deploy test-short lint cover bench bench-all demo deps plugins proto fuzz clean release image test-image conformance $(BINS)
 
 all: build
 
@@ -74,8 +74,15 @@ test-image: build plugins
 # module's linear memory, SQLite of its own heap), and the std sync and channel
 # operations they call stay instrumented, so the races our code can make are still seen.
 RACEFREE := -gcflags='github.com/tetratelabs/wazero/...=-race=false' -gcflags='modernc.org/...=-race=false'
-test: deps build plugins lint
+test: deps build plugins lint test-deploy
 	$(GO) test -race $(RACEFREE) -count=1 -timeout 30m $(PKGS)
+
+# test-deploy renders deploy/k8s with kustomize's library and decodes every object strictly
+# into Kubernetes' own API types (tools/k8scheck, a module of its own so that the main
+# module links neither k8s.io/api nor kustomize; its tests include misspelt and mistyped
+# manifests, which must fail). Under a second once compiled.
+test-deploy:
+	cd tools/k8scheck && $(GO) test -count=1 ./...
 
 # lint: both modules tidy (bench/eino follows the main module: a dependency added there
 # without its tidy broke `make bench` twice), go vet, staticcheck and deadcode (tests
@@ -96,6 +103,7 @@ LINTENV := CGO_ENABLED=0 GOFLAGS=-trimpath
 lint:
 	$(GO) mod tidy -diff
 	cd bench/eino && $(GO) mod tidy -diff
+	cd tools/k8scheck && $(GO) mod tidy -diff && $(GO) vet ./...
 	$(LINTENV) $(GO) vet $(PKGS)
 	$(LINTENV) $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	$(LINTENV) $(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|approval|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|schedule|serve|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }
