@@ -46,7 +46,9 @@ proto:
 	@GO=$(GO) bash scripts/proto.sh
 
 # release writes dist/agenthost_VERSION_OS_ARCH.tar.gz for linux and darwin on amd64 and
-# arm64, and dist/SHA256SUMS: static, stripped, -trimpath binaries, the same bytes from the
+# arm64, beside each its SBOM (agenthost_VERSION_OS_ARCH.cdx.json, CycloneDX, made by
+# cyclonedx-gomod from the binaries' build information: scripts/sbom.sh), and
+# dist/SHA256SUMS over both: static, stripped, -trimpath binaries, the same bytes from the
 # same commit (TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion builds the
 # host's twice and compares). TARGETS=linux/amd64 for one; VERSION=v1.2.3 to name it.
 release:

@@ -26,10 +26,11 @@ func release(t *testing.T, version string) string {
 	return out
 }
 
-// Issue 52's release archives: built twice from one commit they are the same bytes; the
-// checksums file names them with their sha256; inside are agenthost and the three
+// Issue 52's release archives: built twice from one commit they are the same bytes, and so
+// are their SBOMs; the checksums file names both with their sha256; inside are agenthost and the three
 // adapters, stripped (no symbol table, no DWARF) and without this machine's paths, and
-// `agenthost version` says the version and commit they were built from.
+// `agenthost version` says the version and commit they were built from; the SBOM
+// describes those binaries (checkSBOM).
 func TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the archive is checked as an ELF binary; this test runs on linux")
@@ -49,8 +50,17 @@ func TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion(t *testing
 	if !bytes.Equal(a, b) {
 		t.Fatalf("two builds of %s differ: sha256 %x and %x", name, sum, sha256.Sum256(b))
 	}
+	sbomName := strings.TrimSuffix(name, ".tar.gz") + ".cdx.json"
+	sbom, err := os.ReadFile(filepath.Join(first, sbomName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sbom2, _ := os.ReadFile(filepath.Join(second, sbomName)); !bytes.Equal(sbom, sbom2) {
+		t.Fatalf("two builds of %s differ", sbomName)
+	}
+	sbomSum := sha256.Sum256(sbom)
 	sums, _ := os.ReadFile(filepath.Join(first, "SHA256SUMS"))
-	if want := hex.EncodeToString(sum[:]) + "  " + name + "\n"; string(sums) != want {
+	if want := hex.EncodeToString(sum[:]) + "  " + name + "\n" + hex.EncodeToString(sbomSum[:]) + "  " + sbomName + "\n"; string(sums) != want {
 		t.Fatalf("SHA256SUMS:\n%s\nwant\n%s", sums, want)
 	}
 
@@ -87,4 +97,5 @@ func TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion(t *testing
 	if _, err := os.Stat(filepath.Join(root, "BUILDINFO.json")); err != nil {
 		t.Fatal(err)
 	}
+	checkSBOM(t, filepath.Join(first, sbomName), version, root)
 }
