@@ -122,7 +122,7 @@ func newRoot() *cobra.Command {
 	// Every command prints through these: text it did not write is neutralised (terminal.go).
 	root.SetOut(newSafeWriter(os.Stdout))
 	root.SetErr(newSafeWriter(os.Stderr))
-	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newApprovalsCmd(), newWorkflowCmd(), newSchedulesCmd(), newUsersCmd(), newStoreCmd(), newSecretsCmd())
+	root.AddCommand(newRunCmd(), newServeCmd(), newWorkerCmd(), newPluginsCmd(), newSessionsCmd(), newInitCmd(), newVersionCmd(), newMCPCmd(), newInsightsCmd(), newMemoryCmd(), newEvalCmd(), newAuditCmd(), newApprovalsCmd(), newWorkflowCmd(), newSchedulesCmd(), newUsersCmd(), newStoreCmd(), newSecretsCmd(), newVerifyCmd())
 	registerCompletions(root)
 	return root
 }

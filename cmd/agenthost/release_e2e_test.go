@@ -30,7 +30,8 @@ func release(t *testing.T, version string) string {
 // are their SBOMs; the checksums file names both with their sha256; inside are agenthost and the three
 // adapters, stripped (no symbol table, no DWARF) and without this machine's paths, and
 // `agenthost version` says the version and commit they were built from; the SBOM
-// describes those binaries (checkSBOM).
+// describes those binaries (checkSBOM); signed keylessly, SHA256SUMS verifies with
+// `agenthost verify`, and a tampered archive does not (checkSignedRelease).
 func TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the archive is checked as an ELF binary; this test runs on linux")
@@ -98,4 +99,5 @@ func TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion(t *testing
 		t.Fatal(err)
 	}
 	checkSBOM(t, filepath.Join(first, sbomName), version, root)
+	checkSignedRelease(t, first, name, sbomName)
 }

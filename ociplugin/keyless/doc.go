@@ -6,7 +6,9 @@
 // Importing it registers the verifier with ociplugin.RegisterKeyless, as a database/sql
 // driver registers itself: cmd/agenthost imports it, and ociplugin (with manifest,
 // which pulls through it) links none of Sigstore's dependencies. AttachBundle stores a
-// bundle beside an artifact (agenthost plugins push --bundle).
+// bundle beside an artifact (agenthost plugins push --bundle). VerifyBlob and VerifyImage
+// apply the same checks to a release: a bundle signing a file (its SHA256SUMS), and the
+// bundles referring to an image's manifest (agenthost verify).
 //
 // What it must not do: fetch a trusted root (TUF) or contact Fulcio, Rekor or any other
 // Sigstore service (the trusted root is a file, the log entry is in the bundle), or accept

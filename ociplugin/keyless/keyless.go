@@ -46,6 +46,16 @@ func init() { ociplugin.RegisterKeyless(prepare) }
 // prepare reads the policy's trusted root and builds its verifier and certificate
 // identity; the policy was validated by ociplugin.
 func prepare(k ociplugin.Keyless) (ociplugin.KeylessCheck, error) {
+	c, err := newCheck(k)
+	if err != nil {
+		return nil, err
+	}
+	return c.verify, nil
+}
+
+// newCheck is prepare's work: every keyless check (a plugin's, VerifyBlob's, VerifyImage's)
+// is built here.
+func newCheck(k ociplugin.Keyless) (*keylessCheck, error) {
 	tr, err := root.NewTrustedRootFromPath(k.TrustedRoot)
 	if err != nil {
 		return nil, fmt.Errorf("trusted root %s: %w", k.TrustedRoot, err)
@@ -66,7 +76,7 @@ func prepare(k ociplugin.Keyless) (ociplugin.KeylessCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	return (&keylessCheck{k: k, v: v, id: id}).verify, nil
+	return &keylessCheck{k: k, v: v, id: id}, nil
 }
 
 // verify looks for the Sigstore bundles referring to manifest d of r and accepts the

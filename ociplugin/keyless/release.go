@@ -1,0 +1,61 @@
+package keyless
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	sigverify "github.com/sigstore/sigstore-go/pkg/verify"
+
+	"github.com/agenthost/agenthost/ociplugin"
+)
+
+// VerifyBlob verifies that bundle (a Sigstore bundle, JSON: what `cosign sign-blob
+// --bundle` writes) signs blob for policy k: its certificate chains to a Fulcio CA of k's
+// trusted root and names k's identity and issuer, its transparency-log entry (or, with
+// NoTlog, its signed timestamp) verifies, and its signature is over these bytes. A
+// release's SHA256SUMS is verified so (agenthost verify).
+func VerifyBlob(k ociplugin.Keyless, blob, bundle []byte) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	c, err := newCheck(k)
+	if err != nil {
+		return err
+	}
+	b, err := parseBundle(bundle)
+	if err != nil {
+		return err
+	}
+	policy := sigverify.NewPolicy(sigverify.WithArtifact(bytes.NewReader(blob)), sigverify.WithCertificateIdentity(c.id))
+	if err := verifyBundle(c.v, policy, b); err != nil {
+		return fmt.Errorf("the bundle does not verify for identity %s, issuer %q: %w", k.Describe(), k.Issuer, err)
+	}
+	return nil
+}
+
+// VerifyImage verifies an image (or any OCI artifact) at ref (oci://REGISTRY/REPO:TAG or
+// @sha256:…) as a keyless plugin is verified: one of the Sigstore bundles stored as
+// referrers of its manifest (what `cosign sign` writes) must verify for k. It returns the
+// manifest's digest, which is what was verified: pull by that digest.
+func VerifyImage(k ociplugin.Keyless, ref string) (string, error) {
+	if err := k.Validate(); err != nil {
+		return "", err
+	}
+	c, err := newCheck(k)
+	if err != nil {
+		return "", err
+	}
+	r, err := ociplugin.ParseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	desc, err := remote.Get(r, ociplugin.RemoteOptions()...)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ref, err)
+	}
+	if err := c.verify(r, desc.Digest); err != nil {
+		return "", err
+	}
+	return desc.Digest.String(), nil
+}
