@@ -61,8 +61,10 @@ func podman(args ...string) (string, error) {
 // Issue 52's image: built by podman from the Containerfile and scripts/image.sh's
 // context, it runs as the non-root user 65532 with agenthost as its entry point; run with
 // agent.toml, the scripted provider's script and a plugin mounted, and a data directory
-// for its SQLite store, it serves a run that calls the plugin. `make test-image` runs it
-// (it links four binaries and builds an image: too slow for every `make test`).
+// for its SQLite store, it serves a run that calls the plugin. It carries its SBOM
+// (checkSBOM); pushed to a registry and signed keylessly, it verifies (checkSignedImage).
+// `make test-image` runs it (it links four binaries and builds an image: too slow for
+// every `make test`).
 func TestE2E_ImageServesARunWithAMountedPlugin(t *testing.T) {
 	if os.Getenv("AGENTHOST_IMAGE_TEST") == "" {
 		t.Skip("the image test runs with `make test-image` (AGENTHOST_IMAGE_TEST=1)")
@@ -73,9 +75,12 @@ func TestE2E_ImageServesARunWithAMountedPlugin(t *testing.T) {
 	ctxDir := t.TempDir()
 	prep := exec.Command("bash", "scripts/image.sh", ctxDir)
 	prep.Dir = repoRoot
+	prep.Env = append(os.Environ(), "VERSION=v0.0.0-imagetest")
 	if out, err := prep.CombinedOutput(); err != nil {
 		t.Fatalf("image.sh: %v\n%s", err, out)
 	}
+	rootfs := filepath.Join(ctxDir, "rootfs")
+	checkSBOM(t, filepath.Join(rootfs, "usr/local/share/agenthost/sbom.cdx.json"), "v0.0.0-imagetest", filepath.Join(rootfs, "usr/local/bin"))
 	tag := fmt.Sprintf("localhost/agenthost-test:%d", time.Now().UnixNano())
 	if out, err := podman("build", "-q", "-f", filepath.Join(ctxDir, "Containerfile"), "-t", tag, ctxDir); err != nil {
 		t.Fatalf("podman build: %v\n%s", err, out)
@@ -170,6 +175,7 @@ wasm = "/plugins/calc.wasm"
 	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "It is 42." {
 		t.Fatalf("the run in the container ended %v; events %v", fin, types(ev.all))
 	}
+	checkSignedImage(t, tag)
 }
 
 // lockedLog is a process's standard error as read so far.

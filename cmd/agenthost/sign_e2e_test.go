@@ -4,11 +4,21 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/agenthost/agenthost/ociplugin"
+	"github.com/agenthost/agenthost/ociplugin/keyless"
 	"github.com/agenthost/agenthost/ociplugin/sigstoretest"
 )
 
@@ -96,5 +106,66 @@ func checkSignedRelease(t *testing.T, dir string, files ...string) {
 		if c.name == "tampered archive" && bytes.Contains([]byte(r.stdout), []byte(tampered+": sha256")) {
 			t.Errorf("%s: verify printed the tampered archive as listed:\n%s", c.name, r.stdout)
 		}
+	}
+}
+
+// checkSignedImage pushes the image tag (podman's) to a registry on loopback, signs its
+// manifest as `cosign sign` does (a DSSE statement of cosign's sign predicate about the
+// manifest digest, from the virtual Sigstore, stored as a referrer of the manifest), and
+// `agenthost verify oci://…` accepts it for the signer, printing the digest it verified;
+// it refuses another identity, and the tag once it names an altered image (an annotation
+// added: another manifest, which no bundle refers to).
+func checkSignedImage(t *testing.T, tag string) {
+	t.Helper()
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0)), registry.WithReferrersSupport(true)))
+	defer reg.Close()
+	dst := strings.TrimPrefix(reg.URL, "http://") + "/agenthost:test"
+	if out, err := podman("push", "-q", "--tls-verify=false", tag, dst); err != nil {
+		t.Fatalf("podman push: %v\n%s", err, out)
+	}
+	ref := "oci://" + dst
+	r, err := ociplugin.ParseRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Get(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := sigstoretest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &agentEnv{dir: t.TempDir(), manifest: "agent.toml"}
+	root := filepath.Join(e.dir, "trusted_root.json")
+	if err := ca.WriteTrustedRoot(root); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ca.StatementBundle(releaseSigner, releaseIssuer, keyless.SignPredicate, desc.Digest.Hex, sigstoretest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keyless.AttachBundle(ref, b); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(identity string) result {
+		return e.agenthost(t, "verify", ref, "--trusted-root", root, "--identity", identity, "--issuer", releaseIssuer)
+	}
+	if res := verify(releaseSigner); res.code != 0 || !strings.Contains(res.stdout, ": "+desc.Digest.String()) {
+		t.Fatalf("verify the image: %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := verify("someone@example.com"); res.code != 1 || !strings.Contains(res.stderr, `for identity "someone@example.com"`) {
+		t.Fatalf("another identity: %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	img, err := remote.Image(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	altered := mutate.Annotations(img, map[string]string{"altered": "yes"}).(v1.Image)
+	if err := remote.Write(r, altered); err != nil {
+		t.Fatal(err)
+	}
+	if res := verify(releaseSigner); res.code != 1 || !strings.Contains(res.stderr, "no Sigstore bundle") {
+		t.Fatalf("the altered image: %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
