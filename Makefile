@@ -61,7 +61,8 @@ image:
 	@if command -v podman >/dev/null; then podman build -f build/image/Containerfile -t agenthost build/image; \
 	else echo "podman is not installed: the context is in build/image (podman build -f build/image/Containerfile build/image)"; fi
 
-# test-image builds the image with podman and serves a run from it with a mounted plugin
+# test-image builds the image with podman and serves a run from it with a mounted plugin,
+# checks its SBOM, pushes it to a loopback registry, signs it keylessly and verifies it
 # (TestE2E_ImageServesARunWithAMountedPlugin); apart from `make test`, since it links the
 # binaries again for the image and builds it. Needs podman (apt-get install podman).
 test-image: build plugins
