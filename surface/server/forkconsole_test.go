@@ -28,13 +28,16 @@ const forkScript = `{"per_session": false, "turns": [
   {"expect": {"last_role": "tool"}, "text": "It is {{result c1}}.", "usage": {"prompt_tokens": 60, "completion_tokens": 4, "cost_usd": 0.001}},
   {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\":\"6*7\"}"}]},
   {"expect": {"last_role": "tool"}, "text": "Again {{result c1}}."},
-  {"expect": {"last_role": "tool", "messages": 4}, "text": "It is {{result c1}}.", "usage": {"prompt_tokens": 70, "completion_tokens": 4, "cost_usd": 0.002}}
+  {"expect": {"last_role": "tool", "messages": 4}, "text": "It is {{result c1}}.", "usage": {"prompt_tokens": 70, "completion_tokens": 4, "cost_usd": 0.002}},
+  {"expect": {"last_role": "user", "messages": 2, "contains": "what is 6*8?"}, "text": "You now ask about 6*8."}
 ]}`
 
 // forkHarness frames the console on session "orig" and: clicks the tool card, "Fork
 // from here", tries an edit the door refuses (drop the last user message at a tool
 // result) and reads the reason, then replaces the result with 41 and forks ("forked");
-// clicks Resume ("resumed"); clicks Compare ("compared"); opens "orig" again and saves
+// clicks Resume ("resumed"); clicks Compare ("compared"); opens "orig" again, forks from
+// its user message with the message edited and resumes that fork ("edited"); opens
+// "orig" again and saves
 // it as a test case, catching the downloaded zip ("saved"); opens "again" and its
 // trace ("trace"). Each report is "STAGE\n" + JSON, posted to /harness-result.
 const forkHarness = `<!doctype html><html><body style="margin:0">
@@ -78,6 +81,19 @@ f.onload = () => {
                 totals: s.querySelector(".totals").textContent, messages: [...s.querySelectorAll(".cmsg")].map((m) => m.textContent) })) });
               open("orig");
               waitFor(() => $("#thread").textContent === "orig" && $(".save-case"), () => {
+                $(".msg.user").click();
+                $(".fork-here").click();
+                const asked = { op: $(".fork-op").value, content: $(".fork-content").value, callHidden: $(".fork-call").hidden };
+                $(".fork-content").value = "what is 6*8?";
+                delete B.fork;
+                $(".fork-go").click();
+                waitFor(() => B.fork && $("#thread").textContent === B.fork && $(".lineage .fork-resume"), () => {
+                  const lineage = $(".lineage").textContent, users = texts(".msg.user");
+                  $(".fork-resume").click();
+                  waitFor(() => Number(B.runs || 0) >= 2 && B.state === "idle", () => {
+                    report("edited", { asked, lineage, users, fork: B.fork, after: texts(".msg.user"), assistants: texts(".msg.assistant"), status: $("#status").textContent });
+                    open("orig");
+                    waitFor(() => $("#thread").textContent === "orig" && $(".save-case"), () => {
                 $(".save-case").click();
                 waitFor(() => B.saved && blob, async () => {
                   const bytes = new Uint8Array(await blob.arrayBuffer());
@@ -102,10 +118,13 @@ f.onload = () => {
       });
     });
   });
+  });
+  });
+  });
 };
 </script></body></html>`
 
-// forkEnv serves a real host (the scripted provider, calc in Wasm with its results
+// forkConsoleEnv serves a real host (the scripted provider, calc in Wasm with its results
 // cached, SQLite) through its door, and the harness on the same origin; the original
 // session ("orig") and one whose calc result came from the cache ("again") are stored.
 func forkConsoleEnv(t *testing.T) (dir string, ts string, h *host.Host, results <-chan string) {
@@ -169,7 +188,8 @@ func messagesOf(t *testing.T, h *host.Host, session string) []string {
 // In the console, a stored tool result is forked from with its result replaced: an edit
 // the door refuses shows the door's reason and stores nothing; the fork opens with its
 // lineage, Resume runs the model on it and the model answers from the replacement
-// while the original stays as it was; Compare shows both sides from the point they
+// while the original stays as it was; a fork from the user message, edited, resumes
+// with the model seeing the new text; Compare shows both sides from the point they
 // part; "save as test case" downloads the original's replay fixture, which `eval
 // --replay` passes offline; and the trace view marks a tool result the cache answered.
 // Checked in Chromium against a real host; screenshots are written for a reviewer.
@@ -240,6 +260,27 @@ func TestConsoleForksFromAToolResultResumesComparesAndSavesATestCase(t *testing.
 		c.Sides[0].Session != "orig" || strings.Join(c.Sides[0].Messages, "|") != "assistantIt is 42." || c.Sides[0].Totals != "from entry "+f.Picked+" · 1 run · 119 tokens · $0.0020" ||
 		c.Sides[1].Session != f.Fork || strings.Join(c.Sides[1].Messages, "|") != "assistantIt is 41." || c.Sides[1].Totals != "from entry 4 · 1 run · 74 tokens · $0.0020" {
 		t.Errorf("compare: %+v", c)
+	}
+
+	var ed struct {
+		Asked struct {
+			Op, Content string
+			CallHidden  bool
+		}
+		Lineage, Fork, Status    string
+		Users, After, Assistants []string
+	}
+	shipStage(t, results, "edited", &ed)
+	if ed.Asked.Op != "edit_last_user" || ed.Asked.Content != "what is 6*7?" || !ed.Asked.CallHidden {
+		t.Errorf("the fork form as a user message suggests it: %+v", ed.Asked)
+	}
+	if !strings.HasPrefix(ed.Lineage, "Forked from orig at entry ") || !strings.HasSuffix(ed.Lineage, " · edited: edit_last_userResumeCompare with orig") ||
+		strings.Join(ed.Users, "|") != "what is 6*8?" || strings.Join(ed.After, "|") != "what is 6*8?" ||
+		strings.Join(ed.Assistants, "|") != "You now ask about 6*8." || ed.Status != "finished: completed" {
+		t.Errorf("the fork with its user message edited, resumed: %+v", ed)
+	}
+	if got := messagesOf(t, h, ed.Fork); strings.Join(got, "|") != "system:You compute.|user:what is 6*8?|assistant:You now ask about 6*8." {
+		t.Errorf("the edited fork holds %q", got)
 	}
 
 	var s struct{ Name, Status, Zip string }
