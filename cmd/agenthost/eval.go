@@ -61,7 +61,7 @@ against --baseline, 2 usage, manifest or dataset error.`,
 					return err
 				}
 				if len(args) == 0 {
-					args = []string{filepath.Join(replay, fixtureCases)}
+					args = []string{filepath.Join(replay, eval.FixtureCases)}
 				}
 				if provider != "" {
 					return usage(fmt.Errorf("--replay and --provider: the fixture's scripted model is the provider"))

@@ -37,7 +37,7 @@ eval's replay option then runs the cases offline and deterministically, in CI.`,
 			if err != nil {
 				return usage(err)
 			}
-			f, err := openFixture(dir)
+			f, err := eval.OpenFixture(dir)
 			if err != nil {
 				return usage(fmt.Errorf("--fixture: %w", err))
 			}
@@ -75,13 +75,13 @@ eval's replay option then runs the cases offline and deterministically, in CI.`,
 						rec.Case.Graders = append(rec.Case.Graders, g)
 					}
 				}
-				if err := f.add(rec); err != nil {
+				if err := f.Add(rec); err != nil {
 					return failed(err)
 				}
 				recorded++
 			}
 			if recorded > 0 {
-				if err := f.write(); err != nil {
+				if err := f.Write(); err != nil {
 					return failed(err)
 				}
 			}

@@ -67,16 +67,16 @@ every case offline, deterministically, with the tools run live or their results 
 
 // exportFixture adds recordings to the fixture in dir and writes it.
 func exportFixture(dir string, recs ...*eval.Recording) error {
-	f, err := openFixture(dir)
+	f, err := eval.OpenFixture(dir)
 	if err != nil {
 		return err
 	}
 	for _, rec := range recs {
-		if err := f.add(rec); err != nil {
+		if err := f.Add(rec); err != nil {
 			return err
 		}
 	}
-	return f.write()
+	return f.Write()
 }
 
 // replayManifest loads the manifest and adds the scripted provider that replays the
@@ -84,10 +84,10 @@ func exportFixture(dir string, recs ...*eval.Recording) error {
 // given). The adapter is found as a manifest's bare command is: next to this binary,
 // else on PATH.
 func replayManifest(cmd *cobra.Command, dir string) (*manifest.Manifest, error) {
-	if _, err := os.Stat(filepath.Join(dir, fixtureModel)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, eval.FixtureModel)); err != nil {
 		return nil, usage(fmt.Errorf("--replay %s: %w (write one with sessions export --fixture or eval record)", dir, err))
 	}
-	if _, err := openFixture(dir); err != nil {
+	if _, err := eval.OpenFixture(dir); err != nil {
 		return nil, usage(fmt.Errorf("--replay: %w", err))
 	}
 	m, err := manifest.LoadWith(manifestPath(cmd), lockMode(cmd))
@@ -97,7 +97,7 @@ func replayManifest(cmd *cobra.Command, dir string) (*manifest.Manifest, error) 
 	if _, taken := m.Providers[replayProvider]; taken {
 		return nil, usage(fmt.Errorf("--replay: the manifest has its own [providers.%s]; eval --replay adds one by that name", replayProvider))
 	}
-	script, err := filepath.Abs(filepath.Join(dir, fixtureModel))
+	script, err := filepath.Abs(filepath.Join(dir, eval.FixtureModel))
 	if err != nil {
 		return nil, err
 	}
@@ -126,12 +126,12 @@ func replayTools(dir, mode string) (func(loop.ToolCall) loop.ToolResult, error) 
 	default:
 		return nil, usage(fmt.Errorf("--tools %q: live or replay", mode))
 	}
-	f, err := openFixture(dir)
+	f, err := eval.OpenFixture(dir)
 	if err != nil {
 		return nil, usage(fmt.Errorf("--replay: %w", err))
 	}
-	byID := make(map[string]eval.ToolRecord, len(f.tools.Calls))
-	for _, t := range f.tools.Calls {
+	byID := make(map[string]eval.ToolRecord, len(f.Tools.Calls))
+	for _, t := range f.Tools.Calls {
 		byID[t.ID] = t
 	}
 	return func(c loop.ToolCall) loop.ToolResult {

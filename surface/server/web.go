@@ -14,12 +14,18 @@ var traceJS []byte
 //go:embed web/workflows.js
 var workflowsJS []byte
 
+//go:embed web/fork.js
+var forkJS []byte
+
 // handleTraceJS serves the trace view's script (web/trace.js), one of the two scripts
 // the page loads from the server rather than inline.
 func (s *Server) handleTraceJS(w http.ResponseWriter, _ *http.Request) { serveJS(w, traceJS) }
 
 // handleWorkflowsJS serves the workflow view's script (web/workflows.js).
 func (s *Server) handleWorkflowsJS(w http.ResponseWriter, _ *http.Request) { serveJS(w, workflowsJS) }
+
+// handleForkJS serves the console's fork, compare and "save as test case" (web/fork.js).
+func (s *Server) handleForkJS(w http.ResponseWriter, _ *http.Request) { serveJS(w, forkJS) }
 
 func serveJS(w http.ResponseWriter, js []byte) {
 	h := w.Header()

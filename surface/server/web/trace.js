@@ -6,7 +6,8 @@
 //
 // Spans: the run; each model call (from the run entering model_running, or the previous
 // call's end, to the call's usage event, with its tokens); each tool call (step_start to
-// step_complete, with its result); and zero-length marks for approvals asked, hooks,
+// step_complete, with its result, marked "cached" when the tool-result cache answered);
+// and zero-length marks for approvals asked, hooks,
 // guardrails, hand-offs, errors and retries.
 function traceSpans(events) {
   const ms = (e) => Date.parse(e.time);
@@ -36,7 +37,14 @@ function traceSpans(events) {
       }
       case "tool_call": case "tool_result": {
         const s = open.get(d.id);
-        if (s) { s.events.push(e); if (e.type === "tool_result") { s.detail.is_error = !!d.is_error; s.detail.duration_ms = d.duration_ms; } }
+        if (s) {
+          s.events.push(e);
+          if (e.type === "tool_result") {
+            s.detail.is_error = !!d.is_error; s.detail.duration_ms = d.duration_ms;
+            // A result from the tool-result cache: the tool did not run (the span carries agenthost.tool.cached).
+            if (d.cached) { s.detail.cached = true; s.detail.cache_age_ms = d.cache_age_ms || 0; s.label += " (cached, " + ageText(d.cache_age_ms || 0) + " old)"; }
+          }
+        }
         break;
       }
       case "step_complete": {
@@ -57,6 +65,14 @@ function traceSpans(events) {
     spans.unshift({ kind: "run", label: "run (not finished)", start: 0, dur: end, detail: {}, events: [] });
   }
   return spans;
+}
+
+// ageText is a cached result's age as a person reads it: "850 ms", "12 s", "3 min", "2 h".
+function ageText(ms) {
+  if (ms < 1000) return ms + " ms";
+  if (ms < 60000) return Math.round(ms / 1000) + " s";
+  if (ms < 3600000) return Math.round(ms / 60000) + " min";
+  return Math.round(ms / 3600000) + " h";
 }
 
 function markLabel(e) {
@@ -94,6 +110,10 @@ function drawTrace(box, spans, zoom, onPick) {
     bar.dataset.startMs = String(s.start);
     bar.dataset.durMs = String(s.dur);
     if (s.id) bar.dataset.id = s.id;
+    if (s.detail && s.detail.cached) { // striped: the result came from the cache
+      bar.classList.add("cached"); bar.dataset.cached = "true"; bar.dataset.cacheAgeMs = String(s.detail.cache_age_ms);
+      bar.style.backgroundImage = "repeating-linear-gradient(135deg, #bbf7d0 0 4px, #fff 4px 8px)"; bar.style.outline = "1px solid #15803d";
+    }
     // A mark at the very end stays on the track (its data says where it is exactly).
     bar.style.left = Math.min(100 * s.start / total, 99.4) + "%";
     bar.style.width = s.dur > 0 ? Math.max(0.6, 100 * s.dur / total) + "%" : "3px";

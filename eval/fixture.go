@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/agenthost/agenthost/eval"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/providers/scripted"
 )
@@ -19,31 +18,33 @@ import (
 // the eval cases, the scripted model's stories (one per case, chosen by the case's
 // first user message) and the tools' recorded results.
 const (
-	fixtureCases = "cases.jsonl"
-	fixtureModel = "model.json"
-	fixtureTools = "tools.json"
+	FixtureCases = "cases.jsonl"
+	FixtureModel = "model.json"
+	FixtureTools = "tools.json"
 )
 
-// toolFile is tools.json: every recorded call, by its call id.
-type toolFile struct {
-	Calls []eval.ToolRecord `json:"calls"`
+// ToolFile is tools.json: every recorded call, by its call id.
+type ToolFile struct {
+	Calls []ToolRecord `json:"calls"`
 }
 
-// fixture is a replay fixture being read or written.
-type fixture struct {
-	dir   string
-	cases []eval.Case
-	model scripted.Fixture
-	tools toolFile
+// Fixture is a replay fixture being read or written: its directory (empty for one
+// built in memory, Files), its cases, the scripted model's stories and the tools'
+// recorded results.
+type Fixture struct {
+	Dir   string
+	Cases []Case
+	Model scripted.Fixture
+	Tools ToolFile
 }
 
-// openFixture reads the fixture in dir; a directory that does not exist or holds none
+// OpenFixture reads the fixture in dir; a directory that does not exist or holds none
 // of its files is a new, empty fixture. A directory with some of the files but not all
 // is refused: it is not ours, or it was half written by hand.
-func openFixture(dir string) (*fixture, error) {
-	f := &fixture{dir: dir}
+func OpenFixture(dir string) (*Fixture, error) {
+	f := &Fixture{Dir: dir}
 	present := 0
-	for _, name := range []string{fixtureCases, fixtureModel, fixtureTools} {
+	for _, name := range []string{FixtureCases, FixtureModel, FixtureTools} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			present++
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -55,48 +56,48 @@ func openFixture(dir string) (*fixture, error) {
 		return f, nil
 	case 3:
 	default:
-		return nil, fmt.Errorf("%s holds some of %s, %s and %s but not all: not a replay fixture", dir, fixtureCases, fixtureModel, fixtureTools)
+		return nil, fmt.Errorf("%s holds some of %s, %s and %s but not all: not a replay fixture", dir, FixtureCases, FixtureModel, FixtureTools)
 	}
 	var err error
-	if f.cases, err = eval.Load(filepath.Join(dir, fixtureCases)); err != nil {
+	if f.Cases, err = Load(filepath.Join(dir, FixtureCases)); err != nil {
 		return nil, err
 	}
-	m, err := scripted.Load(filepath.Join(dir, fixtureModel))
+	m, err := scripted.Load(filepath.Join(dir, FixtureModel))
 	if err != nil {
 		return nil, err
 	}
-	f.model = *m
-	data, err := os.ReadFile(filepath.Join(dir, fixtureTools))
+	f.Model = *m
+	data, err := os.ReadFile(filepath.Join(dir, FixtureTools))
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f.tools); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, fixtureTools), err)
+	if err := dec.Decode(&f.Tools); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FixtureTools), err)
 	}
 	return f, nil
 }
 
-// add puts a recorded run in the fixture: its case, its story and its tool results. A
+// Add puts a recorded run in the fixture: its case, its story and its tool results. A
 // case id already there, or a first user message another story already answers, is
 // refused: the scripted model could not tell the two apart. A tool call id another
 // case already used (a scripted recording's "c1") is renamed in the story and the
 // results alike.
-func (f *fixture) add(rec *eval.Recording) error {
-	for _, c := range f.cases {
+func (f *Fixture) Add(rec *Recording) error {
+	for _, c := range f.Cases {
 		if c.ID == rec.Case.ID {
-			return fmt.Errorf("%s already has a case %q (choose another with --id)", f.dir, c.ID)
+			return fmt.Errorf("%s already has a case %q (choose another with --id)", f.Dir, c.ID)
 		}
 	}
 	when := firstUser(rec.Case.Input)
-	for i, st := range f.model.Stories {
+	for i, st := range f.Model.Stories {
 		if st.When == when {
-			return fmt.Errorf("%s already replays a run whose first user message is %q (story %d): the scripted model picks a story by it", f.dir, clipText(when, 80), i+1)
+			return fmt.Errorf("%s already replays a run whose first user message is %q (story %d): the scripted model picks a story by it", f.Dir, clipText(when, 80), i+1)
 		}
 	}
 	used := map[string]bool{}
-	for _, t := range f.tools.Calls {
+	for _, t := range f.Tools.Calls {
 		used[t.ID] = true
 	}
 	renamed := map[string]string{}
@@ -107,13 +108,13 @@ func (f *fixture) add(rec *eval.Recording) error {
 		}
 		renamed[t.ID], used[id] = id, true
 		t.ID = id
-		f.tools.Calls = append(f.tools.Calls, t)
+		f.Tools.Calls = append(f.Tools.Calls, t)
 	}
-	f.cases = append(f.cases, rec.Case)
-	f.model.Stories = append(f.model.Stories, storyOf(rec, when, renamed))
+	f.Cases = append(f.Cases, rec.Case)
+	f.Model.Stories = append(f.Model.Stories, storyOf(rec, when, renamed))
 	// Longest first: a story whose when is part of a longer one's first message (a
 	// prompt that starts another) is tried after it.
-	sort.SliceStable(f.model.Stories, func(i, j int) bool { return len(f.model.Stories[i].When) > len(f.model.Stories[j].When) })
+	sort.SliceStable(f.Model.Stories, func(i, j int) bool { return len(f.Model.Stories[i].When) > len(f.Model.Stories[j].When) })
 	return nil
 }
 
@@ -121,7 +122,7 @@ func (f *fixture) add(rec *eval.Recording) error {
 // the first one expecting the recorded system message, each after tool calls expecting
 // their results (so a replay whose prompt or tools differ fails at the turn that
 // differs, saying what it expected).
-func storyOf(rec *eval.Recording, when string, renamed map[string]string) scripted.Story {
+func storyOf(rec *Recording, when string, renamed map[string]string) scripted.Story {
 	st := scripted.Story{When: when}
 	for i, t := range rec.Turns {
 		turn := scripted.Turn{Text: t.Text, Reasoning: t.Reasoning}
@@ -151,7 +152,7 @@ func storyOf(rec *eval.Recording, when string, renamed map[string]string) script
 
 // firstUser is the first user message of a case's input: what the scripted model
 // matches a story by.
-func firstUser(in eval.Input) string {
+func firstUser(in Input) string {
 	if in.Prompt != "" {
 		return in.Prompt
 	}
@@ -163,37 +164,52 @@ func firstUser(in eval.Input) string {
 	return ""
 }
 
-// write writes the fixture's three files, each whole (a temporary file renamed into
-// place), the cases last so a reader never finds a case without its story.
-func (f *fixture) write() error {
-	if err := os.MkdirAll(f.dir, 0o755); err != nil {
-		return err
+// FixtureFile is one file of a fixture: its name in the fixture's directory and its
+// bytes.
+type FixtureFile struct {
+	Name string
+	Data []byte
+}
+
+// Files is the fixture's three files as Write writes them, in the order it writes them
+// (the cases last): what a fixture handed out whole (the console's "save as test case")
+// holds.
+func (f *Fixture) Files() ([]FixtureFile, error) {
+	if f.Model.Turns == nil {
+		f.Model.Turns = []scripted.Turn{} // the stories are the script: "turns": [], not null
 	}
-	if f.model.Turns == nil {
-		f.model.Turns = []scripted.Turn{} // the stories are the script: "turns": [], not null
-	}
-	model, err := json.MarshalIndent(f.model, "", "  ")
+	model, err := json.MarshalIndent(f.Model, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tools, err := json.MarshalIndent(f.tools, "", "  ")
+	tools, err := json.MarshalIndent(f.Tools, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var cases bytes.Buffer
-	for _, c := range f.cases {
+	for _, c := range f.Cases {
 		line, err := json.Marshal(c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cases.Write(line)
 		cases.WriteByte('\n')
 	}
-	for _, out := range []struct {
-		name string
-		data []byte
-	}{{fixtureModel, append(model, '\n')}, {fixtureTools, append(tools, '\n')}, {fixtureCases, cases.Bytes()}} {
-		if err := writeWhole(filepath.Join(f.dir, out.name), out.data); err != nil {
+	return []FixtureFile{{FixtureModel, append(model, '\n')}, {FixtureTools, append(tools, '\n')}, {FixtureCases, cases.Bytes()}}, nil
+}
+
+// Write writes the fixture's files into its directory, each whole (a temporary file
+// renamed into place), the cases last so a reader never finds a case without its story.
+func (f *Fixture) Write() error {
+	files, err := f.Files()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
+		return err
+	}
+	for _, out := range files {
+		if err := writeWhole(filepath.Join(f.Dir, out.Name), out.Data); err != nil {
 			return err
 		}
 	}
