@@ -45,14 +45,32 @@ type Grant struct {
 	ClientID     string
 	ClientSecret string
 	AuthStyle    oauth2.AuthStyle
+	Scopes       []string // the scopes asked for (what a step-up adds to)
 }
 
-// Discover signs in to the server's authorization server by discovery: it opens an MCP
-// session with the SDK's authorization code handler, which runs the flow when the
-// server answers 401 (or 403 asking for more scope), and returns the grant.
-func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
-	var grant *Grant
-	hc := &http.Client{Timeout: 30 * time.Second}
+// The kinds of client a DiscoverConfig's ClientID names.
+const (
+	clientDynamic          = iota // "": dynamic registration
+	clientMetadataDocument        // an https URL with a path: a client ID metadata document
+	clientPreregistered           // anything else
+)
+
+func clientKindOf(id string) int {
+	switch u, _ := url.Parse(id); {
+	case id == "":
+		return clientDynamic
+	case u != nil && u.Scheme == "https" && u.Path != "" && u.Path != "/":
+		return clientMetadataDocument
+	}
+	return clientPreregistered
+}
+
+func registrationMetadata(redirect string) *oauthex.ClientRegistrationMetadata {
+	return &oauthex.ClientRegistrationMetadata{ClientName: "agenthost", RedirectURIs: []string{redirect}}
+}
+
+// newSignIn is the sign-in handler of c: keep gets each grant it gets.
+func newSignIn(c DiscoverConfig, hc *http.Client, keep func(*oauth2.Config, *oauth2.Token)) (*signIn, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: c.RedirectURL,
 		Client:      hc,
@@ -64,16 +82,15 @@ func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 		},
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			grant = &Grant{Token: tok, TokenURL: oc.Endpoint.TokenURL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthStyle: oc.Endpoint.AuthStyle}
+			keep(oc, tok)
 			return oc.TokenSource(ctx, tok), nil
 		},
 	}
-	dcr := &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-		ClientName: "agenthost", RedirectURIs: []string{c.RedirectURL}}}
-	switch u, _ := url.Parse(c.ClientID); {
-	case c.ClientID == "":
+	dcr := &auth.DynamicClientRegistrationConfig{Metadata: registrationMetadata(c.RedirectURL)}
+	switch clientKindOf(c.ClientID) {
+	case clientDynamic:
 		cfg.DynamicClientRegistrationConfig = dcr
-	case u != nil && u.Scheme == "https" && u.Path != "" && u.Path != "/":
+	case clientMetadataDocument:
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: c.ClientID}
 		cfg.DynamicClientRegistrationConfig = dcr // when the server does not take the document
 	default:
@@ -86,6 +103,23 @@ func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 		cfg.ScopeFilter = func([]string) []string { return c.Scopes }
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &signIn{sdk: h, c: c, hc: hc, keep: keep}, nil
+}
+
+// Discover signs in to the server's authorization server by discovery: it opens an MCP
+// session with the sign-in handler (the SDK's authorization code handler, or the
+// 2025-03-26 layout's flow, legacy.go), which runs the flow when the server answers 401
+// (or 403 asking for more scope), and returns the grant.
+func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
+	var grant *Grant
+	hc := &http.Client{Timeout: 30 * time.Second}
+	h, err := newSignIn(c, hc, func(oc *oauth2.Config, tok *oauth2.Token) {
+		grant = &Grant{Token: tok, TokenURL: oc.Endpoint.TokenURL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
+			AuthStyle: oc.Endpoint.AuthStyle, Scopes: oc.Scopes}
+	})
 	if err != nil {
 		return nil, err
 	}
