@@ -110,8 +110,7 @@ func signIn(ctx context.Context, entry manifest.MCPServerConfig, say func(string
 		if err != nil {
 			return storedGrant{}, err
 		}
-		return storedGrant{Token: g.Token, Discovered: &discovered{TokenURL: g.TokenURL,
-			ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle}}, nil
+		return grantOf(g), nil
 	}
 	cfg := oauthConfig(entry.OAuth, redirect)
 	verifier, state := oauth2.GenerateVerifier(), randomHex()
@@ -211,6 +210,7 @@ type discovered struct {
 	ClientID     string           `json:"client_id"`
 	ClientSecret string           `json:"client_secret,omitempty"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
+	Scopes       []string         `json:"scopes,omitempty"` // asked for (what a step-up adds to)
 }
 
 func saveGrantAt(ctx context.Context, st loop.SessionStore, ns, key string, g storedGrant) error {

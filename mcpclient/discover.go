@@ -48,6 +48,11 @@ type Grant struct {
 	Scopes       []string // the scopes asked for (what a step-up adds to)
 }
 
+func newGrant(oc *oauth2.Config, tok *oauth2.Token) *Grant {
+	return &Grant{Token: tok, TokenURL: oc.Endpoint.TokenURL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
+		AuthStyle: oc.Endpoint.AuthStyle, Scopes: oc.Scopes}
+}
+
 // The kinds of client a DiscoverConfig's ClientID names.
 const (
 	clientDynamic          = iota // "": dynamic registration
@@ -116,10 +121,7 @@ func newSignIn(c DiscoverConfig, hc *http.Client, keep func(*oauth2.Config, *oau
 func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 	var grant *Grant
 	hc := &http.Client{Timeout: 30 * time.Second}
-	h, err := newSignIn(c, hc, func(oc *oauth2.Config, tok *oauth2.Token) {
-		grant = &Grant{Token: tok, TokenURL: oc.Endpoint.TokenURL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
-			AuthStyle: oc.Endpoint.AuthStyle, Scopes: oc.Scopes}
-	})
+	h, err := newSignIn(c, hc, func(oc *oauth2.Config, tok *oauth2.Token) { grant = newGrant(oc, tok) })
 	if err != nil {
 		return nil, err
 	}
