@@ -4,7 +4,8 @@
 // server URL it appends, it writes a manifest whose [[mcp_servers]] entry is that URL and
 // whose scripted model calls the scenario's tool, then runs `agenthost run` on it; the
 // person at the terminal (stdin) accepts an elicitation and leaves every field empty, so
-// the defaults of its schema apply. AGENTHOST_BIN is the agenthost binary and
+// the defaults of its schema apply; a URL the run prints (a server asking for more
+// scope) is opened as a browser would. AGENTHOST_BIN is the agenthost binary and
 // AGENTHOST_SCRIPTED the scripted provider's (cmd/agenthost/mcp_conformance_e2e_test.go
 // sets both).
 package main
