@@ -52,7 +52,7 @@ func discoverConfig(entry manifest.MCPServerConfig, ln net.Listener, redirect st
 
 func grantOf(g *mcpclient.Grant) storedGrant {
 	return storedGrant{Token: g.Token, Discovered: &discovered{TokenURL: g.TokenURL,
-		ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle, Scopes: g.Scopes}}
+		ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle, Scopes: g.Scopes, Grant: g.Grant}}
 }
 
 // withStepUp lets the host's token for a discovered entry c step up (mcpclient's
@@ -67,6 +67,9 @@ func (h *Host) withStepUp(ctx context.Context, c manifest.MCPServerConfig, o *mc
 	if b, ok, err := h.Store.KVGet(ctx, oauthKV, c.Name); err == nil && ok {
 		var g storedGrant
 		if json.Unmarshal(b, &g) == nil && g.Discovered != nil {
+			if g.Discovered.Grant == mcpclient.GrantClientCredentials {
+				return // no person signs in for a machine identity
+			}
 			o.Granted = g.Discovered.Scopes
 		}
 	}

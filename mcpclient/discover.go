@@ -22,7 +22,10 @@ import (
 // the server supports them, a pre-registered client id, else dynamic registration); the
 // scopes come from the challenge or the metadata; the code is got with PKCE and the
 // resource indicator, and exchanged with the token endpoint's auth method
-// (client_secret_basic, client_secret_post or none).
+// (client_secret_basic, client_secret_post or none). Two cases are this package's own:
+// a server of the 2025-03-26 layout, without protected resource metadata (legacy.go),
+// and a machine identity, which gets its token with the client credentials grant
+// (machine.go).
 
 // DiscoverConfig is what a sign-in by discovery needs.
 type DiscoverConfig struct {
@@ -46,6 +49,7 @@ type Grant struct {
 	ClientSecret string
 	AuthStyle    oauth2.AuthStyle
 	Scopes       []string // the scopes asked for (what a step-up adds to)
+	Grant        string   // "": authorization code; GrantClientCredentials: a machine identity's (machine.go)
 }
 
 func newGrant(oc *oauth2.Config, tok *oauth2.Token) *Grant {
@@ -139,6 +143,9 @@ func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 	}
 	if grant == nil {
 		return nil, errors.New("the server did not ask to sign in (it answered without a token)")
+	}
+	if h.isMachine() {
+		grant.Grant = GrantClientCredentials
 	}
 	return grant, nil
 }

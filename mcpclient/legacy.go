@@ -39,8 +39,9 @@ type signIn struct {
 	hc   *http.Client
 	keep func(*oauth2.Config, *oauth2.Token) // the grant a 2025-03-26 sign-in got
 
-	mu  sync.Mutex
-	src oauth2.TokenSource // a 2025-03-26 sign-in's
+	mu      sync.Mutex
+	src     oauth2.TokenSource // a 2025-03-26 sign-in's or a machine identity's (machine.go)
+	machine bool
 }
 
 func (s *signIn) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
@@ -54,10 +55,19 @@ func (s *signIn) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 }
 
 // Authorize signs in the 2025-03-26 way when the server answers 401 and publishes no
-// protected resource metadata, else hands the answer to the SDK's handler.
+// protected resource metadata, gets a machine identity's token when its authorization
+// server takes this client as one only (machine.go), else hands the answer to the SDK's
+// handler.
 func (s *signIn) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || s.hasResourceMetadata(ctx, challenges, req.URL) {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return s.sdk.Authorize(ctx, req, resp)
+	}
+	if s.hasResourceMetadata(ctx, challenges, req.URL) {
+		if asm, prm := s.machineOnly(ctx, challenges, req.URL); asm != nil {
+			drain(resp)
+			return s.clientCredentials(ctx, asm, prm, challenges)
+		}
 		return s.sdk.Authorize(ctx, req, resp)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
