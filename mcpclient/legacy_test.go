@@ -24,6 +24,7 @@ type legacyServer struct {
 	issuer string // the metadata's issuer; "" for the server's origin + prefix
 	prefix string // where the endpoints are
 	noMeta bool
+	raw    string // the metadata's body instead, when set
 
 	mu   sync.Mutex
 	seen []string // the requests, "METHOD path", in order
@@ -39,6 +40,10 @@ func newLegacyServer(t *testing.T, prefix string, noMeta bool) *legacyServer {
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		if s.noMeta {
 			http.NotFound(w, r)
+			return
+		}
+		if s.raw != "" {
+			w.Write([]byte(s.raw))
 			return
 		}
 		iss := s.issuer
@@ -157,6 +162,26 @@ func TestDiscoverRefuses2025_03_26MetadataOfAnotherOrigin(t *testing.T) {
 		_, err := signInTo(t, s.URL+"/mcp", &authorized)
 		if err == nil || !strings.Contains(err.Error(), "not of that origin") || len(authorized) != 0 {
 			t.Fatalf("issuer %q: err %v, person sent to %v", iss, err, authorized)
+		}
+	}
+}
+
+// Hostile metadata at the server's origin (not JSON, endless, without PKCE, with a
+// javascript: endpoint) is a clear error; the person is never sent anywhere.
+func TestDiscoverRefusesBad2025_03_26Metadata(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`{"issuer": `, "authorization server metadata: unexpected EOF"},
+		{`{"issuer":"ORIGIN/oauth","pad":"` + strings.Repeat("x", 2<<20) + `"}`, "authorization server metadata: unexpected EOF"},
+		{`{"issuer":"ORIGIN/oauth","authorization_endpoint":"ORIGIN/a","token_endpoint":"ORIGIN/t"}`, "does not support PKCE with S256"},
+		{`{"issuer":"ORIGIN","authorization_endpoint":"javascript:alert(1)","token_endpoint":"ORIGIN/t","code_challenge_methods_supported":["S256"]}`,
+			`authorization_endpoint "javascript:alert(1)" is not https (or http on loopback)`},
+	} {
+		s := newLegacyServer(t, "/oauth", false)
+		s.raw = strings.ReplaceAll(c.raw, "ORIGIN", s.URL)
+		var authorized []string
+		_, err := signInTo(t, s.URL+"/mcp", &authorized)
+		if err == nil || !strings.Contains(err.Error(), c.want) || len(authorized) != 0 {
+			t.Errorf("metadata %.60s: err %v, person sent to %v; want %q", c.raw, err, authorized, c.want)
 		}
 	}
 }
