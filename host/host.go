@@ -76,6 +76,11 @@ type Options struct {
 	ReplayTool func(loop.ToolCall) loop.ToolResult
 	// Clock, when set, is the clock runs read (loop.Driver's Now; toolcache.go).
 	Clock func() time.Time
+	// OnSignIn, when set, shows a person at this host's terminal the URL that signs in
+	// to MCP server name again for scopes, when the server asks for more scope than the
+	// stored token has (step-up, host/mcpdiscover.go); the call waits for the browser to
+	// come back, within its timeout. Nil: such a call fails with the server's answer.
+	OnSignIn func(name string, scopes []string, authURL string)
 }
 
 // storeOutage is Options.StoreOutage for the manifest's store (see there).

@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/manifest"
+	"github.com/agenthost/agenthost/mcpclient"
 )
 
 // OAuth with the authorization code grant and PKCE, for a remote MCP server a person
@@ -110,8 +112,7 @@ func signIn(ctx context.Context, entry manifest.MCPServerConfig, say func(string
 		if err != nil {
 			return storedGrant{}, err
 		}
-		return storedGrant{Token: g.Token, Discovered: &discovered{TokenURL: g.TokenURL,
-			ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthStyle: g.AuthStyle}}, nil
+		return grantOf(g), nil
 	}
 	cfg := oauthConfig(entry.OAuth, redirect)
 	verifier, state := oauth2.GenerateVerifier(), randomHex()
@@ -211,6 +212,8 @@ type discovered struct {
 	ClientID     string           `json:"client_id"`
 	ClientSecret string           `json:"client_secret,omitempty"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
+	Scopes       []string         `json:"scopes,omitempty"` // asked for (what a step-up adds to)
+	Grant        string           `json:"grant,omitempty"`  // mcpclient.GrantClientCredentials: a machine identity's
 }
 
 func saveGrantAt(ctx context.Context, st loop.SessionStore, ns, key string, g storedGrant) error {
@@ -254,7 +257,12 @@ func tokenSourceAt(ctx context.Context, st loop.SessionStore, c manifest.MCPServ
 	}
 	tok := g.Token
 	hc := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: http.DefaultTransport, Timeout: 30 * time.Second})
-	return &savingSource{src: oauth2.ReuseTokenSource(tok, cfg.TokenSource(hc, tok)), last: tok.AccessToken,
+	renew := cfg.TokenSource(hc, tok)
+	if d := g.Discovered; d != nil && d.Grant == mcpclient.GrantClientCredentials { // a machine identity: a new grant, no refresh token
+		renew = (&clientcredentials.Config{ClientID: d.ClientID, ClientSecret: d.ClientSecret, TokenURL: d.TokenURL, AuthStyle: d.AuthStyle,
+			Scopes: d.Scopes, EndpointParams: url.Values{"resource": {resourceOf(c)}}}).TokenSource(hc)
+	}
+	return &savingSource{src: oauth2.ReuseTokenSource(tok, renew), last: tok.AccessToken,
 		save: func(t *oauth2.Token) error {
 			return saveGrantAt(context.Background(), st, ns, key, storedGrant{Token: t, Discovered: g.Discovered})
 		}}, nil

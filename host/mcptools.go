@@ -27,7 +27,9 @@ func (h *Host) oauthOf(ctx context.Context, c manifest.MCPServerConfig) (*mcpcli
 		if err != nil {
 			return nil, fmt.Errorf("oauth: %w", err)
 		}
-		return &mcpclient.OAuth{TokenURL: o.TokenURL, Source: src}, nil
+		oauth := &mcpclient.OAuth{TokenURL: o.TokenURL, Source: src}
+		h.withStepUp(ctx, c, oauth)
+		return oauth, nil
 	}
 	secret, ok := os.LookupEnv(o.ClientSecretEnv)
 	if !ok || secret == "" {

@@ -174,5 +174,7 @@ func (o *MCPOAuthConfig) AuthCode() bool { return o != nil && (o.AuthorizeURL !=
 // MCP authorization spec says (the server's protected resource metadata, then its
 // authorization server's metadata) and registers the client when client_id is not a
 // pre-registered one (a client ID metadata document when client_id is an https URL and
-// the server supports them, else dynamic registration).
+// the server supports them, else dynamic registration). A pre-registered client with a
+// secret at an authorization server that takes only client credentials gets its token
+// with that grant instead (mcpclient's machine.go).
 func (o *MCPOAuthConfig) Discover() bool { return o != nil && o.AuthorizeURL == "" && o.TokenURL == "" }

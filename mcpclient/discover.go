@@ -22,7 +22,10 @@ import (
 // the server supports them, a pre-registered client id, else dynamic registration); the
 // scopes come from the challenge or the metadata; the code is got with PKCE and the
 // resource indicator, and exchanged with the token endpoint's auth method
-// (client_secret_basic, client_secret_post or none).
+// (client_secret_basic, client_secret_post or none). Two cases are this package's own:
+// a server of the 2025-03-26 layout, without protected resource metadata (legacy.go),
+// and a machine identity, which gets its token with the client credentials grant
+// (machine.go).
 
 // DiscoverConfig is what a sign-in by discovery needs.
 type DiscoverConfig struct {
@@ -45,14 +48,38 @@ type Grant struct {
 	ClientID     string
 	ClientSecret string
 	AuthStyle    oauth2.AuthStyle
+	Scopes       []string // the scopes asked for (what a step-up adds to)
+	Grant        string   // "": authorization code; GrantClientCredentials: a machine identity's (machine.go)
 }
 
-// Discover signs in to the server's authorization server by discovery: it opens an MCP
-// session with the SDK's authorization code handler, which runs the flow when the
-// server answers 401 (or 403 asking for more scope), and returns the grant.
-func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
-	var grant *Grant
-	hc := &http.Client{Timeout: 30 * time.Second}
+func newGrant(oc *oauth2.Config, tok *oauth2.Token) *Grant {
+	return &Grant{Token: tok, TokenURL: oc.Endpoint.TokenURL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
+		AuthStyle: oc.Endpoint.AuthStyle, Scopes: oc.Scopes}
+}
+
+// The kinds of client a DiscoverConfig's ClientID names.
+const (
+	clientDynamic          = iota // "": dynamic registration
+	clientMetadataDocument        // an https URL with a path: a client ID metadata document
+	clientPreregistered           // anything else
+)
+
+func clientKindOf(id string) int {
+	switch u, _ := url.Parse(id); {
+	case id == "":
+		return clientDynamic
+	case u != nil && u.Scheme == "https" && u.Path != "" && u.Path != "/":
+		return clientMetadataDocument
+	}
+	return clientPreregistered
+}
+
+func registrationMetadata(redirect string) *oauthex.ClientRegistrationMetadata {
+	return &oauthex.ClientRegistrationMetadata{ClientName: "agenthost", RedirectURIs: []string{redirect}}
+}
+
+// newSignIn is the sign-in handler of c: keep gets each grant it gets.
+func newSignIn(c DiscoverConfig, hc *http.Client, keep func(*oauth2.Config, *oauth2.Token)) (*signIn, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: c.RedirectURL,
 		Client:      hc,
@@ -64,16 +91,15 @@ func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 		},
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			grant = &Grant{Token: tok, TokenURL: oc.Endpoint.TokenURL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthStyle: oc.Endpoint.AuthStyle}
+			keep(oc, tok)
 			return oc.TokenSource(ctx, tok), nil
 		},
 	}
-	dcr := &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-		ClientName: "agenthost", RedirectURIs: []string{c.RedirectURL}}}
-	switch u, _ := url.Parse(c.ClientID); {
-	case c.ClientID == "":
+	dcr := &auth.DynamicClientRegistrationConfig{Metadata: registrationMetadata(c.RedirectURL)}
+	switch clientKindOf(c.ClientID) {
+	case clientDynamic:
 		cfg.DynamicClientRegistrationConfig = dcr
-	case u != nil && u.Scheme == "https" && u.Path != "" && u.Path != "/":
+	case clientMetadataDocument:
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: c.ClientID}
 		cfg.DynamicClientRegistrationConfig = dcr // when the server does not take the document
 	default:
@@ -86,6 +112,20 @@ func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 		cfg.ScopeFilter = func([]string) []string { return c.Scopes }
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &signIn{sdk: h, c: c, hc: hc, keep: keep}, nil
+}
+
+// Discover signs in to the server's authorization server by discovery: it opens an MCP
+// session with the sign-in handler (the SDK's authorization code handler, or the
+// 2025-03-26 layout's flow, legacy.go), which runs the flow when the server answers 401
+// (or 403 asking for more scope), and returns the grant.
+func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
+	var grant *Grant
+	hc := &http.Client{Timeout: 30 * time.Second}
+	h, err := newSignIn(c, hc, func(oc *oauth2.Config, tok *oauth2.Token) { grant = newGrant(oc, tok) })
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +143,9 @@ func Discover(ctx context.Context, c DiscoverConfig) (*Grant, error) {
 	}
 	if grant == nil {
 		return nil, errors.New("the server did not ask to sign in (it answered without a token)")
+	}
+	if h.isMachine() {
+		grant.Grant = GrantClientCredentials
 	}
 	return grant, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -171,4 +172,13 @@ whose token this is.`,
 	}
 	cmd.Flags().StringVar(&user, "user", "", `whose token, for a server with auth = "per_user" (default $AGENTHOST_USER)`)
 	return cmd
+}
+
+// signInNote shows the person at the terminal the URL that signs in again to an MCP
+// server asking for more scope during a run (host.Options.OnSignIn).
+func signInNote(cmd *cobra.Command) func(name string, scopes []string, authURL string) {
+	return func(name string, scopes []string, authURL string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "MCP server %s asks for more scope (%s). Open this URL to sign in again:\n%s\n",
+			name, strings.Join(scopes, " "), authURL)
+	}
 }

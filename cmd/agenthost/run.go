@@ -122,7 +122,7 @@ func (o *runFlags) run(cmd *cobra.Command, args []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	h, err := host.Open(ctx, host.Options{OnCompile: compileNote(cmd), Manifest: manifestPath(cmd), Lock: lockMode(cmd), Provider: o.provider, Approver: approver,
-		Stderr: providerLog(cmd)})
+		Stderr: providerLog(cmd), OnSignIn: signInNote(cmd)})
 	if err != nil {
 		return err
 	}

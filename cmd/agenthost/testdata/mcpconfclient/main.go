@@ -4,7 +4,8 @@
 // server URL it appends, it writes a manifest whose [[mcp_servers]] entry is that URL and
 // whose scripted model calls the scenario's tool, then runs `agenthost run` on it; the
 // person at the terminal (stdin) accepts an elicitation and leaves every field empty, so
-// the defaults of its schema apply. AGENTHOST_BIN is the agenthost binary and
+// the defaults of its schema apply; a URL the run prints (a server asking for more
+// scope) is opened as a browser would. AGENTHOST_BIN is the agenthost binary and
 // AGENTHOST_SCRIPTED the scripted provider's (cmd/agenthost/mcp_conformance_e2e_test.go
 // sets both).
 package main
@@ -89,8 +90,10 @@ timeout = "20s"
 	cmd.Dir = dir
 	// An elicitation: answer it (y), then an empty line for each field.
 	cmd.Stdin = strings.NewReader("y\n" + strings.Repeat("\n", 20))
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	cmd.Stdout = os.Stdout
+	// A server asking for more scope during the run: the run prints the URL that signs
+	// in again, which the browser opens as at the login.
+	if err := browsing(cmd); err != nil {
 		fail(err)
 	}
 }
@@ -126,6 +129,12 @@ func oauthTable() string {
 func login(dir string) error {
 	cmd := exec.Command(os.Getenv("AGENTHOST_BIN"), "-c", filepath.Join(dir, "agent.toml"), "mcp", "login", "conformance")
 	cmd.Dir = dir
+	return browsing(cmd)
+}
+
+// browsing runs cmd, copying its stderr and opening each URL it prints there on a line
+// of its own, as the person's browser.
+func browsing(cmd *exec.Cmd) error {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -139,7 +148,7 @@ func login(dir string) error {
 		fmt.Fprintln(os.Stderr, line)
 		if strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://") {
 			if err := browse(line); err != nil {
-				// No redirect will come back: the login would wait for it in vain.
+				// No redirect will come back: the command would wait for it in vain.
 				_ = cmd.Process.Kill()
 				_ = cmd.Wait()
 				return fmt.Errorf("browser: %w", err)
