@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"net/http"
 	"time"
@@ -9,6 +10,11 @@ import (
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 )
+
+// approvalsJS is the console's approval, grant and connect views (web/approvals.js).
+//
+//go:embed web/approvals.js
+var approvalsJS []byte
 
 // grantDoor is the part of the host's door that lists and revokes approval grants
 // (docs/approvals.md): who may see or revoke which is the door's decision.
