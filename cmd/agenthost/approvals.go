@@ -14,22 +14,16 @@ import (
 func newApprovalsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "approvals", Short: "Approval grants: list and revoke"}
 	grants := &cobra.Command{Use: "grants", Short: "The standing yeses approvers gave (for a session, or for a user for some hours)"}
-	var jsonOut, all bool
-	list := &cobra.Command{Use: "list", Short: "List grants, oldest first (live ones; --all with the expired)", Args: cobra.NoArgs,
-		Example: "  agenthost approvals grants list\n  agenthost approvals grants list --all --json",
+	var jsonOut bool
+	list := &cobra.Command{Use: "list", Short: "List the live grants, oldest first (expired ones are deleted as they are read)", Args: cobra.NoArgs,
+		Example: "  agenthost approvals grants list\n  agenthost approvals grants list --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, func(h *host.Host) error {
 				gs, err := h.Grants(cmd.Context())
 				if err != nil {
 					return failed(err)
 				}
-				now := time.Now()
-				shown := []loop.Grant{}
-				for _, g := range gs {
-					if all || now.Before(g.Expires) {
-						shown = append(shown, g)
-					}
-				}
+				shown := append([]loop.Grant{}, gs...)
 				if jsonOut {
 					return printJSON(cmd, shown)
 				}
@@ -49,7 +43,6 @@ func newApprovalsCmd() *cobra.Command {
 			})
 		}}
 	list.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
-	list.Flags().BoolVar(&all, "all", false, "include expired grants")
 	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a grant: the calls it allowed ask again (recorded in the audit log)", Args: cobra.ExactArgs(1),
 		Example: "  agenthost approvals grants revoke grant_3f2a9c0d1e4b5a6f",
 		RunE: func(cmd *cobra.Command, args []string) error {
