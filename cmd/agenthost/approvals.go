@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,4 +62,32 @@ func newApprovalsCmd() *cobra.Command {
 	grants.AddCommand(list, revoke)
 	cmd.AddCommand(grants)
 	return cmd
+}
+
+// terminalAnswer reads an answer typed at the prompt: y allows the call; s the tool for
+// the rest of the session; h N (or hN) the tool for the run's user for N hours
+// (docs/approvals.md); anything else, and an h with no valid number, refuses.
+func terminalAnswer(line string) loop.Approval {
+	switch line {
+	case "y", "yes":
+		return loop.Approval{Approved: true}
+	case "s", "session":
+		return loop.Approval{Approved: true, Scope: loop.ScopeSession}
+	}
+	n, ok := strings.CutPrefix(line, "h")
+	if !ok {
+		return loop.Approval{Reason: "rejected by the user"}
+	}
+	hours, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	if err == nil && hours <= 0 {
+		err = errors.New("must be more than 0")
+	}
+	a := loop.Approval{Approved: true}
+	if err == nil {
+		a, err = loop.GrantAnswer{Scope: loop.ScopeUser, Hours: hours}.Widen(a)
+	}
+	if err != nil {
+		return loop.Approval{Reason: fmt.Sprintf("rejected: the answer %q names no hours (h8 is for 8 hours): %v", line, err)}
+	}
+	return a
 }
