@@ -24,8 +24,8 @@ const grantFixture = `{"stories": [
 
 // grantHarness frames the console as ana and walks the grant flow, reporting
 // "STAGE\nTHREAD\nDOM" at each stage: "asked" (the first run waits for approval),
-// "approved" (ana chose "for me for 2 hours" and approved: the run resumed), "grants"
-// (the Grants panel), "granted" (a new session's calc call ran with no question),
+// "chosen" (ana picked "for me for…" and 2 hours), "approved" (she approved: the run
+// resumed), "grants" (the Grants panel), "granted" (a new session's calc call ran with no question),
 // "revoked" (Revoke clicked: the panel is empty), "asked-again" (a third session's call
 // asks again).
 const grantHarness = `<!doctype html><html><body style="margin:0">
@@ -45,6 +45,7 @@ f.onload = () => {
       const scope = $(".tool-card .approval .scope");
       scope.value = "user"; scope.dispatchEvent(new Event("change"));
       $(".tool-card .approval .hours").value = "2";
+      await report("chosen");
       $(".tool-card .approval .approve").click();
       waitFor(() => runs() >= 2, async () => {
         await report("approved");
@@ -137,9 +138,14 @@ func TestConsoleGivesListsAndRevokesAGrantForMeForNHours(t *testing.T) {
 		`<dt>expires</dt><dd class="expires" data-at="`+asked.ExpiresAt+`">`,
 		`<option value="once">this call once</option><option value="session">for this session</option><option value="user">for me for…</option>`,
 		`<label class="hours-field" hidden=""><input class="hours" type="number" min="1" max="8784"> hours</label>`,
-		`<label class="for-rule-field"><input class="for-rule" type="checkbox"> the rule, not only calc</label>`,
+		`<label class="for-rule-field" hidden=""><input class="for-rule" type="checkbox"> the rule, not only calc</label>`,
 		`<button class="primary approve">Approve</button><button class="reject">Deny</button>`,
 	)
+
+	_, dom = grantStage(t, results, "chosen")
+	mustContain(t, "chosen", dom, // "for me for…" shows the hours and the choice of the rule
+		`<label class="hours-field"><input class="hours" type="number" min="1" max="8784"> hours</label>`,
+		`<label class="for-rule-field"><input class="for-rule" type="checkbox"> the rule, not only calc</label>`)
 
 	_, dom = grantStage(t, results, "approved")
 	mustContain(t, "approved", dom,

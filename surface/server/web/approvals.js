@@ -36,10 +36,11 @@ function askApproval(id, message, meta) {
   }
   const hours = el("input", "hours"); hours.type = "number"; hours.min = "1"; hours.max = "8784"; hours.value = "8";
   const hoursField = el("label", "hours-field"); hoursField.append(hours, " hours"); hoursField.hidden = true;
-  scope.onchange = () => { hoursField.hidden = scope.value !== "user"; };
   const forRule = el("input", "for-rule"); forRule.type = "checkbox";
   const ruleField = el("label", "for-rule-field"); ruleField.append(forRule, " the rule, not only " + (m.toolName || "this tool"));
-  ruleField.hidden = !m.rule;
+  ruleField.hidden = true;
+  // Hours are for a grant for me; "the rule" for any grant, when a rule asked.
+  scope.onchange = () => { hoursField.hidden = scope.value !== "user"; ruleField.hidden = !m.rule || scope.value === "once"; };
   const yes = el("button", "primary approve", "Approve"), no = el("button", "reject", "Deny");
   yes.onclick = () => {
     // A grant for a user names them: a caller with no name (the administrator's token)
