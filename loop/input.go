@@ -23,7 +23,8 @@ type InputRequest struct {
 	Schema  json.RawMessage `json:"schema,omitempty"`
 	// Connect, when set, is the link (a path on the served host, or an absolute URL)
 	// that signs the user in to what the call needs: a per-user MCP server. The
-	// console offers it as a "Connect" button.
+	// console offers it as a "Connect" button. Only the host sets it (a per-user
+	// server's sign-in): an MCP server's elicitation or a plugin cannot.
 	Connect string `json:"connect,omitempty"`
 }
 
