@@ -25,7 +25,8 @@ const SessionPrefix = "a2a-"
 // run that completes then ends the task completed, its final text also in the status
 // message; one that stops for an approval leaves the task input-required, saying which
 // tool waits; a reply to that task of "approve" (or "yes") approves the waiting calls and
-// anything else rejects them, as the console's buttons would; any other end fails the task
+// anything else rejects them, as the console's buttons would, and a data part in the reply
+// answers with a scope, as the console's choice does (answer.go); any other end fails the task
 // with the run's reason.
 type Executor struct {
 	Run RunFunc
@@ -47,12 +48,11 @@ func (x *Executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			return
 		}
 		in := loop.RunInput{SessionID: SessionPrefix + ec.ContextID, RunID: runID(ec)}
-		text := textOf(ec.Message)
 		if pending := pendingCalls(ec.StoredTask); len(pending) > 0 {
-			ok := isYes(text)
+			a := answerOf(ec.Message) // answer.go
 			in.Approvals = map[string]loop.Approval{}
 			for _, id := range pending {
-				in.Approvals[id] = loop.Approval{Approved: ok, Reason: map[bool]string{true: "", false: "rejected over A2A: " + text}[ok]}
+				in.Approvals[id] = a
 			}
 		} else {
 			in.Messages = []loop.Message{{Role: loop.RoleUser, Content: messageParts(ec.Message)}}

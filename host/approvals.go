@@ -85,7 +85,7 @@ func (a hostApprovals) Grant(ctx context.Context, c loop.ApprovalCall, rule stri
 	if err != nil {
 		return "", err
 	}
-	now := time.Now()
+	now := a.h.now()
 	for _, g := range gs {
 		if g.Covers(c, rule, now) {
 			return g.ID, nil
@@ -134,7 +134,11 @@ func (a hostApprovals) Record(ctx context.Context, d loop.ApprovalDecision) {
 	_ = a.h.Audit(ctx, audit.Record{Action: audit.ActionApproval, Actor: actor, Target: d.Call.Session + "/" + d.Call.Run, Detail: detail})
 }
 
-// Grants lists the stored grants, expired ones included, oldest first.
+// Grants lists the live grants, oldest first. An expired grant is deleted here, where
+// every listing and every call's check reads the grants: it allows nothing and is
+// never shown, and its record stays in the audit log (the answer that made it, with its
+// expiry). A grant that cannot be deleted now is still left out, and deleted on a
+// later read.
 func (h *Host) Grants(ctx context.Context) ([]loop.Grant, error) {
 	l, ok := h.Store.(loop.KVLister)
 	if !ok {
@@ -145,6 +149,7 @@ func (h *Host) Grants(ctx context.Context) ([]loop.Grant, error) {
 		return nil, err
 	}
 	out := make([]loop.Grant, 0, len(keys))
+	now := h.now()
 	for _, k := range keys {
 		b, found, err := h.Store.KVGet(ctx, grantsKV, k)
 		if err != nil {
@@ -156,6 +161,10 @@ func (h *Host) Grants(ctx context.Context) ([]loop.Grant, error) {
 		var g loop.Grant
 		if err := json.Unmarshal(b, &g); err != nil {
 			return nil, fmt.Errorf("grant %s: %w", k, err)
+		}
+		if !now.Before(g.Expires) {
+			_ = h.deleteGrant(context.WithoutCancel(ctx), k) // best effort: left out either way
+			continue
 		}
 		out = append(out, g)
 	}
@@ -179,10 +188,30 @@ func (h *Host) RevokeGrant(ctx context.Context, id, actor string) error {
 	if !found || len(b) == 0 {
 		return ErrNoGrant
 	}
-	if err := h.Store.KVSet(ctx, grantsKV, id, nil); err != nil {
+	if err := h.deleteGrant(ctx, id); err != nil {
 		return err
 	}
 	return h.Audit(ctx, audit.Record{Action: ActionGrantRevoke, Actor: actorOf(actor), Target: id, Detail: map[string]string{"grant": string(b)}})
+}
+
+// deleteGrant removes a grant's row (a store that cannot delete a key gets it emptied,
+// which Grants skips).
+func (h *Host) deleteGrant(ctx context.Context, id string) error {
+	if d, ok := h.Store.(interface {
+		KVDelete(ctx context.Context, plugin, key string) error
+	}); ok {
+		return d.KVDelete(ctx, grantsKV, id)
+	}
+	return h.Store.KVSet(ctx, grantsKV, id, nil)
+}
+
+// now is the clock grants are measured by: Options.Clock, else the wall clock (the
+// loop stamps a grant's creation and expiry with the same clock).
+func (h *Host) now() time.Time {
+	if h.opts.Clock != nil {
+		return h.opts.Clock()
+	}
+	return time.Now()
 }
 
 // mayManageGrant reports whether p may see and revoke g: an admin or operator any, a

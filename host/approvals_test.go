@@ -48,7 +48,7 @@ reason = "deletes need an admin"
 
 // openApprovalHost opens a host on the store storeConf names (audit log and grants) with the Go
 // tools transfer and delete, the rules above, and the scripted model playing fixture.
-func openApprovalHost(t *testing.T, storeConf, fixture string, ap loop.Approver, ran *[]string) *Host {
+func openApprovalHost(t *testing.T, storeConf, fixture string, ap loop.Approver, ran *[]string, more ...func(*Options)) *Host {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(fixture), 0o644); err != nil {
@@ -76,7 +76,11 @@ options = { script = "script.json" }
 			return loop.TextResult("done " + c.ID), nil
 		}}
 	}
-	h, err := Open(context.Background(), Options{Manifest: p, CacheDir: wasmCache, Approver: ap, Tools: []loop.Tool{tool("transfer"), tool("delete")}})
+	opts := Options{Manifest: p, CacheDir: wasmCache, Approver: ap, Tools: []loop.Tool{tool("transfer"), tool("delete")}}
+	for _, f := range more {
+		f(&opts)
+	}
+	h, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func loginRequest(c manifest.MCPServerConfig, user string) loop.InputRequest {
 		link = base + link
 	}
 	return loop.InputRequest{Message: fmt.Sprintf("Connect your account to the MCP server %q to go on: open %s "+
-		"(or run `agenthost mcp login %s --user %s`), then resume the run.", c.Name, link, c.Name, user)}
+		"(or run `agenthost mcp login %s --user %s`), then resume the run.", c.Name, link, c.Name, user), Connect: link}
 }
 
 // callbackPath is where the served host takes the authorization server's redirect.

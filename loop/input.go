@@ -21,6 +21,11 @@ import (
 type InputRequest struct {
 	Message string          `json:"message"`
 	Schema  json.RawMessage `json:"schema,omitempty"`
+	// Connect, when set, is the link (a path on the served host, or an absolute URL)
+	// that signs the user in to what the call needs: a per-user MCP server. The
+	// console offers it as a "Connect" button. Only the host sets it (a per-user
+	// server's sign-in): an MCP server's elicitation or a plugin cannot.
+	Connect string `json:"connect,omitempty"`
 }
 
 // InputRequiredError is returned by a tool that needs an answer first.
@@ -40,6 +45,7 @@ type InputRequiredData struct {
 	Name    string          `json:"name"`
 	Message string          `json:"message"`
 	Schema  json.RawMessage `json:"schema,omitempty"`
+	Connect string          `json:"connect,omitempty"` // InputRequest.Connect
 }
 
 // InputAsker is an optional Approver extension: an Approver that can ask a person for a

@@ -172,7 +172,7 @@ func (r *run) callWave(calls []ToolCall, timeouts []time.Duration, par int) (res
 // for input rather than waiting in a nested run.
 func (r *run) awaitInput(pc *pendingCall) {
 	if pc.input != nil {
-		r.journal.emit(EventInputRequired, &InputRequiredData{ID: pc.call.ID, Name: pc.call.Name, Message: pc.input.Message, Schema: pc.input.Schema})
+		r.journal.emit(EventInputRequired, &InputRequiredData{ID: pc.call.ID, Name: pc.call.Name, Message: pc.input.Message, Schema: pc.input.Schema, Connect: pc.input.Connect})
 	}
 }
 

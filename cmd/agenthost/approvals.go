@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,22 +16,16 @@ import (
 func newApprovalsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "approvals", Short: "Approval grants: list and revoke"}
 	grants := &cobra.Command{Use: "grants", Short: "The standing yeses approvers gave (for a session, or for a user for some hours)"}
-	var jsonOut, all bool
-	list := &cobra.Command{Use: "list", Short: "List grants, oldest first (live ones; --all with the expired)", Args: cobra.NoArgs,
-		Example: "  agenthost approvals grants list\n  agenthost approvals grants list --all --json",
+	var jsonOut bool
+	list := &cobra.Command{Use: "list", Short: "List the live grants, oldest first (expired ones are deleted as they are read)", Args: cobra.NoArgs,
+		Example: "  agenthost approvals grants list\n  agenthost approvals grants list --json",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, func(h *host.Host) error {
 				gs, err := h.Grants(cmd.Context())
 				if err != nil {
 					return failed(err)
 				}
-				now := time.Now()
-				shown := []loop.Grant{}
-				for _, g := range gs {
-					if all || now.Before(g.Expires) {
-						shown = append(shown, g)
-					}
-				}
+				shown := append([]loop.Grant{}, gs...)
 				if jsonOut {
 					return printJSON(cmd, shown)
 				}
@@ -49,7 +45,6 @@ func newApprovalsCmd() *cobra.Command {
 			})
 		}}
 	list.Flags().BoolVar(&jsonOut, "json", false, "print JSON")
-	list.Flags().BoolVar(&all, "all", false, "include expired grants")
 	revoke := &cobra.Command{Use: "revoke ID", Short: "Revoke a grant: the calls it allowed ask again (recorded in the audit log)", Args: cobra.ExactArgs(1),
 		Example: "  agenthost approvals grants revoke grant_3f2a9c0d1e4b5a6f",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,4 +62,32 @@ func newApprovalsCmd() *cobra.Command {
 	grants.AddCommand(list, revoke)
 	cmd.AddCommand(grants)
 	return cmd
+}
+
+// terminalAnswer reads an answer typed at the prompt: y allows the call; s the tool for
+// the rest of the session; h N (or hN) the tool for the run's user for N hours
+// (docs/approvals.md); anything else, and an h with no valid number, refuses.
+func terminalAnswer(line string) loop.Approval {
+	switch line {
+	case "y", "yes":
+		return loop.Approval{Approved: true}
+	case "s", "session":
+		return loop.Approval{Approved: true, Scope: loop.ScopeSession}
+	}
+	n, ok := strings.CutPrefix(line, "h")
+	if !ok {
+		return loop.Approval{Reason: "rejected by the user"}
+	}
+	hours, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	if err == nil && hours <= 0 {
+		err = errors.New("must be more than 0")
+	}
+	a := loop.Approval{Approved: true}
+	if err == nil {
+		a, err = loop.GrantAnswer{Scope: loop.ScopeUser, Hours: hours}.Widen(a)
+	}
+	if err != nil {
+		return loop.Approval{Reason: fmt.Sprintf("rejected: the answer %q names no hours (h8 is for 8 hours): %v", line, err)}
+	}
+	return a
 }

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/audit"
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store/pgtest"
 )
 
@@ -122,5 +124,50 @@ func terminalGrant(t *testing.T, pg bool) {
 	want := []string{"policy c1 ask approver  ", "ana c1 allow approver session " + g, "policy c2 allow grant  " + g, "cli revoked " + g}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Through the binary: at the terminal, "h 2" allows calc for the run's user for 2
+// hours: the run's second call runs without a question, and so do both calls of a
+// later session of the same user run with --approve none (no one to ask: the grant
+// answers); the grant is listed as ana's, expiring 2 hours after it was given. An "h"
+// with no valid number of hours is a no.
+func TestE2E_ATerminalGrantForNHoursAnswersTheUsersOtherSessions(t *testing.T) {
+	e := newEnv(t, "", `require_approval = ["calc"]`, [2]string{"scripted", `{"turns": [
+	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\": \"1+1\"}"}]},
+	  {"tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\": \"2+2\"}"}]},
+	  {"expect": {"last_role": "tool"}, "text": "{{result c1}} {{result c2}}"}]}`})
+	ask := func(session, answer string) (string, string) {
+		cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "--user", "ana", "--session", session, "--new", "go")
+		cmd.Dir, cmd.Stdin = e.dir, strings.NewReader(answer)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run: %v %s", err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	out, errs := ask("s0", "h\nn\n")
+	if !strings.Contains(out, `rejected: the answer \"h\" names no hours (h8 is for 8 hours)`) {
+		t.Fatalf("an h with no hours was not a no:\nstderr: %s\nstdout: %s", errs, out)
+	}
+	if r := e.agenthost(t, "approvals", "grants", "list", "--json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Fatalf("an h with no hours left a grant: %s", r.stdout)
+	}
+	out, errs = ask("s1", "h 2\n")
+	if n := strings.Count(errs, "? allow calc"); n != 1 || !strings.Contains(errs, "h8: for you for 8 hours") || !strings.Contains(out, `"text":"2 4"`) {
+		t.Fatalf("asked %d times, want once\nstderr: %s\nstdout: %s", n, errs, out)
+	}
+	r := e.agenthost(t, "run", "--json", "--user", "ana", "--approve", "none", "--session", "s2", "--new", "go")
+	if r.code != 0 || !strings.Contains(r.stdout, `"text":"2 4"`) {
+		t.Fatalf("ana's other session: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var grants []loop.Grant
+	r = e.agenthost(t, "approvals", "grants", "list", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &grants); err != nil || len(grants) != 1 {
+		t.Fatalf("grants: %v %s %s", err, r.stdout, r.stderr)
+	}
+	if g := grants[0]; g.Scope != "user" || g.User != "ana" || g.By != "ana" || g.Tool != "calc" || g.Expires.Sub(g.Created) != 2*time.Hour {
+		t.Fatalf("grant %+v: want calc for ana for 2 hours", g)
 	}
 }

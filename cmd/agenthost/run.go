@@ -49,7 +49,8 @@ no words are given). --session continues a stored session; an id that is not sto
 an error unless --new says to start it.
 
 Tool calls that need approval are asked on the terminal (--approve ask, reading stdin:
-y allows the call, s allows the tool for the rest of the session, anything else refuses);
+y allows the call, s allows the tool for the rest of the session, h8 allows it for
+--user for 8 hours (any number of hours), anything else refuses);
 with no terminal, --approve all allows them and --approve none refuses them. A question
 that finds stdin at its end stops the run with exit 2 and keeps the session.
 
@@ -270,7 +271,7 @@ func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approv
 	if a.noInput {
 		return loop.Approval{}, loop.ErrApprovalPending
 	}
-	fmt.Fprintf(a.out, "? allow %s %s [y/s/N] (s: %s for the rest of this session) ", c.Name, c.Arguments, c.Name)
+	fmt.Fprintf(a.out, "? allow %s %s [y/s/hN/N] (s: %s for the rest of this session; h8: for you for 8 hours) ", c.Name, c.Arguments, c.Name)
 	type reply struct {
 		line string
 		err  error
@@ -289,13 +290,7 @@ func (a *askApprover) Approve(ctx context.Context, c loop.ToolCall) (loop.Approv
 			a.noInput, a.tool = true, c.Name
 			return loop.Approval{}, loop.ErrApprovalPending
 		}
-		switch r.line {
-		case "y", "yes":
-			return loop.Approval{Approved: true}, nil
-		case "s", "session": // a grant for the tool in this session (docs/approvals.md)
-			return loop.Approval{Approved: true, Scope: loop.ScopeSession}, nil
-		}
-		return loop.Approval{Reason: "rejected by the user"}, nil
+		return terminalAnswer(r.line), nil
 	}
 }
 

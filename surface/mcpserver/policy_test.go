@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -248,5 +249,34 @@ func TestMCPServeHTTPCapsAndExpiresSessions(t *testing.T) {
 			t.Fatal("the idle session was never dropped")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Over MCP elicitation the form asks for the scope of a yes (once, session, user and
+// hours); a user's "session" is a grant: the next call of the tool in that MCP session
+// runs without asking.
+func TestMCPElicitationAnswerForTheSessionIsAGrant(t *testing.T) {
+	srv := policyHost(t, `tool_policy = { require_approval = ["measure"] }`)
+	var asked int
+	var schema string
+	elicit := func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		b, _ := json.Marshal(req.Params.RequestedSchema)
+		schema = string(b)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "scope": "session"}}, nil
+	}
+	cs := connect(t, srv, elicit)
+	for i := 0; i < 2; i++ {
+		if text, isErr := callText(t, cs, "measure", nil); isErr || text != `{"cm":180}` {
+			t.Fatalf("call %d: %q (error %v)", i, text, isErr)
+		}
+	}
+	if asked != 1 {
+		t.Fatalf("asked %d times, want once: the session grant answers the second call", asked)
+	}
+	for _, want := range []string{`"scope":{"default":"once","description":`, `"enum":["once","session","user"]`, `"hours":{"maximum":8784,"minimum":0,"title":"Hours (scope user)","type":"number"}`} {
+		if !strings.Contains(schema, want) {
+			t.Errorf("the form %s lacks %s", schema, want)
+		}
 	}
 }

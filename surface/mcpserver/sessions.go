@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -89,8 +90,17 @@ func approverFor(req *mcp.CallToolRequest) (loop.Approver, *inputApprover) {
 	return noElicitation{}, nil
 }
 
+// approvalSchema is the form a client's user answers: approve, and the scope of a yes
+// (docs/approvals.md): this call once, the tool for this MCP session, or for the user
+// for some hours.
 var approvalSchema = map[string]any{"type": "object", "required": []string{"approve"},
-	"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Allow this call"}}}
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "title": "Allow this call"},
+		"scope": map[string]any{"type": "string", "title": "Allow for", "enum": []string{loop.ScopeOnce, loop.ScopeSession, loop.ScopeUser},
+			"description": "once: this call; session: this tool for the rest of this session; user: this tool for you, for the hours below",
+			"default":     loop.ScopeOnce},
+		"hours": map[string]any{"type": "number", "title": "Hours (scope user)", "minimum": 0, "maximum": loop.MaxGrantHours},
+	}}
 
 // inputApprover interrupts the call (loop.ErrApprovalPending: the run ends
 // interrupted/approval_required, stored) and keeps the question for the client.
@@ -102,14 +112,25 @@ func (a *inputApprover) Approve(_ context.Context, c loop.ToolCall) (loop.Approv
 	return loop.Approval{}, loop.ErrApprovalPending
 }
 
-// answered is the user's answer to that question: only an accepted yes approves.
+// answered is the user's answer to that question: only an accepted yes approves, with
+// the scope the form gave (read by loop.GrantAnswer, the grant made in the loop's
+// pipeline as for every answer); a scope or hours of the wrong type is a no.
 type answered struct{ r *mcp.ElicitResult }
 
 func (a answered) Approve(context.Context, loop.ToolCall) (loop.Approval, error) {
-	if ok, _ := a.r.Content["approve"].(bool); a.r.Action == "accept" && ok {
-		return loop.Approval{Approved: true}, nil
+	if ok, _ := a.r.Content["approve"].(bool); !ok || a.r.Action != "accept" {
+		return loop.Approval{Reason: "the MCP client's user did not approve (" + a.r.Action + ")"}, nil
 	}
-	return loop.Approval{Reason: "the MCP client's user did not approve (" + a.r.Action + ")"}, nil
+	var g loop.GrantAnswer
+	b, _ := json.Marshal(map[string]any{"scope": a.r.Content["scope"], "hours": a.r.Content["hours"]})
+	if err := json.Unmarshal(b, &g); err != nil {
+		return loop.Approval{Reason: "the MCP client's answer has a scope or hours that are not a string and a number"}, nil
+	}
+	ap, err := g.Widen(loop.Approval{Approved: true})
+	if err != nil {
+		return loop.Approval{Reason: "the MCP client's answer: " + err.Error()}, nil
+	}
+	return ap, nil
 }
 
 // noElicitation refuses every call that needs approval, saying why: the client did not

@@ -108,7 +108,7 @@ func mustContain(t *testing.T, what, dom string, wants ...string) {
 
 // TestConsoleInChromium drives the web console in headless Chromium through a scripted
 // run: the tool call needing approval shows as a card with its arguments and inline
-// Approve/Reject; approving it runs the call, and the card gets its result and
+// Approve/Deny; approving it runs the call, and the card gets its result and
 // duration; reasoning is folded; usage and cost add up over both runs; the session is
 // listed under its title; the plugin panel shows calc's permissions; each run links to
 // its raw events; search filters the sessions; text from the model stays text.
@@ -124,7 +124,7 @@ func TestConsoleInChromium(t *testing.T) {
 		`<div class="msg assistant">Let me compute.</div>`,
 		`<div class="tool-card awaiting" data-call-id="c1"><div class="head"><span class="name">calc</span><span class="state">awaiting approval</span>`,
 		"<pre class=\"args\">{\n  \"expression\": \"17*23\"\n}</pre>",
-		`<button class="primary approve">Approve</button><button class="reject">Reject</button>`,
+		`<button class="primary approve">Approve</button><button class="reject">Deny</button>`,
 		`tokens 100 in · 20 out · $0.0012`,
 		`<span id="status" class="s-interrupted">awaiting approval</span>`,
 	)

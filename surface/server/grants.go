@@ -2,13 +2,18 @@ package server
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/loop"
 )
+
+// approvalsJS is the console's approval, grant and connect views (web/approvals.js).
+//
+//go:embed web/approvals.js
+var approvalsJS []byte
 
 // grantDoor is the part of the host's door that lists and revokes approval grants
 // (docs/approvals.md): who may see or revoke which is the door's decision.
@@ -25,8 +30,8 @@ func (s *Server) grantDoor(w http.ResponseWriter) (grantDoor, bool) {
 	return g, ok
 }
 
-// handleGrants is GET /v1/approvals/grants: the live grants the caller may see (?all=1
-// with the expired).
+// handleGrants is GET /v1/approvals/grants: the live grants the caller may see (the
+// host deletes expired ones as it reads them).
 func (s *Server) handleGrants(w http.ResponseWriter, r *http.Request) {
 	g, ok := s.grantDoor(w)
 	if !ok {
@@ -38,14 +43,10 @@ func (s *Server) handleGrants(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, http.StatusInternalServerError, "grants: "+err.Error(), err)
 		return
 	}
-	all, now := r.URL.Query().Get("all") == "1", time.Now()
-	out := []loop.Grant{}
-	for _, x := range gs {
-		if all || now.Before(x.Expires) {
-			out = append(out, x)
-		}
+	if gs == nil {
+		gs = []loop.Grant{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"grants": out})
+	writeJSON(w, http.StatusOK, map[string]any{"grants": gs})
 }
 
 // handleRevokeGrant is DELETE /v1/approvals/grants/{id}: 204, or 404 for a grant the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -181,19 +180,16 @@ func approval(r resumeEntry) (loop.Approval, error) {
 		Input    map[string]any `json:"input"` // the answer to an input_required interrupt
 		// A grant (docs/approvals.md): scope once|session|user, for_rule, hours (user
 		// scope; session optional); args_hash binds the answer to the arguments shown.
-		Scope    string  `json:"scope"`
-		ForRule  bool    `json:"for_rule"`
-		Hours    float64 `json:"hours"`
-		ArgsHash string  `json:"args_hash"`
+		loop.GrantAnswer
+		ArgsHash string `json:"args_hash"`
 	}
 	if err := json.Unmarshal(p, &obj); err != nil || obj.Approved == nil {
 		return loop.Approval{}, errors.New(`payload: want true, false or {"approved": true|false, "reason": "...", "input": {...}}`)
 	}
-	if obj.Hours < 0 || obj.Hours > 24*366 {
-		return loop.Approval{}, errors.New("payload: hours must be between 0 and 8784")
+	a, err := obj.Widen(loop.Approval{Approved: *obj.Approved, Reason: obj.Reason, ArgsHash: obj.ArgsHash})
+	if err != nil {
+		return loop.Approval{}, errors.New("payload: " + err.Error())
 	}
-	a := loop.Approval{Approved: *obj.Approved, Reason: obj.Reason, Scope: obj.Scope, ForRule: obj.ForRule,
-		For: time.Duration(obj.Hours * float64(time.Hour)), ArgsHash: obj.ArgsHash}
 	if obj.Input != nil {
 		a.Input, _ = json.Marshal(obj.Input)
 	}

@@ -101,9 +101,9 @@ func pageEnv(t *testing.T) (*testEnv, <-chan string) {
 }
 
 // startChromium opens url in headless Chromium, in real time (no virtual time budget:
-// a run streamed by a loaded machine may take long); the browser is killed when the
-// test ends, or by stopChromium.
-func startChromium(t *testing.T, url string) *exec.Cmd {
+// a run streamed by a loaded machine may take long), with flags added; the browser is
+// killed when the test ends, or by stopChromium.
+func startChromium(t *testing.T, url string, flags ...string) *exec.Cmd {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -117,7 +117,8 @@ func startChromium(t *testing.T, url string) *exec.Cmd {
 	}
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--window-size=1200,800", "--user-data-dir="+profile, url)
+		"--window-size=1200,800", "--user-data-dir="+profile)
+	cmd.Args = append(append(cmd.Args, flags...), url)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers go with it
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

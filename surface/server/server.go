@@ -185,6 +185,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("GET /v1/audit", s.auth(s.atLeast(access.RoleAdmin, s.handleAudit)))
 	s.mux.Handle("GET /v1/approvals/grants", s.auth(s.atLeast(access.RoleUser, s.handleGrants)))
 	s.mux.Handle("DELETE /v1/approvals/grants/{id}", s.auth(s.atLeast(access.RoleUser, s.handleRevokeGrant)))
+	s.mux.HandleFunc("GET /approvals.js", func(w http.ResponseWriter, _ *http.Request) { serveJS(w, approvalsJS) })
 	s.mux.Handle("GET /v1/memory", s.auth(s.handleMemoryList))
 	s.mux.Handle("POST /v1/memory", s.auth(s.handleMemoryAdd))
 	s.mux.Handle("DELETE /v1/memory", s.auth(s.handleMemoryDelete))

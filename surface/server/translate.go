@@ -135,7 +135,7 @@ func (t *translator) Translate(e loop.Event) []aguiEvent {
 		}
 	case *loop.InputRequiredData: // a tool asks for a human's input (an MCP elicitation)
 		t.interrupts = append(t.interrupts, interrupt{ID: d.ID, Reason: "input_required", Message: d.Message, ToolCallID: d.ID,
-			Metadata: map[string]any{"toolName": d.Name, "schema": d.Schema}})
+			Metadata: inputMetadata(d)})
 	case *loop.FinalData:
 		f := *d
 		t.final = &f
@@ -405,6 +405,16 @@ func (t *translator) finish(out []aguiEvent, b func(string) base, d loop.RunFini
 		ev.Outcome = &outcome{Type: "success"}
 	}
 	return append(out, ev)
+}
+
+// inputMetadata is an input_required interrupt's metadata: the tool, the answer's
+// schema, and the link that connects the user's account (connect), when it asks that.
+func inputMetadata(d *loop.InputRequiredData) map[string]any {
+	m := map[string]any{"toolName": d.Name, "schema": d.Schema}
+	if d.Connect != "" {
+		m["connect"] = d.Connect
+	}
+	return m
 }
 
 // approvalMetadata is an approval interrupt's metadata: the call, what the answer is
