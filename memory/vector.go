@@ -178,3 +178,37 @@ func CosineUnit(b []byte, u []float32) float64 {
 	}
 	return dot / math.Sqrt(n)
 }
+
+// CosineUnitEncoded is CosineUnit with u in EncodeVector's form too (ub), both read in
+// place: what a store that scores vectors where it reads them (inside SQLite, without
+// copying each vector out) computes. Same result as CosineUnit(b, u) for ub =
+// EncodeVector(u), since the encoding keeps every float32 exactly.
+func CosineUnitEncoded(b, ub []byte) float64 {
+	if len(b) != len(ub) || len(b) == 0 || len(b)%4 != 0 {
+		return 0
+	}
+	n := len(b) / 4
+	b, ub = b[:4*n], ub[:4*n]
+	var d0, d1, n0, n1 float32
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		x0 := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		x1 := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
+		u0 := math.Float32frombits(binary.LittleEndian.Uint32(ub[4*i:]))
+		u1 := math.Float32frombits(binary.LittleEndian.Uint32(ub[4*i+4:]))
+		d0 += x0 * u0
+		d1 += x1 * u1
+		n0 += x0 * x0
+		n1 += x1 * x1
+	}
+	for ; i < n; i++ {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		d0 += x * math.Float32frombits(binary.LittleEndian.Uint32(ub[4*i:]))
+		n0 += x * x
+	}
+	dot, nn := float64(d0+d1), float64(n0+n1)
+	if nn == 0 || math.IsNaN(dot) || math.IsInf(dot, 0) {
+		return 0
+	}
+	return dot / math.Sqrt(nn)
+}

@@ -79,6 +79,13 @@ type IndexDB interface {
 	Assigned(ctx context.Context, sc IndexScope, st *IndexState, n int) error
 }
 
+// IndexScorer is an IndexDB that scores where it reads (the SQLite store, which would
+// otherwise copy every vector out of the database): SearchScore is SearchScan calling fn
+// with memory.CosineUnit(b, unit) instead of b.
+type IndexScorer interface {
+	SearchScore(ctx context.Context, sc IndexScope, kind memory.Kind, st *IndexState, probe []int64, unit []float32, fn func(id []byte, score float64, straggler bool)) error
+}
+
 // BuildIndex brings sc's index up to date: trains it when it has none and holds
 // memory.IndexFrom vectors or more, or when it has grown to twice its training; gives the
 // stragglers lists otherwise. Concurrent builds (two processes) are safe, since a
@@ -303,12 +310,18 @@ func SearchVectors(ctx context.Context, db IndexDB, b *IndexBuilder, q memory.Qu
 			}
 		}
 		stragglers := 0
-		err := db.SearchScan(ctx, sc, q.Kind, st, probe, func(id, vec []byte, straggler bool) {
+		add := func(id []byte, score float64, straggler bool) {
 			if straggler {
 				stragglers++
 			}
-			top.add(id, memory.CosineUnit(vec, u))
-		})
+			top.add(id, score)
+		}
+		var err error
+		if sd, ok := db.(IndexScorer); ok {
+			err = sd.SearchScore(ctx, sc, q.Kind, st, probe, u, add)
+		} else {
+			err = db.SearchScan(ctx, sc, q.Kind, st, probe, func(id, vec []byte, straggler bool) { add(id, memory.CosineUnit(vec, u), straggler) })
+		}
 		if err != nil {
 			return nil, err
 		}

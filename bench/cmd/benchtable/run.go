@@ -37,6 +37,8 @@ func jobs() []job {
 		// A fixed count: each op writes its session's history first (untimed).
 		{dir: ".", bench: "^BenchmarkRunHistory$", pkg: "./bench/", why: "run start vs history (9/81/801 messages)", benchtime: "40x"},
 		{dir: ".", bench: "^BenchmarkWorkflowStep$", pkg: "./bench/", why: "workflow step vs direct pipeline call"},
+		// A fixed count: each op starts a server and its provider.
+		{dir: ".", bench: "^BenchmarkServeIdle$", pkg: "./bench/", why: "idle serve RSS", benchtime: "5x"},
 	}
 }
 

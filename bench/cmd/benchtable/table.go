@@ -102,6 +102,10 @@ func summary(s samples) []row {
 		row{"Peak RSS with 1,000 concurrent sessions", fmt.Sprintf("%.0f MiB", rss), "1 GiB", percent(rss, 1024) + " of it",
 			"< 1 GiB", check(rss < 1024, rss, 1), "69 MiB"},
 		row{"Memory per idle session (one-step run kept in a MemoryStore)", fmtBytes(idle), "–", "–", "–", "", "6.77 KiB"})
+	if idleServe := s.stat("BenchmarkServeIdle", "rss-MiB/op"); idleServe.n > 0 {
+		rows = append(rows, row{"Idle `serve` RSS (SQLite store, scripted provider, no plugin; the provider's process not counted)",
+			fmt.Sprintf("%.1f MiB (%.1f – %.1f)", idleServe.median, idleServe.min, idleServe.max), "–", "–", "–", "", "75 MiB (issue 53)"})
+	}
 	rows = append(rows, procStartRow(s))
 
 	r10, r100, shared := ns("BenchmarkMemoryRecall/10k"), ns("BenchmarkMemoryRecall/100k"), ns("BenchmarkMemoryRecall/100k-1000-users")
@@ -177,7 +181,7 @@ func details(s samples) string {
 	for _, name := range s.names() {
 		t := s.stat(name, "ns/op")
 		var other []string
-		for _, u := range []string{"runs/s", "peak-RSS-MiB", "B/idle-session"} {
+		for _, u := range []string{"runs/s", "peak-RSS-MiB", "B/idle-session", "rss-MiB/op"} {
 			if o := s.stat(name, u); o.n > 0 {
 				other = append(other, fmt.Sprintf("%s %s", count(o.median), u))
 			}
