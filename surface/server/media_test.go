@@ -14,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"runtime"
 	"testing"
 	"time"
@@ -42,9 +44,19 @@ func pngBytes(t testing.TB, w, h int, c color.Color) []byte {
 func refOf(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
 // mediaHost serves a real host (SQLite) with two users, ana and bob, through its door.
-func mediaHost(t *testing.T, maxBody int64) (*host.Host, *testEnv) {
+func mediaHost(t *testing.T, maxBody int64, extra string) (*host.Host, *testEnv) {
 	t.Helper()
 	m := writeManifest(t, t.TempDir(), `{"turns": [{"text": "seen"}, {"text": "seen"}, {"text": "seen"}]}`, "", false)
+	if extra != "" {
+		f, err := os.OpenFile(m, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(extra)
+			f.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	h, err := host.Open(context.Background(), host.Options{Manifest: m, Approver: InterruptApprover{}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +115,7 @@ func (e *testEnv) fetch(t *testing.T, token, path string) fetched {
 // as a download, never sniffed by the browser and never able to run script; a foreign
 // user, an unknown session, another session's ref and a path all get the same 404.
 func TestAttachmentRoute_ServesTheOwnerTheSniffedBytesAndEveryMissTheSame404(t *testing.T) {
-	_, e := mediaHost(t, 0)
+	_, e := mediaHost(t, 0, "")
 	img := pngBytes(t, 4, 4, color.RGBA{R: 200, A: 255})
 	page := []byte("<!DOCTYPE html><html><body><script>parent.pwned = 1</script></body></html>")
 	svg := []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>parent.pwned = 1</script></svg>`)
@@ -163,7 +175,7 @@ func TestAttachmentRoute_ServesTheOwnerTheSniffedBytesAndEveryMissTheSame404(t *
 // it too, and one request allocates a bounded multiple of its size: the store's sealed
 // copy and the opened one, never a third (measured, TotalAlloc).
 func TestAttachmentRoute_ServesTheLargestPartWholeAndInRangesWithBoundedMemory(t *testing.T) {
-	_, e := mediaHost(t, 40<<20)
+	_, e := mediaHost(t, 40<<20, "")
 	big := make([]byte, loop.DefaultAttachmentPartBytes)
 	for i := range big {
 		big[i] = byte(i * 7 % 251)
@@ -201,5 +213,30 @@ func TestAttachmentRoute_ServesTheLargestPartWholeAndInRangesWithBoundedMemory(t
 	rr.Body.Close()
 	if rr.StatusCode != http.StatusPartialContent || !bytes.Equal(part, big[10485760:10485776]) {
 		t.Fatalf("range: %d %x", rr.StatusCode, part)
+	}
+}
+
+// [attachments] in the manifest bounds what a served run stores: with max_part = 1KiB a
+// 2 KiB part is refused before the model is called, naming the part and the limit, and
+// nothing of it is stored; a 1 KiB part is taken. max_session bounds the session's sum.
+func TestAttachmentLimitsFromTheManifestBoundAServedRun(t *testing.T) {
+	_, e := mediaHost(t, 0, "\n[attachments]\nmax_part = \"1KiB\"\nmax_session = \"1536B\"\n")
+	two := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("x"), 2048-9)...)
+	last := func(evs []map[string]any) string { b := brief(evs); return b[len(b)-1] }
+	if got := last(e.run(t, mediaRunBody("s1", "r1", map[string][]byte{"two.pdf": two}))); got != `RUN_ERROR error: input message 1: part 2 (file "two.pdf"): attachment over its limit: 2048 bytes, over the 1024-byte limit per part` {
+		t.Errorf("a 2 KiB part: %s", got)
+	}
+	one := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("y"), 1024-9)...)
+	if got := last(e.run(t, mediaRunBody("s1", "r2", map[string][]byte{"one.pdf": one}))); got != "RUN_FINISHED success completed/end_turn" {
+		t.Errorf("a 1 KiB part: %s", got)
+	}
+	other := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("z"), 1024-9)...)
+	if got := last(e.run(t, mediaRunBody("s1", "r3", map[string][]byte{"other.pdf": other}))); !strings.HasSuffix(got, "the session's attachments would take 2048 bytes, over its 1536-byte limit") {
+		t.Errorf("a second 1 KiB part: %s", got)
+	}
+	for ref, code := range map[string]int{refOf(two): 404, refOf(one): 200, refOf(other): 404} {
+		if f := e.fetch(t, "ah_ana", "/v1/sessions/s1/attachments/"+ref); f.code != code {
+			t.Errorf("attachment %.12s: %d, want %d", ref, f.code, code)
+		}
 	}
 }
