@@ -15,8 +15,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
