@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -238,5 +240,34 @@ func TestAttachmentLimitsFromTheManifestBoundAServedRun(t *testing.T) {
 		if f := e.fetch(t, "ah_ana", "/v1/sessions/s1/attachments/"+ref); f.code != code {
 			t.Errorf("attachment %.12s: %d, want %d", ref, f.code, code)
 		}
+	}
+}
+
+// A real Wasm guardrail (the media_guard example) refuses a served run's audio part from
+// what the host tells it of the part, and the part is not stored; a PDF passes.
+func TestAWasmGuardrailRefusesAnAudioPartOfAServedRun(t *testing.T) {
+	guard := filepath.Join(repoRoot(t), "plugins/examples/go/media_guard/media_guard.wasm")
+	if _, err := os.Stat(guard); err != nil {
+		cmd := exec.Command("bash", "scripts/plugins.d/examples.sh", "media_guard")
+		cmd.Dir = repoRoot(t)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build media_guard: %v\n%s", err, b)
+		}
+	}
+	_, e := mediaHost(t, 0, fmt.Sprintf("\n[[plugins]]\nname = \"media_guard\"\nkind = \"guardrail\"\nwasm = %q\n[plugins.permissions]\nconfig = { refuse = \"audio\" }\n", guard))
+	wav := append([]byte("RIFF\x24\x00\x00\x00WAVEfmt "), make([]byte, 64)...)
+	evs := e.run(t, mediaRunBody("s1", "r1", map[string][]byte{"memo.wav": wav}))
+	if b := brief(evs); b[len(b)-1] != `RUN_ERROR error: blocked by guardrail "media_guard" at input: audio "memo.wav" (audio/wav) is refused (audio)` {
+		t.Fatalf("an audio part: %v", b)
+	}
+	if f := e.fetch(t, "ah_ana", "/v1/sessions/s1/attachments/"+refOf(wav)); f.code != 404 {
+		t.Fatalf("the refused audio was stored: %d", f.code)
+	}
+	pdf := []byte("%PDF-1.4 fine")
+	if b := brief(e.run(t, mediaRunBody("s1", "r2", map[string][]byte{"ok.pdf": pdf}))); b[len(b)-1] != "RUN_FINISHED success completed/end_turn" {
+		t.Fatalf("a PDF: %v", b)
+	}
+	if f := e.fetch(t, "ah_ana", "/v1/sessions/s1/attachments/"+refOf(pdf)); f.code != 200 {
+		t.Fatalf("the PDF: %d", f.code)
 	}
 }
