@@ -7,6 +7,7 @@
 //	POST /v1/runs/{run}/abort   the same, when only one session has that run id in progress (else 409)
 //	GET  /v1/sessions           stored sessions
 //	GET  /v1/sessions/{id}      one session's entries and runs, as JSON
+//	GET  /v1/sessions/{id}/attachments/{ref}  a stored media part's bytes (media.go)
 //	POST /v1/sessions/{id}/runs/{run}/feedback  {score, comment} on a stored run (feedback.go)
 //	GET  /v1/insights[?since=7d] the stored runs summed up (insights, insights.go)
 //	POST /v1/workflows/{name}/runs  run or resume a declared workflow, streamed as AG-UI (workflows.go)
