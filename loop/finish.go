@@ -288,7 +288,7 @@ func (r *run) guardParts(stage Stage, content, tool string, parts []Part) (strin
 	if len(r.cfg.Guardrails) == 0 {
 		return content, nil
 	}
-	media, err := r.mediaInfo(parts)
+	media, err := r.mediaInfo(parts, stage == StageToolResult)
 	if err != nil {
 		return "", err
 	}

@@ -118,3 +118,29 @@ func TestGuardrailsSeeToolResultMediaBeforeItIsStored(t *testing.T) {
 		t.Errorf("the blocked image was stored: %v", err)
 	}
 }
+
+// A tool's part that cannot be read (a broken data: URL) is left out of what the
+// guardrail sees and becomes a "not kept" text part, as without guardrails; the rest of
+// the result is kept.
+func TestAToolsUnreadablePartIsNotKeptAndTheGuardrailSeesTheRest(t *testing.T) {
+	small := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	shot := FuncTool{ToolSpec: ToolSpec{Name: "shot"}, Fn: func(context.Context, ToolCall) (ToolResult, error) {
+		return ToolResult{Content: []Part{TextPart("two"), {Type: PartImage, URL: "data:image/png,notbase64"}, {Type: PartImage, Data: small}}}, nil
+	}}
+	g := &mediaGuard{}
+	m := script(turn{calls: []ToolCall{call("c1", "shot", `{}`)}}, turn{text: "seen"})
+	a := newAgent(t, Config{Model: m, Tools: tools(t, shot), Guardrails: []Guardrail{g}})
+	if res, err := a.Run(context.Background(), userIn("s", "go")); err != nil || res.Status != StatusCompleted {
+		t.Fatalf("run: %v %v", res.Status, err)
+	}
+	for _, in := range g.seen {
+		if in.Stage == StageToolResult && !reflect.DeepEqual(in.Media, []MediaInfo{{Type: PartImage, MimeType: "image/png", Size: int64(len(small))}}) {
+			t.Errorf("tool_result media = %+v", in.Media)
+		}
+	}
+	msgs := m.requests()[1].Messages
+	got := msgs[len(msgs)-1].Content
+	if len(got) != 3 || got[1].Text != "[image not kept: an image data: URL must be base64]" || got[2].Attachment != hexSum(small) {
+		t.Fatalf("tool message = %+v", got)
+	}
+}
