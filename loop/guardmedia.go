@@ -57,3 +57,15 @@ func (r *run) mediaInfo(parts []Part, skipBad bool) ([]MediaInfo, error) {
 	}
 	return out, nil
 }
+
+// mediaRefs is the stored media parts of parts as references (no bytes), for the
+// tool_result event; nil when there are none.
+func mediaRefs(parts []Part) []Part {
+	var out []Part
+	for _, p := range parts {
+		if p.IsMedia() && p.Attachment != "" {
+			out = append(out, Part{Type: p.Type, Attachment: p.Attachment, MimeType: p.MimeType, Name: p.Name, Size: p.Size})
+		}
+	}
+	return out
+}

@@ -144,3 +144,26 @@ func TestAToolsUnreadablePartIsNotKeptAndTheGuardrailSeesTheRest(t *testing.T) {
 		t.Fatalf("tool message = %+v", got)
 	}
 }
+
+// The tool_result event names the result's stored media by reference (type, attachment,
+// MIME type, name, size) and never carries their bytes.
+func TestToolResultEventCarriesMediaReferencesNotBytes(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	shot := FuncTool{ToolSpec: ToolSpec{Name: "shot"}, Fn: func(context.Context, ToolCall) (ToolResult, error) {
+		return ToolResult{Content: []Part{TextPart("a shot"), {Type: PartImage, Data: png, Name: "s.png"}}}, nil
+	}}
+	a := newAgent(t, Config{Model: script(turn{calls: []ToolCall{call("c1", "shot", `{}`)}}, turn{text: "seen"}), Tools: tools(t, shot)})
+	var got *ToolResultData
+	if _, err := a.RunWith(context.Background(), userIn("s", "go"), func(e Event) {
+		if d, ok := e.Data.(*ToolResultData); ok {
+			c := *d
+			got = &c
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []Part{{Type: PartImage, Attachment: hexSum(png), MimeType: "image/png", Name: "s.png", Size: int64(len(png))}}
+	if got == nil || got.Content != "a shot" || !reflect.DeepEqual(got.Media, want) {
+		t.Fatalf("tool_result = %+v, want media %+v", got, want)
+	}
+}

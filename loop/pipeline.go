@@ -385,7 +385,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
 		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused, Fallback: pc.fallback,
-		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds()}))
+		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds(), Media: mediaRefs(res.Content)}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res
 }

@@ -20,7 +20,7 @@ import (
 
 // mediaHarness frames the console, attaches a file through its upload control (as a
 // file picker would: a File set on the input; the browser calls it an image, the bytes
-// say PDF), clicks Run, and when the run has ended and the tool card's image has loaded
+// say PDF), clicks Run, notes the status when the tool's image first appears, and when the run has ended and the tool card's image has loaded
 // reports the DOM ("done", with the image's natural size on the body); then it clicks the
 // user message's download link and reports the file name and bytes the link would save
 // ("downloaded").
@@ -39,6 +39,11 @@ f.onload = () => {
     $("#upload").files = dt.files;
     $("#upload").dispatchEvent(new w.Event("change"));
     waitFor(() => d.body.dataset.attachments === "1", () => {
+      // Where the tool's image first appears: in the live stream (status "running") or
+      // only when the page redraws the session after the run.
+      new w.MutationObserver(() => {
+        if (!d.body.dataset.imageFirstSeen && $(".tool-card .media-image")) d.body.dataset.imageFirstSeen = $("#status").textContent;
+      }).observe(d.body, { subtree: true, childList: true });
       $("#send").click();
       const img = () => $(".tool-card .media-image");
       waitFor(() => runs() >= 1 && img() && img().complete && img().naturalWidth > 0, async () => {
@@ -73,7 +78,8 @@ func shotServer(t *testing.T, shot []byte) string {
 // provider as a subprocess, a go-sdk MCP server): a file attached through the console's
 // upload control goes with the message; the model calls the MCP tool; the provider then
 // gets both the PDF and the tool's PNG, byte for byte (its answer names their sha256s);
-// the tool card shows the image inline (loaded through the attachment route, 64×48), the
+// the tool card shows the image inline (loaded through the attachment route, 64×48) while
+// the run is still streaming (TOOL_CALL_RESULT's attachments) and after the redraw, the
 // user message offers the PDF for download, and the download serves its bytes. A
 // screenshot is left in testdata/screenshots.
 func TestConsoleShowsAnMCPImageResultAndTheModelGetsIt(t *testing.T) {
@@ -110,6 +116,7 @@ func TestConsoleShowsAnMCPImageResultAndTheModelGetsIt(t *testing.T) {
 		fmt.Sprintf(`file application/pdf %d B sha256:%s`, len(pdf), pdfRef),
 		fmt.Sprintf(`image image/png %d B sha256:%s`, len(shot), shotRef),
 		`data-image="64x48"`,
+		`data-image-first-seen="running"`,
 		`<span id="status" class="">finished: completed</span>`,
 	)
 	if !strings.Contains(dom, `<div class="msg assistant">I was given: file application/pdf`) {
