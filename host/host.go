@@ -290,7 +290,8 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 			MaxCallsPerTool: a.ToolPolicy.MaxCallsPerTool, MaxCallsPerRun: a.ToolPolicy.MaxCallsPerRun,
 			RequireApproval: append(slices.Clone(a.ToolPolicy.RequireApproval), h.requireApprovalOf()...), Timeout: time.Duration(a.ToolPolicy.Timeout),
 			ApprovalDefault: loop.PermissionVerdict(a.ToolPolicy.ApprovalDefault), ApprovalTTL: time.Duration(a.ToolPolicy.ApprovalTTL)},
-		Pricing: toPricing(a.Pricing),
+		Pricing:     toPricing(a.Pricing),
+		Attachments: loop.AttachmentLimits{PartBytes: int64(h.Manifest.Attachments.MaxPart), SessionBytes: int64(h.Manifest.Attachments.MaxSession)},
 		Limits: loop.Limits{MaxIterations: a.MaxIterations, MaxToolRounds: a.MaxToolRounds,
 			MaxRunDuration: time.Duration(a.MaxRunDuration), MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD},
 	}

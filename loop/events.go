@@ -146,6 +146,10 @@ type (
 		CacheAgeMS int64 `json:"cache_age_ms,omitempty"`
 		// Fallback names the tool whose result this failed call carries (fallback.go).
 		Fallback string `json:"fallback,omitempty"`
+		// Media are the result's stored media parts, as references (attachment, type,
+		// mime_type, name, size), never their bytes: how a client shows a tool's image
+		// as it comes (GET /v1/sessions/{id}/attachments/{ref}).
+		Media []Part `json:"media,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`

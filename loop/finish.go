@@ -280,8 +280,20 @@ func safeDecision(f func() (Decision, error)) (d Decision, err error) {
 // redacted) content, or an error saying which guardrail blocked it. Guardrails fail
 // closed: one that errors blocks.
 func (r *run) guard(stage Stage, content, tool string) (string, error) {
+	return r.guardParts(stage, content, tool, nil)
+}
+
+// guardParts is guard with the media of parts described to the guardrails (MediaInfo).
+func (r *run) guardParts(stage Stage, content, tool string, parts []Part) (string, error) {
+	if len(r.cfg.Guardrails) == 0 {
+		return content, nil
+	}
+	media, err := r.mediaInfo(parts, stage == StageToolResult)
+	if err != nil {
+		return "", err
+	}
 	for _, g := range r.cfg.Guardrails {
-		res, err := safeGuard(r.ctx, g, GuardInput{Stage: stage, Content: content, Tool: tool})
+		res, err := safeGuard(r.ctx, g, GuardInput{Stage: stage, Content: content, Tool: tool, Media: media})
 		if err != nil {
 			res = GuardResult{Action: GuardBlock, Reason: "guardrail failed: " + err.Error()}
 		}

@@ -116,11 +116,25 @@ const (
 	GuardRedact GuardAction = "redact"
 )
 
-// GuardInput is the content a guardrail checks. Tool is set for tool stages.
+// GuardInput is the content a guardrail checks. Tool is set for tool stages. Media
+// describes the image, audio and file parts beside the text (input and tool_result):
+// what they are, never their bytes (guardmedia.go).
 type GuardInput struct {
-	Stage   Stage  `json:"stage"`
-	Content string `json:"content"`
-	Tool    string `json:"tool,omitempty"`
+	Stage   Stage       `json:"stage"`
+	Content string      `json:"content"`
+	Tool    string      `json:"tool,omitempty"`
+	Media   []MediaInfo `json:"media,omitempty"`
+}
+
+// MediaInfo is what a guardrail sees of a media part: its type (image, audio, file),
+// its sniffed MIME type, its size in bytes (0 for an image by URL), and the name or URL
+// it came with.
+type MediaInfo struct {
+	Type     PartType `json:"type"`
+	MimeType string   `json:"mime_type,omitempty"`
+	Size     int64    `json:"size"`
+	Name     string   `json:"name,omitempty"`
+	URL      string   `json:"url,omitempty"`
 }
 
 // GuardResult is a guardrail's answer; Content is the replacement for a redact.

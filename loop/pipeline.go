@@ -362,9 +362,9 @@ func (r *run) toolFailed(pc *pendingCall, res ToolResult, err error, limit time.
 // events that close it. The result it returns is what the surface keeps.
 func (r *run) settle(pc *pendingCall) ToolResult {
 	r.tryFallbacks(pc)
-	res := r.storeResult(pc.result) // media is stored, the result keeps references
-	if pc.tool != nil && !res.IsError {
-		text, err := r.guard(StageToolResult, res.Text(), pc.call.Name)
+	res := pc.result
+	if pc.tool != nil && !res.IsError { // before storing: a blocked result's media are never kept
+		text, err := r.guardParts(StageToolResult, res.Text(), pc.call.Name, res.Content)
 		if err != nil {
 			res = ErrorResult("Error: " + err.Error())
 		} else if text != res.Text() {
@@ -372,6 +372,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 			res.Structured = nil // a redacted result must not leak through its structured twin
 		}
 	}
+	res = r.storeResult(res) // media is stored, the result keeps references
 	status := "ok"
 	if res.IsError {
 		status = "error"
@@ -384,7 +385,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
 		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused, Fallback: pc.fallback,
-		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds()}))
+		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds(), Media: mediaRefs(res.Content)}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res
 }

@@ -201,7 +201,7 @@ func (r *run) guardInput() ([]Message, error) {
 		if input[i].Role != RoleUser {
 			continue
 		}
-		text, err := r.guard(StageInput, input[i].Text(), "")
+		text, err := r.guardParts(StageInput, input[i].Text(), "", input[i].Content)
 		if err != nil {
 			return nil, err
 		}

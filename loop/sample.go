@@ -100,7 +100,7 @@ func (r *run) sampleRun(head SessionHead) RunResult {
 	r.journal.seq = r.transcript.project(head)
 	msgs := make([]Message, 0, len(r.in.Messages))
 	for _, m := range r.in.Messages {
-		text, err := r.guard(StageInput, m.Text(), "") // every message is the caller's, not only the user's
+		text, err := r.guardParts(StageInput, m.Text(), "", m.Content) // every message is the caller's, not only the user's
 		if err != nil {
 			return r.fail(err)
 		}

@@ -23,7 +23,7 @@ func (m *Manifest) check() error {
 		m.Agent.Name = "agent"
 	}
 	for _, step := range []func() error{
-		m.checkMemory, m.checkA2A, m.checkAuth, m.checkRedact, m.checkAdmission, m.checkApprovals,
+		m.checkMemory, m.checkA2A, m.checkAuth, m.checkRedact, m.checkAdmission, m.checkAttachments, m.checkApprovals,
 		func() error { return m.checkProviderChain("agent", &m.Agent) },
 		m.checkProviders, m.checkTelemetry, m.checkStore, m.checkNumbers, m.checkAgents, m.checkRetry,
 		m.checkPluginsAndServers, m.checkCaches, m.loadWorkflowFiles, m.checkWorkflows, m.checkSchedules,

@@ -40,6 +40,8 @@ type Manifest struct {
 	A2AAgents []A2AAgentConfig `toml:"a2a_agents"`
 	// Admission bounds the runs in flight, the queue, and each user's share (admission.go).
 	Admission AdmissionConfig `toml:"admission"`
+	// Attachments bounds the media parts a session stores (attachments.go).
+	Attachments AttachmentsConfig `toml:"attachments"`
 	// Serve is how `serve` and `worker` run as a service (docs/deploy.md).
 	Serve ServeConfig `toml:"serve"`
 	// Schedules fire prompts or workflows as a user on a cron or an interval (schedules.go).

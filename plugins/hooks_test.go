@@ -239,3 +239,34 @@ func TestRedact(t *testing.T) {
 		t.Errorf("input stage: %+v", r)
 	}
 }
+
+// The media_guard example decides on what the host tells it of each media part (type,
+// sniffed MIME type, size, name): a refused type or MIME pattern, or a part over
+// max_bytes, blocks; anything else, and text alone, is allowed.
+func TestMediaGuard(t *testing.T) {
+	p := loadExample(t, "go/media_guard", sandbox.Config{Permissions: sandbox.Permissions{
+		Config: map[string]string{"refuse": "audio, image/svg*", "max_bytes": "1000"}}})
+	guard := func(media ...loop.MediaInfo) loop.GuardResult {
+		var r loop.GuardResult
+		decodeStrict(t, callExport(t, p, "guard", loop.GuardInput{Stage: loop.StageInput, Content: "look", Media: media}), &r)
+		return r
+	}
+	pdf := loop.MediaInfo{Type: loop.PartFile, MimeType: "application/pdf", Size: 900, Name: "r.pdf"}
+	for _, c := range []struct {
+		media []loop.MediaInfo
+		want  loop.GuardResult
+	}{
+		{nil, loop.GuardResult{Action: loop.GuardAllow}},
+		{[]loop.MediaInfo{pdf}, loop.GuardResult{Action: loop.GuardAllow}},
+		{[]loop.MediaInfo{pdf, {Type: loop.PartAudio, MimeType: "audio/wav", Size: 10, Name: "v.wav"}},
+			loop.GuardResult{Action: loop.GuardBlock, Reason: `audio "v.wav" (audio/wav) is refused (audio)`}},
+		{[]loop.MediaInfo{{Type: loop.PartFile, MimeType: "image/svg+xml", Size: 10}},
+			loop.GuardResult{Action: loop.GuardBlock, Reason: `file part (image/svg+xml) is refused (image/svg*)`}},
+		{[]loop.MediaInfo{{Type: loop.PartImage, MimeType: "image/png", Size: 1001, Name: "big.png"}},
+			loop.GuardResult{Action: loop.GuardBlock, Reason: `image "big.png" is 1001 bytes, over 1000`}},
+	} {
+		if got := guard(c.media...); got != c.want {
+			t.Errorf("%+v: got %+v, want %+v", c.media, got, c.want)
+		}
+	}
+}

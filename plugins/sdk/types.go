@@ -142,11 +142,25 @@ const (
 	Redact = "redact"
 )
 
-// GuardInput is the input of guard; Tool is set for the tool stages.
+// GuardInput is the input of guard; Tool is set for the tool stages. Media describes
+// the image, audio and file parts beside the text (stages input and tool_result), never
+// their bytes.
 type GuardInput struct {
-	Stage   string `json:"stage"`
-	Content string `json:"content"`
-	Tool    string `json:"tool,omitempty"`
+	Stage   string      `json:"stage"`
+	Content string      `json:"content"`
+	Tool    string      `json:"tool,omitempty"`
+	Media   []MediaInfo `json:"media,omitempty"`
+}
+
+// MediaInfo is one media part as a guardrail sees it: Type "image", "audio" or "file",
+// the MIME type the host sniffed from the bytes, the size in bytes (0 for an image by
+// URL), and the name or URL it came with.
+type MediaInfo struct {
+	Type     string `json:"type"`
+	MimeType string `json:"mime_type,omitempty"`
+	Size     int64  `json:"size"`
+	Name     string `json:"name,omitempty"`
+	URL      string `json:"url,omitempty"`
 }
 
 // GuardResult is the output of guard; Content replaces the input on redact.

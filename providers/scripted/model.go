@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"regexp"
@@ -317,6 +318,9 @@ func expand(ctx context.Context, s string, req *providers.ChatRequest) (string, 
 		return s, nil // nothing to expand: no regexp pass on every call
 	}
 	s = strings.ReplaceAll(s, "{{traceparent}}", providers.TraceParent(ctx))
+	if strings.Contains(s, "{{media}}") {
+		s = strings.ReplaceAll(s, "{{media}}", mediaOf(req))
+	}
 	s = readRef.ReplaceAllStringFunc(s, func(ref string) string {
 		b, err := os.ReadFile(readRef.FindStringSubmatch(ref)[1])
 		if err != nil {
@@ -390,4 +394,28 @@ func (e *Expect) checkSystem(msgs []*providers.Message) error {
 		return fmt.Errorf("expect.system_lacks %q, but the system message is %q", e.SystemLacks, got)
 	}
 	return nil
+}
+
+// mediaOf is {{media}}: each media part of the request, in order, as "TYPE MIME N B
+// sha256:HEX" (the sha256 of the bytes the adapter got), joined by "; "; "no media" when
+// there is none. How a test sees that the model got exactly the bytes it was meant to.
+func mediaOf(req *providers.ChatRequest) string {
+	var out []string
+	for _, m := range req.GetMessages() {
+		for _, p := range m.GetContent() {
+			if p.GetType() == providers.PartText || p.GetType() == "" {
+				continue
+			}
+			data := p.GetData()
+			if len(data) == 0 {
+				data = p.GetImageData()
+			}
+			sum := sha256.Sum256(data)
+			out = append(out, fmt.Sprintf("%s %s %d B sha256:%x", p.GetType(), p.GetMediaType(), len(data), sum))
+		}
+	}
+	if len(out) == 0 {
+		return "no media"
+	}
+	return strings.Join(out, "; ")
 }

@@ -261,3 +261,21 @@ func TestReadExpandsToAFileOrWhyNot(t *testing.T) {
 		t.Fatalf("events %q, want the text %q", got, want)
 	}
 }
+
+// {{media}} names each media part the request carries, with the sha256 of its bytes
+// (an image's as image data or as data), or says there is none.
+func TestMediaExpandsToTheRequestsPartsAndTheirHashes(t *testing.T) {
+	m := parse(t, `{"turns":[{"text":"{{media}}"},{"text":"{{media}}"}]}`)
+	req := &providers.ChatRequest{Messages: []*providers.Message{{Role: providers.RoleUser, Content: []*providers.Part{
+		{Type: providers.PartText, Text: "look"},
+		{Type: providers.PartImage, MediaType: "image/png", ImageData: []byte("png")},
+		{Type: providers.PartFile, MediaType: "application/pdf", Data: []byte("%PDF"), Name: "r.pdf"}}}}}
+	got, err := play(t, m, req)
+	want := `1 text "image image/png 3 B sha256:8f8cbb7dcf46e0bc7d53265749a6c17d116093a6ba95e442764060c76fd4a86c; file application/pdf 4 B sha256:315d429b7714cedb6ad04ac31240145257692630457f3c88253c5beceac76027"`
+	if err != nil || len(got) != 2 || got[0] != want {
+		t.Fatalf("%q %v, want %s", got, err, want)
+	}
+	if got, _ := play(t, m, &providers.ChatRequest{Messages: []*providers.Message{user("go")}}); got[0] != `1 text "no media"` {
+		t.Fatalf("without media: %q", got)
+	}
+}

@@ -9,6 +9,7 @@
 //	GET  /v1/sessions/{id}      one session's entries and runs, as JSON
 //	POST /v1/sessions/{id}/fork, GET /v1/sessions/{id}/diff/{other}  fork a session; compare two (fork.go)
 //	GET  /v1/sessions/{id}/fixture[?id=NAME]  the last run as a replay fixture, a zip (fixture.go)
+//	GET  /v1/sessions/{id}/attachments/{ref}  a stored media part's bytes (media.go)
 //	POST /v1/sessions/{id}/runs/{run}/feedback  {score, comment} on a stored run (feedback.go)
 //	GET  /v1/insights[?since=7d] the stored runs summed up (insights, insights.go)
 //	POST /v1/workflows/{name}/runs  run or resume a declared workflow, streamed as AG-UI (workflows.go)

@@ -195,6 +195,7 @@ func New(opts Options) (*Server, error) {
 		s.mux.Handle("GET /v1/schedules", s.auth(s.atLeast(access.RoleOperator, s.handleSchedules)))
 	}
 	s.routeResources()
+	s.routeMedia()
 	s.routeConnect()
 	s.routeSecrets()
 	s.mux.Handle("GET /v1/whoami", s.auth(s.handleWhoami))

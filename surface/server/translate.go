@@ -197,6 +197,9 @@ func (t *translator) toolResult(out []aguiEvent, b func(string) base, d loop.Too
 	if d.Cached { // answered from the tool-result cache: the tool did not run
 		ev.Metadata["cached"], ev.Metadata["cacheAgeMs"] = true, d.CacheAgeMS
 	}
+	if len(d.Media) > 0 { // references: GET /v1/sessions/{id}/attachments/{ref} has the bytes
+		ev.Metadata["attachments"] = d.Media
+	}
 	return append(out, ev)
 }
 

@@ -41,10 +41,10 @@ function messageContent(text) {
 function hasAttachments() { return attachments.length > 0; }
 
 // contentText shows a message's content: a string, or its parts' text one after another
-// (an image as "[image]").
+// (an image by URL as "[image]"; stored media are shown by media.js, showMedia).
 function contentText(content) {
   if (typeof content === "string") return content;
-  return (content || []).map((p) => p.type === "image" ? "[image]" : (p.text || "")).join("\n\n");
+  return (content || []).map((p) => p.type === "image" && !p.attachment ? "[image]" : (p.text || "")).filter(Boolean).join("\n\n");
 }
 
 async function showResources() {
