@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func appendLoad(t *testing.T, s loop.SessionStore) {
 	}
 	// A loaded event's data is the same typed payload a live one has: a pointer to its
 	// struct (docs/loop.md#events), which consumers switch on.
-	if d, ok := got[2].Event.Data.(*loop.ToolResultData); !ok || *d != *in[2].Event.Data.(*loop.ToolResultData) {
+	if d, ok := got[2].Event.Data.(*loop.ToolResultData); !ok || !reflect.DeepEqual(*d, *in[2].Event.Data.(*loop.ToolResultData)) {
 		t.Fatalf("loaded event data %#v, want %#v", got[2].Event.Data, in[2].Event.Data)
 	}
 	if es, err := s.Load(ctx, "nobody"); err != nil || len(es) != 0 {
