@@ -46,6 +46,9 @@ type Manifest struct {
 	Schedules []ScheduleConfig `toml:"schedules"`
 	// Approvals are the approval rules, first match wins (approvals.go, docs/approvals.md).
 	Approvals []approval.Rule `toml:"approvals"`
+	// Tools are [tools.NAME] tables: how the loop treats a tool, by the name the model
+	// sees, whoever offers it (fallback.go).
+	Tools map[string]ToolConfig `toml:"tools"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
