@@ -343,6 +343,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 	if cfg.ToolFallbacks, err = h.toolFallbacks(own); err != nil {
 		return nil, err
 	}
+	cfg.Runtimes = h.runtimes(own)
 	tools, err := loop.NewToolSet(own...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)

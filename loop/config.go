@@ -95,6 +95,10 @@ type Config struct {
 	// same arguments or with its argument mapping's: fallback.go.
 	ToolFallbacks map[string][]ToolFallback
 
+	// Runtimes are what some tools need ready before a run's loop starts (a warm
+	// instance, a started server), prepared in the preparing state: runtime.go.
+	Runtimes []Runtime
+
 	// NewID mints every id the loop makes: session ids ("ses_"), run ids ("run_") and
 	// the ids of direct calls ("call_"), given the prefix (ids.go). Default: the prefix
 	// and 16 random hex digits. A test or a replay gives a deterministic one.

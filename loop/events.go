@@ -206,7 +206,7 @@ var eventData = map[EventType]func(json.RawMessage) (any, error){
 	EventRunFinished: decodeAs[RunFinishedData], EventPluginLog: decodeAs[PluginLogData],
 	EventProgress: decodeAs[ProgressData], EventCircuit: decodeAs[CircuitData], EventState: decodeAs[StateData],
 	EventHandoff: decodeAs[HandoffData], EventPlan: decodeAs[PlanData], EventPlanStep: decodeAs[PlanStepData],
-	EventEvaluation: decodeAs[EvaluationData], EventQueued: decodeAs[QueuedData],
+	EventEvaluation: decodeAs[EvaluationData], EventQueued: decodeAs[QueuedData], EventRuntime: decodeAs[RuntimeData],
 }
 
 func decodeAs[T any](b json.RawMessage) (any, error) {

@@ -37,7 +37,7 @@ type ToolFallback struct {
 // tryFallbacks replaces a failed call's result with its first fallback's that does not
 // fail.
 func (r *run) tryFallbacks(pc *pendingCall) {
-	if !pc.failed || pc.fallbackFor != "" || pc.tool == nil {
+	if !pc.failed || pc.fallbackFor != "" { // failed: the tool ran and failed, or its runtime did
 		return
 	}
 	for _, fb := range r.cfg.ToolFallbacks[pc.call.Name] {

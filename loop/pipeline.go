@@ -205,6 +205,10 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 	if e == nil || !r.isOffered(c.Name) {
 		return reject(fmt.Sprintf("Error: Unknown tool '%s'", c.Name))
 	}
+	if msg, down := r.downTools[c.Name]; down { // its runtime failed: a failure a fallback may stand in for
+		pc.failed = true
+		return reject(msg)
+	}
 	if pc.args == "" {
 		pc.args = "{}" // many models send "" for a call without arguments
 	}

@@ -63,6 +63,7 @@ type run struct {
 	toolCalls   int              // tool results stored, for the run's metrics
 	answers     approvalRequests // what RunInput.Approvals may answer (approvalbind.go)
 	toolErrors  int
+	downTools   map[string]string // tool → its error result: its runtime failed (runtime.go)
 
 	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)
 	out       *outFilter // Config.OutputFilter's state; nil without one (outfilter.go)
@@ -141,6 +142,7 @@ func (r *run) execute() (res RunResult) {
 	if err := r.prepare(head); err != nil {
 		return r.failOrAbort(err)
 	}
+	r.prepareRuntimes()
 	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
 		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil)
 	}
