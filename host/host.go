@@ -340,10 +340,9 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		return nil, err
 	}
 	own = append(own, h.memoryTools()...)
-	if cfg.ToolFallbacks, err = h.toolFallbacks(own); err != nil {
+	if err := h.wireToolChoices(&cfg, own); err != nil {
 		return nil, err
 	}
-	cfg.Runtimes = h.runtimes(own)
 	tools, err := loop.NewToolSet(own...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Manifest.Path, err)

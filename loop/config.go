@@ -99,6 +99,10 @@ type Config struct {
 	// instance, a started server), prepared in the preparing state: runtime.go.
 	Runtimes []Runtime
 
+	// ToolGroups are sets of equivalent tools each offered as one, the loop choosing the
+	// member a call runs on: toolgroup.go.
+	ToolGroups []ToolGroup
+
 	// NewID mints every id the loop makes: session ids ("ses_"), run ids ("run_") and
 	// the ids of direct calls ("call_"), given the prefix (ids.go). Default: the prefix
 	// and 16 random hex digits. A test or a replay gives a deterministic one.

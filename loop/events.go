@@ -146,6 +146,9 @@ type (
 		CacheAgeMS int64 `json:"cache_age_ms,omitempty"`
 		// Fallback names the tool whose result this failed call carries (fallback.go).
 		Fallback string `json:"fallback,omitempty"`
+		// Group is the tool group the model called, when the call ran on one of its
+		// members (name; toolgroup.go).
+		Group string `json:"group,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`

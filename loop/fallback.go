@@ -40,7 +40,14 @@ func (r *run) tryFallbacks(pc *pendingCall) {
 	if !pc.failed || pc.fallbackFor != "" { // failed: the tool ran and failed, or its runtime did
 		return
 	}
-	for _, fb := range r.cfg.ToolFallbacks[pc.call.Name] {
+	list := r.cfg.ToolFallbacks[pc.call.Name]
+	if pc.group != "" { // a group's call: its other members stand in (toolgroup.go)
+		list = make([]ToolFallback, len(pc.members))
+		for i, m := range pc.members {
+			list[i] = ToolFallback{Tool: m}
+		}
+	}
+	for _, fb := range list {
 		fc := ToolCall{ID: pc.call.ID + "~" + fb.Tool, Name: fb.Tool, Arguments: pc.call.Arguments}
 		args, err := mapArguments(pc.args, fb.Arguments)
 		if err == nil {
@@ -94,7 +101,7 @@ func (r *run) fallbackCall(fc ToolCall, orig *pendingCall, mapErr error) (ToolRe
 		r.settle(&pendingCall{call: fc, fallbackFor: orig.call.ID, result: ErrorResult(fmt.Sprintf("Error: tool call not executed: %s", reason))})
 		return ToolResult{}, false
 	}
-	fpc, err := r.admit(fc)
+	fpc, err := r.admitInto(&pendingCall{group: orig.group}, fc)
 	if err != nil { // a store failure (the next write reports it) or an approval that waits
 		r.settle(&pendingCall{call: fc, fallbackFor: orig.call.ID, result: ErrorResult(fmt.Sprintf("Error: fallback not taken: %v", err))})
 		return ToolResult{}, false

@@ -64,6 +64,10 @@ type run struct {
 	answers     approvalRequests // what RunInput.Approvals may answer (approvalbind.go)
 	toolErrors  int
 	downTools   map[string]string // tool → its error result: its runtime failed (runtime.go)
+	// groupMembers are the offered tools before their groups replaced them, and
+	// failedTools the tools whose calls failed in this run (toolgroup.go).
+	groupMembers []ToolSpec
+	failedTools  map[string]bool
 
 	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)
 	out       *outFilter // Config.OutputFilter's state; nil without one (outfilter.go)

@@ -97,6 +97,9 @@ func fallbackTable(x map[string]any) (Fallback, error) {
 type ToolConfig struct {
 	// Fallback: the tools called in turn when a call of this one fails.
 	Fallback FallbackList `toml:"fallback"`
+	// Cost is a call's declared cost (any unit, the same across a group): in a
+	// [tool_groups.NAME] the cheapest member is tried first (toolgroups.go).
+	Cost float64 `toml:"cost"`
 }
 
 // checkTools checks the [tools.NAME] tables as far as the manifest can; that NAME is a

@@ -49,6 +49,9 @@ type Manifest struct {
 	// Tools are [tools.NAME] tables: how the loop treats a tool, by the name the model
 	// sees, whoever offers it (fallback.go).
 	Tools map[string]ToolConfig `toml:"tools"`
+	// ToolGroups are sets of equivalent tools, each offered to the model as one
+	// (toolgroups.go).
+	ToolGroups map[string]ToolGroupConfig `toml:"tool_groups"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`
