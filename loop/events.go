@@ -210,6 +210,7 @@ var eventData = map[EventType]func(json.RawMessage) (any, error){
 	EventProgress: decodeAs[ProgressData], EventCircuit: decodeAs[CircuitData], EventState: decodeAs[StateData],
 	EventHandoff: decodeAs[HandoffData], EventPlan: decodeAs[PlanData], EventPlanStep: decodeAs[PlanStepData],
 	EventEvaluation: decodeAs[EvaluationData], EventQueued: decodeAs[QueuedData], EventRuntime: decodeAs[RuntimeData],
+	EventToolResultDelta: decodeAs[ToolResultDeltaData],
 }
 
 func decodeAs[T any](b json.RawMessage) (any, error) {

@@ -93,6 +93,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.sessions, j.ctx, j.session, j.runID = cfg.Store, r.sctx, in.SessionID, in.RunID
 	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
+	j.noDeltas = len(cfg.Guardrails) > 0
 	j.queued = j.queuedBuf[:0]
 	j.result, j.writer = in.directResult, runWriterOf(ctx, in.SessionID)
 	_, j.monotonic = cfg.Driver.(GoDriver)
