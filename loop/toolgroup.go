@@ -116,3 +116,13 @@ func (r *run) noteFailure(tool string) {
 	}
 	r.failedTools[tool] = true
 }
+
+// asked is the call as the model made it: a group's call under the group's name (the
+// tool message answers the name the model called), any other as it is.
+func (pc *pendingCall) asked() ToolCall {
+	c := pc.call
+	if pc.group != "" && pc.fallbackFor == "" {
+		c.Name = pc.group
+	}
+	return c
+}

@@ -49,6 +49,16 @@ func TestAToolGroupCallRunsOnTheCheapestAvailableMemberAndFallsToTheNext(t *test
 	if r[2].ID != "c2" || r[2].Name != "local" || r[2].Group != "search" || r[2].Fallback != "" || r[2].Content != `local found {"q":"y"}` {
 		t.Fatalf("second call (cheap failed before: tried last): %+v", r[2])
 	}
+	if h := history(t, a, "s"); h[2] != `tool[c1]:local found {"q":"x"}` {
+		t.Fatalf("history %q", h)
+	}
+	var names []string
+	for _, msg := range m.requests()[1].Messages {
+		if msg.Role == RoleTool {
+			names = append(names, msg.Name)
+		}
+	}
+	equal(t, "the tool message answers the name the model called", names, []string{"search"})
 	if r[3].ID != "c3" || !strings.Contains(r[3].Content, "Unknown tool 'cheap'") {
 		t.Fatalf("a member called by name: %+v", r[3])
 	}
