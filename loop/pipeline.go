@@ -56,11 +56,11 @@ type pendingCall struct {
 	// and fallbackFor, on a fallback's own call, the id of the call it stands in for.
 	failed                bool
 	fallback, fallbackFor string
+	ctx                   callCtx // the call's context (invoke)
 	// group is the tool group the model called, the call running on one of its members;
 	// members are the others, in the order they stand in (toolgroup.go).
 	group   string
 	members []string
-	ctx                   callCtx // the call's context (invoke)
 	// cached: the result is a cached one (resultcache.go), stored cacheAge ago.
 	cached   bool
 	cacheAge time.Duration
