@@ -52,7 +52,7 @@ func Suggest(r *Report) []Suggestion {
 	for _, t := range r.Tools { // worst error rate first
 		if t.Calls >= minToolCalls && t.ErrorRate >= maxToolErrorRate {
 			out = append(out, Suggestion{Kind: "fallback", Target: t.Name,
-				Change: fmt.Sprintf(`declare what stands in when it fails: [tools.%s] fallback = ["OTHER_TOOL"], or a [tool_groups.NAME] with an equivalent tool; or take %q out of the agent's tools`, t.Name, t.Name),
+				Change:   fmt.Sprintf(`declare what stands in when it fails: [tools.%s] fallback = ["OTHER_TOOL"], or a [tool_groups.NAME] with an equivalent tool; or take %q out of the agent's tools`, t.Name, t.Name),
 				Evidence: fmt.Sprintf("%d of its %d calls failed (%.0f%%) since %s", t.Errors, t.Calls, 100*t.ErrorRate, r.Since.Format("2006-01-02 15:04"))})
 		}
 	}
