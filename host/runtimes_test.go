@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -60,5 +61,49 @@ func TestAnMCPServerWithPrepareIsReadiedBeforeTheRunOrItsToolsAreUnavailable(t *
 	if len(rts) != 1 || rts[0].Ready || !strings.Contains(rts[0].Error, `mcp server "web"`) ||
 		!strings.HasPrefix(res.Final.Text(), want) || !strings.HasSuffix(res.Final.Text(), " / region eu") || calls != 1 {
 		t.Fatalf("a server gone: runtime %+v, final %q, %d calls", rts, res.Final.Text(), calls)
+	}
+}
+
+// A tool plugin with prepare = true has its prepare export called before each run that
+// offers its tools, on the instance the run's session then calls (isolation "session"),
+// with the run's init data for it and its hints; a prepare that fails leaves the
+// plugin's tools unavailable for that run, with the plugin's reason. prepare on a plugin
+// without the export, on a plugin whose calls get fresh instances, or on a plugin that
+// is not a tool plugin is refused at the key.
+func TestAPluginWithPrepareIsCalledBeforeTheRunOnTheSessionsInstance(t *testing.T) {
+	h := openHost(t, `{"per_session": true, "turns": [
+	  {"tool_calls": [{"id": "c1", "name": "prepared", "arguments": "{}"}]},
+	  {"text": "{{result c1}}"}]}`, probePlugin(t, "prepare = true", ""), Options{})
+	run := func(session string, init string) (loop.RunResult, []loop.RuntimeData) {
+		var rts []loop.RuntimeData
+		res, err := h.Runner().RunWith(context.Background(), loop.RunInput{SessionID: session, Messages: []loop.Message{loop.UserMessage("go")},
+			RuntimeInit: map[string]json.RawMessage{"probe": json.RawMessage(init)}, RuntimeHints: map[string]string{"region": "eu"}}, func(e loop.Event) {
+			if d, ok := e.Data.(*loop.RuntimeData); ok {
+				rts = append(rts, *d)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, rts
+	}
+	res, rts := run("s1", `{"token":"t1"}`)
+	if len(rts) != 1 || rts[0].Name != "probe" || !rts[0].Ready || res.Final.Text() != `{"init":{"token":"t1"},"hints":{"region":"eu"}}` {
+		t.Fatalf("prepared: runtime %+v, final %q", rts, res.Final.Text())
+	}
+	res, rts = run("s2", `{"fail":true}`)
+	if len(rts) != 1 || rts[0].Ready || !strings.Contains(rts[0].Error, "cannot prepare") ||
+		!strings.HasPrefix(res.Final.Text(), "Error: tool 'prepared' is unavailable in this run: its runtime 'probe' could not be prepared: ") {
+		t.Fatalf("a failed prepare: runtime %+v, final %q", rts, res.Final.Text())
+	}
+
+	for plugin, want := range map[string]string{
+		"[[plugins]]\nname = \"calc\"\nwasm = \"" + calcWasm + "\"\nprepare = true\n": `plugins[0].prepare: plugin "calc" exports no prepare function`,
+		probePlugin(t, "prepare = true", `isolation = "call"`):                        `plugins[0].prepare: plugin "probe" has isolation = "call"`,
+		probePlugin(t, "prepare = true\nkind = \"guardrail\"", ""):                    `plugins[0].prepare: plugin "probe" is of kind "guardrail"`,
+	} {
+		if _, err := openHostErr(t, "", `{"turns": []}`, plugin, Options{}); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "agent.toml:") {
+			t.Errorf("%s:\n got %v\nwant %q", plugin, err, want)
+		}
 	}
 }

@@ -15,8 +15,8 @@ func (h *Host) wireToolChoices(cfg *loop.Config, own []loop.Tool) (err error) {
 	if cfg.ToolGroups, err = h.toolGroups(own, cfg.ToolFallbacks); err != nil {
 		return err
 	}
-	cfg.Runtimes = h.runtimes(own)
-	return nil
+	cfg.Runtimes, err = h.runtimes(own)
+	return err
 }
 
 // toolGroups is the loop's Config.ToolGroups for an agent whose tools are own, from the

@@ -34,6 +34,10 @@ type PluginConfig struct {
 	Preinit *bool `toml:"preinit"`
 	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
 	Verify *VerifyConfig `toml:"verify"`
+	// Prepare calls the plugin's prepare export before each run that offers one of its
+	// tools, on the run's session's instance, with the run's init data for it
+	// (loop.Runtime; runtime.go).
+	Prepare bool `toml:"prepare"`
 	// Source is the oci:// reference Wasm, or JS (a built bundle), was pulled from ("" for a file).
 	Source string `toml:"-"`
 }
