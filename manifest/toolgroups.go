@@ -65,13 +65,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-// GroupOf is the group tool is a member of, or "".
-func (m *Manifest) GroupOf(tool string) string {
-	for _, n := range sortedKeys(m.ToolGroups) {
-		if slices.Contains(m.ToolGroups[n].Tools, tool) {
-			return n
-		}
-	}
-	return ""
-}
