@@ -2,6 +2,7 @@ package loop
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -68,7 +69,7 @@ func mapArguments(args string, m map[string]string) (string, error) {
 	}
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(args), &in); err != nil || in == nil {
-		return "", fmt.Errorf("the arguments are not a JSON object to map")
+		return "", errors.New("the arguments are not a JSON object to map")
 	}
 	names := make([]string, 0, len(m))
 	for to := range m {

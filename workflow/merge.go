@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,7 +105,7 @@ func (s *sched) ask(ctx context.Context, agent, prompt, session string) (string,
 		if res.Err != nil {
 			msg += ": " + res.Err.Error()
 		}
-		return "", fmt.Errorf("%s", msg)
+		return "", errors.New(msg)
 	}
 	if res.Final == nil {
 		return "", nil
