@@ -255,7 +255,7 @@ func (r *run) resolve(pc *pendingCall, c *ToolCall) (*toolEntry, string) {
 			e = &toolEntry{tool: t, spec: t.Spec()}
 		}
 	}
-	if e == nil || !r.isOffered(c.Name) && (pc.group == "" || !r.inGroup(pc.group, c.Name)) {
+	if e == nil || !r.callable(pc, c.Name) {
 		return nil, fmt.Sprintf("Error: Unknown tool '%s'", c.Name)
 	}
 	if msg, down := r.downTools[c.Name]; down { // its runtime failed: a failure a fallback may stand in for

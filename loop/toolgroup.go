@@ -17,9 +17,9 @@ import (
 // the group's name as the model called it, guardrails, cache), and if it fails the
 // other members stand in, in the same order, as its fallbacks (fallback.go) with the
 // same arguments. Its tool_result names the member that ran (name) and the group
-// (group); a member that stood in is named by fallback as for any fallback. A member is
-// only callable through its group: the model does not see it, and a call naming it is
-// an unknown tool.
+// (group); a member that stood in is named by fallback as for any fallback. The model calls a
+// member only through its group: it does not see it, and a call naming it is an unknown
+// tool. A direct call (Agent.DirectCall: a person's or a workflow's) may name a member.
 
 // ToolGroup is a set of equivalent tools offered to the model as one.
 type ToolGroup struct {
@@ -103,10 +103,15 @@ func (r *run) chooseMembers(g *ToolGroup) []string {
 	return out
 }
 
-// inGroup reports whether tool is a member of the group named group.
-func (r *run) inGroup(group, tool string) bool {
+// callable reports whether the run may call tool for pc: an offered tool; a member of
+// the group pc runs for; or, in a direct call (a person's or a workflow's, not the
+// model's: L22), a member of any group, which only the model does not see.
+func (r *run) callable(pc *pendingCall, tool string) bool {
+	if r.isOffered(tool) {
+		return true
+	}
 	g := r.groupOf(tool)
-	return g != nil && g.Name == group
+	return g != nil && (g.Name == pc.group || r.in.direct != nil && r.isOffered(g.Name))
 }
 
 // noteFailure remembers that tool failed in this run, for chooseMembers.

@@ -63,3 +63,19 @@ func TestAToolGroupCallRunsOnTheCheapestAvailableMemberAndFallsToTheNext(t *test
 		t.Fatalf("a member called by name: %+v", r[3])
 	}
 }
+
+// A direct call (a person's, a workflow's) may name a group's member, which only the
+// model does not see; it runs on that member, with no choice made.
+func TestADirectCallMayNameAToolGroupsMember(t *testing.T) {
+	echo := func(name string) Tool {
+		return FuncTool{ToolSpec: ToolSpec{Name: name}, Fn: func(context.Context, ToolCall) (ToolResult, error) { return TextResult(name), nil }}
+	}
+	a := newAgent(t, Config{Model: script(), Tools: tools(t, echo("x"), echo("y")),
+		ToolGroups: []ToolGroup{{Name: "g", Members: []GroupMember{{Tool: "x", Cost: 2}, {Tool: "y", Cost: 1}}}}})
+	for name, want := range map[string]string{"y": "y", "x": "x", "g": "y"} {
+		res, run := a.DirectCall(context.Background(), CallInput{SessionID: "s" + name, Call: ToolCall{Name: name, Arguments: "{}"}}, nil)
+		if run.Status != StatusCompleted || res.Text() != want {
+			t.Errorf("direct call of %s: %s %q", name, run.Status, res.Text())
+		}
+	}
+}
