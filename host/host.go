@@ -346,7 +346,7 @@ func (h *Host) agentFrom(a manifest.AgentConfig, model loop.Model, modelName str
 		return nil, err
 	}
 	own = append(own, h.memoryTools()...)
-	if cfg.ToolFallbacks, err = h.toolFallbacks(own); err != nil {
+	if err := h.wireToolChoices(&cfg, own); err != nil {
 		return nil, err
 	}
 	tools, err := loop.NewToolSet(own...)

@@ -48,20 +48,20 @@ func TestToolFallbackNeedsTheSameArgumentsSchemaCheckedAtLoad(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
 	same := json.RawMessage(`{"properties": {"q": {"type": "string"}}, "type": "object"}`) // same value, other text
 	own := []loop.Tool{
-		loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "primary", InputSchema: schema}},
-		loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "backup", InputSchema: same}},
-		loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "other", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		declTool{loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "primary", InputSchema: schema}}},
+		declTool{loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "backup", InputSchema: same}}},
+		declTool{loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "other", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
 	}
-	h := &Host{Manifest: fallbackManifest(t, `["backup"]`)}
+	h := &Host{Manifest: fallbackManifest(t, `["backup"]`), tools: own}
 	got, err := h.toolFallbacks(own)
-	if err != nil || len(got) != 1 || strings.Join(got["primary"], ",") != "backup" {
+	if err != nil || len(got) != 1 || len(got["primary"]) != 1 || got["primary"][0].Tool != "backup" || got["primary"][0].Arguments != nil {
 		t.Fatalf("fallbacks %v, %v", got, err)
 	}
 	for fb, want := range map[string]string{
 		`["other"]`:   `plugins[0].tools[0].fallback: "other" takes other arguments than "primary" (its input_schema differs)`,
 		`["missing"]`: `plugins[0].tools[0].fallback: no tool "missing" among the agent's tools`,
 	} {
-		h := &Host{Manifest: fallbackManifest(t, fb)}
+		h := &Host{Manifest: fallbackManifest(t, fb), tools: own}
 		if _, err := h.toolFallbacks(own); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "agent.toml") {
 			t.Errorf("fallback = %s: %v, want %q", fb, err, want)
 		}
@@ -73,6 +73,13 @@ func TestToolFallbackNeedsTheSameArgumentsSchemaCheckedAtLoad(t *testing.T) {
 		}
 	}
 }
+
+// declTool is a tool of fallbackManifest's plugin t, under its own name.
+type declTool struct{ loop.FuncTool }
+
+func (declTool) owner() string       { return "t" }
+func (d declTool) ownName() string   { return d.Spec().Name }
+func (d declTool) modelName() string { return d.Spec().Name }
 
 // manifestParse is fallbackManifest's text parsed, returning the error.
 func manifestParse(t *testing.T, fb string) (*manifest.Manifest, error) {

@@ -90,10 +90,18 @@ type Config struct {
 	// Attachments bounds the image, audio and file parts a session stores (attach.go).
 	Attachments AttachmentLimits
 
-	// ToolFallbacks names, per tool, the tools to call in turn with the same arguments
-	// when a call of it fails (an error, a panic, a timeout; not the tool's own error
-	// answer): fallback.go.
-	ToolFallbacks map[string][]string
+	// ToolFallbacks names, per tool, the tools to call in turn when a call of it fails
+	// (an error, a panic, a timeout; not the tool's own error answer), each with the
+	// same arguments or with its argument mapping's: fallback.go.
+	ToolFallbacks map[string][]ToolFallback
+
+	// Runtimes are what some tools need ready before a run's loop starts (a warm
+	// instance, a started server), prepared in the preparing state: runtime.go.
+	Runtimes []Runtime
+
+	// ToolGroups are sets of equivalent tools each offered as one, the loop choosing the
+	// member a call runs on: toolgroup.go.
+	ToolGroups []ToolGroup
 
 	// NewID mints every id the loop makes: session ids ("ses_"), run ids ("run_") and
 	// the ids of direct calls ("call_"), given the prefix (ids.go). Default: the prefix

@@ -38,7 +38,7 @@ func (r *run) runStrategies(overflow bool) ([]Message, error) {
 	compacted := 0
 	for _, s := range r.cfg.Context {
 		in := ContextInput{History: r.transcript.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow,
-			State: r.in.State, Context: r.in.ClientContext, Tools: r.offerWithCache(r.offered)}
+			State: r.in.State, Context: r.in.ClientContext, Tools: r.offerWithCache(r.offered), Hints: r.in.RuntimeHints}
 		out, err := safeBuild(r.ctx, s, in)
 		if err != nil {
 			r.journal.emit(EventError, &ErrorData{Kind: "context", Message: fmt.Sprintf("context strategy %q: %v", s.Name(), err)})

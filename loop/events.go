@@ -150,6 +150,9 @@ type (
 		// mime_type, name, size), never their bytes: how a client shows a tool's image
 		// as it comes (GET /v1/sessions/{id}/attachments/{ref}).
 		Media []Part `json:"media,omitempty"`
+		// Group is the tool group the model called, when the call ran on one of its
+		// members (name; toolgroup.go).
+		Group string `json:"group,omitempty"`
 	}
 	StepCompleteData struct {
 		ID     string `json:"id"`
@@ -210,7 +213,8 @@ var eventData = map[EventType]func(json.RawMessage) (any, error){
 	EventRunFinished: decodeAs[RunFinishedData], EventPluginLog: decodeAs[PluginLogData],
 	EventProgress: decodeAs[ProgressData], EventCircuit: decodeAs[CircuitData], EventState: decodeAs[StateData],
 	EventHandoff: decodeAs[HandoffData], EventPlan: decodeAs[PlanData], EventPlanStep: decodeAs[PlanStepData],
-	EventEvaluation: decodeAs[EvaluationData], EventQueued: decodeAs[QueuedData],
+	EventEvaluation: decodeAs[EvaluationData], EventQueued: decodeAs[QueuedData], EventRuntime: decodeAs[RuntimeData],
+	EventToolResultDelta: decodeAs[ToolResultDeltaData],
 }
 
 func decodeAs[T any](b json.RawMessage) (any, error) {

@@ -30,6 +30,8 @@ type ContextInput struct {
 	// Tools are the tools the model is offered on this call, in the order it sees them
 	// (none when tools are off).
 	Tools []ToolSpec `json:"tools,omitempty"`
+	// Hints are the run's runtime hints (RunInput.RuntimeHints).
+	Hints map[string]string `json:"hints,omitempty"`
 }
 
 // ContextOutput is a strategy's answer. Compact, when set, replaces the first Replace

@@ -51,13 +51,14 @@ type journal struct {
 	// pending are the events not yet stored (flushed with the next append), written
 	// where the store will get them: a flush hands its events to the batch and the next
 	// ones go on in the rest of the same slab (pendingRoom), so an event is never copied.
-	pending []Event
-	queued  []queuedEntry // entries not yet stored
-	run     runStore      // the run record to save with the next append, if run.set (in the journal, so handing it to the store allocates nothing)
-	failed  []Entry       // a batch whose write failed: written again first (seq stays gapless)
-	holding bool          // events are queued but not delivered until the end's write (endWrite)
-	held    int           // how many were held
-	ends    []*Event      // the held events once written (as the batch holds them), for deliverEnd
+	pending  []Event
+	queued   []queuedEntry // entries not yet stored
+	run      runStore      // the run record to save with the next append, if run.set (in the journal, so handing it to the store allocates nothing)
+	failed   []Entry       // a batch whose write failed: written again first (seq stays gapless)
+	holding  bool          // events are queued but not delivered until the end's write (endWrite)
+	noDeltas bool          // the run has guardrails: no tool_result_delta (resultstream.go)
+	held     int           // how many were held
+	ends     []*Event      // the held events once written (as the batch holds them), for deliverEnd
 
 	// The slab batches' entries are cut from (their events are pending's): a run's
 	// entries and stored events take a few allocations, not a few per step. A batch
@@ -153,7 +154,7 @@ func (j *journal) emitLocked(t EventType, data any, at time.Time) {
 	case j.emitFn != nil:
 		j.emitFn(e)
 	}
-	if t != EventModelDelta {
+	if t != EventModelDelta && t != EventToolResultDelta { // live only (L17)
 		if len(j.pending) == cap(j.pending) {
 			j.pendingRoom()
 		}

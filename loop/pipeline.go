@@ -57,6 +57,10 @@ type pendingCall struct {
 	failed                bool
 	fallback, fallbackFor string
 	ctx                   callCtx // the call's context (invoke)
+	// group is the tool group the model called, the call running on one of its members;
+	// members are the others, in the order they stand in (toolgroup.go).
+	group   string
+	members []string
 	// cached: the result is a cached one (resultcache.go), stored cacheAge ago.
 	cached   bool
 	cacheAge time.Duration
@@ -196,14 +200,9 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 		pc.refused = RefusedToolsOff
 		return reject(fmt.Sprintf("Error: tool call not executed: tools are off for this run ('%s' was not called)", c.Name))
 	}
-	e := r.cfg.Tools.lookup(c.Name)
+	e, refusal := r.resolve(pc, &c)
 	if e == nil {
-		if t := r.builtinTool(c.Name); t != nil {
-			e = &toolEntry{tool: t, spec: t.Spec()}
-		}
-	}
-	if e == nil || !r.isOffered(c.Name) {
-		return reject(fmt.Sprintf("Error: Unknown tool '%s'", c.Name))
+		return reject(refusal)
 	}
 	if pc.args == "" {
 		pc.args = "{}" // many models send "" for a call without arguments
@@ -233,6 +232,37 @@ func (r *run) admitInto(pc *pendingCall, c ToolCall) (*pendingCall, error) {
 	}
 	pc.tool = e.tool
 	return pc, nil
+}
+
+// resolve finds the tool c calls — for a tool group the member chosen (toolgroup.go),
+// c and pc.call renamed to it — among the set's and the built-in tools, offered; or
+// the text that refuses the call (with pc.failed when that is a failure: no member
+// available, or a runtime down).
+func (r *run) resolve(pc *pendingCall, c *ToolCall) (*toolEntry, string) {
+	if g := r.offeredGroup(c.Name); g != nil {
+		order := r.chooseMembers(g)
+		if len(order) == 0 {
+			pc.failed = true
+			return nil, fmt.Sprintf("Error: no tool of group '%s' is available in this run", c.Name)
+		}
+		pc.group, pc.members = g.Name, order[1:]
+		c.Name = order[0]
+		pc.call = *c
+	}
+	e := r.cfg.Tools.lookup(c.Name)
+	if e == nil {
+		if t := r.builtinTool(c.Name); t != nil {
+			e = &toolEntry{tool: t, spec: t.Spec()}
+		}
+	}
+	if e == nil || !r.callable(pc, c.Name) {
+		return nil, fmt.Sprintf("Error: Unknown tool '%s'", c.Name)
+	}
+	if msg, down := r.downTools[c.Name]; down { // its runtime failed: a failure a fallback may stand in for
+		pc.failed = true
+		return nil, msg
+	}
+	return e, ""
 }
 
 // permission decides a call (L6): the permission hook first (deny and ask are final),
@@ -361,6 +391,9 @@ func (r *run) toolFailed(pc *pendingCall, res ToolResult, err error, limit time.
 // settle applies the tool_result guardrails to a call's result, counts it and emits the
 // events that close it. The result it returns is what the surface keeps.
 func (r *run) settle(pc *pendingCall) ToolResult {
+	if pc.failed && pc.tool != nil {
+		r.noteFailure(pc.call.Name)
+	}
 	r.tryFallbacks(pc)
 	res := pc.result
 	if pc.tool != nil && !res.IsError { // before storing: a blocked result's media are never kept
@@ -384,7 +417,7 @@ func (r *run) settle(pc *pendingCall) ToolResult {
 	r.journal.pin()
 	defer r.journal.unpin()
 	r.journal.emit(EventToolResult, r.journal.pl.toolResult.put(ToolResultData{ID: pc.call.ID, Name: pc.call.Name, Content: res.Text(),
-		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused, Fallback: pc.fallback,
+		IsError: res.IsError, DurationMS: pc.dur.Milliseconds(), Refused: pc.refused, Fallback: pc.fallback, Group: pc.group,
 		Cached: pc.cached, CacheAgeMS: pc.cacheAge.Milliseconds(), Media: mediaRefs(res.Content)}))
 	r.journal.emit(EventStepComplete, r.journal.pl.stepDone.put(StepCompleteData{ID: pc.call.ID, Status: status}))
 	return res

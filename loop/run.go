@@ -63,6 +63,11 @@ type run struct {
 	toolCalls   int              // tool results stored, for the run's metrics
 	answers     approvalRequests // what RunInput.Approvals may answer (approvalbind.go)
 	toolErrors  int
+	downTools   map[string]string // tool → its error result: its runtime failed (runtime.go)
+	// groupMembers are the offered tools before their groups replaced them, and
+	// failedTools the tools whose calls failed in this run (toolgroup.go).
+	groupMembers []ToolSpec
+	failedTools  map[string]bool
 
 	quiet     bool       // model calls emit no deltas (the planner's and evaluator's)
 	out       *outFilter // Config.OutputFilter's state; nil without one (outfilter.go)
@@ -88,6 +93,7 @@ func (r *run) init(ctx context.Context, cancel context.CancelCauseFunc, emit fun
 	j.sessions, j.ctx, j.session, j.runID = cfg.Store, r.sctx, in.SessionID, in.RunID
 	j.agent, j.traceID, j.clock, j.emitFn = cfg.Name, in.TraceID, cfg.Driver, emit
 	j.outage, j.scrub = outageWait{max: cfg.StoreOutage, ctx: ctx}, cfg.Scrub
+	j.noDeltas = len(cfg.Guardrails) > 0
 	j.queued = j.queuedBuf[:0]
 	j.result, j.writer = in.directResult, runWriterOf(ctx, in.SessionID)
 	_, j.monotonic = cfg.Driver.(GoDriver)
@@ -141,6 +147,7 @@ func (r *run) execute() (res RunResult) {
 	if err := r.prepare(head); err != nil {
 		return r.failOrAbort(err)
 	}
+	r.prepareRuntimes()
 	if len(r.clientPending) > 0 { // L16: an unresolved client call is still unanswered
 		return r.end(StatusInterrupted, ReasonClientToolCall, nil, nil, nil)
 	}

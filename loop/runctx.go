@@ -12,7 +12,8 @@ type runCtx struct {
 	context.Context
 	info    CallInfo
 	journal *journal
-	ledger  *Ledger // nil in a nested run: its caller's, found in the parent
+	ledger  *Ledger           // nil in a nested run: its caller's, found in the parent
+	hints   map[string]string // RunInput.RuntimeHints (runtime.go)
 }
 
 func (c *runCtx) Value(key any) any {
@@ -25,6 +26,10 @@ func (c *runCtx) Value(key any) any {
 		if c.ledger != nil {
 			return c.ledger
 		}
+	case hintsKey:
+		if c.hints != nil {
+			return c.hints
+		}
 	}
 	return c.Context.Value(key)
 }
@@ -36,7 +41,7 @@ func (r *run) context(parent context.Context) context.Context {
 	in := r.in
 	r.limits = r.cfg.Limits.merge(in.Limits)
 	r.rc = runCtx{Context: parent, journal: &r.journal,
-		info: CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: r.cfg.Name, User: in.User}}
+		info: CallInfo{SessionID: in.SessionID, RunID: in.RunID, Agent: r.cfg.Name, User: in.User}, hints: in.RuntimeHints}
 	r.joinLedger(parent)
 	return &r.rc
 }

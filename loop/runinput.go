@@ -58,6 +58,11 @@ type RunInput struct {
 	directResult  *ToolResult
 	// sample is the one model call of a run Agent.Sample started (sample.go).
 	sample *sampleCall
+	// RuntimeInit is init data for the tool runtimes the run prepares, by runtime name
+	// (Config.Runtimes; runtime.go); RuntimeHints are hints every tool (CallInfo.Hints)
+	// and context strategy (ContextInput.Hints) of the run sees.
+	RuntimeInit  map[string]json.RawMessage
+	RuntimeHints map[string]string
 	// ClientContext is what the client says about its situation (AG-UI's context):
 	// handed to the context strategies; DefaultContext puts it in the system message.
 	ClientContext []ContextItem

@@ -276,7 +276,7 @@ func (r *run) offerTools(allowed, order []string) {
 		r.offered = nil
 		return
 	}
-	r.offered = r.cfg.Tools.offered(allowed, order)
+	r.offered = r.groupOffered(r.cfg.Tools.offered(allowed, order))
 	if len(r.in.ClientTools) > 0 {
 		r.offered = append(r.offered[:len(r.offered):len(r.offered)], r.in.ClientTools...)
 	}

@@ -125,7 +125,7 @@ func (b *batch) finishUpTo(n int) {
 			continue
 		}
 		b.results[b.finished] = r.settle(pc)
-		r.appendMessage(toolMessage(pc.call, b.results[b.finished]))
+		r.appendMessage(toolMessage(pc.asked(), b.results[b.finished]))
 	}
 }
 

@@ -26,7 +26,7 @@ func (m *Manifest) check() error {
 		m.checkMemory, m.checkA2A, m.checkAuth, m.checkRedact, m.checkAdmission, m.checkAttachments, m.checkApprovals,
 		func() error { return m.checkProviderChain("agent", &m.Agent) },
 		m.checkProviders, m.checkTelemetry, m.checkStore, m.checkNumbers, m.checkAgents, m.checkRetry,
-		m.checkPluginsAndServers, m.checkCaches, m.loadWorkflowFiles, m.checkWorkflows, m.checkSchedules,
+		m.checkPluginsAndServers, m.checkCaches, m.checkTools, m.checkToolGroups, m.checkRuntimes, m.loadWorkflowFiles, m.checkWorkflows, m.checkSchedules,
 	} {
 		if err := step(); err != nil {
 			return err

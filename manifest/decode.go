@@ -69,7 +69,7 @@ func decode(path string, data []byte, lock LockMode) (*Manifest, error) {
 	if err != nil {
 		return nil, m.decodeError(data, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
+	if und := undecoded(md); len(und) > 0 {
 		k := und[0].String()
 		if hint := suggestKey(k); hint != "" {
 			return nil, m.errAt(m.lines.find(k), k, "unknown key (did you mean %q?)", hint)

@@ -48,6 +48,12 @@ type Manifest struct {
 	Schedules []ScheduleConfig `toml:"schedules"`
 	// Approvals are the approval rules, first match wins (approvals.go, docs/approvals.md).
 	Approvals []approval.Rule `toml:"approvals"`
+	// Tools are [tools.NAME] tables: how the loop treats a tool, by the name the model
+	// sees, whoever offers it (fallback.go).
+	Tools map[string]ToolConfig `toml:"tools"`
+	// ToolGroups are sets of equivalent tools, each offered to the model as one
+	// (toolgroups.go).
+	ToolGroups map[string]ToolGroupConfig `toml:"tool_groups"`
 
 	// Path is the manifest file; Dir the directory its relative paths start from.
 	Path string `toml:"-"`

@@ -45,6 +45,9 @@ type MCPServerConfig struct {
 	// Auth is whose token reaches the server: "host" (default: one for the whole host)
 	// or "per_user", each calling user's own (usercreds.go).
 	Auth string `toml:"auth"`
+	// Prepare makes the server ready before each run that offers its tools: started
+	// again if it died, and pinged (loop.Runtime; runtime.go).
+	Prepare bool `toml:"prepare"`
 }
 
 // checkMCPServer validates entry i and expands its values.

@@ -34,6 +34,10 @@ type PluginConfig struct {
 	Preinit *bool `toml:"preinit"`
 	// Verify is the signature a plugin pulled from a registry must carry (ociplugin).
 	Verify *VerifyConfig `toml:"verify"`
+	// Prepare calls the plugin's prepare export before each run that offers one of its
+	// tools, on the run's session's instance, with the run's init data for it
+	// (loop.Runtime; runtime.go).
+	Prepare bool `toml:"prepare"`
 	// Source is the oci:// reference Wasm, or JS (a built bundle), was pulled from ("" for a file).
 	Source string `toml:"-"`
 }
@@ -65,9 +69,9 @@ type ToolDecl struct {
 	Args []string `toml:"args"`
 	// Cache makes this tool's results reusable (cache.go).
 	Cache *CacheConfig `toml:"cache"`
-	// Fallback names the tools called in turn with the same arguments when a call of
-	// this one fails (fallback.go).
-	Fallback []string `toml:"fallback"`
+	// Fallback names the tools called in turn when a call of this one fails, with the
+	// same arguments or an argument mapping's (fallback.go).
+	Fallback FallbackList `toml:"fallback"`
 }
 
 // PermissionsConfig is [plugins.permissions]: everything is denied unless granted here.
@@ -247,7 +251,7 @@ func (m *Manifest) checkPluginTools(p *PluginConfig, key string) error {
 			return m.ErrorAt(tk+".name", "duplicate tool name %q in plugin %q", t.Name, p.Name)
 		}
 		tools[t.Name] = true
-		if err := m.checkFallback(t, tk+".fallback"); err != nil {
+		if err := m.checkFallback(t.Name, t.Fallback, tk+".fallback"); err != nil {
 			return err
 		}
 	}

@@ -238,7 +238,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 		return loop.ToolResult{}, err
 	}
 	if err != nil {
-		return loop.ErrorResult("Error: " + err.Error()), nil
+		return failed(err.Error())
 	}
 
 	var params map[string]any
@@ -271,26 +271,40 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (l
 		// The SDK has already read the whole result; refusing it here keeps it out of
 		// the session, not out of this process's memory.
 		if n := resultSize(out); n > s.cfg.MaxOutput {
-			return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %s: output %s exceeds max_output %s",
-				s.cfg.Name, tool, formatSize(n), formatSize(s.cfg.MaxOutput))), nil
+			return failed(fmt.Sprintf("mcp server %q: %s: output %s exceeds max_output %s",
+				s.cfg.Name, tool, formatSize(n), formatSize(s.cfg.MaxOutput)))
 		}
 		return out, nil
 	case ctx.Err() != nil:
 		return loop.ToolResult{}, ctx.Err()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %s timed out after %s", s.cfg.Name, tool, s.cfg.Timeout)), nil
+		return failed(fmt.Sprintf("mcp server %q: %s timed out after %s", s.cfg.Name, tool, s.cfg.Timeout))
 	}
 	select {
 	case <-dead:
-		return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q stopped during the call (%v); it is started again for the next call", s.cfg.Name, err)), nil
+		return failed(fmt.Sprintf("mcp server %q stopped during the call (%v); it is started again for the next call", s.cfg.Name, err))
 	case <-time.After(100 * time.Millisecond): // a connection that just broke says so shortly
 	}
 	select {
 	case <-dead:
-		return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q stopped during the call (%v); it is started again for the next call", s.cfg.Name, err)), nil
+		return failed(fmt.Sprintf("mcp server %q stopped during the call (%v); it is started again for the next call", s.cfg.Name, err))
 	default:
 	}
-	return loop.ErrorResult(fmt.Sprintf("Error: mcp server %q: %v", s.cfg.Name, err)), nil
+	return failed(fmt.Sprintf("mcp server %q: %v", s.cfg.Name, err))
+}
+
+// Failure is a call that did not get the server's answer: the server could not be
+// reached or started, stopped during the call, timed out, or answered more than
+// max_output. Call returns it beside an error result saying the same, so that the loop
+// takes the call as failed (a declared fallback may stand in: docs/loop.md, "Tool
+// fallback") rather than as the tool's own error answer (isError), which it is not.
+type Failure struct{ Msg string }
+
+func (f *Failure) Error() string { return f.Msg }
+
+// failed is Call's result for a Failure with message msg.
+func failed(msg string) (loop.ToolResult, error) {
+	return loop.ErrorResult("Error: " + msg), &Failure{Msg: msg}
 }
 
 func toResult(r *mcp.CallToolResult) loop.ToolResult {

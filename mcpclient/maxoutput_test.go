@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,7 +41,8 @@ func TestResultOverMaxOutputIsRefusedAsPluginsAre(t *testing.T) {
 	// 8 MiB, not more: under -race on a busy machine the SDK's JSON decoding of a
 	// larger result outlasts the call's timeout, which would test the timeout instead.
 	res, err := s.Call(ctx, "make", []byte(`{"bytes": 8388608}`))
-	if err != nil || !res.IsError || res.Text() != `Error: mcp server "sized": make: output 8 MiB exceeds max_output 1 MiB` {
+	var f *Failure
+	if !errors.As(err, &f) || !res.IsError || res.Text() != `Error: mcp server "sized": make: output 8 MiB exceeds max_output 1 MiB` || "Error: "+f.Msg != res.Text() {
 		t.Fatalf("8 MiB result: %v, %.200s", err, res.Text())
 	}
 	if res, err := s.Call(ctx, "make", []byte(`{"bytes": 1048576}`)); err != nil || res.IsError || len(res.Text()) != 1<<20 {

@@ -66,7 +66,7 @@ func (s *Server) callAsUser(ctx context.Context, tool string, args []byte) (loop
 		return loop.ErrorResult("Error: " + err.Error()), nil
 	}
 	res, err := u.Call(ctx, tool, args)
-	if err == nil && res.IsError && s.dropIfUnauthorized(info.User, u) {
+	if res.IsError && s.dropIfUnauthorized(info.User, u) { // an answer or a Failure, never an interrupt
 		// The token no longer works (revoked, or its refresh refused): the user connects again.
 		return loop.ToolResult{}, &loop.InputRequiredError{Request: s.cfg.PerUser.Login(info.User)}
 	}

@@ -31,6 +31,9 @@ type Step struct {
 	Arguments Table    `toml:"arguments" json:"arguments,omitempty" yaml:"arguments"` // the tool's arguments; strings may hold ${expr}
 	Prompt    string   `toml:"prompt" json:"prompt,omitempty" yaml:"prompt"`          // an agent step: a ReAct run of Agent on this prompt
 	Agent     string   `toml:"agent" json:"agent,omitempty" yaml:"agent"`             // the agent of a prompt step ("" = the entry agent)
+	Agents    []string `toml:"agents" json:"agents,omitempty" yaml:"agents"`          // a prompt step asking several agents the same prompt (merge.go)
+	Merge     string   `toml:"merge" json:"merge,omitempty" yaml:"merge"`             // how their answers become one: concat (default), vote, judge
+	Judge     string   `toml:"judge" json:"judge,omitempty" yaml:"judge"`             // merge = "judge": the agent that merges them
 	Approval  string   `toml:"approval" json:"approval,omitempty" yaml:"approval"`    // an approval step: the question a human answers
 	Workflow  string   `toml:"workflow" json:"workflow,omitempty" yaml:"workflow"`    // a sub-workflow step: its arguments are the sub-workflow's inputs
 	DependsOn []string `toml:"depends_on" json:"depends_on,omitempty" yaml:"depends_on"`
@@ -211,7 +214,7 @@ func (w *Workflow) checkKind(key string, s Step) error {
 	case s.Agent != "" && s.Prompt == "":
 		return keyErr(key+".agent", "only a prompt step names an agent")
 	}
-	return nil
+	return checkMerge(key, s)
 }
 
 // compileStep compiles a step's expressions and works out its dependencies: declared,
@@ -380,6 +383,7 @@ func (w *Workflow) Agents() map[string]string {
 		if cs.Agent != "" {
 			out[fmt.Sprintf("steps.%d.agent", i)] = cs.Agent
 		}
+		mergeAgents(out, i, cs.Step)
 	}
 	return out
 }

@@ -144,6 +144,9 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item i
 		b, _ := json.Marshal(p)
 		prompt = string(b)
 	}
+	if len(cs.Agents) > 0 {
+		return s.askAll(ctx, cs, prompt, session)
+	}
 	res, err := s.e.Exec.RunPrompt(ctx, cs.Agent, prompt, session)
 	if err != nil {
 		return nil, err

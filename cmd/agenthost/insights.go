@@ -47,6 +47,60 @@ open with "sessions show". Nothing is written.`,
 	}
 	cmd.Flags().StringVar(&since, "since", "7d", "the window: runs started this long ago or later (30m, 24h, 7d)")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
+	cmd.AddCommand(newInsightsSuggestCmd())
+	return cmd
+}
+
+// newInsightsSuggestCmd is "insights suggest": the changes the stored runs argue for.
+func newInsightsSuggestCmd() *cobra.Command {
+	var since string
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "suggest [--since 7d] [--json]",
+		Short: "Propose changes the stored runs argue for, each with its evidence",
+		Long: `Read the same report as "insights" and propose concrete changes: a fallback (or a
+tool group, or removal) for a tool that fails often, a limit to raise where runs stopped at
+it, a system prompt addition for a failure that repeats, a review of an agent its users rate
+poorly. Each names what to change, the counts it rests on and example runs to open with
+"sessions show". Nothing is written or applied: the manifest is yours to change.`,
+		Example: `  agenthost insights suggest
+  agenthost insights suggest --since 30d --json | jq '.[] | select(.kind == "fallback")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			window, err := windowFlag("--since", since)
+			if err != nil {
+				return usage(err)
+			}
+			return withStore(cmd, func(h *host.Host) error {
+				r, err := insights.Compute(cmd.Context(), h.Store, time.Now().Add(-window))
+				if err != nil {
+					return failed(err)
+				}
+				sug := insights.Suggest(r)
+				if jsonOut {
+					return printJSON(cmd, append([]insights.Suggestion{}, sug...))
+				}
+				out := cmd.OutOrStdout()
+				if len(sug) == 0 {
+					fmt.Fprintf(out, "nothing to suggest from %s in the last %s\n", plural(r.Runs, "run"), since)
+				}
+				for i, s := range sug {
+					var ex []string
+					for _, e := range s.Examples {
+						ex = append(ex, e.Session+"/"+e.Run)
+					}
+					fmt.Fprintf(out, "%d. [%s] %s\n   because %s", i+1, s.Kind, s.Change, s.Evidence)
+					if len(ex) > 0 {
+						fmt.Fprintf(out, " (e.g. %s)", strings.Join(ex, ", "))
+					}
+					fmt.Fprintln(out)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&since, "since", "7d", "the window: runs started this long ago or later (30m, 24h, 7d)")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the suggestions as JSON")
 	return cmd
 }
 

@@ -224,6 +224,10 @@ type runControls struct {
 	Metadata      map[string]string `json:"metadata,omitempty"`      // passed to the provider
 	Agent         string            `json:"agent,omitempty"`         // the agent that starts the run (default: the entry agent)
 	User          string            `json:"user,omitempty"`          // who the run is for (memory is per user); the client's word
+	// RuntimeInit is init data for the tool runtimes the run prepares, by runtime name,
+	// and Hints the run's runtime hints (loop.RunInput; docs/loop.md, "Tool runtimes").
+	RuntimeInit map[string]json.RawMessage `json:"runtimeInit,omitempty"`
+	Hints       map[string]string          `json:"hints,omitempty"`
 }
 
 // inputMessage is an AG-UI message; content is a string or a list of parts.

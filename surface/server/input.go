@@ -118,6 +118,9 @@ func approvals(resume []resumeEntry) (map[string]loop.Approval, error) {
 	return out, nil
 }
 
+// maxHints bounds a run's runtime hints from a client.
+const maxHints = 64
+
 // applyControls reads the run's controls from forwardedProps; keys it does not know
 // belong to the client and are left alone.
 func applyControls(out *loop.RunInput, raw json.RawMessage) error {
@@ -147,6 +150,16 @@ func applyControls(out *loop.RunInput, raw json.RawMessage) error {
 	out.Limits.MaxIterations = c.MaxIterations
 	out.ToolChoice, out.SystemPromptOverride = validUTF8(c.ToolChoice), validUTF8(c.System)
 	out.Agent, out.User, out.ToolsOff = validUTF8(c.Agent), c.User, c.NoTools
+	if len(c.Hints) > maxHints {
+		return fmt.Errorf("hints: %d of them, at most %d", len(c.Hints), maxHints)
+	}
+	for k, v := range c.Hints {
+		if out.RuntimeHints == nil {
+			out.RuntimeHints = map[string]string{}
+		}
+		out.RuntimeHints[validUTF8(k)] = validUTF8(v)
+	}
+	out.RuntimeInit = c.RuntimeInit
 	for k, v := range c.Metadata {
 		if out.Metadata == nil {
 			out.Metadata = map[string]string{}

@@ -1,6 +1,7 @@
 //go:build wasip1
 
 // Command probe is the host tests' MCP-ABI tool plugin (built with the Go SDK):
+// prepared answers what its prepare export was given (a runtime, runtimes_test.go),
 // counter keeps a global between calls (what isolation decides), echo_args
 // answers the raw arguments it received, finish ends the run with a
 // structured final answer, runs counts its executions in its KV, whoami answers the call id and session it was given
@@ -8,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -20,11 +22,29 @@ func main() {}
 
 var calls int
 
+// prepared is what the last prepare export was given (a runtime prepared before a run,
+// when the manifest says prepare = true): the prepared tool answers it.
+var prepared = "nothing"
+
+//go:wasmexport prepare
+func prepare() int32 {
+	return sdk.Serve(func(in []byte) ([]byte, error) {
+		if bytes.Contains(in, []byte(`"fail":true`)) {
+			return nil, fmt.Errorf("cannot prepare with %s", in)
+		}
+		prepared = string(in)
+		return nil, nil
+	})
+}
+
 func init() {
 	object := json.RawMessage(`{"type":"object"}`)
 	sdk.AddToolSchema("counter", "Count this instance's calls", object, func(json.RawMessage) (sdk.CallToolResult, error) {
 		calls++
 		return sdk.Text(fmt.Sprint(calls)), nil
+	})
+	sdk.AddToolSchema("prepared", "Answer what this instance's prepare was given", object, func(json.RawMessage) (sdk.CallToolResult, error) {
+		return sdk.Text(prepared), nil
 	})
 	sdk.AddToolSchema("echo_args", "Answer the arguments as received", object, func(args json.RawMessage) (sdk.CallToolResult, error) {
 		return sdk.Text(string(args)), nil

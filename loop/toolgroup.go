@@ -1,0 +1,133 @@
+package loop
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Tool groups (Config.ToolGroups; [tool_groups.NAME] in the manifest). Tools that do
+// the same thing with the same arguments — two search services, a paid API and a local
+// index — may be declared a group: the model is offered one tool, the group's name (at
+// the place of its first offered member, with the group's description, else the first
+// member's, and the first member's input schema), instead of the members. A call of it
+// is made on the member the loop chooses: the cheapest by declared cost (declared order
+// breaks ties) among the run's offered members, those that already failed in this run
+// put last and those whose runtime is down (runtime.go) left out. The call then runs as
+// a call of that member through the whole pipeline (rule L22: its approvals, caps by
+// the group's name as the model called it, guardrails, cache), and if it fails the
+// other members stand in, in the same order, as its fallbacks (fallback.go) with the
+// same arguments. Its tool_result names the member that ran (name) and the group
+// (group); a member that stood in is named by fallback as for any fallback. The model calls a
+// member only through its group: it does not see it, and a call naming it is an unknown
+// tool. A direct call (Agent.DirectCall: a person's or a workflow's) may name a member.
+
+// ToolGroup is a set of equivalent tools offered to the model as one.
+type ToolGroup struct {
+	Name        string
+	Description string // "": the first member's
+	Members     []GroupMember
+}
+
+// GroupMember is a tool of a group and its declared cost per call (any unit, the same
+// for the group's members; lower is chosen first).
+type GroupMember struct {
+	Tool string
+	Cost float64
+}
+
+// groupOffered replaces, in offered, the members of each group by the group's spec, at
+// its first member's place; a group none of whose members is offered is not offered.
+func (r *run) groupOffered(offered []ToolSpec) []ToolSpec {
+	if len(r.cfg.ToolGroups) == 0 || len(offered) == 0 {
+		return offered
+	}
+	out := make([]ToolSpec, 0, len(offered))
+	for _, s := range offered {
+		g := r.groupOf(s.Name)
+		switch {
+		case g == nil:
+			out = append(out, s)
+		case !slices.ContainsFunc(out, func(o ToolSpec) bool { return o.Name == g.Name }):
+			out = append(out, ToolSpec{Name: g.Name, Description: cmp.Or(g.Description, s.Description), InputSchema: s.InputSchema})
+		}
+	}
+	r.groupMembers = offered
+	return out
+}
+
+// groupOf is the group tool belongs to, or nil.
+func (r *run) groupOf(tool string) *ToolGroup {
+	for i := range r.cfg.ToolGroups {
+		g := &r.cfg.ToolGroups[i]
+		if slices.ContainsFunc(g.Members, func(m GroupMember) bool { return m.Tool == tool }) {
+			return g
+		}
+	}
+	return nil
+}
+
+// offeredGroup is the group named name when the run offers it, or nil.
+func (r *run) offeredGroup(name string) *ToolGroup {
+	for i := range r.cfg.ToolGroups {
+		if g := &r.cfg.ToolGroups[i]; g.Name == name && r.isOffered(name) {
+			return g
+		}
+	}
+	return nil
+}
+
+// chooseMembers orders g's offered members for a call: cheapest first (declared order
+// on a tie), those that failed in this run last, those whose runtime is down left out.
+func (r *run) chooseMembers(g *ToolGroup) []string {
+	var ms []GroupMember
+	for _, m := range g.Members {
+		_, down := r.downTools[m.Tool]
+		offered := slices.ContainsFunc(r.groupMembers, func(s ToolSpec) bool { return s.Name == m.Tool })
+		if offered && !down {
+			ms = append(ms, m)
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b GroupMember) int {
+		if fa, fb := r.failedTools[a.Tool], r.failedTools[b.Tool]; fa != fb {
+			if fa {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.Cost, b.Cost)
+	})
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Tool
+	}
+	return out
+}
+
+// callable reports whether the run may call tool for pc: an offered tool; a member of
+// the group pc runs for; or, in a direct call (a person's or a workflow's, not the
+// model's: L22), a member of any group, which only the model does not see.
+func (r *run) callable(pc *pendingCall, tool string) bool {
+	if r.isOffered(tool) {
+		return true
+	}
+	g := r.groupOf(tool)
+	return g != nil && (g.Name == pc.group || r.in.direct != nil && r.isOffered(g.Name))
+}
+
+// noteFailure remembers that tool failed in this run, for chooseMembers.
+func (r *run) noteFailure(tool string) {
+	if r.failedTools == nil {
+		r.failedTools = map[string]bool{}
+	}
+	r.failedTools[tool] = true
+}
+
+// asked is the call as the model made it: a group's call under the group's name (the
+// tool message answers the name the model called), any other as it is.
+func (pc *pendingCall) asked() ToolCall {
+	c := pc.call
+	if pc.group != "" && pc.fallbackFor == "" {
+		c.Name = pc.group
+	}
+	return c
+}

@@ -1,0 +1,67 @@
+package manifest
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+)
+
+// ToolGroupConfig is a [tool_groups.NAME] table: tools that do the same thing with the
+// same arguments, offered to the model as one tool NAME; each call runs on the member
+// the loop chooses, the cheapest by its [tools.NAME] cost first, the others standing in
+// when it fails (docs/loop.md, "Tool groups"). That each member is a loaded tool with
+// the same input schema as the others is the host's to check.
+type ToolGroupConfig struct {
+	Tools       []string `toml:"tools"`
+	Description string   `toml:"description"` // "": the first member's
+}
+
+// toolName is a name a model may call (the OpenAI-compatible function name rule).
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// checkToolGroups checks the [tool_groups.NAME] tables and the tools' costs.
+func (m *Manifest) checkToolGroups() error {
+	for _, n := range sortedKeys(m.Tools) {
+		if c := m.Tools[n].Cost; c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
+			return m.ErrorAt("tools."+n+".cost", "cost %v: want a number >= 0 (a call's declared cost; the lower is chosen first in a tool group)", c)
+		}
+	}
+	member := map[string]string{}
+	for _, n := range sortedKeys(m.ToolGroups) {
+		g, key := m.ToolGroups[n], "tool_groups."+n
+		switch {
+		case !toolName.MatchString(n):
+			return m.ErrorAt(key, "group name %q: the model calls it, so 1 to 64 of letters, digits, _ and -", n)
+		case len(g.Tools) < 2:
+			return m.ErrorAt(key+".tools", "a group needs at least two tools (a group of one is that tool)")
+		}
+		if _, ok := m.Tools[n]; ok {
+			return m.ErrorAt(key, "%q is a group and has a [tools.%s] table: a group is not a tool of its own", n, n)
+		}
+		for i, t := range g.Tools {
+			switch {
+			case t == "":
+				return m.ErrorAt(key+".tools", "a group's tool needs a name")
+			case slices.Contains(g.Tools[:i], t):
+				return m.ErrorAt(key+".tools", "tool %q is listed twice", t)
+			case member[t] != "":
+				return m.ErrorAt(key+".tools", "tool %q is already in group %q: a tool is in one group at most", t, member[t])
+			case m.ToolGroups[t].Tools != nil:
+				return m.ErrorAt(key+".tools", "%q is a group: groups do not nest", t)
+			}
+			member[t] = n
+		}
+	}
+	return nil
+}
+
+// sortedKeys are a map's keys in order (checks report the first problem by name).
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
