@@ -54,7 +54,10 @@ func newScopedServer(t *testing.T, callNeeds ...string) *scopedServer {
 	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		s.mu.Lock()
-		s.asked = append(s.asked, q.Get("scope"))
+		// A scope parameter is a set (RFC 6749, 3.3): the SDK may order it either way.
+		scope := strings.Fields(q.Get("scope"))
+		slices.Sort(scope)
+		s.asked = append(s.asked, strings.Join(scope, " "))
 		code := fmt.Sprintf("code-%d", len(s.asked))
 		s.granted[code] = strings.Fields(q.Get("scope"))
 		s.mu.Unlock()
