@@ -98,6 +98,7 @@ wasm = %q
 kv = true
 model = true
 allowed_hosts = [%q]
+timeout = "60s" # the runtime's _initialize took over 5 s under -race on a loaded machine
 `, runtime, u.Host))
 	if err != nil {
 		t.Fatal(err)
