@@ -22,6 +22,9 @@ import (
 type recEncoder struct {
 	steps map[string]encodedStep
 	ids   []string // scratch: the step ids, sorted
+	head  Record   // the fields (Steps nil) headB encodes; Outputs always nil
+	headB []byte   // json.Marshal(&head) without its `null}`
+	size  int      // the last record's length: the next one's capacity
 }
 
 // encodedStep is one step's `"id":{...}`, for the record r.
@@ -35,13 +38,11 @@ var stepsNull = []byte(`"steps":null}`)
 
 // encode returns json.Marshal(r), reusing the bytes of the steps that did not change.
 func (e *recEncoder) encode(r *Record) ([]byte, error) {
-	head := *r
-	head.Steps = nil
-	b, err := json.Marshal(&head)
-	if err != nil {
-		return nil, err
+	if r.Steps == nil {
+		return json.Marshal(r)
 	}
-	if r.Steps == nil || !bytes.HasSuffix(b, stepsNull) {
+	hb, ok, err := e.headBytes(r)
+	if err != nil || !ok {
 		return json.Marshal(r) // a field after Steps: no assembly
 	}
 	if e.steps == nil {
@@ -52,7 +53,8 @@ func (e *recEncoder) encode(r *Record) ([]byte, error) {
 		e.ids = append(e.ids, id)
 	}
 	slices.Sort(e.ids) // encoding/json sorts a map's string keys the same way
-	b = append(b[:len(b)-len(`null}`)], '{')
+	b := make([]byte, 0, max(e.size, 512))
+	b = append(append(b, hb...), '{')
 	for i, id := range e.ids {
 		if i > 0 {
 			b = append(b, ',')
@@ -63,7 +65,33 @@ func (e *recEncoder) encode(r *Record) ([]byte, error) {
 		}
 		b = append(b, sb...)
 	}
-	return append(b, '}', '}'), nil
+	b = append(b, '}', '}')
+	e.size = len(b) + len(b)/8
+	return b, nil
+}
+
+// headBytes is r encoded up to its steps (`{..."steps":`); ok is false when Steps is
+// not the last field. The bytes are kept while the fields they encode stay the same
+// (all of a run's writes but its last, which sets Outputs, are the same head).
+func (e *recEncoder) headBytes(r *Record) ([]byte, bool, error) {
+	h := e.head
+	if e.headB != nil && r.Outputs == nil && h.Workflow == r.Workflow && h.RunID == r.RunID && h.Owner == r.Owner &&
+		bytes.Equal(h.Inputs, r.Inputs) && h.Status == r.Status && h.Started.Equal(r.Started) && h.Started.Location() == r.Started.Location() &&
+		h.Ended.Equal(r.Ended) && h.Ended.Location() == r.Ended.Location() && h.Error == r.Error {
+		return e.headB, true, nil
+	}
+	head := *r
+	head.Steps = nil
+	b, err := json.Marshal(&head)
+	if err != nil || !bytes.HasSuffix(b, stepsNull) {
+		return nil, false, err
+	}
+	b = b[:len(b)-len(`null}`)]
+	if r.Outputs == nil {
+		head.Inputs = bytes.Clone(r.Inputs)
+		e.head, e.headB = head, b
+	}
+	return b, true, nil
 }
 
 // step returns `"id":{...}` for sr, from the kept bytes when they are sr's and sr has

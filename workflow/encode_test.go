@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -129,5 +130,47 @@ func TestTheStoredRecordIsTheBytesJSONMarshalMakes(t *testing.T) {
 		encodeMu.Lock()
 		defer encodeMu.Unlock()
 		t.Fatalf("a stored record differs from json.Marshal's:\n%s", encodeMismatch[len(encodeMismatch)-1])
+	}
+}
+
+// The encoder's kept bytes (the head, the ended steps) follow every change the engine
+// makes to a record between two writes: each field alone, a step replaced, a running
+// step changed in place.
+func TestTheRecordEncoderFollowsEveryChangeBetweenWrites(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	r := &Record{Workflow: "w", RunID: "r", Inputs: json.RawMessage(`{"a":"<1>"}`), Status: RunRunning, Started: t0,
+		Steps: map[string]*StepRecord{"b": {Status: StatusOK, Output: "x"}, "a": {Status: StatusRunning, Attempts: 1}}}
+	var e recEncoder
+	check := func(what string) {
+		t.Helper()
+		got, err := e.encode(r)
+		want, _ := json.Marshal(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("after %s: %s, json.Marshal %s (%v)", what, got, want, err)
+		}
+	}
+	check("the first write")
+	changes := []struct {
+		what string
+		do   func()
+	}{
+		{"status", func() { r.Status = RunFailed }},
+		{"error", func() { r.Error = "e&" }},
+		{"owner", func() { r.Owner = "u" }},
+		{"inputs changed in place", func() { r.Inputs[6] = '2' }},
+		{"started", func() { r.Started = t0.Add(time.Nanosecond) }},
+		{"started's zone", func() { r.Started = r.Started.In(time.FixedZone("x", 3600)) }},
+		{"ended", func() { r.Ended = t0 }},
+		{"outputs", func() { r.Outputs = map[string]any{"o": 1} }},
+		{"outputs changed in place", func() { r.Outputs["o"] = 2 }},
+		{"a running step changed in place", func() { r.Steps["a"].Attempts++ }},
+		{"a running step's items", func() { r.Steps["a"].Items = []*ItemRecord{{Status: StatusOK, Output: "<i>"}} }},
+		{"an ended step replaced", func() { r.Steps["b"] = &StepRecord{Status: StatusFailed, Error: "no"} }},
+		{"a step added", func() { r.Steps["0"] = &StepRecord{Status: StatusSkipped} }},
+		{"a step gone", func() { delete(r.Steps, "a") }},
+	}
+	for _, c := range changes {
+		c.do()
+		check(c.what)
 	}
 }
