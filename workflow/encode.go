@@ -11,7 +11,7 @@ import (
 // (sched.enc, used under s.mu), keeps each step's encoded record and assembles the
 // record from those bytes; the bytes are exactly json.Marshal's of the whole record
 // (the map's keys sorted, every value encoded as encoding/json encodes it), which
-// TestTheStoredRecordIsTheBytesJSONMarshalMakes checks at every write.
+// the package's tests check at every write (TestMain in encode_test.go).
 //
 // Ownership: a step's bytes are reused only for the same *StepRecord and only when it
 // is not running. A running record is changed in place (its attempts, its items, finish
