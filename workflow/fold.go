@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"time"
 
@@ -26,8 +25,24 @@ import (
 
 // save stores the run's record, with the ends stored by calls (s.over). s.mu is held.
 func (s *sched) save(ctx context.Context) error {
-	return saveRecord(ctx, s.e.Store, s.snapshot())
+	r := s.snapshot()
+	b, err := s.encode(r)
+	return storeRecord(ctx, s.e.Store, r, b, err)
 }
+
+// encode is the stored form of r (a snapshot): json.Marshal's bytes, assembled from the
+// steps' kept encodings (encode.go). s.mu is held.
+func (s *sched) encode(r *Record) ([]byte, error) {
+	b, err := s.enc.encode(r)
+	if encodeCheck != nil && err == nil {
+		encodeCheck(r, b)
+	}
+	return b, err
+}
+
+// encodeCheck, when set (by the package's tests), sees every record the engine stores
+// with the bytes it stores.
+var encodeCheck func(r *Record, b []byte)
 
 // snapshot is the record as it is stored: s.rec with s.over. s.mu is held.
 func (s *sched) snapshot() *Record {
@@ -78,7 +93,7 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 // by the caller).
 func (s *sched) recordKV(change, undo func()) ([]loop.KVWrite, func(error)) {
 	change()
-	b, err := json.Marshal(s.snapshot())
+	b, err := s.encode(s.snapshot())
 	if err != nil {
 		undo()
 		s.mu.Unlock()

@@ -111,6 +111,11 @@ func loadKey(ctx context.Context, st loop.SessionStore, workflow, runID, key str
 
 func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
 	b, err := json.Marshal(r)
+	return storeRecord(ctx, st, r, b, err)
+}
+
+// storeRecord stores b, r encoded (err: the encoding's error).
+func storeRecord(ctx context.Context, st loop.SessionStore, r *Record, b []byte, err error) error {
 	if err != nil {
 		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
 	}

@@ -24,6 +24,7 @@ type sched struct {
 	failed  []string               // steps that failed in this run: nothing new starts after one
 	waiting map[string]bool        // approval steps left waiting in this run
 	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
+	enc     recEncoder             // the steps' kept encodings (encode.go)
 }
 
 type stepDone struct {
