@@ -33,11 +33,17 @@ func (h *Host) planConfig(a manifest.AgentConfig) loop.PlanConfig {
 func (h *Host) teamOf(entry *loop.Agent, entryModel loop.Model, entryName string, approver loop.Approver) (*loop.Agent, error) {
 	m := h.Manifest
 	agents := []*loop.Agent{entry}
+	members := map[string]*loop.Agent{m.Agent.Name: entry}
+	var merges []*mergeModel
 	_, toolOnly := entryModel.(noModel)
 	for _, name := range m.AgentNames()[1:] {
 		a := m.Agents[name]
 		model, modelName := entryModel, entryName
-		if (len(a.Provider) > 0 || a.Model != "") && !toolOnly {
+		if a.Merge != nil && !toolOnly {
+			mm := newMergeModel(a.Merge)
+			merges = append(merges, mm)
+			model, modelName = mm, "merge"
+		} else if (len(a.Provider) > 0 || a.Model != "") && !toolOnly {
 			if len(a.Provider) == 0 {
 				a.Provider = m.Agent.Provider
 			}
@@ -54,6 +60,10 @@ func (h *Host) teamOf(entry *loop.Agent, entryModel loop.Model, entryName string
 			return nil, err
 		}
 		agents = append(agents, ag)
+		members[name] = ag
+	}
+	for _, mm := range merges {
+		mm.members = members
 	}
 	if _, err := loop.NewTeam(agents...); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Path, err)

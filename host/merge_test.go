@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/workflow"
 )
 
@@ -81,5 +82,65 @@ output = "out"
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "agent.toml:") {
 			t.Errorf("%s:\n got %v\nwant %q", steps, err, want)
 		}
+	}
+}
+
+// An [agents.NAME] merge agent asks the agents it lists the run's question, each in a
+// session of its own that keeps its conversation, and answers with their answers merged
+// as a workflow step merges them (workflow.Merge): a vote, here; its run is an ordinary
+// run through the door, stored in its session. The merge table is checked at its key.
+func TestAMergeAgentAsksItsAgentsAndAnswersWithTheirMergedAnswers(t *testing.T) {
+	agents := ""
+	for _, a := range []string{"a", "b", "c"} {
+		agents += "[agents." + a + "]\nsystem_prompt = \"You are " + a + ".\"\n"
+	}
+	h := openHostWith(t, "", `{"per_session": false, "turns": [
+	  {"expect": {"contains": "Capital of France?"}, "text": "Paris"},
+	  {"text": "Lyon"},
+	  {"text": "paris."},
+	  {"expect": {"messages": 4, "contains": "And of Italy?"}, "text": "Rome"},
+	  {"text": "Rome"},
+	  {"text": "Milan"}]}`, agents+`[agents.m]
+merge = { agents = ["a", "b", "c"], by = "vote" }
+`, Options{})
+	ask := func(q string) string {
+		res, err := h.Runner().RunWith(context.Background(), loop.RunInput{SessionID: "s", Agent: "m", Messages: []loop.Message{loop.UserMessage(q)}}, nil)
+		if err != nil || res.Status != loop.StatusCompleted || res.Final == nil {
+			t.Fatalf("run m: %v %+v", err, res)
+		}
+		return res.Final.Text()
+	}
+	if got := ask("Capital of France?"); got != "Paris" {
+		t.Fatalf("vote: %q", got)
+	}
+	if got := ask("And of Italy?"); got != "Rome" { // a's second turn sees its first: system, user, answer, user
+		t.Fatalf("second vote: %q", got)
+	}
+	entries, err := h.Store.Load(context.Background(), "s:merge.a")
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("a's session: %v %d", err, len(entries))
+	}
+
+	for merge, want := range map[string]string{
+		`{ agents = ["a"] }`:                                 "agents.m.merge.agents: a merge asks several agents: name at least two",
+		`{ agents = ["a", "nope"] }`:                         `agents.m.merge.agents: no agent "nope"`,
+		`{ agents = ["a", "m"] }`:                            `agents.m.merge.agents: agent "m" merges its own answer`,
+		`{ agents = ["a", "a"] }`:                            `agents.m.merge.agents: agent "a": each agent is named once`,
+		`{ agents = ["a", "b"], by = "sum" }`:                `agents.m.merge.by: "sum": want concat, vote or judge`,
+		`{ agents = ["a", "b"], by = "judge" }`:              `agents.m.merge.judge: by = "judge" and judge = "AGENT" go together`,
+		`{ agents = ["a", "b"], by = "judge", judge = "x" }`: `agents.m.merge.judge: no agent "x"`,
+	} {
+		_, err := openHostErr(t, "", `{"turns": []}`, agents+"[agents.m]\nmerge = "+merge+"\n", Options{})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "agent.toml:") {
+			t.Errorf("merge = %s: %v, want %q", merge, err, want)
+		}
+	}
+	_, err = openHostErr(t, "", `{"turns": []}`, agents+"[agents.m]\nmerge = { agents = [\"a\", \"b\"] }\n[agents.n]\nmerge = { agents = [\"a\", \"m\"] }\n", Options{})
+	if err == nil || !strings.Contains(err.Error(), `agent "m" merges too`) {
+		t.Errorf("a merge of a merge: %v", err)
+	}
+	_, err = openHostErr(t, "", `{"turns": []}`, agents+"[agents.m]\nmodel = \"m2\"\nmerge = { agents = [\"a\", \"b\"] }\n", Options{})
+	if err == nil || !strings.Contains(err.Error(), "agents.m.merge: a merge agent calls no model of its own") {
+		t.Errorf("a merge agent with a model: %v", err)
 	}
 }

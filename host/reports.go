@@ -6,13 +6,18 @@ import (
 	"fmt"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/sandbox"
 )
 
 // Plugins report through MCP notifications: notifications/message (a log line; the
 // sandbox also sends a plugin's Extism log lines and its stdout and stderr this way, at
 // level debug with logger "stdout" or "stderr") and notifications/progress. Inside a run
 // they become the run's plugin_log and progress events (loop.Notify); outside one
-// (`plugins call`, loading) they go to Options.OnReport.
+// (`plugins call`, loading) they go to Options.OnReport. A piece of a tool call's result
+// — a Wasm plugin's stream_result (sandbox.MethodResultDelta) or the result_delta an MCP
+// server's progress carries (mcpclient, from its _meta) — becomes the run's
+// tool_result_delta through loop.StreamResult, the one door of streamed results; outside
+// a run it is dropped, since the call's result says it all.
 
 // logParams is MCP's LoggingMessageNotification params.
 type logParams struct {
@@ -59,10 +64,34 @@ func report(plugin, method string, params json.RawMessage) any {
 	return nil
 }
 
+// resultDelta is the piece of a tool call's result a notification carries, if any.
+func resultDelta(method string, params json.RawMessage) string {
+	var p struct {
+		Text        string `json:"text"`
+		ResultDelta string `json:"result_delta"` // mcpclient.MetaResultDelta, from _meta
+	}
+	switch method {
+	case sandbox.MethodResultDelta, "notifications/progress":
+		if json.Unmarshal(params, &p) != nil {
+			return ""
+		}
+	}
+	if method == sandbox.MethodResultDelta {
+		return p.Text
+	}
+	return p.ResultDelta
+}
+
 func (s *services) Notify(ctx context.Context, plugin, method string, params json.RawMessage) {
 	if method == "notifications/tools/list_changed" {
 		s.toolsChanged(plugin)
 		return
+	}
+	if text := resultDelta(method, params); text != "" {
+		loop.StreamResult(ctx, text)
+		if method == sandbox.MethodResultDelta {
+			return
+		}
 	}
 	r := report(plugin, method, params)
 	if r == nil || loop.Notify(ctx, r) {

@@ -2,7 +2,9 @@ package host
 
 import (
 	"sort"
+	"time"
 
+	"github.com/agenthost/agenthost/insights"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -21,7 +23,8 @@ func (h *Host) wireToolChoices(cfg *loop.Config, own []loop.Tool) (err error) {
 
 // toolGroups is the loop's Config.ToolGroups for an agent whose tools are own, from the
 // [tool_groups.NAME] tables (docs/loop.md, "Tool groups"): each group's members the
-// agent has, with their [tools.NAME] cost. A member must be a loaded tool, the group's
+// agent has, with their [tools.NAME] cost and, with measure, their success rate and
+// latency in stored runs (toolmeasure.go). A member must be a loaded tool, the group's
 // name must not be one, the members the agent has must take the same input schema (a
 // call of the group runs on any of them with the same arguments), and a member keeps no
 // fallback list of its own (its group's other members are its fallbacks). Otherwise the
@@ -44,6 +47,7 @@ func (h *Host) toolGroups(own []loop.Tool, fallbacks map[string][]loop.ToolFallb
 	}
 	sort.Strings(names)
 	var out []loop.ToolGroup
+	reports := map[time.Duration]*insights.Report{}
 	for _, n := range names {
 		c, key := h.Manifest.ToolGroups[n], "tool_groups."+n
 		if _, ok := loaded[n]; ok {
@@ -68,9 +72,15 @@ func (h *Host) toolGroups(own []loop.Tool, fallbacks map[string][]loop.ToolFallb
 			}
 			g.Members = append(g.Members, loop.GroupMember{Tool: t, Cost: h.Manifest.Tools[t].Cost})
 		}
-		if len(g.Members) > 0 {
-			out = append(out, g)
+		if len(g.Members) == 0 {
+			continue
 		}
+		if c.Measure > 0 {
+			if err := h.measureMembers(&g, time.Duration(c.Measure), reports); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, g)
 	}
 	return out, nil
 }

@@ -67,3 +67,55 @@ func TestToolGroupsAreCheckedAtTheirKey(t *testing.T) {
 		}
 	}
 }
+
+// With measure, a group's members carry the success rate and mean latency of their calls
+// in the stored runs of the window, read when the agent is built: here the cheap member
+// failed in each of three earlier runs (a fallback stood in), so it is measured at 0,
+// which puts it last in the choice (loop: cost over success rate). A member with fewer
+// than three stored calls stays unmeasured.
+func TestAMeasuredToolGroupWeighsTheSuccessRateOfStoredRuns(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	cheap := loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "cheap", InputSchema: schema}, Fn: func(context.Context, loop.ToolCall) (loop.ToolResult, error) {
+		return loop.ToolResult{}, errors.New("quota exhausted")
+	}}
+	pricey := loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "pricey", InputSchema: schema}, Fn: func(_ context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+		return loop.TextResult("pricey: " + c.Arguments), nil
+	}}
+	local := loop.FuncTool{ToolSpec: loop.ToolSpec{Name: "local", InputSchema: schema}}
+	h := openHost(t, `{"per_session": true, "repeat": true, "turns": [
+	  {"tool_calls": [{"id": "c1", "name": "search", "arguments": "{\"q\":\"x\"}"}]},
+	  {"text": "{{result c1}}"}]}`, `
+[tool_groups.search]
+tools = ["pricey", "cheap", "local"]
+measure = "24h"
+[tools.pricey]
+cost = 5
+[tools.cheap]
+cost = 0.5
+[tools.local]
+cost = 9
+`, Options{Tools: []loop.Tool{pricey, cheap, local}})
+	before, err := h.toolGroups([]loop.Tool{pricey, cheap, local}, nil)
+	if err != nil || len(before) != 1 || before[0].Members[1] != (loop.GroupMember{Tool: "cheap", Cost: 0.5}) {
+		t.Fatalf("before any run: %+v %v", before, err)
+	}
+	for _, s := range []string{"s1", "s2", "s3"} {
+		if _, _, res := toolResults(t, h, s, "find x"); res.Final.Text() != `pricey: {"q":"x"}` {
+			t.Fatalf("%s: %q", s, res.Final.Text())
+		}
+	}
+	after, err := h.toolGroups([]loop.Tool{pricey, cheap, local}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := after[0].Members
+	if got[0].Tool != "pricey" || !got[0].Measured || got[0].SuccessRate != 1 ||
+		got[1] != (loop.GroupMember{Tool: "cheap", Cost: 0.5, Measured: true, SuccessRate: 0, MeanMS: got[1].MeanMS}) ||
+		got[2] != (loop.GroupMember{Tool: "local", Cost: 9}) {
+		t.Fatalf("measured members %+v", got)
+	}
+	if _, err := openHostErr(t, "", `{"turns": []}`, "[tool_groups.g]\ntools = [\"a\", \"b\"]\nmeasure = \"-1h\"\n", Options{}); err == nil ||
+		!strings.Contains(err.Error(), `tool_groups.g.measure: invalid duration "-1h": negative`) {
+		t.Fatalf("a negative window: %v", err)
+	}
+}

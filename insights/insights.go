@@ -44,7 +44,7 @@ type Outcome struct {
 type Tool struct {
 	Name   string `json:"name"`
 	Calls  int    `json:"calls"`  // the calls the tool ran
-	Errors int    `json:"errors"` // of those, the ones it answered with an error
+	Errors int    `json:"errors"` // of those, the ones it answered with an error or failed and a fallback stood in for
 	// Refused are the calls a decision stopped before the tool ran: denied by the
 	// permission hook or the approval default, or rejected by a human (or for want of
 	// one). They are neither calls nor errors of the tool.

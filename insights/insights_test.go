@@ -84,3 +84,25 @@ func TestReportCountsCachedCallsAndCachedPromptTokens(t *testing.T) {
 		t.Fatalf("tokens %+v", r.Tokens)
 	}
 }
+
+// A call another tool stood in for (its tool_result names the fallback) failed: it is an
+// error of the tool it named, and the fallback's own call counts for the fallback.
+func TestReportCountsACallAFallbackStoodInForAsTheToolsError(t *testing.T) {
+	st := loop.NewMemoryStore()
+	at := time.Now().Add(-time.Minute)
+	if err := st.Append(context.Background(), "s",
+		ev(1, at, "r1", "", loop.RunStartedData{}, loop.EventRunStarted),
+		ev(2, at, "r1", "", loop.ToolResultData{ID: "c1~pricey", Name: "pricey", DurationMS: 4}, loop.EventToolResult),
+		ev(3, at, "r1", "", loop.ToolResultData{ID: "c1", Name: "cheap", Fallback: "pricey", DurationMS: 2}, loop.EventToolResult),
+		ev(4, at, "r1", "", loop.RunFinishedData{Status: loop.StatusCompleted}, loop.EventRunFinished)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(context.Background(), st, at.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Tools) != 2 || r.Tools[0] != (Tool{Name: "cheap", Calls: 1, Errors: 1, ErrorRate: 1, MeanMS: 2, MaxMS: 2}) ||
+		r.Tools[1] != (Tool{Name: "pricey", Calls: 1, MeanMS: 4, MaxMS: 4}) {
+		t.Fatalf("tools %+v", r.Tools)
+	}
+}

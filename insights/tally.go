@@ -74,7 +74,8 @@ func (a *tally) tool(d loop.ToolResultData) {
 		return
 	}
 	t.Calls++
-	if d.IsError {
+	if d.IsError || d.Fallback != "" { // a fallback stood in: this tool failed
+
 		t.Errors++
 	}
 	t.totalMS += d.DurationMS

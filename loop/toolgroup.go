@@ -2,6 +2,7 @@ package loop
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -10,8 +11,10 @@ import (
 // index — may be declared a group: the model is offered one tool, the group's name (at
 // the place of its first offered member, with the group's description, else the first
 // member's, and the first member's input schema), instead of the members. A call of it
-// is made on the member the loop chooses: the cheapest by declared cost (declared order
-// breaks ties) among the run's offered members, those that already failed in this run
+// is made on the member the loop chooses among the run's offered members (chooseMembers):
+// the lowest expected cost of a success — declared cost over the success rate measured
+// in stored runs, when the host measured one — then the higher success rate, then the
+// lower mean latency, declared order breaking ties; those that already failed in this run
 // put last and those whose runtime is down (runtime.go) left out. The call then runs as
 // a call of that member through the whole pipeline (rule L22: its approvals, caps by
 // the group's name as the model called it, guardrails, cache), and if it fails the
@@ -33,6 +36,45 @@ type ToolGroup struct {
 type GroupMember struct {
 	Tool string
 	Cost float64
+	// Measured says SuccessRate (0 to 1) and MeanMS (its mean duration) were measured
+	// from the tool's calls in stored runs; unmeasured, a member counts as always
+	// succeeding, at no known latency.
+	Measured    bool
+	SuccessRate float64
+	MeanMS      float64
+}
+
+// rate is m's success rate: measured, or 1.
+func (m GroupMember) rate() float64 {
+	if m.Measured {
+		return m.SuccessRate
+	}
+	return 1
+}
+
+// perSuccess is m's expected cost of a successful call: its cost over its success rate
+// (+Inf when it never succeeds).
+func (m GroupMember) perSuccess() float64 {
+	if m.rate() <= 0 {
+		return math.Inf(1)
+	}
+	return m.Cost / m.rate()
+}
+
+// compareMembers orders two members of a group for a call (see the package comment
+// above ToolGroup): expected cost of a success, success rate, mean latency when both
+// are measured.
+func compareMembers(a, b GroupMember) int {
+	if c := cmp.Compare(a.perSuccess(), b.perSuccess()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.rate(), a.rate()); c != 0 {
+		return c
+	}
+	if a.Measured && b.Measured {
+		return cmp.Compare(a.MeanMS, b.MeanMS)
+	}
+	return 0
 }
 
 // groupOffered replaces, in offered, the members of each group by the group's spec, at
@@ -76,7 +118,7 @@ func (r *run) offeredGroup(name string) *ToolGroup {
 	return nil
 }
 
-// chooseMembers orders g's offered members for a call: cheapest first (declared order
+// chooseMembers orders g's offered members for a call: by compareMembers (declared order
 // on a tie), those that failed in this run last, those whose runtime is down left out.
 func (r *run) chooseMembers(g *ToolGroup) []string {
 	var ms []GroupMember
@@ -94,7 +136,7 @@ func (r *run) chooseMembers(g *ToolGroup) []string {
 			}
 			return -1
 		}
-		return cmp.Compare(a.Cost, b.Cost)
+		return compareMembers(a, b)
 	})
 	out := make([]string, len(ms))
 	for i, m := range ms {

@@ -79,3 +79,27 @@ func TestADirectCallMayNameAToolGroupsMember(t *testing.T) {
 		}
 	}
 }
+
+// Measured success rates and latencies (from stored runs) enter the choice beside the
+// declared cost: the lowest expected cost of a success (cost over success rate) first,
+// then the higher rate, then the lower mean latency; an unmeasured member counts as
+// always succeeding; one that never succeeds comes last.
+func TestAToolGroupChoosesByCostPerSuccessThenRateThenLatency(t *testing.T) {
+	ms := func(ms ...GroupMember) []string {
+		r := &run{groupMembers: nil}
+		for _, m := range ms {
+			r.groupMembers = append(r.groupMembers, ToolSpec{Name: m.Tool})
+		}
+		return r.chooseMembers(&ToolGroup{Name: "g", Members: ms})
+	}
+	// cheap but flaky (1 / 0.25 = 4) after reliable and pricier (3 / 1 = 3)
+	equal(t, "cost per success", ms(GroupMember{Tool: "flaky", Cost: 1, Measured: true, SuccessRate: 0.25},
+		GroupMember{Tool: "steady", Cost: 3, Measured: true, SuccessRate: 1}), []string{"steady", "flaky"})
+	// no costs declared: the rate decides, then the latency
+	equal(t, "rate, then latency", ms(GroupMember{Tool: "slow", Measured: true, SuccessRate: 1, MeanMS: 900},
+		GroupMember{Tool: "shaky", Measured: true, SuccessRate: 0.5, MeanMS: 10},
+		GroupMember{Tool: "fast", Measured: true, SuccessRate: 1, MeanMS: 20}), []string{"fast", "slow", "shaky"})
+	// never succeeded (even at no cost) last; unmeasured counts as rate 1, no latency: declared order
+	equal(t, "never and unmeasured", ms(GroupMember{Tool: "dead", Measured: true, SuccessRate: 0},
+		GroupMember{Tool: "new"}, GroupMember{Tool: "known", Measured: true, SuccessRate: 1, MeanMS: 5}), []string{"new", "known", "dead"})
+}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/agenthost/agenthost/workflow"
 )
 
 // AgentNames lists the manifest's agents: the entry agent ([agent]) first, then the
@@ -46,6 +48,9 @@ func (m *Manifest) checkAgents() error {
 		if err := m.checkAgent(key, &a, names); err != nil {
 			return err
 		}
+		if err := m.checkMerge(key, a); err != nil {
+			return err
+		}
 		m.Agents[name] = a
 	}
 	return nil
@@ -68,6 +73,9 @@ func (m *Manifest) checkAgent(key string, a *AgentConfig, names []string) error 
 	case "", "react", "plan":
 	default:
 		return m.ErrorAt(key+".mode", "unknown mode %q (react or plan)", a.Mode)
+	}
+	if a.Merge != nil && key == "agent" {
+		return m.ErrorAt("agent.merge", "merge is for an [agents.NAME] agent, not the entry agent")
 	}
 	if err := m.checkPlan(key, a.Plan); err != nil {
 		return err
@@ -106,6 +114,62 @@ func (m *Manifest) checkPlan(key string, p PlanConfig) error {
 	}
 	if p.MaxSteps < 0 || p.MaxReplans < 0 || p.MaxParallel < 0 || p.MaxParallel > 64 {
 		return m.ErrorAt(key+".plan", "max_steps and max_replans must not be negative, max_parallel from 0 (default 4) to 64")
+	}
+	return nil
+}
+
+// MergeConfig is [agents.NAME] merge = { agents = [...], by = "...", judge = "..." }: a run
+// of the agent asks each listed agent the run's question and answers with their answers
+// merged (workflow.Merge): by "concat" (the default), "vote" or "judge" (the judge agent
+// merges). The agent's own model is not called.
+type MergeConfig struct {
+	Agents []string `toml:"agents"`
+	By     string   `toml:"by"`
+	Judge  string   `toml:"judge"`
+}
+
+// checkMerge checks an [agents.NAME] merge table: at least two agents, each an agent of
+// the manifest named once, neither the agent itself nor one that merges (a merge asks
+// answering agents, so merges never nest into a cycle); by one of the merge kinds; judge
+// with by = "judge" only, an answering agent as well.
+func (m *Manifest) checkMerge(key string, a AgentConfig) error {
+	mc := a.Merge
+	if mc == nil {
+		return nil
+	}
+	key += ".merge"
+	if len(a.Provider) > 0 || a.Model != "" {
+		return m.ErrorAt(key, "a merge agent calls no model of its own: leave provider and model out")
+	}
+	if len(mc.Agents) < 2 {
+		return m.ErrorAt(key+".agents", "a merge asks several agents: name at least two")
+	}
+	answering := func(k, n string) error {
+		switch other, ok := m.AgentConfig(n); {
+		case !ok:
+			return m.ErrorAt(k, "no agent %q (agents: %s)", n, strings.Join(m.AgentNames(), ", "))
+		case n == a.Name:
+			return m.ErrorAt(k, "agent %q merges its own answer", n)
+		case other.Merge != nil:
+			return m.ErrorAt(k, "agent %q merges too: a merge asks agents that answer themselves", n)
+		}
+		return nil
+	}
+	for i, n := range mc.Agents {
+		if slices.Contains(mc.Agents[:i], n) {
+			return m.ErrorAt(key+".agents", "agent %q: each agent is named once", n)
+		}
+		if err := answering(key+".agents", n); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !slices.Contains(workflow.MergeKinds(), mc.By):
+		return m.ErrorAt(key+".by", "%q: want concat, vote or judge", mc.By)
+	case (mc.By == "judge") != (mc.Judge != ""):
+		return m.ErrorAt(key+".judge", `by = "judge" and judge = "AGENT" go together`)
+	case mc.Judge != "":
+		return answering(key+".judge", mc.Judge)
 	}
 	return nil
 }

@@ -105,15 +105,16 @@ type AgentConfig struct {
 	PromptCache  bool              `toml:"prompt_cache"`  // provider prompt caching on the stable prefix (docs/caching.md)
 
 	// Several agents (agents.go): [agent] is the entry agent, [agents.NAME] the others.
-	Description string     `toml:"description"`  // what the agent is for, shown to the others' models
-	Tools       ToolList   `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all); false: tools off (toolsoff.go)
-	ToolsOff    bool       `toml:"-"`            // tools = false: no tool offered, every call refused
-	Handoffs    []string   `toml:"handoffs"`     // agents it may transfer the conversation to
-	AsTool      bool       `toml:"as_tool"`      // the others may call it as ask_NAME
-	MaxHandoffs int        `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
-	AllowCycles bool       `toml:"allow_cycles"` // a run may hand back to an agent it already had
-	Mode        string     `toml:"mode"`         // react (default) | plan
-	Plan        PlanConfig `toml:"plan"`         // for mode = "plan"
+	Description string       `toml:"description"`  // what the agent is for, shown to the others' models
+	Tools       ToolList     `toml:"tools"`        // loaded tools it may use, as the model sees them (default: all); false: tools off (toolsoff.go)
+	ToolsOff    bool         `toml:"-"`            // tools = false: no tool offered, every call refused
+	Handoffs    []string     `toml:"handoffs"`     // agents it may transfer the conversation to
+	AsTool      bool         `toml:"as_tool"`      // the others may call it as ask_NAME
+	MaxHandoffs int          `toml:"max_handoffs"` // per run (and ask_ nesting); default 5
+	AllowCycles bool         `toml:"allow_cycles"` // a run may hand back to an agent it already had
+	Mode        string       `toml:"mode"`         // react (default) | plan
+	Plan        PlanConfig   `toml:"plan"`         // for mode = "plan"
+	Merge       *MergeConfig `toml:"merge"`        // [agents.NAME] only: ask these agents and merge (agents.go)
 }
 
 // PlanConfig is [agent.plan] / [agents.NAME.plan].

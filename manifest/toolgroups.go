@@ -15,6 +15,11 @@ import (
 type ToolGroupConfig struct {
 	Tools       []string `toml:"tools"`
 	Description string   `toml:"description"` // "": the first member's
+	// Measure is a window ("168h"): when set, the host measures each member's success
+	// rate and mean latency from its calls in the runs stored over that window, when the
+	// agent is built, and the choice weighs them beside the cost (docs/loop.md, "Tool
+	// groups"). 0: by declared cost alone.
+	Measure Duration `toml:"measure"`
 }
 
 // toolName is a name a model may call (the OpenAI-compatible function name rule).

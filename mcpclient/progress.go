@@ -17,9 +17,15 @@ import (
 // (Config.Notify, the host's one notification path: a progress event of the run); a
 // log line goes to the call in flight when there is exactly one, else outside any run.
 // A call whose context ends is cancelled towards the server (the SDK sends
-// notifications/cancelled). Roots are the directories the entry lists, as file:// URIs.
+// notifications/cancelled). A progress whose _meta carries MetaResultDelta (a string)
+// passes it on as "result_delta": a piece of the call's result, which the host shows as
+// the run's tool_result_delta (MCP's progress has no content of its own). Roots are the directories the entry lists, as file:// URIs.
 
 var progressSeq atomic.Int64
+
+// MetaResultDelta is the _meta key of a progress notification that carries a piece of
+// the call's result, as text.
+const MetaResultDelta = "agenthost/result_delta"
 
 // track registers a call's context under a new progress token.
 func (s *Server) track(ctx context.Context) (token string, done func()) {
@@ -43,7 +49,11 @@ func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	if ctx == nil {
 		return // a token of no call of ours: dropped
 	}
-	b, _ := json.Marshal(map[string]any{"progress": req.Params.Progress, "total": req.Params.Total, "message": req.Params.Message})
+	p := map[string]any{"progress": req.Params.Progress, "total": req.Params.Total, "message": req.Params.Message}
+	if d, ok := req.Params.Meta[MetaResultDelta].(string); ok && d != "" {
+		p["result_delta"] = d
+	}
+	b, _ := json.Marshal(p)
 	s.cfg.Notify(ctx, "notifications/progress", b)
 }
 

@@ -63,6 +63,7 @@
 //	create_message(req i64) -> i64     MCP sampling, JSON in/out   (needs Model)
 //	notify_progress(params i64)        → Host.Notify("notifications/progress")
 //	notify_logging_message(params i64) → Host.Notify("notifications/message")
+//	stream_result(text i64)            → Host.Notify(MethodResultDelta)
 //	create_elicitation(i64) -> i64, list_roots() -> i64, notify_resource_updated(i64),
 //	notify_tool_list_changed(), notify_prompt_list_changed(),
 //	notify_resource_list_changed()     stubs, so hyper-mcp plugins link

@@ -20,6 +20,7 @@ import (
 //	create_message(req i64) -> i64    MCP CreateMessageRequestParam → CreateMessageResult (JSON)
 //	notify_progress(params i64)       MCP ProgressNotificationParam → Host.Notify("notifications/progress")
 //	notify_logging_message(params i64) MCP LoggingMessageNotificationParam → Host.Notify("notifications/message")
+//	stream_result(text i64)           a piece of the call's result (UTF-8 text) → Host.Notify(MethodResultDelta)
 //	call_meta() -> i64                {"call_id","session_id","run_id"} of the current call (hostcallmeta.go)
 //
 //	create_elicitation(req i64) -> i64 MCP ElicitRequestParams → ElicitResult: the host's
@@ -83,6 +84,19 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 		p.callMetaFunc(), // call_meta() -> i64 (hostcallmeta.go)
 		p.notifyFunc("notify_progress", "notifications/progress"),
 		p.notifyFunc("notify_logging_message", "notifications/message"),
+		fn("stream_result", []extism.ValueType{i64}, nil, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+			if !noticeAllowed(ctx) {
+				return // counted with the notify_* calls; not even read
+			}
+			text := p.hostBytes(ctx, cp, "stream_result", stack[0])
+			if len(text) == 0 {
+				return
+			}
+			params, _ := json.Marshal(struct {
+				Text string `json:"text"`
+			}{string(text)}) // invalid UTF-8 becomes U+FFFD
+			p.host().Notify(ctx, p.name, MethodResultDelta, params)
+		}),
 		fn("notify_resource_updated", []extism.ValueType{i64}, nil, func(context.Context, *extism.CurrentPlugin, []uint64) {}),
 		fn("notify_tool_list_changed", nil, nil, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
 			if !noticeAllowed(ctx) {

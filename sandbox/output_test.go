@@ -156,3 +156,22 @@ func TestHostileLogFloodIsBoundedPerCall(t *testing.T) {
 		}
 	}
 }
+
+// stream_result forwards a piece of the call's result as Host.Notify(MethodResultDelta,
+// {"text"}): invalid UTF-8 becomes U+FFFD, an empty piece is not forwarded (it counts,
+// like any notify_* call), and pieces count against the call's bound on notifications.
+func TestStreamResultIsValidUTF8AndBoundedPerCall(t *testing.T) {
+	h := &testHost{}
+	p := load(t, newTestRuntime(t), Config{Name: "g", Wasm: fixtures.guest, Tools: extismTool("stream_hostile"), Host: h,
+		Permissions: Permissions{Timeout: time.Minute}})
+	wantResult(t, callTool(t, p, "stream_hostile", `{"text":"go"}`), false, "streamed")
+	var deltas []string
+	for _, n := range h.notified {
+		if strings.HasPrefix(n, "g "+MethodResultDelta+" ") {
+			deltas = append(deltas, strings.TrimPrefix(n, "g "+MethodResultDelta+" "))
+		}
+	}
+	if len(deltas) != maxCallNotices-1 || deltas[0] != `{"text":"\ufffd ok"}` || deltas[1] != `{"text":"piece"}` {
+		t.Fatalf("%d deltas, first %q", len(deltas), deltas[:min(2, len(deltas))])
+	}
+}

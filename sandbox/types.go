@@ -145,12 +145,16 @@ type Host interface {
 	// req and the result are the MCP CreateMessageRequestParam / Result JSON.
 	CreateMessage(ctx context.Context, plugin string, req json.RawMessage) (json.RawMessage, error)
 	// Notify receives notify_* calls; method is the MCP method name, e.g.
-	// "notifications/progress".
+	// "notifications/progress", or MethodResultDelta for stream_result.
 	Notify(ctx context.Context, plugin, method string, params json.RawMessage)
 	KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error)
 	KVSet(ctx context.Context, plugin, key string, val []byte) error
 	KVDelete(ctx context.Context, plugin, key string) error
 }
+
+// MethodResultDelta is the method Host.Notify receives for a stream_result call: params
+// {"text": "…"}, a piece of the current tool call's result (invalid UTF-8 replaced).
+const MethodResultDelta = "notifications/agenthost/result_delta"
 
 // Eliciter is a Host that can ask a user for input (create_elicitation); req and the
 // result are MCP's ElicitRequestParams / ElicitResult JSON. A Host that is not one

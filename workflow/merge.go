@@ -67,25 +67,42 @@ type answer struct {
 	Text  string `json:"text"`
 }
 
-// askAll asks each of the step's agents prompt and merges their answers.
-func (s *sched) askAll(ctx context.Context, cs *cstep, prompt, session string) (any, error) {
-	answers := make([]answer, 0, len(cs.Agents))
-	for _, a := range cs.Agents {
-		text, err := s.ask(ctx, a, prompt, session+"."+a)
+// Asker asks agent prompt in session and returns its final text.
+type Asker func(ctx context.Context, agent, prompt, session string) (string, error)
+
+// MergeSpec says whom Merge asks and how it merges: By is concat (or ""), vote or
+// judge; Judge is the judging agent for judge.
+type MergeSpec struct {
+	Agents    []string
+	By, Judge string
+}
+
+// MergeKinds are the values of MergeSpec.By.
+func MergeKinds() []string { return slices.Clone(merges) }
+
+// Merge asks each of spec's agents prompt through ask, one after the other, each in a
+// session of its own (session and ".NAME"; the judge's ".judge"), and merges their
+// answers as the package comment says: {"answer", "answers"} (plus "votes" for a vote).
+// A prompt step with agents and an agent with [agents.NAME] merge (the host) both
+// merge here.
+func Merge(ctx context.Context, ask Asker, spec MergeSpec, prompt, session string) (map[string]any, error) {
+	answers := make([]answer, 0, len(spec.Agents))
+	for _, a := range spec.Agents {
+		text, err := ask(ctx, a, prompt, session+"."+a)
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: %w", a, err)
 		}
 		answers = append(answers, answer{Agent: a, Text: text})
 	}
 	out := map[string]any{"answers": answers}
-	switch cs.Merge {
+	switch spec.By {
 	case "vote":
 		best, votes := vote(answers)
 		out["answer"], out["votes"] = best, votes
 	case "judge":
-		text, err := s.ask(ctx, cs.Judge, judgePrompt(prompt, answers), session+".judge")
+		text, err := ask(ctx, spec.Judge, judgePrompt(prompt, answers), session+".judge")
 		if err != nil {
-			return nil, fmt.Errorf("judge %s: %w", cs.Judge, err)
+			return nil, fmt.Errorf("judge %s: %w", spec.Judge, err)
 		}
 		out["answer"] = text
 	default:
@@ -94,9 +111,19 @@ func (s *sched) askAll(ctx context.Context, cs *cstep, prompt, session string) (
 	return out, nil
 }
 
+// askAll asks each of the step's agents prompt and merges their answers.
+func (s *sched) askAll(ctx context.Context, cs *cstep, prompt, session string) (any, error) {
+	return Merge(ctx, s.ask, MergeSpec{Agents: cs.Agents, By: cs.Merge, Judge: cs.Judge}, prompt, session)
+}
+
 // ask runs agent on prompt in session and returns its final text.
 func (s *sched) ask(ctx context.Context, agent, prompt, session string) (string, error) {
-	res, err := s.e.Exec.RunPrompt(ctx, agent, prompt, session)
+	return FinalText(s.e.Exec.RunPrompt(ctx, agent, prompt, session))
+}
+
+// FinalText is the final text of an agent's run, or why the run gave none: an agent
+// whose run does not complete has no answer.
+func FinalText(res loop.RunResult, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}

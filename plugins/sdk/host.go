@@ -79,6 +79,18 @@ func Progress(progress, total float64, message string) error {
 	return hostNotify("notify_progress", b)
 }
 
+// StreamResult sends a piece of the current tool call's result to the host while the
+// call runs (host function stream_result): during a run it is a tool_result_delta event,
+// shown live and never stored. The result the tool returns stays the call's result, whole:
+// return all of it, not the part not yet streamed. Outside a run, or in a run with
+// guardrails, the piece is dropped. Empty text sends nothing.
+func StreamResult(text string) error {
+	if text == "" {
+		return nil
+	}
+	return hostStreamResult([]byte(text))
+}
+
 // ElicitResult is the MCP ElicitResult: what the user answered (accept, decline or
 // cancel) and, when they accepted, the content of the form.
 type ElicitResult struct {

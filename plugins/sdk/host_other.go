@@ -13,3 +13,4 @@ func HTTPGet(string) (int, []byte, error)      { return 0, nil, ErrNotInWasm }
 func hostCreateMessage([]byte) ([]byte, error) { return nil, ErrNotInWasm }
 func hostNotify(string, []byte) error          { return ErrNotInWasm }
 func hostElicit([]byte) ([]byte, error)        { return nil, ErrNotInWasm }
+func hostStreamResult([]byte) error            { return ErrNotInWasm }

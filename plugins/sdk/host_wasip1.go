@@ -26,6 +26,9 @@ func notifyProgress(params uint64)
 //go:wasmimport extism:host/user notify_logging_message
 func notifyLoggingMessage(params uint64)
 
+//go:wasmimport extism:host/user stream_result
+func streamResult(text uint64)
+
 //go:wasmimport extism:host/user create_elicitation
 func createElicitation(req uint64) uint64
 
@@ -116,5 +119,10 @@ func hostNotify(fn string, params []byte) error {
 	default:
 		notifyLoggingMessage(block(params))
 	}
+	return nil
+}
+
+func hostStreamResult(text []byte) error {
+	streamResult(block(text))
 	return nil
 }

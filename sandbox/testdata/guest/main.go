@@ -371,3 +371,23 @@ func logFlood() int32 {
 	}
 	return output([]byte("logged"))
 }
+
+//go:wasmimport extism:host/user stream_result
+func streamResult(text uint64)
+
+// stream_hostile streams a piece of invalid UTF-8, an empty piece (offset 0), then
+// 1,500 pieces: more than a call may notify.
+//
+//go:wasmexport stream_hostile
+func streamHostile() int32 {
+	offs := store([]byte("\xff ok"))
+	streamResult(offs)
+	extismFree(offs)
+	streamResult(0)
+	for i := 0; i < 1500; i++ {
+		offs := store([]byte("piece"))
+		streamResult(offs)
+		extismFree(offs)
+	}
+	return output([]byte("streamed"))
+}

@@ -54,6 +54,7 @@ func init() {
 		matches := []string{}
 		for _, m := range re.FindAllStringSubmatch(a.Text, -1) {
 			matches = append(matches, m[a.Group])
+			sdk.StreamResult(m[a.Group] + "\n") // shown live in a run; the array below is the result
 		}
 		out, _ := json.Marshal(matches)
 		return sdk.Text(string(out)), nil
