@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/telemetry"
 	"github.com/agenthost/agenthost/workflow"
 )
 
@@ -90,6 +93,10 @@ output = "out"
 // as a workflow step merges them (workflow.Merge): a vote, here; its run is an ordinary
 // run through the door, stored in its session. The merge table is checked at its key.
 func TestAMergeAgentAsksItsAgentsAndAnswersWithTheirMergedAnswers(t *testing.T) {
+	tel, err := telemetry.New(context.Background(), telemetry.Options{}) // no exporter: a caller's trace is continued
+	if err != nil {
+		t.Fatal(err)
+	}
 	agents := ""
 	for _, a := range []string{"a", "b", "c"} {
 		agents += "[agents." + a + "]\nsystem_prompt = \"You are " + a + ".\"\n"
@@ -100,9 +107,10 @@ func TestAMergeAgentAsksItsAgentsAndAnswersWithTheirMergedAnswers(t *testing.T) 
 	  {"text": "paris."},
 	  {"expect": {"messages": 4, "contains": "And of Italy?"}, "text": "Rome"},
 	  {"text": "Rome"},
-	  {"text": "Milan"}]}`, agents+`[agents.m]
+	  {"text": "Milan"},
+	  {"text": "Madrid"}, {"text": "Madrid"}, {"text": "Madrid"}]}`, agents+`[agents.m]
 merge = { agents = ["a", "b", "c"], by = "vote" }
-`, Options{})
+`, Options{Telemetry: tel})
 	ask := func(q string) string {
 		res, err := h.Runner().RunWith(context.Background(), loop.RunInput{SessionID: "s", Agent: "m", Messages: []loop.Message{loop.UserMessage(q)}}, nil)
 		if err != nil || res.Status != loop.StatusCompleted || res.Final == nil {
@@ -119,6 +127,24 @@ merge = { agents = ["a", "b", "c"], by = "vote" }
 	entries, err := h.Store.Load(context.Background(), "s:merge.a")
 	if err != nil || len(entries) == 0 {
 		t.Fatalf("a's session: %v %d", err, len(entries))
+	}
+	// A run continuing a caller's trace: the asked agents' runs are in the same trace.
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	tctx := trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true}))
+	if _, err := h.Runner().RunWith(tctx, loop.RunInput{SessionID: "traced", Agent: "m", Messages: []loop.Message{loop.UserMessage("Capital of Spain?")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, sess := range []string{"traced", "traced:merge.b"} {
+		es, err := h.Store.Load(context.Background(), sess)
+		if err != nil || len(es) == 0 {
+			t.Fatalf("%s: %v %d", sess, err, len(es))
+		}
+		for _, e := range es {
+			if e.Event != nil && e.Event.TraceID != tid.String() {
+				t.Fatalf("%s: event %s in trace %q, want %s", sess, e.Event.Type, e.Event.TraceID, tid)
+			}
+		}
 	}
 
 	for merge, want := range map[string]string{

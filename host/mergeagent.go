@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/manifest"
 	"github.com/agenthost/agenthost/workflow"
@@ -35,8 +37,12 @@ func (mm *mergeModel) Stream(ctx context.Context, req loop.Request) (loop.Stream
 		}
 	}
 	info, _ := loop.CallInfoFrom(ctx)
+	traceID := "" // the merge run's trace, as an ask_NAME's nested run carries its caller's
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		traceID = sc.TraceID().String()
+	}
 	ask := func(ctx context.Context, agent, prompt, session string) (string, error) {
-		in := loop.RunInput{SessionID: session, User: info.User, Messages: []loop.Message{loop.UserMessage(prompt)}}
+		in := loop.RunInput{SessionID: session, TraceID: traceID, User: info.User, Messages: []loop.Message{loop.UserMessage(prompt)}}
 		return workflow.FinalText(mm.members[agent].RunWith(ctx, in, func(loop.Event) {}))
 	}
 	out, err := workflow.Merge(ctx, ask, mm.spec, prompt, info.SessionID+":merge")
