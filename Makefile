@@ -63,10 +63,10 @@ image:
 
 # test-image builds the image with podman and serves a run from it with a mounted plugin,
 # checks its SBOM, pushes it to a loopback registry, signs it keylessly and verifies it
-# (TestE2E_ImageServesARunWithAMountedPlugin); apart from `make test`, since it links the
-# binaries again for the image and builds it. Needs podman (apt-get install podman).
+# (TestE2E_ImageServesARunWithAMountedPlugin) alone; `make test` runs it too. Needs podman,
+# which `make deps` installs (scripts/deps.d/image.sh).
 test-image: build plugins
-	AGENTHOST_IMAGE_TEST=1 $(GO) test -count=1 -run TestE2E_ImageServesARunWithAMountedPlugin -v ./cmd/agenthost/
+	$(GO) test -count=1 -run TestE2E_ImageServesARunWithAMountedPlugin -v ./cmd/agenthost/
 
 # test runs every test with the race detector, on our code and on the libraries it
 # shares memory with (gRPC, pgx, River, extism's SDK...). Two libraries are compiled
