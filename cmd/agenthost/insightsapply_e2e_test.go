@@ -171,6 +171,9 @@ func TestE2E_InsightsApplyAddsToThePromptAndRefusesAStaleOrUnknownID(t *testing.
 	if readFile(t, e.manifest) != touched || len(appliedRecords(t, e)) != 0 {
 		t.Fatal("a stale apply wrote")
 	}
+	if r := e.agenthost(t, "insights", "apply", now.ID, "--text", "bad \xff"); r.code != 2 || !strings.Contains(r.stderr, "--text is not valid UTF-8") {
+		t.Fatalf("invalid UTF-8: exit %d %s", r.code, r.stderr)
+	}
 	if r := e.agenthost(t, "insights", "apply", now.ID, "--text", text); r.code != 0 {
 		t.Fatalf("apply: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -258,5 +261,44 @@ func TestE2E_InsightsApplyDisablesAToolThroughASymlinkOnceUnderConcurrentApplies
 	}
 	if d := "calc:" + loop.RefusedDenied; r.code != 0 || strings.Join(refused, " ") != strings.Repeat(d+" ", 4)+d {
 		t.Fatalf("the next run: exit %d %v %s", r.code, refused, r.stderr)
+	}
+}
+
+// Plan revisions recorded by real plan-mode runs are summed per agent in `insights`
+// (plan runs, runs revised, revisions, mean per run), and an agent whose plans are
+// revised once a run is suggested for review: a suggestion with nothing to apply.
+func TestE2E_InsightsAggregatesPlanRevisionsPerAgentAndSuggestsAReview(t *testing.T) {
+	e := newEnv(t, "mode = \"plan\"\n[agent.plan]\nmax_replans = 2", "", [2]string{"scripted", `{"turns": [` + strings.Join([]string{
+		plan(calcStep("1", "6*")), evaluation("replan", "step 1 failed", ""),
+		plan(calcStep("1b", "6*7")), evaluation("done", "computed", "42"),
+	}, ",") + `]}`})
+	for _, s := range []string{"p1", "p2", "p3"} {
+		if r := e.agenthost(t, "run", "--new", "--session", s, "compute 6*7"); r.code != 0 {
+			t.Fatalf("run %s: exit %d %s", s, r.code, r.stderr)
+		}
+	}
+	r := e.agenthost(t, "insights", "--json")
+	var rep struct {
+		Plans []struct {
+			Agent       string
+			Runs        int     `json:"plan_runs"`
+			RevisedRuns int     `json:"revised_runs"`
+			Revisions   int     `json:"revisions"`
+			Mean        float64 `json:"mean_revisions"`
+		} `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Plans) != 1 ||
+		fmt.Sprintf("%+v", rep.Plans[0]) != "{Agent:e2e Runs:3 RevisedRuns:3 Revisions:3 Mean:1}" {
+		t.Fatalf("insights plans: %v %+v\n%s", err, rep.Plans, r.stdout)
+	}
+	if r := e.agenthost(t, "insights"); r.code != 0 || !strings.Contains(r.stdout, "AGENT  PLAN RUNS  REVISED  REVISIONS  MEAN\ne2e    3          3        3          1.00\n") {
+		t.Fatalf("insights: exit %d\n%s", r.code, r.stdout)
+	}
+	s := theOne(t, suggestionsOf(t, e), "plans")
+	if s.Target != "e2e" || s.Evidence != "3 of its 3 plan runs were revised, 3 revisions in all (1.00 a run)" {
+		t.Fatalf("plans suggestion %+v", s)
+	}
+	if r := e.agenthost(t, "insights", "apply", s.ID); r.code != 2 || !strings.Contains(r.stderr, "a plans suggestion is a review for you to make: it has nothing to apply") {
+		t.Fatalf("apply a review: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/insights"
@@ -39,6 +40,9 @@ func editFor(s insights.Suggestion, h *host.Host, data []byte, f applyFlags) (ed
 	case "prompt":
 		if strings.TrimSpace(f.text) == "" {
 			return e, usage(errors.New(`a prompt suggestion takes --text "what the agent should do": the words are yours`))
+		}
+		if !utf8.ValidString(f.text) {
+			return e, usage(errors.New("--text is not valid UTF-8"))
 		}
 		e.what = "[agent] system_prompt += " + strconv.Quote(f.text)
 		e.data, err = manifest.AppendToString(data, "agent", "system_prompt", f.text)
