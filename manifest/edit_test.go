@@ -147,3 +147,22 @@ func TestReplaceFileWritesOnlyAValidEditOverTheTextItWasMadeFrom(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// Headers and keys inside a multi-line string, brackets and comments inside a multi-line
+// array, are text, not statements: an edit finds the real key, and a table that exists
+// only inside a string is added, not found there.
+func TestEditSeesThroughMultiLineStringsAndArrays(t *testing.T) {
+	src := "[agent]\nsystem_prompt = '''\n[agent.plan]\nmax_steps = 1\nmax_iterations = 9\n'''\ntools = [\n  \"a\", # [first]\n  \"b\",\n]\nmax_iterations = 3 # keep\n"
+	got, err := SetKey([]byte(src), "agent", "max_iterations", 6)
+	if want := strings.Replace(src, "max_iterations = 3 #", "max_iterations = 6 #", 1); err != nil || string(got) != want {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	got, err = SetKey([]byte(src), "agent.plan", "max_steps", 5)
+	if err != nil || string(got) != src+"\n[agent.plan]\nmax_steps = 5\n" {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	got, err = SetKey([]byte(src), "agent", "tools", []string{"c"})
+	if want := strings.Replace(src, "[\n  \"a\", # [first]\n  \"b\",\n]", `["c"]`, 1); err != nil || string(got) != want {
+		t.Fatalf("%v\n%s", err, got)
+	}
+}
