@@ -19,6 +19,7 @@ type Report struct {
 	Tools    []Tool             `json:"tools"`    // by error rate, then calls
 	Feedback []AgentFeedback    `json:"feedback"` // by agent
 	Failures []Failure          `json:"failures"` // the commonest, most first
+	Plans    []AgentPlans       `json:"plans"`    // plan-mode runs' revisions, by agent
 	Cost     map[string]float64 `json:"cost_usd_by_status"`
 	Tokens   Tokens             `json:"tokens"` // over the counted runs
 }
@@ -65,6 +66,16 @@ type AgentFeedback struct {
 	MeanScore float64 `json:"mean_score"`
 	Up        int     `json:"thumbs_up"`   // score 1
 	Down      int     `json:"thumbs_down"` // score -1
+}
+
+// AgentPlans sums the plan revisions of one agent's plan-mode runs (mode = "plan"): a
+// revision is a plan made after the run's first, when its evaluator asked to replan.
+type AgentPlans struct {
+	Agent         string  `json:"agent"`
+	Runs          int     `json:"plan_runs"`      // runs that made a plan
+	RevisedRuns   int     `json:"revised_runs"`   // of those, the runs that made more than one
+	Revisions     int     `json:"revisions"`      // plans after the first, over all the runs
+	MeanRevisions float64 `json:"mean_revisions"` // Revisions / Runs
 }
 
 // Failure is a failing outcome and the message its runs failed with.

@@ -11,14 +11,21 @@ import (
 // that the user acts on (`agenthost insights suggest`). Suggest only proposes: nothing
 // is applied, and each suggestion names the manifest key or the text to change.
 type Suggestion struct {
+	// ID names the suggestion for `insights apply` (Stamp): the same kind and target
+	// against the same manifest text keep the same id.
+	ID string `json:"id,omitempty"`
 	// Kind is fallback (a tool that fails often: give it a fallback or a group, or take
 	// it away), cap (runs stopped by a limit: raise it), prompt (runs fail the same way:
-	// tell the agent how to avoid it) or review (an agent its users rate poorly).
+	// tell the agent how to avoid it), review (an agent its users rate poorly) or plans
+	// (an agent whose plans its evaluator sends back often).
 	Kind     string   `json:"kind"`
 	Target   string   `json:"target"`   // the tool, the limit's key, the failure's reason or the agent
 	Change   string   `json:"change"`   // what to change
 	Evidence string   `json:"evidence"` // the counts it rests on
 	Examples []RunRef `json:"examples,omitempty"`
+	// Key is the manifest key a cap suggestion raises, as a dotted path
+	// ("agent.max_iterations"), when one key is meant; "" when the limit is not one key.
+	Key string `json:"key,omitempty"`
 }
 
 // The thresholds a suggestion needs: enough calls or runs that one bad day is not a
@@ -29,9 +36,11 @@ const (
 	minCapRuns       = 2    // runs stopped by one limit
 	minFailureRuns   = 3    // runs failed with one message
 	minFeedback      = 3    // feedback on one agent
+	minPlanRuns      = 3    // one agent's plan-mode runs
+	maxMeanRevisions = 1.0  // revisions per plan run at or above it suggest a review
 )
 
-// capKeys are the manifest keys of the limits a run may stop at.
+// capKeys are the manifest keys of the limits a run may stop at, as people read them.
 var capKeys = map[loop.Reason]string{
 	loop.ReasonMaxIterations:  "[agent] max_iterations",
 	loop.ReasonMaxToolRounds:  "[agent] max_tool_rounds",
@@ -44,9 +53,19 @@ var capKeys = map[loop.Reason]string{
 	loop.ReasonMaxHandoffs:    "[agent] max_handoffs",
 }
 
+// capPaths are the dotted paths of the limits that are one key of the entry agent.
+var capPaths = map[loop.Reason]string{
+	loop.ReasonMaxIterations: "agent.max_iterations",
+	loop.ReasonMaxToolRounds: "agent.max_tool_rounds",
+	loop.ReasonMaxDuration:   "agent.max_run_duration",
+	loop.ReasonMaxSteps:      "agent.plan.max_steps",
+	loop.ReasonMaxReplans:    "agent.plan.max_replans",
+	loop.ReasonMaxHandoffs:   "agent.max_handoffs",
+}
+
 // Suggest reads a report and proposes changes, in a fixed order: tools to fall back
 // from (worst first), caps to raise (most runs first), prompt additions for repeated
-// failures, agents to review.
+// failures, agents to review for their feedback, then for their plans' revisions.
 func Suggest(r *Report) []Suggestion {
 	var out []Suggestion
 	for _, t := range r.Tools { // worst error rate first
@@ -62,7 +81,7 @@ func Suggest(r *Report) []Suggestion {
 			continue
 		}
 		out = append(out, Suggestion{Kind: "cap", Target: key, Change: fmt.Sprintf("raise %s: %d runs stopped at it", key, o.Runs),
-			Evidence: fmt.Sprintf("%d runs ended %s/%s, costing $%.4f", o.Runs, o.Status, o.Reason, o.CostUSD), Examples: examplesOf(r, o.Status, o.Reason)})
+			Evidence: fmt.Sprintf("%d runs ended %s/%s, costing $%.4f", o.Runs, o.Status, o.Reason, o.CostUSD), Examples: examplesOf(r, o.Status, o.Reason), Key: capPaths[o.Reason]})
 	}
 	for _, f := range r.Failures {
 		if _, isCap := capKeys[f.Reason]; isCap || f.Runs < minFailureRuns || f.Message == "" {
@@ -77,6 +96,13 @@ func Suggest(r *Report) []Suggestion {
 			out = append(out, Suggestion{Kind: "review", Target: a.Agent,
 				Change:   fmt.Sprintf("review agent %q's system prompt and tools: its users rate its runs poorly", a.Agent),
 				Evidence: fmt.Sprintf("%d feedback: %d up, %d down, mean score %.2f", a.Count, a.Up, a.Down, a.MeanScore)})
+		}
+	}
+	for _, p := range r.Plans {
+		if p.Runs >= minPlanRuns && p.MeanRevisions >= maxMeanRevisions {
+			out = append(out, Suggestion{Kind: "plans", Target: p.Agent,
+				Change:   fmt.Sprintf("review agent %q's goal, tools and evaluator: its plans are revised often (a planner prompt or a tool it lacks)", p.Agent),
+				Evidence: fmt.Sprintf("%d of its %d plan runs were revised, %d revisions in all (%.2f a run)", p.RevisedRuns, p.Runs, p.Revisions, p.MeanRevisions)})
 		}
 	}
 	return out

@@ -19,6 +19,7 @@ type tally struct {
 	scores   map[string]int
 	cost     map[string]float64
 	tokens   Tokens
+	plans    map[string]*AgentPlans
 }
 
 type toolSum struct {
@@ -28,13 +29,16 @@ type toolSum struct {
 
 func newTally(since time.Time) *tally {
 	return &tally{since: since, outcomes: map[[2]string]*Outcome{}, tools: map[string]*toolSum{},
-		failures: map[[3]string]*Failure{}, feedback: map[string]*AgentFeedback{}, scores: map[string]int{}, cost: map[string]float64{}}
+		failures: map[[3]string]*Failure{}, feedback: map[string]*AgentFeedback{}, scores: map[string]int{}, cost: map[string]float64{},
+		plans: map[string]*AgentPlans{}}
 }
 
 // session adds one session's runs that started at or after since.
 func (a *tally) session(id string, entries []loop.Entry) {
 	counted := map[string]bool{} // runs that started in the window
 	lastErr := map[string]string{}
+	agent := map[string]string{}
+	revision := map[string]int{} // the run's latest plan revision; 0: it made no plan
 	for _, e := range entries {
 		if e.Kind != loop.EntryEvent || e.Event == nil || e.Event.Path != "" { // nested runs count in their parent
 			continue
@@ -45,6 +49,9 @@ func (a *tally) session(id string, entries []loop.Entry) {
 			if !ev.Time.Before(a.since) {
 				counted[ev.RunID] = true
 			}
+			agent[ev.RunID] = ev.Agent
+		case *loop.PlanData:
+			revision[ev.RunID] = max(revision[ev.RunID], d.Revision)
 		case *loop.ToolResultData:
 			if counted[ev.RunID] {
 				a.tool(*d)
@@ -54,6 +61,7 @@ func (a *tally) session(id string, entries []loop.Entry) {
 		case *loop.RunFinishedData:
 			if counted[ev.RunID] {
 				a.end(id, ev.RunID, *d, lastErr[ev.RunID])
+				a.plan(agent[ev.RunID], revision[ev.RunID])
 			}
 		}
 	}
@@ -113,6 +121,24 @@ func (a *tally) end(session, run string, d loop.RunFinishedData, lastErr string)
 	}
 }
 
+// plan counts a finished run's plan revisions for its agent: a run that made no plan
+// is not a plan run; revisions are the plans after the first.
+func (a *tally) plan(agent string, revision int) {
+	if revision == 0 {
+		return
+	}
+	p := a.plans[agent]
+	if p == nil {
+		p = &AgentPlans{Agent: agent}
+		a.plans[agent] = p
+	}
+	p.Runs++
+	if revision > 1 {
+		p.RevisedRuns++
+		p.Revisions += revision - 1
+	}
+}
+
 func (a *tally) addFeedback(fb []loop.Feedback) {
 	for _, f := range fb {
 		s := a.feedback[f.Agent]
@@ -132,7 +158,7 @@ func (a *tally) addFeedback(fb []loop.Feedback) {
 }
 
 func (a *tally) report() *Report {
-	r := &Report{Since: a.since, Runs: a.runs, Cost: a.cost, Tokens: a.tokens, Outcomes: []Outcome{}, Tools: []Tool{}, Feedback: []AgentFeedback{}, Failures: []Failure{}}
+	r := &Report{Since: a.since, Runs: a.runs, Cost: a.cost, Tokens: a.tokens, Outcomes: []Outcome{}, Tools: []Tool{}, Feedback: []AgentFeedback{}, Failures: []Failure{}, Plans: []AgentPlans{}}
 	for _, o := range a.outcomes {
 		r.Outcomes = append(r.Outcomes, *o)
 	}
@@ -154,6 +180,11 @@ func (a *tally) report() *Report {
 		r.Feedback = append(r.Feedback, *f)
 	}
 	slices.SortFunc(r.Feedback, func(x, y AgentFeedback) int { return cmp.Compare(x.Agent, y.Agent) })
+	for _, p := range a.plans {
+		p.MeanRevisions = float64(p.Revisions) / float64(p.Runs)
+		r.Plans = append(r.Plans, *p)
+	}
+	slices.SortFunc(r.Plans, func(x, y AgentPlans) int { return cmp.Compare(x.Agent, y.Agent) })
 	for _, f := range a.failures {
 		r.Failures = append(r.Failures, *f)
 	}

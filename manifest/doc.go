@@ -14,6 +14,11 @@
 // checked once things run (a plugin's tools, a tool a workflow step names) is the
 // host's, which reports it at the manifest's key with ErrorAt and WorkflowErrorAt.
 //
+// A program that changes agent.toml (`insights apply`) does it here too: edit.go makes
+// minimal edits of the text (one value, one line, one table), each proved by decoding the
+// text before and after, and ReplaceFile writes the result only if it loads, over the
+// text it was made from, atomically, under a lock on the file's directory.
+//
 // It must NOT start anything: no Wasm runtime, no provider process, no store, no
 // network besides an oci:// pull. It is a leaf: the standard library, the TOML and YAML
 // decoders, and the project packages whose types a manifest holds (confine,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,7 +48,7 @@ open with "sessions show". Nothing is written.`,
 	}
 	cmd.Flags().StringVar(&since, "since", "7d", "the window: runs started this long ago or later (30m, 24h, 7d)")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
-	cmd.AddCommand(newInsightsSuggestCmd())
+	cmd.AddCommand(newInsightsSuggestCmd(), newInsightsApplyCmd())
 	return cmd
 }
 
@@ -61,8 +62,9 @@ func newInsightsSuggestCmd() *cobra.Command {
 		Long: `Read the same report as "insights" and propose concrete changes: a fallback (or a
 tool group, or removal) for a tool that fails often, a limit to raise where runs stopped at
 it, a system prompt addition for a failure that repeats, a review of an agent its users rate
-poorly. Each names what to change, the counts it rests on and example runs to open with
-"sessions show". Nothing is written or applied: the manifest is yours to change.`,
+poorly or whose plans are revised often. Each names what to change, the counts it rests on,
+example runs to open with "sessions show", and an id: "insights apply ID" makes the change
+(a reviewed one, audited). Nothing is written here.`,
 		Example: `  agenthost insights suggest
   agenthost insights suggest --since 30d --json | jq '.[] | select(.kind == "fallback")'`,
 		Args: cobra.NoArgs,
@@ -77,6 +79,11 @@ poorly. Each names what to change, the counts it rests on and example runs to op
 					return failed(err)
 				}
 				sug := insights.Suggest(r)
+				data, err := os.ReadFile(h.Manifest.Path)
+				if err != nil {
+					return failed(err)
+				}
+				insights.Stamp(sug, data)
 				if jsonOut {
 					return printJSON(cmd, append([]insights.Suggestion{}, sug...))
 				}
@@ -93,7 +100,7 @@ poorly. Each names what to change, the counts it rests on and example runs to op
 					if len(ex) > 0 {
 						fmt.Fprintf(out, " (e.g. %s)", strings.Join(ex, ", "))
 					}
-					fmt.Fprintln(out)
+					fmt.Fprintf(out, "\n   id %s\n", s.ID)
 				}
 				return nil
 			})
@@ -133,6 +140,12 @@ func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
 		fmt.Fprintln(w, "\nAGENT\tFEEDBACK\tMEAN SCORE\tUP\tDOWN")
 		for _, f := range r.Feedback {
 			fmt.Fprintf(w, "%s\t%d\t%.2f\t%d\t%d\n", dash(f.Agent), f.Count, f.MeanScore, f.Up, f.Down)
+		}
+	}
+	if len(r.Plans) > 0 {
+		fmt.Fprintln(w, "\nAGENT\tPLAN RUNS\tREVISED\tREVISIONS\tMEAN")
+		for _, p := range r.Plans {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.2f\n", dash(p.Agent), p.Runs, p.RevisedRuns, p.Revisions, p.MeanRevisions)
 		}
 	}
 	if tk := r.Tokens; tk.Prompt+tk.Completion > 0 {
