@@ -107,7 +107,7 @@ func (r *run) checkBudget(msgs []Message) error {
 		(l.MaxCostUSD > 0 && r.usage.CostUSD+cost > l.MaxCostUSD)) {
 		return errBudget
 	}
-	return r.ledger.Admit(est) // the top-level run's budgets, on everything it spent
+	return r.ledger.Admit(est) // the run's budgets and its callers', on everything spent
 }
 
 // defaultSummaryTimeout bounds the summary call of a run without max_run_duration.
@@ -138,6 +138,9 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 		}
 		if ctx.Err() != nil { // the run's deadline, not an abort
 			return response{}, errOutOfTime
+		}
+		if errors.Is(err, errBudget) { // a model whose work the ledger refused (a merge agent's asks)
+			return response{}, err
 		}
 		me := asModelError(err)
 		if me == nil { // a context error the model produced on its own
