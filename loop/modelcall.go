@@ -83,6 +83,15 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 	}
 }
 
+// IsSummaryCall reports whether req is the tools-off summary call a run makes when a
+// limit stopped it (L9): a model that does work of its own on a call (a merge agent's,
+// which asks other agents) answers it without doing any, and the run ends with its fixed
+// summary.
+func IsSummaryCall(req Request) bool {
+	n := len(req.Messages)
+	return n > 0 && req.Messages[n-1].Role == RoleUser && req.Messages[n-1].Text() == summaryPrompt
+}
+
 // isOverflow reports a context_overflow model error (apart from callModelWith, so that a
 // call that succeeds allocates nothing for the error's inspection).
 func isOverflow(err error) bool {
