@@ -105,3 +105,57 @@ func TestAMergeAgentsJudgeIsNotAskedPastTheCostBudget(t *testing.T) {
 		t.Fatalf("the judge was asked past the budget: %v, %d entries", err, len(es))
 	}
 }
+
+// A merge agent asked by another (ask_m) keeps its own budget over its asks: its ledger
+// is nested in its caller's, so with max_tokens = 100 it stops before c, and its caller's
+// usage includes the asks.
+func TestANestedMergeAgentsBudgetBoundsItsAsks(t *testing.T) {
+	agents := ""
+	for _, a := range []string{"a", "b", "c"} {
+		agents += "[agents." + a + "]\nsystem_prompt = \"You are " + a + ".\"\n"
+	}
+	paris := `{"text": "Paris", "usage": {"prompt_tokens": 40, "completion_tokens": 10}}`
+	h := openHostWith(t, "", `{"per_session": false, "turns": [
+	  {"tool_calls": [{"id": "q1", "name": "ask_m", "arguments": "{\"question\": \"Capital of France?\"}"}], "usage": {"prompt_tokens": 5, "completion_tokens": 5}},
+	  `+paris+`, `+paris+`,
+	  {"text": "m ran out of budget", "usage": {"prompt_tokens": 5, "completion_tokens": 5}}]}`,
+		agents+"[agents.m]\nas_tool = true\nmax_tokens = 100\nmerge = { agents = [\"a\", \"b\", \"c\"] }\n", Options{})
+	var m *loop.RunFinishedData
+	res, err := h.Runner().RunWith(context.Background(), loop.RunInput{SessionID: "s", Messages: []loop.Message{loop.UserMessage("ask m")}}, func(e loop.Event) {
+		if d, ok := e.Data.(*loop.RunFinishedData); ok && e.Path != "" {
+			m = d
+		}
+	})
+	if err != nil || res.Status != loop.StatusCompleted || res.Usage.TotalTokens != 120 {
+		t.Fatalf("caller: %v %s/%s usage %+v", err, res.Status, res.Reason, res.Usage)
+	}
+	if m == nil || m.Status != loop.StatusIncomplete || m.Reason != loop.ReasonBudgetExceeded || m.Usage.TotalTokens != 100 {
+		t.Fatalf("m's run: %+v", m)
+	}
+	if es, err := h.Store.Load(context.Background(), "s:ask:q1:merge.b"); err != nil || len(es) == 0 {
+		t.Fatalf("b's session: %v, %d entries", err, len(es))
+	}
+	if es, err := h.Store.Load(context.Background(), "s:ask:q1:merge.c"); err != nil || len(es) != 0 {
+		t.Fatalf("c was asked past m's budget: %v, %d entries", err, len(es))
+	}
+}
+
+// A merge agent's asks run within its max_run_duration: an ask still running at the
+// deadline is stopped, the next is not started, and the run ends incomplete/max_duration
+// with the loop's fixed summary (the summary call asks nobody).
+func TestAMergeAgentsAsksStopAtItsDeadline(t *testing.T) {
+	agents := "[agents.a]\n[agents.b]\n"
+	h := openHostWith(t, "", `{"per_session": false, "turns": [{"text": "late", "delay_ms": 120000}, {"text": "never"}]}`,
+		agents+"[agents.m]\nmax_run_duration = \"300ms\"\nmerge = { agents = [\"a\", \"b\"] }\n", Options{})
+	res, fin := runMerge(t, h)
+	if res.Status != loop.StatusIncomplete || res.Reason != loop.ReasonMaxDuration || fin.Reason != loop.ReasonMaxDuration ||
+		res.Final.Text() != fmt.Sprintf("The run stopped (%s) before it finished, and no summary could be produced.", loop.ReasonMaxDuration) {
+		t.Fatalf("run %s/%s %v %v", res.Status, res.Reason, res.Final, res.Err)
+	}
+	if es, err := h.Store.Load(context.Background(), "s:merge.a"); err != nil || len(es) == 0 {
+		t.Fatalf("a's session: %v, %d entries", err, len(es))
+	}
+	if es, err := h.Store.Load(context.Background(), "s:merge.b"); err != nil || len(es) != 0 {
+		t.Fatalf("b was asked past the deadline: %v, %d entries", err, len(es))
+	}
+}
