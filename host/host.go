@@ -138,6 +138,7 @@ type Host struct {
 
 	forgetters forgetters // told of every session the host deletes (erase.go)
 	admission  *admission // [admission]; nil admits everything (admission.go)
+	refreshes  refreshes  // background refreshes of tool groups' measures (grouprefresh.go)
 }
 
 // Telemetry is the host's tracer and meters, or nil.
@@ -279,6 +280,7 @@ func (h *Host) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
 
 // Close stops the provider, the plugins and the runtime, and closes the store.
 func (h *Host) Close() error {
+	h.refreshes.close() // before the store they read (grouprefresh.go)
 	ctx := context.Background()
 	var errs []error
 	for _, p := range h.providers {
