@@ -1,11 +1,14 @@
 package host
 
 import (
+	"cmp"
+	"context"
 	"sort"
 	"time"
 
 	"github.com/agenthost/agenthost/insights"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/manifest"
 )
 
 // wireToolChoices gives an agent whose tools are own what the manifest declares about
@@ -24,7 +27,8 @@ func (h *Host) wireToolChoices(cfg *loop.Config, own []loop.Tool) (err error) {
 // toolGroups is the loop's Config.ToolGroups for an agent whose tools are own, from the
 // [tool_groups.NAME] tables (docs/loop.md, "Tool groups"): each group's members the
 // agent has, with their [tools.NAME] cost and, with measure, their success rate and
-// latency in stored runs (toolmeasure.go). A member must be a loaded tool, the group's
+// latency in stored runs (toolmeasure.go), refreshed while the agent lives
+// (grouprefresh.go). A member must be a loaded tool, the group's
 // name must not be one, the members the agent has must take the same input schema (a
 // call of the group runs on any of them with the same arguments), and a member keeps no
 // fallback list of its own (its group's other members are its fallbacks). Otherwise the
@@ -76,9 +80,11 @@ func (h *Host) toolGroups(own []loop.Tool, fallbacks map[string][]loop.ToolFallb
 			continue
 		}
 		if c.Measure > 0 {
-			if err := h.measureMembers(&g, time.Duration(c.Measure), reports); err != nil {
+			if err := h.measureMembers(context.Background(), &g, time.Duration(c.Measure), reports); err != nil {
 				return nil, err
 			}
+			every := cmp.Or(time.Duration(c.Refresh), manifest.DefaultGroupRefresh)
+			g.Measure = newGroupMeasure(h, g, time.Duration(c.Measure), every).current // refreshed while the agent lives (grouprefresh.go)
 		}
 		out = append(out, g)
 	}

@@ -60,6 +60,8 @@ func TestToolGroupsAreCheckedAtTheirKey(t *testing.T) {
 		"[tool_groups.\"g.x\"]\ntools = [\"a\", \"b\"]":                                    `group name "g.x"`,
 		"[tool_groups.g]\ntools = [\"a\", \"b\"]\n[tools.a]\ncost = -1":                    `tools.a.cost: cost -1: want a number >= 0`,
 		"[tool_groups.g]\ntool = [\"a\", \"b\"]":                                           `tool_groups.g.tool: unknown key (did you mean "tools"?)`,
+		"[tool_groups.g]\ntools = [\"a\", \"b\"]\nrefresh = \"1h\"":                        `tool_groups.g.refresh: refresh re-reads measured values: it goes with measure`,
+		"[tool_groups.g]\ntools = [\"a\", \"b\"]\nmeasure = \"1h\"\nrefresh = \"10ms\"":    `tool_groups.g.refresh: refresh 10ms: want at least 1s`,
 	} {
 		_, err := openHostErr(t, "", `{"turns": []}`, table+"\n", Options{Tools: gos})
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "agent.toml:") {

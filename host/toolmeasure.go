@@ -16,16 +16,19 @@ const minMeasuredCalls = 3
 // measureMembers fills in g's members' success rates and mean latencies from their calls
 // in the runs stored over the window before now (insights.Compute: a call answered with
 // an error is a failure; calls refused or answered from the cache are not counted). A
-// member with fewer than minMeasuredCalls calls stays unmeasured. reports caches a
-// report per window for one agent build.
-func (h *Host) measureMembers(g *loop.ToolGroup, window time.Duration, reports map[time.Duration]*insights.Report) error {
+// member with fewer than minMeasuredCalls calls stays unmeasured. reports, when not nil,
+// caches a report per window for one agent build. now is the host's clock
+// (Options.Clock), the one runs are stamped with.
+func (h *Host) measureMembers(ctx context.Context, g *loop.ToolGroup, window time.Duration, reports map[time.Duration]*insights.Report) error {
 	rep, ok := reports[window]
 	if !ok {
 		var err error
-		if rep, err = insights.Compute(context.Background(), h.Store, time.Now().Add(-window)); err != nil {
+		if rep, err = insights.Compute(ctx, h.Store, h.now().Add(-window)); err != nil {
 			return fmt.Errorf("tool_groups.%s.measure: read the stored runs: %w", g.Name, err)
 		}
-		reports[window] = rep
+		if reports != nil {
+			reports[window] = rep
+		}
 	}
 	for i := range g.Members {
 		m := &g.Members[i]

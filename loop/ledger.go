@@ -5,13 +5,15 @@ import (
 	"sync"
 )
 
-// Ledger is the spend of one top-level run: its own model calls, those of the runs it
-// nests (ask_NAME, plan steps done as sub-runs), those plugins make on its behalf
-// (create_message) and the embeddings the host makes for it (memory recall and the
-// remember tool, host/embed.go). Every one of them is checked against the top-level run's token and
-// cost budgets before it is made (L18) and charged after, so no surface spends outside
-// the budget the caller set. A nested run shares its caller's ledger and still checks
-// its own agent's budgets on its own spend.
+// Ledger is the spend of one run: its own model calls, those of the runs it nests
+// (ask_NAME, plan steps done as sub-runs, the agents a merge agent asks), those plugins
+// make on its behalf (create_message) and the embeddings the host makes for it (memory
+// recall and the remember tool, host/embed.go). Every one of them is checked against the
+// run's token and cost budgets before it is made (L18) and charged after, so no surface
+// spends outside the budget the caller set. A nested run's ledger has its caller's as
+// parent: a call is admitted only if every ledger up to the top-level run's can pay for
+// it, and charged to each of them, so a run's budgets bound everything it nests, at any
+// depth, and its usage is all of it.
 //
 // The run puts its ledger on the context of everything it calls (LedgerFrom), so a host
 // serving a plugin's model call finds the ledger to charge without a wider interface.
@@ -20,20 +22,21 @@ type Ledger struct {
 	limits  Limits
 	pricing Pricing
 	usage   Usage
-	calls   int // calls charged (model calls and embeddings)
+	calls   int     // calls charged (model calls and embeddings)
+	parent  *Ledger // the ledger of the run this one is nested in, or nil
 }
 
 type ledgerKey struct{}
 
-// LedgerFrom returns the ledger of the run ctx belongs to (the top-level run's), or nil
-// outside a run.
+// LedgerFrom returns the ledger of the run ctx belongs to, or nil outside a run.
 func LedgerFrom(ctx context.Context) *Ledger {
 	l, _ := ctx.Value(ledgerKey{}).(*Ledger)
 	return l
 }
 
 // Admit reports errBudget (ErrBudgetExceeded) when a model call whose prompt is
-// estimated at promptTokens would take the run past its token or cost budget (L18).
+// estimated at promptTokens would take the run, or a run it is nested in, past its token
+// or cost budget (L18).
 func (l *Ledger) Admit(promptTokens int) error {
 	return l.AdmitAt(promptTokens, l.pricing)
 }
@@ -41,9 +44,15 @@ func (l *Ledger) Admit(promptTokens int) error {
 // AdmitAt is Admit for a call priced otherwise than the run's model (an embedding, at
 // its provider's prices).
 func (l *Ledger) AdmitAt(promptTokens int, p Pricing) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.admitLocked(promptTokens, p)
+	for ; l != nil; l = l.parent {
+		l.mu.Lock()
+		err := l.admitLocked(promptTokens, p)
+		l.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (l *Ledger) admitLocked(promptTokens int, p Pricing) error {
@@ -59,8 +68,9 @@ func (l *Ledger) admitLocked(promptTokens int, p Pricing) error {
 	return nil
 }
 
-// Charge adds a model call's usage, priced with the top-level run's Pricing when the
-// provider reported no cost, and returns it as charged.
+// Charge adds a model call's usage, priced with the run's Pricing when the provider
+// reported no cost, to this ledger and every one it is nested in, and returns it as
+// charged.
 func (l *Ledger) Charge(u Usage) Usage {
 	return l.ChargeAt(u, l.pricing)
 }
@@ -69,10 +79,12 @@ func (l *Ledger) Charge(u Usage) Usage {
 // provider reported no cost. It adds to the same spend Charge does: there is one.
 func (l *Ledger) ChargeAt(u Usage, p Pricing) Usage {
 	u = priced(u, p)
-	l.mu.Lock()
-	l.usage = l.usage.Add(u)
-	l.calls++
-	l.mu.Unlock()
+	for a := l; a != nil; a = a.parent {
+		a.mu.Lock()
+		a.usage = a.usage.Add(u)
+		a.calls++
+		a.mu.Unlock()
+	}
 	return u
 }
 
@@ -83,32 +95,44 @@ func (l *Ledger) Usage() Usage {
 	return l.usage
 }
 
-// limited reports whether the ledger has a budget at all.
-func (l *Ledger) limited() bool { return l.limits.MaxTokens > 0 || l.limits.MaxCostUSD > 0 }
+// limited reports whether the ledger, or one it is nested in, has a budget at all.
+func (l *Ledger) limited() bool {
+	for ; l != nil; l = l.parent {
+		if l.limits.MaxTokens > 0 || l.limits.MaxCostUSD > 0 {
+			return true
+		}
+	}
+	return false
+}
 
-// exhausted reports whether the spend reached a budget (L9).
-func (l *Ledger) exhausted() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lim := l.limits
-	return (lim.MaxTokens > 0 && l.usage.TotalTokens >= lim.MaxTokens) ||
-		(lim.MaxCostUSD > 0 && l.usage.CostUSD >= lim.MaxCostUSD)
+// Exhausted reports whether the spend reached a budget of this ledger or of one it is
+// nested in (L9): the run must make no more calls but its summary. Work that starts
+// runs of its own on the run's behalf (a merge agent's asks) checks it before starting
+// the next.
+func (l *Ledger) Exhausted() bool {
+	for ; l != nil; l = l.parent {
+		l.mu.Lock()
+		lim, u := l.limits, l.usage
+		l.mu.Unlock()
+		if (lim.MaxTokens > 0 && u.TotalTokens >= lim.MaxTokens) ||
+			(lim.MaxCostUSD > 0 && u.CostUSD >= lim.MaxCostUSD) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrBudgetExceeded is what Ledger.Admit refuses a call with: the call would take the
 // run past its max_tokens or max_cost_usd.
 var ErrBudgetExceeded = errBudget
 
-// joinLedger gives the run its ledger: the one of the run it is nested in, or a new one
-// with its own budgets, which the run's context (runctx.go) then carries.
+// joinLedger gives the run its ledger, with its own budgets, nested in the ledger of the
+// run it is nested in (if any); the run's context (runctx.go) then carries it, so what
+// the run nests is charged to it.
 func (r *run) joinLedger(ctx context.Context) {
-	if l := LedgerFrom(ctx); l != nil {
-		r.ledger, r.nested = l, true
-		return
-	}
-	r.ownLedger = Ledger{limits: r.limits, pricing: r.cfg.Pricing}
+	r.ownLedger = Ledger{limits: r.limits, pricing: r.cfg.Pricing, parent: LedgerFrom(ctx)}
 	r.ledger = &r.ownLedger
-	r.rc.ledger = r.ledger // the run's context carries it (runctx.go)
+	r.rc.ledger = r.ledger
 }
 
 // charge records a model call of this run: on its own usage and on the ledger.
@@ -117,11 +141,6 @@ func (r *run) charge(u Usage) {
 	r.ledger.Charge(u)
 }
 
-// spent is the usage the run reports: a top-level run's includes what it nested and
-// what plugins spent for it; a nested run's is its own.
-func (r *run) spent() Usage {
-	if r.nested {
-		return r.usage
-	}
-	return r.ledger.Usage()
-}
+// spent is the usage the run reports: its own calls, what it nested and what plugins
+// spent for it.
+func (r *run) spent() Usage { return r.ledger.Usage() }

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,59 @@ func TestL18_PluginModelCallsAreChargedAndStoppedByMaxCost(t *testing.T) {
 	}
 	if want := 401 + 15; res.Usage.TotalTokens != want || res.Usage.CostUSD < 0.01 {
 		t.Fatalf("usage %+v, want %d tokens and the plugin's cost", res.Usage, want)
+	}
+}
+
+// A nested run's own budget bounds what it nests too (its ledger is nested in its
+// caller's): the middle agent of lead → mid → leaf, past its max_tokens because of the
+// leaf's spend, ends budget_exceeded, and its usage and the lead's include the leaf's.
+func TestL18_ANestedRunsBudgetBoundsWhatItNests(t *testing.T) {
+	leadM := script(turn{calls: []ToolCall{call("a1", "ask_mid", `{"question":"q"}`)}}, turn{text: "done"})
+	midM := script(turn{calls: []ToolCall{call("b1", "ask_leaf", `{"question":"q"}`)}}, turn{text: "mid summary"})
+	leafM := script(turn{text: "leaf answer", usage: &Usage{PromptTokens: 900, CompletionTokens: 100}})
+	as := teamOf(t,
+		Config{Name: "lead", Model: leadM},
+		Config{Name: "mid", Model: midM, AsTool: true, Limits: Limits{MaxTokens: 500}},
+		Config{Name: "leaf", Model: leafM, AsTool: true},
+	)
+	res, evs := runCollect(t, as[0], userIn("s", "ask mid"))
+	var mid *RunFinishedData
+	for _, e := range evs {
+		if d, ok := e.Data.(*RunFinishedData); ok && e.Path == "lead/mid" {
+			mid = d
+		}
+	}
+	if mid == nil || mid.Status != StatusIncomplete || mid.Reason != ReasonBudgetExceeded {
+		t.Fatalf("mid's run: %+v", mid)
+	}
+	if reqs := midM.requests(); len(reqs) != 2 || len(reqs[1].Tools) != 0 {
+		t.Fatalf("mid made %d calls after the leaf spent its budget, want only the summary", len(reqs)-1)
+	}
+	if want := 15 + 1000 + 15; mid.Usage.TotalTokens != want { // its two calls and the leaf's
+		t.Fatalf("mid's usage %d, want %d", mid.Usage.TotalTokens, want)
+	}
+	if want := 15 + 15 + 1030; res.Status != StatusCompleted || res.Usage.TotalTokens != want {
+		t.Fatalf("lead: %s/%s usage %d, want %d", res.Status, res.Reason, res.Usage.TotalTokens, want)
+	}
+}
+
+// budgetModel is a model whose work the run's ledger refused (as a merge agent's asks).
+type budgetModel struct{ calls int }
+
+func (m *budgetModel) Stream(context.Context, Request) (Stream, error) {
+	m.calls++
+	return nil, fmt.Errorf("ask x: %w", ErrBudgetExceeded)
+}
+
+// A model call that fails with ErrBudgetExceeded ends the run as the budget does
+// (incomplete/budget_exceeded, the fixed summary, no summary call), not retried as a
+// transport error.
+func TestL18_AModelRefusedByTheLedgerEndsTheRunBudgetExceeded(t *testing.T) {
+	m := &budgetModel{}
+	a := newAgent(t, Config{Model: m})
+	res, _ := runCollect(t, a, userIn("s", "q"))
+	if res.Status != StatusIncomplete || res.Reason != ReasonBudgetExceeded || m.calls != 1 ||
+		res.Final.Text() != fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded) {
+		t.Fatalf("%s/%s %v, %d calls", res.Status, res.Reason, res.Final, m.calls)
 	}
 }

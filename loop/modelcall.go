@@ -83,6 +83,15 @@ func (r *run) callModelWith(tools []ToolSpec, withSchema bool, extra []Message) 
 	}
 }
 
+// IsSummaryCall reports whether req is the tools-off summary call a run makes when a
+// limit stopped it (L9): a model that does work of its own on a call (a merge agent's,
+// which asks other agents) answers it without doing any, and the run ends with its fixed
+// summary.
+func IsSummaryCall(req Request) bool {
+	n := len(req.Messages)
+	return n > 0 && req.Messages[n-1].Role == RoleUser && req.Messages[n-1].Text() == summaryPrompt
+}
+
 // isOverflow reports a context_overflow model error (apart from callModelWith, so that a
 // call that succeeds allocates nothing for the error's inspection).
 func isOverflow(err error) bool {
@@ -107,7 +116,7 @@ func (r *run) checkBudget(msgs []Message) error {
 		(l.MaxCostUSD > 0 && r.usage.CostUSD+cost > l.MaxCostUSD)) {
 		return errBudget
 	}
-	return r.ledger.Admit(est) // the top-level run's budgets, on everything it spent
+	return r.ledger.Admit(est) // the run's budgets and its callers', on everything spent
 }
 
 // defaultSummaryTimeout bounds the summary call of a run without max_run_duration.
@@ -138,6 +147,9 @@ func (r *run) retrying(ctx context.Context, req Request) (response, error) {
 		}
 		if ctx.Err() != nil { // the run's deadline, not an abort
 			return response{}, errOutOfTime
+		}
+		if errors.Is(err, errBudget) { // a model whose work the ledger refused (a merge agent's asks)
+			return response{}, err
 		}
 		me := asModelError(err)
 		if me == nil { // a context error the model produced on its own

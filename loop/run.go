@@ -34,8 +34,7 @@ type run struct {
 	transcript transcript // the session's conversation as the model sees it
 
 	usage         Usage   // this run's own model calls
-	ledger        *Ledger // the top-level run's spend (ledger.go)
-	nested        bool    // ledger is a caller's
+	ledger        *Ledger // the run's spend, nested in its caller's (ledger.go)
 	iteration     int
 	toolRounds    int
 	callIndex     int
@@ -43,8 +42,8 @@ type run struct {
 	continuations int
 	deltaSeen     []int // by call index: highest delta seq emitted (L14)
 	deltaBuf      [4]int
-	// rc is the values ctx carries for the run (runctx.go); ownLedger is the ledger of a
-	// top-level run; msgSlab is where appendMessage keeps the run's messages. Each saves
+	// rc is the values ctx carries for the run (runctx.go); ownLedger is the run's
+	// ledger; msgSlab is where appendMessage keeps the run's messages. Each saves
 	// allocations a run would otherwise make (BENCHMARKS.md).
 	rc        runCtx
 	ownLedger Ledger
@@ -367,7 +366,7 @@ func (r *run) limitHit() Reason {
 	case l.MaxRunDuration > 0 && (r.outOfTime() || r.cfg.Driver.Now().Sub(r.journal.started) >= l.MaxRunDuration):
 		return ReasonMaxDuration
 	case l.MaxTokens > 0 && r.usage.TotalTokens >= l.MaxTokens,
-		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD, r.ledger.exhausted():
+		l.MaxCostUSD > 0 && r.usage.CostUSD >= l.MaxCostUSD, r.ledger.Exhausted():
 		return ReasonBudgetExceeded
 	}
 	return ""

@@ -5,14 +5,14 @@ import "context"
 // runCtx is the context a run's work starts from: its caller's, plus the values the loop
 // keeps for the run, answered by one context instead of a chain of context.WithValue
 // (one allocation each, per run): the run's CallInfo (callinfo.go), its journal, which
-// plugins' reports go to (notify.go), and the ledger of a top-level run (ledger.go). It
+// plugins' reports go to (notify.go), and the run's ledger (ledger.go). It
 // lives in the run's own allocation; the run's cancellation is a context.WithCancelCause
 // over it (Agent.start).
 type runCtx struct {
 	context.Context
 	info    CallInfo
 	journal *journal
-	ledger  *Ledger           // nil in a nested run: its caller's, found in the parent
+	ledger  *Ledger           // the run's, nested in its caller's
 	hints   map[string]string // RunInput.RuntimeHints (runtime.go)
 }
 

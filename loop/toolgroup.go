@@ -29,6 +29,11 @@ type ToolGroup struct {
 	Name        string
 	Description string // "": the first member's
 	Members     []GroupMember
+	// Measure, when set, returns the members with their current measurements (the same
+	// tools as Members, in the same order) for each choice, so values measured while the
+	// agent lives take effect (the host re-reads them from stored runs). It must not
+	// block: it returns the values it has. nil: Members as they are.
+	Measure func() []GroupMember
 }
 
 // GroupMember is a tool of a group and its declared cost per call (any unit, the same
@@ -121,8 +126,12 @@ func (r *run) offeredGroup(name string) *ToolGroup {
 // chooseMembers orders g's offered members for a call: by compareMembers (declared order
 // on a tie), those that failed in this run last, those whose runtime is down left out.
 func (r *run) chooseMembers(g *ToolGroup) []string {
+	members := g.Members
+	if g.Measure != nil {
+		members = g.Measure()
+	}
 	var ms []GroupMember
-	for _, m := range g.Members {
+	for _, m := range members {
 		_, down := r.downTools[m.Tool]
 		offered := slices.ContainsFunc(r.groupMembers, func(s ToolSpec) bool { return s.Name == m.Tool })
 		if offered && !down {

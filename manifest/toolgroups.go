@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"time"
 )
 
 // ToolGroupConfig is a [tool_groups.NAME] table: tools that do the same thing with the
@@ -20,7 +21,15 @@ type ToolGroupConfig struct {
 	// agent is built, and the choice weighs them beside the cost (docs/loop.md, "Tool
 	// groups"). 0: by declared cost alone.
 	Measure Duration `toml:"measure"`
+	// Refresh is how often, at most, the measured values are read again while the agent
+	// lives (a long-running serve): at the first call of the group after it passed, in
+	// the background, the call and those after it using the values they have until the
+	// new ones are read. 0: DefaultGroupRefresh. Only with measure.
+	Refresh Duration `toml:"refresh"`
 }
+
+// DefaultGroupRefresh is a measured tool group's refresh when it sets none.
+const DefaultGroupRefresh = 15 * time.Minute
 
 // toolName is a name a model may call (the OpenAI-compatible function name rule).
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -40,6 +49,10 @@ func (m *Manifest) checkToolGroups() error {
 			return m.ErrorAt(key, "group name %q: the model calls it, so 1 to 64 of letters, digits, _ and -", n)
 		case len(g.Tools) < 2:
 			return m.ErrorAt(key+".tools", "a group needs at least two tools (a group of one is that tool)")
+		case g.Refresh != 0 && g.Measure == 0:
+			return m.ErrorAt(key+".refresh", "refresh re-reads measured values: it goes with measure")
+		case g.Refresh != 0 && time.Duration(g.Refresh) < time.Second:
+			return m.ErrorAt(key+".refresh", "refresh %s: want at least 1s (each refresh reads the stored runs of the window)", time.Duration(g.Refresh))
 		}
 		if _, ok := m.Tools[n]; ok {
 			return m.ErrorAt(key, "%q is a group and has a [tools.%s] table: a group is not a tool of its own", n, n)
