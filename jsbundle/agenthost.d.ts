@@ -114,6 +114,16 @@ declare module "agenthost" {
   /** A progress event of the run; total 0 means unknown. */
   export function progress(progress: number, total: number, message?: string): void;
 
+  /**
+   * Sends a piece of the call's result as it comes (a long search's hits, a command's
+   * output): during a run each piece is a tool_result_delta event, shown live and never
+   * stored; under `mcp serve` a progress notification carrying it; under `plugins call`
+   * it is printed to stderr. The value the handler returns is still the call's result,
+   * whole: return all of it, not the part not yet streamed. An empty string sends
+   * nothing; a run with guardrails shows no pieces.
+   */
+  export function streamResult(text: string): void;
+
   export interface SamplingMessage {
     role: "user" | "assistant";
     content: { type: "text"; text: string };

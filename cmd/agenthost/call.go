@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -38,7 +39,9 @@ a run checks them; they default to {} and "-" reads them from stdin. The call ta
 agent's whole tool pipeline, as a model's would: guardrails, permission plugins, the
 approval policy (asked on the terminal; refused when stdin is not one) and the caps; it
 is stored as a session of its own and recorded in the audit log. What the plugin logs
-or writes to stdout and stderr is printed to stderr.
+or writes to stdout and stderr is printed to stderr, and so is each piece of its result
+a tool streams (stream_result), as it comes and as it is; stdout is the whole result
+alone. --log-level off prints none of it.
 
 A JavaScript or TypeScript source given by path (.js, .ts, …) runs in the JS runtime
 plugin, as a [[plugins]] js entry does. A .wasm or source given by
@@ -68,9 +71,10 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 					in = bytes.TrimSpace(in)
 				}
 			}
+			out := &callStderr{w: cmd.ErrOrStderr(), pieces: minLevel < len(loop.LogLevels)}
 			onReport := func(r any) {
 				if line := report(r, minLevel, func(_, s string) string { return s }); line != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), line)
+					out.line(line)
 				}
 			}
 			target, tool := args[0], args[1]
@@ -91,13 +95,20 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 			// The call takes the host's door: the agent's whole tool pipeline (guardrails,
 			// permission plugins, approvals, caps), audited and traced, for the local user.
 			// A call that needs approval is asked on the terminal, or refused without one.
-			opts := host.CallOptions{OnEvent: func(e loop.Event) { onReport(e.Data) }}
+			opts := host.CallOptions{OnEvent: func(e loop.Event) {
+				if d, ok := e.Data.(*loop.ToolResultDeltaData); ok {
+					out.piece(d.Text)
+					return
+				}
+				onReport(e.Data)
+			}}
 			if len(args) < 3 || args[2] != "-" {
 				if isTerminal(cmd.InOrStdin()) {
 					opts.Approver = &askApprover{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 				}
 			}
 			res, _, err := h.Door().CallPluginTool(cmd.Context(), h.Local(cmd.Context(), f.user), target, tool, in, opts)
+			out.line("") // ends a piece's line, if one is open: the result starts on its own
 			var invalid *host.InvalidArgumentsError
 			if errors.As(err, &invalid) {
 				return usage(err)
@@ -126,6 +137,41 @@ Exit status: 0 a result, 1 an isError result, 2 refused arguments or a usage err
 	fl.StringVar(&f.logLevel, "log-level", "debug", "show plugin output at this level and above, or off")
 	fl.StringVar(&f.user, "user", "", "who the call is for: the audit log's actor and the owner of the call's session")
 	return cmd
+}
+
+// callStderr is what `plugins call` prints to stderr: the plugin's log lines and
+// progress, one a line, and the pieces of the result a tool streams, as they come and as
+// they are (a piece may end mid-line; a log line after one starts on a line of its own).
+// The pieces come from the call's events and the lines from the host's reports too, so
+// one lock orders them.
+type callStderr struct {
+	mu     sync.Mutex
+	w      io.Writer
+	pieces bool // print the pieces (not under --log-level off)
+	mid    bool // the last piece did not end its line
+}
+
+func (c *callStderr) piece(text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.pieces || text == "" {
+		return
+	}
+	_, _ = io.WriteString(c.w, text)
+	c.mid = !strings.HasSuffix(text, "\n")
+}
+
+// line prints s on a line of its own; "" only ends an open piece's line.
+func (c *callStderr) line(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mid {
+		_, _ = io.WriteString(c.w, "\n")
+		c.mid = false
+	}
+	if s != "" {
+		fmt.Fprintln(c.w, s)
+	}
 }
 
 func boolInt(b bool) int {

@@ -140,9 +140,10 @@ func TestInvalidUTF8InArgumentsReachesTheHandlerAsReplacementCharacters(t *testi
 // memHost keeps KV in memory and records logs: the engine's side of the host
 // functions (the plugins/ tests run them against the real host).
 type memHost struct {
-	kv    map[string]string
-	logs  []string
-	files map[string][]byte // fs, by path (fs_test.go)
+	kv     map[string]string
+	logs   []string
+	files  map[string][]byte // fs, by path (fs_test.go)
+	pieces []string          // what streamResult sent (stream_test.go)
 }
 
 func (h *memHost) KVGet(k string) (string, bool, error) { v, ok := h.kv[k]; return v, ok, nil }
@@ -159,6 +160,7 @@ func (h *memHost) CreateMessage(json.RawMessage) (json.RawMessage, error) {
 }
 func (h *memHost) Log(level, msg string) error             { h.logs = append(h.logs, level+": "+msg); return nil }
 func (h *memHost) Progress(float64, float64, string) error { return nil }
+func (h *memHost) StreamResult(s string) error             { h.pieces = append(h.pieces, s); return nil }
 
 func TestTheAgenthostModuleReachesTheHostDuringACall(t *testing.T) {
 	e := load(t, prelude+`

@@ -20,6 +20,9 @@ type Host interface {
 	CreateMessage(req json.RawMessage) (json.RawMessage, error)
 	Log(level, message string) error
 	Progress(progress, total float64, message string) error
+	// StreamResult sends a piece of the call's result (the SDK's stream_result): shown
+	// live during a run, never stored; the handler's value stays the call's result.
+	StreamResult(text string) error
 	FS
 }
 
@@ -102,6 +105,7 @@ func (e *Engine) module() *goja.Object {
 	set(m, "progress", func(p, total float64, msg string) {
 		e.check("progress", e.use("progress").Progress(p, total, msg))
 	})
+	set(m, "streamResult", e.streamResult)
 	set(m, "fs", e.fsModule(set))
 	set(m, "createMessage", e.createMessage)
 	set(m, "callMeta", func() goja.Value {
@@ -124,6 +128,20 @@ func (e *Engine) use(fn string) Host {
 func (e *Engine) check(fn string, err error) {
 	if err != nil {
 		panic(e.vm.NewGoError(fmt.Errorf("%s: %w", fn, err)))
+	}
+}
+
+// streamResult is streamResult(text): a piece of the call's result, sent as it
+// comes. Only a string is a piece (an object would arrive as "[object Object]");
+// an empty one sends nothing, as the SDK's does.
+func (e *Engine) streamResult(text goja.Value) {
+	h := e.use("streamResult")
+	s, ok := text.Export().(string)
+	if !ok {
+		panic(e.vm.NewTypeError("streamResult(text): text must be a string"))
+	}
+	if s != "" {
+		e.check("streamResult", h.StreamResult(s))
 	}
 }
 

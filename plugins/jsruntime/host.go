@@ -33,6 +33,8 @@ func (sdkHost) Progress(p, total float64, message string) error {
 	return sdk.Progress(p, total, message)
 }
 
+func (sdkHost) StreamResult(text string) error { return sdk.StreamResult(text) }
+
 func (sdkHost) HTTP(r js.HTTPRequest) (js.HTTPResponse, error) {
 	m, ok := method(r.Method)
 	if !ok {

@@ -6,7 +6,9 @@
 // Each tool runs in the sandbox with its plugin's permissions, after the same argument
 // check a run applies; a plugin's failure or refused arguments are isError results, and
 // what a plugin logs or reports as progress during a call goes to the client that made
-// it as MCP notifications.
+// it as MCP notifications, as do the pieces of a result a tool streams (progress
+// notifications carrying each piece in _meta["agenthost/result_delta"], to a client that
+// sent a progressToken).
 //
 // It must not run the agent loop or a workflow itself: the agent (ask_NAME) and the
 // declared workflows (workflow_NAME) it offers run through the host's Runner and

@@ -122,7 +122,8 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 		}
 		unlock := b.sessions.lock(session) // one call at a time per MCP session: it is one session
 		defer unlock()
-		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { forward(ctx, req.Session, token, e.Data) },
+		fw := &forwarder{ss: req.Session, token: token}
+		opts := host.CallOptions{SessionID: session, OnEvent: func(e loop.Event) { fw.forward(ctx, e.Data) },
 			Client: clientOf(req.Session)}
 		approver, asking := approverFor(req)
 		opts.Approver = approver
@@ -136,21 +137,54 @@ func (b *bridge) handler(t host.ToolEntry) mcp.ToolHandler {
 	}
 }
 
-// forward sends a plugin's log line or progress to the client session of the call.
-func forward(ctx context.Context, ss *mcp.ServerSession, token any, r any) {
-	if ss == nil {
+// metaResultDelta is the _meta key of a progress notification that carries a piece of
+// the call's result: the convention agenthost's own MCP client reads
+// (mcpclient.MetaResultDelta), so one agenthost serving another streams end to end.
+const metaResultDelta = "agenthost/result_delta"
+
+// deltaStep is how far a piece's progress notification moves the call's progress: MCP
+// wants progress to rise with each notification, and a piece says nothing of how far
+// along the call is, so it moves a client's progress bar by nothing it can see. A call
+// has at most 1000 reports, so its pieces add less than 0.001 in all.
+const deltaStep = 1.0 / (1 << 20)
+
+// forwarder sends one call's reports to the client session that made it: a plugin's log
+// lines, its progress and the pieces of its result the tool streams (tool_result_delta),
+// each piece a progress notification carrying its text in _meta[metaResultDelta]. A
+// client that sent no progressToken asked for no progress, and gets the result alone.
+type forwarder struct {
+	ss          *mcp.ServerSession
+	token       any
+	mu          sync.Mutex // the call's events come in order; a report from a tool's goroutine too
+	last, total float64    // the last progress sent and its total
+}
+
+func (f *forwarder) forward(ctx context.Context, r any) {
+	if f.ss == nil {
 		return
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	switch d := r.(type) {
 	case *loop.PluginLogData:
 		//lint:ignore SA1019 MCP logging is deprecated as of the 2026-07-28 protocol, still served to clients of earlier revisions
-		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(d.Level), Logger: d.Plugin, Data: d.Message})
+		_ = f.ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(d.Level), Logger: d.Plugin, Data: d.Message})
 	case *loop.ProgressData:
-		if token != nil {
-			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: d.Progress,
-				Total: d.Total, Message: d.Message})
-		}
+		f.progress(ctx, &mcp.ProgressNotificationParams{Progress: d.Progress, Total: d.Total, Message: d.Message})
+	case *loop.ToolResultDeltaData:
+		f.progress(ctx, &mcp.ProgressNotificationParams{Progress: f.last + deltaStep, Total: f.total, Meta: mcp.Meta{metaResultDelta: d.Text}})
 	}
+}
+
+// progress sends p on the call's token, if the client sent one, and remembers where it
+// left the call's progress.
+func (f *forwarder) progress(ctx context.Context, p *mcp.ProgressNotificationParams) {
+	if f.token == nil {
+		return
+	}
+	f.last, f.total = p.Progress, p.Total
+	p.ProgressToken = f.token
+	_ = f.ss.NotifyProgress(ctx, p)
 }
 
 // toMCP is a pipeline result as MCP content: text, images (bytes, or a data URL),
