@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -30,7 +32,18 @@ func fsConfig(paths map[string]string) (wazero.FSConfig, []*os.Root, error) {
 	}
 	cfg := wazero.NewFSConfig()
 	var roots []*os.Root
-	for hostPath, guestPath := range paths {
+	// The mounts are made in one order, sorted by guest path, at every instance: a
+	// pre-initialised Go guest keeps from its snapshot which preopened directory number
+	// is which path (its runtime reads the preopens once, at init), so an instance
+	// mounted in another order (the map's) would see one mount's files at another's
+	// path, the read-only marking on the wrong one.
+	hosts := make([]string, 0, len(paths))
+	for h := range paths {
+		hosts = append(hosts, h)
+	}
+	slices.SortFunc(hosts, func(a, b string) int { return cmp.Or(cmp.Compare(paths[a], paths[b]), cmp.Compare(a, b)) })
+	for _, hostPath := range hosts {
+		guestPath := paths[hostPath]
 		readOnly := strings.HasPrefix(hostPath, "ro:")
 		dir := strings.TrimPrefix(hostPath, "ro:")
 		root, err := os.OpenRoot(dir)

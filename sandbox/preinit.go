@@ -50,7 +50,7 @@ var preinitWASI = map[string]bool{
 
 // preinitFormat is part of every snapshot's cache key: bump it when what
 // a snapshot holds changes.
-const preinitFormat = "1"
+const preinitFormat = "2" // 2: mounts in guest-path order (fsguard.go), snapshots of 1 may hold another
 
 // snapshotEntry is one snapshot of a Runtime, made at most once at a time,
 // and kept here only without a CacheDir; or why none can be made.
