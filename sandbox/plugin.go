@@ -116,7 +116,7 @@ func (r *Runtime) load(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	size := cfg.PoolSize
 	if size <= 0 {
-		size = 4
+		size = defaultPoolSize(wasm)
 	}
 	// Room for the memories of as many instances as may exist at once: the
 	// guest's and the Extism kernel's of each.
@@ -301,4 +301,26 @@ func (p *Plugin) invoke(ctx context.Context, export string, input []byte) ([]byt
 			Err: fmt.Errorf("output %s exceeds max_output %s", formatSize(int64(len(out))), formatSize(p.perms.MaxOutput))}
 	}
 	return out, nil
+}
+
+// The default bound on a plugin's instances (Config.PoolSize 0): as many as fit in
+// defaultPoolMemory of initial linear memory, within [minDefaultPool, maxDefaultPool].
+// A busy server makes one instance per new session, and a call's wait for one counts
+// against its timeout (busy); on a CPU-starved host the calls holding instances are
+// descheduled most of the time they hold them, so the number of instances, not their
+// cost alone, decides how long the others wait (BENCHMARKS.md, round four).
+const (
+	defaultPoolMemory = 64 << 20
+	minDefaultPool    = 4
+	maxDefaultPool    = 16
+)
+
+// defaultPoolSize is the bound for the module as compiled: a pre-initialised Go plugin
+// (about 3.3 MiB) gets 16, the JS runtime's (12 MiB) 5, a module it cannot read 4.
+func defaultPoolSize(wasm []byte) int {
+	size, ok := wasmbin.MinMemory(wasm)
+	if !ok {
+		return minDefaultPool
+	}
+	return int(min(max(defaultPoolMemory/max(size, 1), minDefaultPool), maxDefaultPool))
 }

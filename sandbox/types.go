@@ -35,7 +35,9 @@ type Config struct {
 	// Permissions are what the plugin may touch; the zero value denies all.
 	Permissions Permissions
 	// PoolSize bounds the instances, hence the concurrent calls, of the
-	// plugin; callers beyond it wait. 0 means 4.
+	// plugin; callers beyond it wait. 0 means as many as fit in 64 MiB of
+	// the module's initial memory, at least 4 and at most 16 (plugin.go,
+	// defaultPoolSize).
 	PoolSize int
 	// Host serves create_message, notifications and KV. Nil behaves like a
 	// host that refuses everything.
