@@ -18,7 +18,9 @@ import (
 // transaction that gives the lease back. Nothing is called between the lease and the
 // record, nor between the final record and the release, so no crash can repeat a call:
 // the lease and the new record are stored together or not at all, and the final record
-// is stored as it was (the release that fails is retried by the loop, on its own).
+// is stored as it was (the release that fails is retried by the loop, on its own). One
+// difference: when HoldSession fails after the lease was taken (its read of the session's
+// runs fails), the new record stays, a run with no step run, which a resume continues.
 
 // leaseKVStore is a store that takes a lease with a key-value pair's first write and
 // gives it back with its last (store.SQLite's AcquireLeaseKV, ReleaseLeaseKV).
