@@ -23,6 +23,8 @@
 // one-step run costs four commits (three steps, end) instead of ten: the run's lease is
 // taken in its first write's transaction (AppendRunClaim, loop.ClaimAppender), and
 // AppendRunKV sets a caller's key-value pairs there too (a workflow step's record).
+// AcquireLeaseKV and ReleaseLeaseKV take a lease with a key-value pair's first write and
+// give it back with its last (a workflow run's lease and record, leasekv.go).
 //
 // Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
 // applies the missing ones in order, each in its own write transaction that re-reads the

@@ -106,14 +106,21 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	// (RunSession), so another user's run of the same id holds another lease.
 	ctx, cancel := context.WithCancelCause(withOwner(ctx, in.Owner))
 	defer cancel(nil)
-	release, err := loop.HoldSession(ctx, e.Store, RunSession(w.Name, in.Owner, in.RunID), newRunID(), cancel) // a new owner per call: two calls in one process are two holders
+	// A new run's record is written with the lease where the store can (lease.go).
+	var fresh *Record
+	if _, ok := e.Store.(leaseKVStore); ok {
+		fresh, _ = w.newRecord(in)
+	}
+	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), fresh, cancel) // a new owner per call: two calls in one process are two holders
 	if err != nil {
 		return Result{}, fmt.Errorf("workflow %s run %s: %w", w.Name, in.RunID, err)
 	}
-	defer release()
-	rec, resumed, err := e.open(ctx, w, in)
-	if err != nil {
-		return Result{}, err
+	defer lease.done()
+	rec, resumed := fresh, false
+	if !created {
+		if rec, resumed, err = e.open(ctx, w, in); err != nil {
+			return Result{}, err
+		}
 	}
 	emit(Event{Type: EventWorkflowStarted, Workflow: w.Name, RunID: rec.RunID, Resumed: resumed})
 	if rec.Status == RunCompleted { // nothing left to do: report what is stored
@@ -121,7 +128,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 		emit(Event{Type: EventWorkflowFinished, Workflow: w.Name, RunID: rec.RunID, Status: rec.Status, Outputs: rec.Outputs, Error: rec.Error})
 		return Result{Record: rec}, nil
 	}
-	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone)}
+	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease}
 	return s.run(ctx)
 }
 
@@ -136,16 +143,23 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, b
 		}
 		return rec, true, nil
 	}
+	if rec, err = w.newRecord(in); err != nil {
+		return nil, false, err
+	}
+	return rec, false, saveRecord(ctx, e.Store, rec)
+}
+
+// newRecord is the record of a new run of w with in's inputs (empty is {}), checked.
+func (w *Workflow) newRecord(in RunInput) (*Record, error) {
 	inputs := in.Inputs
 	if len(inputs) == 0 {
 		inputs = json.RawMessage("{}")
 	}
 	if err := w.CheckInputs(inputs); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	rec = &Record{Workflow: w.Name, RunID: in.RunID, Owner: in.Owner, Inputs: inputs, Status: RunRunning,
-		Started: time.Now().UTC(), Steps: map[string]*StepRecord{}}
-	return rec, false, saveRecord(ctx, e.Store, rec)
+	return &Record{Workflow: w.Name, RunID: in.RunID, Owner: in.Owner, Inputs: inputs, Status: RunRunning,
+		Started: time.Now().UTC(), Steps: map[string]*StepRecord{}}, nil
 }
 
 // CheckApprovals refuses decisions for steps that are not approval steps (an error

@@ -25,6 +25,7 @@ type sched struct {
 	waiting map[string]bool        // approval steps left waiting in this run
 	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
 	enc     recEncoder             // the steps' kept encodings (encode.go)
+	lease   *runLease              // the run's lease, given back with the final record (lease.go)
 }
 
 type stepDone struct {
@@ -79,7 +80,7 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		s.rec.Outputs = s.outputs()
 	}
 	s.rec.Ended = time.Now().UTC()
-	err := s.save(ctx)
+	err := s.saveLast(ctx)
 	s.emit(Event{Type: EventWorkflowFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Status: s.rec.Status, Outputs: s.rec.Outputs, Error: s.rec.Error})
 	if storeErr != nil {
 		err = storeErr

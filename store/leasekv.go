@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/seal"
+)
+
+// A lease taken with a key-value pair's first write and given back with its last: a
+// workflow run holds its run session's lease while it lives and keeps its record in the
+// key-value table (workflow/lease.go). Taking the lease, writing the new run's record,
+// writing its final record and giving the lease back were four commits a run; with
+// these they are two, and what is durable at each point is what it was: the lease and
+// the new record land together, or neither does (a second starter of the run writes
+// nothing), and the final record is stored whether or not the lease is still ours (as
+// the write on its own was), the lease given back in the same transaction.
+
+const (
+	qKVCreate  = `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?) ON CONFLICT (plugin, key) DO NOTHING`
+	qDropOwned = `DELETE FROM leases WHERE session = ? AND run_id = ? AND instance = ? AND pid = ?`
+)
+
+// AcquireLeaseKV is AcquireLease(l, alive) and, in the same transaction, kv set unless
+// its key is set already; created says whether it was. A session another live process
+// holds is refused (loop.ErrSessionBusy, with the held lease) and nothing is written.
+func (s *SQLite) AcquireLeaseKV(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, kv loop.KVWrite) (held loop.Lease, created bool, err error) {
+	v := s.sealKV(kv)
+	err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		if held, err = acquireTx(ctx, tx, l, alive); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, qKVCreate, kv.Namespace, kv.Key, v)
+		if err != nil {
+			return fmt.Errorf("kv set %s/%s: %w", kv.Namespace, kv.Key, err)
+		}
+		n, err := res.RowsAffected()
+		created = n == 1
+		return err
+	})
+	if errors.Is(err, loop.ErrSessionBusy) {
+		return held, false, err
+	}
+	if err != nil {
+		return loop.Lease{}, false, fmt.Errorf("lease session %q: %w", l.SessionID, err)
+	}
+	return held, created, nil
+}
+
+// ReleaseLeaseKV sets kv and gives l back, in one transaction. kv is stored even when
+// the session no longer holds l; the error then wraps loop.ErrLeaseLost.
+func (s *SQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.KVWrite) error {
+	v := s.sealKV(kv)
+	var dropped int64
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, qKVSet, kv.Namespace, kv.Key, v); err != nil {
+			return fmt.Errorf("kv set %s/%s: %w", kv.Namespace, kv.Key, err)
+		}
+		res, err := tx.ExecContext(ctx, qDropOwned, l.SessionID, l.RunID, l.Instance, l.PID)
+		if err != nil {
+			return err
+		}
+		dropped, err = res.RowsAffected()
+		return err
+	})
+	if err == nil && dropped == 0 {
+		err = loop.ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("release lease of session %q: %w", l.SessionID, err)
+	}
+	return nil
+}
+
+// sealKV is kv's value as the table keeps it (sealed when the store has keys).
+func (s *SQLite) sealKV(kv loop.KVWrite) []byte {
+	v := kv.Value
+	if v == nil {
+		v = []byte{}
+	}
+	return s.keys.Seal(v, seal.KVAAD(kv.Namespace, kv.Key))
+}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/loop/looptest"
+	"github.com/agenthost/agenthost/workflow"
+)
+
+// joinAgent is an agent whose one tool, join, joins its words with "-" and counts its calls.
+func joinAgent(t *testing.T, st loop.SessionStore, calls *atomic.Int64) *loop.Agent {
+	t.Helper()
+	join := loop.FuncTool{
+		ToolSpec: loop.ToolSpec{Name: "join", Description: "join words", InputSchema: json.RawMessage(`{"type":"object","properties":{"words":{"type":"array","items":{"type":"string"}}},"required":["words"]}`)},
+		Fn: func(_ context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+			calls.Add(1)
+			var in struct{ Words []string }
+			if err := json.Unmarshal([]byte(c.Arguments), &in); err != nil {
+				return loop.ErrorResult(err.Error()), nil
+			}
+			return loop.TextResult(strings.Join(in.Words, "-")), nil
+		},
+	}
+	tools, err := loop.NewToolSet(join)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := loop.New(loop.Config{Name: "wf", Model: looptest.NewModel(), Tools: tools, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// chain3 is a workflow of three tool steps, each on the one before: out is "a-b-c".
+func chain3(t *testing.T) *workflow.Workflow {
+	t.Helper()
+	w, err := workflow.Compile("chain", workflow.Definition{Steps: []workflow.Step{
+		{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
+		{ID: "b", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "b"}}},
+		{ID: "c", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.b.output}", "c"}}, Output: "out"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// A workflow run's lease rides on its record's first and last writes: a run of three tool
+// steps is two commits of its own (the lease with the new record, the final record with
+// the release) and each step its call's two, eight in all; it was ten.
+func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var calls atomic.Int64
+	e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+	before := s.w.commits.Load()
+	res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "r1"}, nil)
+	if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
+		t.Fatalf("%v %+v", err, res.Record)
+	}
+	if got := s.w.commits.Load() - before; got != 8 {
+		t.Fatalf("a workflow run of 3 tool steps committed %d times, want 8 (2 for the run, 2 a step)", got)
+	}
+	if _, held, err := s.Lease(ctx, workflow.RunSession("chain", "", "r1")); err != nil || held {
+		t.Fatalf("the run's lease was not given back with its final record: held=%v %v", held, err)
+	}
+	rec, ok, err := workflow.LoadRecord(ctx, s, "chain", "r1")
+	if err != nil || !ok || rec.Status != workflow.RunCompleted || rec.Outputs["out"] != "a-b-c" || calls.Load() != 3 {
+		t.Fatalf("stored %+v (%v), %d calls", rec, err, calls.Load())
+	}
+	// Resumed, a completed run writes nothing but its lease and its release.
+	before = s.w.commits.Load()
+	if res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "r1"}, nil); err != nil || res.Record.Status != workflow.RunCompleted || calls.Load() != 3 {
+		t.Fatalf("resume of a completed run: %v %+v, %d calls", err, res.Record, calls.Load())
+	}
+	if got := s.w.commits.Load() - before; got != 2 {
+		t.Fatalf("the resume of a completed run committed %d times, want 2", got)
+	}
+}
+
+// AcquireLeaseKV takes the lease and writes the value only if the key has none; a
+// session another live process holds is refused with nothing written. ReleaseLeaseKV
+// stores its value even when the lease was taken by another (ErrLeaseLost).
+func TestLeaseKV_TheValueLandsWithTheLeaseOrNotAtAll(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	alive := func(l loop.Lease) bool { return l.Alive(time.Now()) }
+	other := loop.Lease{SessionID: "s1", RunID: "x", PID: 1, Host: "elsewhere", Instance: "i2", Heartbeat: time.Now().UTC()}
+	if _, err := s.AcquireLease(ctx, other, alive); err != nil {
+		t.Fatal(err)
+	}
+	mine := loop.Lease{SessionID: "s1", RunID: "y", PID: 2, Host: "elsewhere", Instance: "i1", Heartbeat: time.Now().UTC()}
+	kv := func(v string) loop.KVWrite { return loop.KVWrite{Namespace: "ns", Key: "k", Value: []byte(v)} }
+	held, created, err := s.AcquireLeaseKV(ctx, mine, alive, kv("first"))
+	if !errors.Is(err, loop.ErrSessionBusy) || created || !held.Same(other) {
+		t.Fatalf("a held session: %v created=%v held=%+v", err, created, held)
+	}
+	if _, ok, _ := s.KVGet(ctx, "ns", "k"); ok {
+		t.Fatal("a refused lease wrote its value")
+	}
+	if err := s.ReleaseLease(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := s.AcquireLeaseKV(ctx, mine, alive, kv("first")); err != nil || !created {
+		t.Fatalf("free session: %v created=%v", err, created)
+	}
+	if l, held, err := s.Lease(ctx, "s1"); err != nil || !held || !l.Same(mine) {
+		t.Fatalf("lease %+v held=%v %v", l, held, err)
+	}
+	if _, created, err := s.AcquireLeaseKV(ctx, mine, alive, kv("second")); err != nil || created {
+		t.Fatalf("a key that has a value: %v created=%v", err, created)
+	}
+	if v, _, _ := s.KVGet(ctx, "ns", "k"); string(v) != "first" {
+		t.Fatalf("the value was overwritten: %q", v)
+	}
+	if err := s.ReleaseLeaseKV(ctx, mine, kv("last")); err != nil {
+		t.Fatal(err)
+	}
+	if _, held, _ := s.Lease(ctx, "s1"); held {
+		t.Fatal("the lease was not given back")
+	}
+	if err := s.ReleaseLeaseKV(ctx, mine, kv("after")); !errors.Is(err, loop.ErrLeaseLost) {
+		t.Fatalf("release of a lease not held: %v", err)
+	}
+	if v, _, _ := s.KVGet(ctx, "ns", "k"); string(v) != "after" {
+		t.Fatalf("the value with a lost lease was not stored: %q", v)
+	}
+}
+
+// dyingSQLite is the SQLite store of a process killed at a chosen write: from then on
+// every write fails, as nothing more reaches the file.
+type dyingSQLite struct {
+	*SQLite
+	mu   sync.Mutex
+	dead bool
+	// kill is asked before each write (its kind); true kills the process before it.
+	kill func(kind string) bool
+	// after is asked after each write that landed; true kills the process after it.
+	after func(kind string) bool
+}
+
+var errKilled = errors.New("the process is gone")
+
+func (d *dyingSQLite) do(kind string, f func() error) error {
+	d.mu.Lock()
+	if !d.dead && d.kill != nil && d.kill(kind) {
+		d.dead = true
+	}
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return errKilled
+	}
+	err := f()
+	d.mu.Lock()
+	if err == nil && d.after != nil && d.after(kind) {
+		d.dead = true
+	}
+	d.mu.Unlock()
+	return err
+}
+
+func (d *dyingSQLite) Append(ctx context.Context, id string, es ...loop.Entry) error {
+	return d.do("append", func() error { return d.SQLite.Append(ctx, id, es...) })
+}
+func (d *dyingSQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
+	return d.do("saverun", func() error { return d.SQLite.SaveRun(ctx, r) })
+}
+func (d *dyingSQLite) AppendRun(ctx context.Context, r loop.RunRecord, es ...loop.Entry) error {
+	return d.do("appendrun", func() error { return d.SQLite.AppendRun(ctx, r, es...) })
+}
+func (d *dyingSQLite) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, es ...loop.Entry) error {
+	return d.do("appendrunkv", func() error { return d.SQLite.AppendRunKV(ctx, r, kv, es...) })
+}
+func (d *dyingSQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, r loop.RunRecord, kv []loop.KVWrite, es ...loop.Entry) error {
+	return d.do("appendrunclaim", func() error { return d.SQLite.AppendRunClaim(ctx, l, alive, r, kv, es...) })
+}
+func (d *dyingSQLite) KVSet(ctx context.Context, ns, key string, v []byte) error {
+	return d.do("kvset", func() error { return d.SQLite.KVSet(ctx, ns, key, v) })
+}
+func (d *dyingSQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (held loop.Lease, err error) {
+	err = d.do("acquire", func() (err error) { held, err = d.SQLite.AcquireLease(ctx, l, alive); return err })
+	return held, err
+}
+func (d *dyingSQLite) RenewLease(ctx context.Context, l loop.Lease) error {
+	return d.do("renew", func() error { return d.SQLite.RenewLease(ctx, l) })
+}
+func (d *dyingSQLite) ReleaseLease(ctx context.Context, l loop.Lease) error {
+	return d.do("release", func() error { return d.SQLite.ReleaseLease(ctx, l) })
+}
+func (d *dyingSQLite) AcquireLeaseKV(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, kv loop.KVWrite) (held loop.Lease, created bool, err error) {
+	err = d.do("acquirekv", func() (err error) { held, created, err = d.SQLite.AcquireLeaseKV(ctx, l, alive, kv); return err })
+	return held, created, err
+}
+func (d *dyingSQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.KVWrite) error {
+	return d.do("releasekv", func() error { return d.SQLite.ReleaseLeaseKV(ctx, l, kv) })
+}
+
+// A process killed right after the write that took a run's lease with its new record,
+// or right before the write that stores its final record with the release, loses
+// nothing: a new process resumes the run from what is stored (its inputs included), calls
+// no step's tool a second time and completes it; the killed run's Run reports that its
+// final record was not stored.
+func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		kill, after func(kind string) bool
+		calls       int64 // tool calls before the kill
+	}{
+		{"after the lease and the new record", nil, func(k string) bool { return k == "acquirekv" }, 0},
+		{"before the final record and the release", func(k string) bool { return k == "releasekv" }, nil, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			var calls atomic.Int64
+			d := &dyingSQLite{SQLite: s, kill: tc.kill, after: tc.after}
+			e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
+			res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "k1", Inputs: json.RawMessage(`{"n":1}`)}, nil)
+			if !errors.Is(err, errKilled) || calls.Load() != tc.calls { // its final record could not be stored
+				t.Fatalf("the killed run: %v %+v, %d calls", err, res.Record, calls.Load())
+			}
+			rec, ok, err := workflow.LoadRecord(ctx, s, "chain", "k1")
+			if err != nil || !ok || rec.Status != workflow.RunRunning || string(rec.Inputs) != `{"n":1}` {
+				t.Fatalf("stored at the kill: %+v ok=%v %v", rec, ok, err)
+			}
+			if _, held, _ := s.Lease(ctx, workflow.RunSession("chain", "", "k1")); !held {
+				t.Fatal("the killed process's lease is not in the file")
+			}
+			// A new process on the same file; the dead one's lease is taken over.
+			var calls2 atomic.Int64
+			e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls2)}}
+			res, err = e2.Run(ctx, chain3(t), workflow.RunInput{RunID: "k1"}, nil)
+			if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
+				t.Fatalf("resume: %v %+v", err, res.Record)
+			}
+			if got := calls.Load() + calls2.Load(); got != 3 {
+				t.Fatalf("join called %d times in all, want 3 (each step once)", got)
+			}
+			if _, held, _ := s.Lease(ctx, workflow.RunSession("chain", "", "k1")); held {
+				t.Fatal("the resumed run did not give its lease back")
+			}
+		})
+	}
+}

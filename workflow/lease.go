@@ -1,0 +1,157 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// A run's lease rides on its record's first and last writes. The run holds its session's
+// lease (loop.HoldSession) from before its record is opened until after the record's
+// last write; each was a commit of its own. With a store that can (leaseKVStore: the
+// SQLite store), a new run's record is written in the lease's transaction, unless a
+// record is there already (the run is resumed), and the run's final record in the
+// transaction that gives the lease back. Nothing is called between the lease and the
+// record, nor between the final record and the release, so no crash can repeat a call:
+// the lease and the new record are stored together or not at all, and the final record
+// is stored as it was (the release that fails is retried by the loop, on its own). One
+// difference: when HoldSession fails after the lease was taken (its read of the session's
+// runs fails), the new record stays, a run with no step run, which a resume continues.
+
+// leaseKVStore is a store that takes a lease with a key-value pair's first write and
+// gives it back with its last (store.SQLite's AcquireLeaseKV, ReleaseLeaseKV).
+type leaseKVStore interface {
+	loop.Leaser
+	// AcquireLeaseKV is AcquireLease and kv set unless its key is, in one transaction.
+	AcquireLeaseKV(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, kv loop.KVWrite) (held loop.Lease, created bool, err error)
+	// ReleaseLeaseKV sets kv and gives l back in one transaction; kv is set even when
+	// the lease is lost (an error wrapping loop.ErrLeaseLost).
+	ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.KVWrite) error
+}
+
+// recordLease is the store a run's lease is held through (loop.HoldSession): its first
+// AcquireLease writes first with the lease and its ReleaseLease writes last, when set.
+type recordLease struct {
+	loop.SessionStore
+	ls leaseKVStore
+
+	mu      sync.Mutex
+	first   *loop.KVWrite // the new run's record, written with the lease unless one is there
+	created bool          // first was written
+	last    *loop.KVWrite // the final record, written with the release
+	lastErr error         // writing last failed (the lease's release is retried without it)
+}
+
+func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
+	r.mu.Lock()
+	first := r.first
+	r.first = nil
+	r.mu.Unlock()
+	if first == nil {
+		return r.ls.AcquireLease(ctx, l, alive)
+	}
+	held, created, err := r.ls.AcquireLeaseKV(ctx, l, alive, *first)
+	r.mu.Lock()
+	r.created = err == nil && created
+	r.mu.Unlock()
+	return held, err
+}
+
+func (r *recordLease) RenewLease(ctx context.Context, l loop.Lease) error {
+	return r.ls.RenewLease(ctx, l)
+}
+
+func (r *recordLease) ReleaseLease(ctx context.Context, l loop.Lease) error {
+	r.mu.Lock()
+	last := r.last
+	r.last = nil
+	r.mu.Unlock()
+	if last == nil {
+		return r.ls.ReleaseLease(ctx, l)
+	}
+	err := r.ls.ReleaseLeaseKV(ctx, l, *last)
+	if err != nil && !errors.Is(err, loop.ErrLeaseLost) {
+		r.mu.Lock()
+		r.lastErr = err // not stored: the loop retries the release alone
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// runLease is a run's hold on its session: release gives the lease back once (with the
+// final record, when storeLast was given one).
+type runLease struct {
+	rl      *recordLease // nil: the store cannot ride the record on the lease
+	release func()
+	once    sync.Once
+}
+
+// holdRun takes the run's lease; fresh (not nil) is the record of a new run, written
+// with the lease on a store that can, unless the run has a record. created says it was.
+func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *Record, lost func(error)) (*runLease, bool, error) {
+	h := &runLease{}
+	st := e.Store
+	if ls, ok := e.Store.(leaseKVStore); ok {
+		h.rl = &recordLease{SessionStore: e.Store, ls: ls}
+		if fresh != nil {
+			if b, err := json.Marshal(fresh); err == nil {
+				h.rl.first = &loop.KVWrite{Namespace: KVNamespace, Key: recordKey(fresh.Workflow, fresh.Owner, fresh.RunID), Value: b}
+			}
+		}
+		st = h.rl
+	}
+	release, err := loop.HoldSession(ctx, st, session, owner, lost)
+	if err != nil {
+		return nil, false, err
+	}
+	h.release = release
+	created := false
+	if h.rl != nil {
+		h.rl.mu.Lock()
+		created = h.rl.created
+		h.rl.mu.Unlock()
+	}
+	return h, created, nil
+}
+
+// done gives the lease back (once).
+func (h *runLease) done() { h.once.Do(h.release) }
+
+// storeLast stores the run's final record b (r encoded) and gives the lease back: in one
+// transaction on a store that can; else it reports false and does neither.
+func (h *runLease) storeLast(r *Record, b []byte) (bool, error) {
+	if h == nil || h.rl == nil {
+		return false, nil
+	}
+	h.rl.mu.Lock()
+	h.rl.last = &loop.KVWrite{Namespace: KVNamespace, Key: recordKey(r.Workflow, r.Owner, r.RunID), Value: b}
+	h.rl.mu.Unlock()
+	h.done()
+	h.rl.mu.Lock()
+	defer h.rl.mu.Unlock()
+	if h.rl.last != nil {
+		// The lease was given back before (HoldSession's release ran): store it alone.
+		h.rl.last = nil
+		return false, nil
+	}
+	return true, h.rl.lastErr
+}
+
+// saveLast stores the run's final record: with the lease's release where the store can.
+func (s *sched) saveLast(ctx context.Context) error {
+	r := s.snapshot()
+	b, err := s.encode(r)
+	if err == nil {
+		if ok, err := s.lease.storeLast(r, b); ok {
+			if err != nil {
+				return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
+			}
+			return nil
+		}
+	}
+	return storeRecord(ctx, s.e.Store, r, b, err)
+}
