@@ -42,7 +42,10 @@ f.onload = () => {
       // Where the tool's image first appears: in the live stream (status "running") or
       // only when the page redraws the session after the run.
       new w.MutationObserver(() => {
-        if (!d.body.dataset.imageFirstSeen && $(".tool-card .media-image")) d.body.dataset.imageFirstSeen = $("#status").textContent;
+        if (!d.body.dataset.imageFirstSeen && $(".tool-card .media-image")) {
+          d.body.dataset.imageFirstSeen = $("#status").textContent;
+          report("seen", d.body.dataset.imageFirstSeen); // the test lets the run go on
+        }
       }).observe(d.body, { subtree: true, childList: true });
       $("#send").click();
       const img = () => $(".tool-card .media-image");
@@ -62,11 +65,20 @@ f.onload = () => {
 </script></body></html>`
 
 // shotServer is a real MCP server (the go-sdk, Streamable HTTP on loopback) whose tool
-// screenshot answers a line of text and a PNG image.
-func shotServer(t *testing.T, shot []byte) string {
+// screenshot answers a line of text and a PNG image, and whose tool hold answers once
+// release is closed: the run stays open until the test lets it go, so "the image shows
+// while the run is running" does not depend on how fast the browser is.
+func shotServer(t *testing.T, shot []byte, release <-chan struct{}) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "shots", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "screenshot", Description: "Takes a screenshot."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the screen, 64×48"}, &mcp.ImageContent{Data: shot, MIMEType: "image/png"}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "hold", Description: "Waits."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "held"}}}, nil, nil
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
@@ -87,12 +99,14 @@ func TestConsoleShowsAnMCPImageResultAndTheModelGetsIt(t *testing.T) {
 	pdf := "%PDF-1.4\n% a note for the agent\n"
 	manifest := writeManifest(t, t.TempDir(), `{"per_session": true, "turns": [
 	  {"expect": {"contains": "take a screenshot"}, "tool_calls": [{"id": "c1", "name": "screenshot", "arguments": "{}"}]},
+	  {"expect": {"last_role": "tool"}, "tool_calls": [{"id": "c2", "name": "hold", "arguments": "{}"}]},
 	  {"expect": {"last_role": "tool"}, "text": "I was given: {{media}}"}]}`, "", false)
 	f, err := os.OpenFile(manifest, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"shots\"\nurl = %q\n", shotServer(t, shot))
+	release := make(chan struct{})
+	fmt.Fprintf(f, "\n[[mcp_servers]]\nname = \"shots\"\nurl = %q\n", shotServer(t, shot, release))
 	f.Close()
 	h, err := host.Open(context.Background(), host.Options{Manifest: manifest, Approver: InterruptApprover{}})
 	if err != nil {
@@ -103,8 +117,13 @@ func TestConsoleShowsAnMCPImageResultAndTheModelGetsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() }) // after the server is drained
-	ts, results := serveHarness(t, srv, "/harness", mediaHarness, 4)
+	ts, results := serveHarness(t, srv, "/harness", mediaHarness, 5)
 	startChromium(t, ts.URL+"/harness#token=media-token&session=media-a&prompt=take%20a%20screenshot")
+
+	if seen := stage(t, results, "seen"); seen != "running" {
+		t.Errorf("the tool's image first appeared with the status %q, want running (the run is held open)", seen)
+	}
+	close(release)
 
 	dom := stage(t, results, "done")
 	pdfRef, shotRef := refOf([]byte(pdf)), refOf(shot)
@@ -134,8 +153,8 @@ func TestConsoleShowsAnMCPImageResultAndTheModelGetsIt(t *testing.T) {
 	}
 	var toolParts []loop.Part
 	for _, e := range entries {
-		if e.Message != nil && e.Message.Role == loop.RoleTool {
-			toolParts = e.Message.Content
+		if e.Message != nil && e.Message.Role == loop.RoleTool && toolParts == nil {
+			toolParts = e.Message.Content // the screenshot's (the hold's comes after)
 		}
 	}
 	if len(toolParts) != 2 || toolParts[1].Attachment != shotRef || toolParts[1].Data != nil || toolParts[1].MimeType != "image/png" {
