@@ -40,9 +40,22 @@ f.onload = () => {
     $("#upload").dispatchEvent(new w.Event("change"));
     waitFor(() => d.body.dataset.attachments === "1", () => {
       // Where the tool's image first appears: in the live stream (status "running") or
-      // only when the page redraws the session after the run.
-      new w.MutationObserver(() => {
-        if (!d.body.dataset.imageFirstSeen && $(".tool-card .media-image")) d.body.dataset.imageFirstSeen = $("#status").textContent;
+      // only when the page redraws the session after the run. The status is the one when
+      // the image was added, replayed from the batch's records in order: a loaded machine
+      // can hand the page the stream's last events in one read, so the run's end may be
+      // in the same batch as the image, and the status read afterwards is the end's.
+      const st = $("#status"), texts = (nodes) => Array.from(nodes, (n) => n.textContent).join("");
+      new w.MutationObserver((records) => {
+        if (d.body.dataset.imageFirstSeen) return;
+        const first = records.find((r) => r.target === st);
+        let status = first ? texts(first.removedNodes) : st.textContent;
+        for (const r of records) {
+          if (r.target === st) { status = texts(r.addedNodes); continue; }
+          for (const n of r.addedNodes) {
+            const img = n.nodeType === 1 && (n.matches(".media-image") ? n : n.querySelector(".media-image"));
+            if (img && img.closest(".tool-card")) { d.body.dataset.imageFirstSeen = status; return; }
+          }
+        }
       }).observe(d.body, { subtree: true, childList: true });
       $("#send").click();
       const img = () => $(".tool-card .media-image");
