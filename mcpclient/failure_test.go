@@ -28,7 +28,9 @@ func TestACallWithoutTheServersAnswerIsAFailureAndItsErrorAnswerIsNot(t *testing
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer hs.Close()
 	ctx := context.Background()
-	s, err := Start(ctx, Config{Name: "f", URL: hs.URL, Timeout: 200 * time.Millisecond})
+	// The timeout bounds every call (and the start): 2 s, as the refused calls, which must
+	// not time out, took more than 200 ms now and then under -race on a loaded machine.
+	s, err := Start(ctx, Config{Name: "f", URL: hs.URL, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func TestACallWithoutTheServersAnswerIsAFailureAndItsErrorAnswerIsNot(t *testing
 	}
 	var f *Failure
 	res, err := s.Call(ctx, "slow", []byte(`{}`))
-	if !errors.As(err, &f) || !res.IsError || res.Text() != "Error: "+f.Msg || !strings.Contains(f.Msg, `mcp server "f": slow timed out after 200ms`) {
+	if !errors.As(err, &f) || !res.IsError || res.Text() != "Error: "+f.Msg || !strings.Contains(f.Msg, `mcp server "f": slow timed out after 2s`) {
 		t.Fatalf("a timed-out call: %+v %v", res, err)
 	}
 	hs.CloseClientConnections()

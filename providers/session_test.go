@@ -199,10 +199,12 @@ func TestAdapterBreakingTheSessionProtocolFailsTheCallClearly(t *testing.T) {
 		{"other-call", "", `the adapter broke the session protocol: a message for call 8 with 1 events during call 1; the stream is dropped`},
 		{"batch", "", `the adapter broke the session protocol: 1 events after the end of call 1; the stream is dropped`},
 		{"empty", "", `the adapter broke the session protocol: a message for call 1 with 0 events during call 1; the stream is dropped`},
-		{"silent", `1 text "thinking"`, `no event for idle_timeout (300ms) mid-stream`},
+		{"silent", `1 text "thinking"`, `no event for idle_timeout (2s) mid-stream`},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
-			c := startHelper(t, "hostile", "", providers.ClientConfig{IdleTimeout: 300 * time.Millisecond})
+			// 2 s: the adapter's well-behaved events must never be 2 s apart, even under
+			// -race on a loaded machine; only the silent one waits it out.
+			c := startHelper(t, "hostile", "", providers.ClientConfig{IdleTimeout: 2 * time.Second})
 			pid := c.PID()
 			got, err := call(t, context.Background(), c, tc.model)
 			if tc.model == "stale" {

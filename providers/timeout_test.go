@@ -101,15 +101,16 @@ func TestIdleTimeoutHoldsWithTheFirstTokenTimeoutOff(t *testing.T) {
 
 // A slow but steady stream is not cut: the idle timer restarts at every event.
 func TestHole9_SteadyStreamIsNotCut(t *testing.T) {
-	// Six pauses of 100ms add up to more than either timeout; no single one comes close.
-	c := startWith(t, `{"turns": [{"text": "abcdef", "chunk": 1, "delay_ms": 100, "chunk_delay_ms": 100}]}`,
-		providers.ClientConfig{FirstTokenTimeout: 400 * time.Millisecond, IdleTimeout: 400 * time.Millisecond})
+	// Ten pauses of 200ms add up to more than either timeout; no single one comes close
+	// (1.3 s spare each, for a loaded machine under -race; 300 ms was the spare before).
+	c := startWith(t, `{"turns": [{"text": "abcdefghij", "chunk": 1, "delay_ms": 200, "chunk_delay_ms": 200}]}`,
+		providers.ClientConfig{FirstTokenTimeout: 1500 * time.Millisecond, IdleTimeout: 1500 * time.Millisecond})
 	st, err := c.Stream(context.Background(), &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := collect(t, st)
-	if !errors.Is(err, io.EOF) || !strings.Contains(join(got), `text "f"`) {
+	if !errors.Is(err, io.EOF) || !strings.Contains(join(got), `text "j"`) {
 		t.Fatalf("err %v, events %q", err, got)
 	}
 }

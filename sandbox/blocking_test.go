@@ -18,6 +18,11 @@ import (
 // certainly not been ended by its deadline, whatever the machine's load.
 const sleepBound = 30 * time.Second
 
+// callTimeout is the plugin timeout of the tests whose sleeper must time out. It also
+// bounds the calls that must not (a fresh instance's start and a short sleep, or the
+// C guest's whole run): 300 ms was too little for those under -race on a loaded machine.
+const callTimeout = 2 * time.Second
+
 // returnsBefore runs f and fails the test if it has not returned within
 // bound (which is then the only thing asserted about time). f runs on
 // another goroutine, so it must not call t.Fatal.
@@ -35,12 +40,12 @@ func returnsBefore[T any](t *testing.T, bound time.Duration, f func() T) T {
 }
 
 func TestSleepingGoGuestTimesOutAndTheNextCallGetsAFreshInstance(t *testing.T) {
-	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: 300 * time.Millisecond, Isolation: IsolationPooled}, nil)
+	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: callTimeout, Isolation: IsolationPooled}, nil)
 	wantResult(t, callTool(t, p, "counter", `{}`), false, "1")
 	res := returnsBefore(t, sleepBound, func() callOutcome {
 		return outcome(p.InvokeTool(context.Background(), "nap", []byte(`{"text":"60s"}`)))
 	}).want(t)
-	wantResult(t, res, true, `plugin "guest": nap: timed out after 300ms`)
+	wantResult(t, res, true, `plugin "guest": nap: timed out after 2s`)
 	// The sleeper's instance was discarded: the counter starts again, and a
 	// short sleep still sleeps and returns.
 	wantResult(t, callTool(t, p, "counter", `{}`), false, "1")
@@ -49,10 +54,10 @@ func TestSleepingGoGuestTimesOutAndTheNextCallGetsAFreshInstance(t *testing.T) {
 
 func TestSleepingCGuestTimesOutAndTheNextCallWorks(t *testing.T) {
 	p := load(t, newTestRuntime(t), Config{Name: "csleep", Wasm: fixtures.csleep, ABI: ABIWASI,
-		Permissions: Permissions{Timeout: 300 * time.Millisecond},
+		Permissions: Permissions{Timeout: callTimeout},
 		Tools:       []ToolDecl{{Name: "sleep60", Args: []string{"csleep", "60"}}, {Name: "sleep0", Args: []string{"csleep", "0"}}}})
 	res := returnsBefore(t, sleepBound, func() callOutcome { return outcome(p.InvokeTool(context.Background(), "sleep60", []byte(`{}`))) }).want(t)
-	wantResult(t, res, true, `plugin "csleep": _start: timed out after 300ms`)
+	wantResult(t, res, true, `plugin "csleep": _start: timed out after 2s`)
 	wantResult(t, callTool(t, p, "sleep0", `{}`), false, "woke")
 }
 
@@ -113,13 +118,13 @@ func TestCancellingTheCallerEndsASleepingGuest(t *testing.T) {
 // Hooks (permission, guardrail, context plugins) are called with CallExport:
 // a sleeping one must fail on time, as a timeout Fault the host can act on.
 func TestSleepingHookFailsWithATimeoutFault(t *testing.T) {
-	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: 300 * time.Millisecond}, nil)
+	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: callTimeout}, nil)
 	err := returnsBefore(t, sleepBound, func() error {
 		_, err := p.CallExport(context.Background(), "nap", []byte("60s"))
 		return err
 	})
 	var f *Fault
-	if !errors.As(err, &f) || f.Kind != FaultTimeout || err.Error() != `plugin "guest": nap: timed out after 300ms` {
+	if !errors.As(err, &f) || f.Kind != FaultTimeout || err.Error() != `plugin "guest": nap: timed out after 2s` {
 		t.Fatalf("got %v, want a timeout fault", err)
 	}
 	if out, err := p.CallExport(context.Background(), "nap", []byte("1ms")); err != nil || string(out) != "woke" {
@@ -137,11 +142,11 @@ func TestHTTPRequestToAStalledServerTimesOut(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: 300 * time.Millisecond, AllowedHosts: []string{hostPort(t, srv)}}, nil)
+	p := loadGuest(t, newTestRuntime(t), Permissions{Timeout: callTimeout, AllowedHosts: []string{hostPort(t, srv)}}, nil)
 	res := returnsBefore(t, sleepBound, func() callOutcome {
 		return outcome(p.InvokeTool(context.Background(), "fetch", []byte(`{"url":"`+srv.URL+`"}`)))
 	}).want(t)
-	wantResult(t, res, true, `plugin "guest": fetch: timed out after 300ms`)
+	wantResult(t, res, true, `plugin "guest": fetch: timed out after 2s`)
 }
 
 // A FIFO in a mount would block the guest in open(2) until a writer came; it

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agenthost/agenthost/internal/testbin"
@@ -83,12 +83,7 @@ func TestE2E_READMEWalkthrough(t *testing.T) {
 // sets it, with the attempt count on the run's failure: not once per attempt and again
 // on exit (it was the same line six times). --json keeps every attempt's event.
 func TestE2E_RefusedModelConnectionIsSaidOnceWithTheAddressAndTheFix(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // a closed loopback port: the dial is refused
+	addr := refusingAddr(t)
 	e := newEnv(t, "", "", [2]string{"scripted", `{"turns": [{"text": "never"}]}`})
 	appendManifest(t, e.manifest, fmt.Sprintf(`
 [providers.openai]
@@ -110,6 +105,26 @@ options = { base_url = "http://%s/v1", api_key = "k" }
 	if n := strings.Count(r.stdout, `"type":"error"`); n != 5 { // four attempts and the run's failure
 		t.Fatalf("--json: %d error events, want 5\n%s", n, r.stdout)
 	}
+}
+
+// refusingAddr is a loopback address that refuses every connection while the test runs:
+// a socket bound to it that never listens holds its port. A port merely closed could be
+// taken by another test's server in the meantime, and the dial would then connect.
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // run --meta reaches the model's request: the host passes the run's metadata through the

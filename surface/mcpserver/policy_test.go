@@ -220,7 +220,9 @@ func TestMCPServeHTTPIsolatesSessionsByMCPSessionID(t *testing.T) {
 // dropped when idle (the client's next request finds its session gone).
 func TestMCPServeHTTPCapsAndExpiresSessions(t *testing.T) {
 	srv := policyHost(t, "")
-	ts := httptest.NewServer(HTTPHandler(srv, HTTPOptions{MaxSessions: 1, IdleTimeout: 300 * time.Millisecond}))
+	// 2 s idle: the cap is checked while the first session is still live, which 300 ms
+	// did not promise between two requests on a loaded machine under -race.
+	ts := httptest.NewServer(HTTPHandler(srv, HTTPOptions{MaxSessions: 1, IdleTimeout: 2 * time.Second}))
 	defer ts.Close()
 	ctx := context.Background()
 	first, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)

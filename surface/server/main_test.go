@@ -11,7 +11,8 @@ import (
 func TestMain(m *testing.M) {
 	testbin.ShareWasmCache() // each test's host compiles a module once per machine, not once per test
 	code := m.Run()
-	pgtest.Stop() // the PostgreSQL server of the two-node benchmark, if it ran
+	stopSharedBrowser() // browser_test.go: the console tests' one Chromium, if one started
+	pgtest.Stop()       // the PostgreSQL server of the two-node benchmark, if it ran
 	testbin.Cleanup()
 	os.Exit(code)
 }

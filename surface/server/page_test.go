@@ -1,42 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/store"
 )
-
-// chromium runs headless Chromium (Debian's package, installed by scripts/deps.d/serve.sh)
-// with args added to the flags that keep it offline and quiet.
-func chromium(t *testing.T, args ...string) []byte {
-	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium is not installed (make deps installs it): %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=15000"}
-	cmd := exec.CommandContext(ctx, bin, append(flags, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-	}
-	return stdout.Bytes()
-}
 
 // clickHarness is a test page on the server's own origin that loads the live page in a
 // frame (the page allows same-origin framing only), waits until it has loaded its
@@ -100,47 +74,12 @@ func pageEnv(t *testing.T) (*testEnv, <-chan string) {
 	return e, results
 }
 
-// startChromium opens url in headless Chromium, in real time (no virtual time budget:
-// a run streamed by a loaded machine may take long), with flags added; the browser is
-// killed when the test ends, or by stopChromium.
-func startChromium(t *testing.T, url string, flags ...string) *exec.Cmd {
-	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium is not installed (make deps installs it): %v", err)
-	}
-	// The profile is removed best-effort: Chromium's helpers may still be writing
-	// to it for a moment after the browser is killed.
-	profile, err := os.MkdirTemp("", "agenthost-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--window-size=1200,800", "--user-data-dir="+profile)
-	cmd.Args = append(append(cmd.Args, flags...), url)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers go with it
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopChromium(cmd); _ = os.RemoveAll(profile) })
-	return cmd
-}
-
-// stopChromium kills the browser and its helper processes.
-func stopChromium(cmd *exec.Cmd) {
-	if cmd.ProcessState == nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	}
-}
-
 // runHarness opens url (the harness) in headless Chromium, waits for the harness's
-// result and closes the browser.
+// result and closes its tab.
 func runHarness(t *testing.T, results <-chan string, url string) string {
 	t.Helper()
-	cmd := startChromium(t, url)
-	defer stopChromium(cmd)
+	tb := startChromium(t, url)
+	defer stopChromium(tb)
 	select {
 	case res := <-results:
 		return res
