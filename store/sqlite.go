@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
@@ -25,6 +26,7 @@ import (
 // in other processes.
 type SQLite struct {
 	db     *sql.DB
+	point  *pointReads // a run's start reads, on connections that do not map the file (pointreads.go)
 	path   string
 	w      *writer
 	watch  *fileWatch    // is path still the file we write? (unavailable.go)
@@ -96,7 +98,7 @@ func openSQLite(path string) (*SQLite, error) {
 	}
 	// WAL lets readers (sessions list) run beside the writer; NORMAL sync in WAL mode
 	// survives a killed process (not a power cut), which is the promise here.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=mmap_size(1073741824)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)" + mmapPragma + "&_txlock=immediate"
 	if err := registerCosine(); err != nil {
 		return nil, err
 	}
@@ -121,7 +123,13 @@ func openSQLite(path string) (*SQLite, error) {
 		return nil, err
 	}
 	w.check = watch.check
-	s := &SQLite{db: db, path: path, w: w, watch: watch, heads: NewHeadCache(HeadCacheEntries)}
+	point, err := openPointReads(strings.Replace(dsn, mmapPragma, "", 1))
+	if err != nil {
+		w.close()
+		db.Close()
+		return nil, err
+	}
+	s := &SQLite{db: db, point: point, path: path, w: w, watch: watch, heads: NewHeadCache(HeadCacheEntries)}
 	s.index = newIndexBuilder(s)
 	return s, nil
 }
@@ -145,6 +153,7 @@ func (s *SQLite) Close() error {
 	s.index.Close()
 	werr := s.w.close()
 	s.reads.close()
+	s.point.close()
 	if err := s.db.Close(); err != nil {
 		return err
 	}
