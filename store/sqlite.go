@@ -97,8 +97,10 @@ func openSQLite(path string) (*SQLite, error) {
 		return nil, err
 	}
 	// WAL lets readers (sessions list) run beside the writer; NORMAL sync in WAL mode
-	// survives a killed process (not a power cut), which is the promise here.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)" + mmapPragma + "&_txlock=immediate"
+	// survives a killed process (not a power cut), which is the promise here. The WAL is
+	// checkpointed at 4,000 pages (16 MiB), not SQLite's 1,000: a checkpoint's fsyncs were
+	// 7% of a one-step run's CPU, and a page rewritten between two is copied once.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=wal_autocheckpoint(4000)" + mmapPragma + "&_txlock=immediate"
 	if err := registerCosine(); err != nil {
 		return nil, err
 	}
