@@ -401,7 +401,7 @@ func parseTime(s string) time.Time {
 // entry can trust e.Message / e.Event / e.Compaction for its kind.
 func decodeEntry(seq int64, body []byte) (loop.Entry, error) {
 	var e loop.Entry
-	if err := json.Unmarshal(body, &e); err != nil {
+	if err := unmarshalEntry(body, &e); err != nil {
 		return loop.Entry{}, fmt.Errorf("entry %d: %w", seq, err)
 	}
 	if e.Seq != seq {

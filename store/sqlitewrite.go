@@ -221,7 +221,7 @@ type encoded struct {
 func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]encoded, error) {
 	out := make([]encoded, len(entries))
 	for i, e := range entries {
-		body, err := json.Marshal(e)
+		body, err := marshalEntry(e)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
