@@ -26,6 +26,13 @@
 // AcquireLeaseKV and ReleaseLeaseKV take a lease with a key-value pair's first write and
 // give it back with its last (a workflow run's lease and record, leasekv.go).
 //
+// Entries are kept in append order (entriesorder.go): rowid order, with (session, seq)
+// a unique index, so a write fills the table's last leaf instead of rebalancing one in
+// the middle; an append's entries are one multi-row INSERT (insertrows.go). A run's
+// start reads (its head, its claim state) on a pool of its own that does not map the
+// file (pointreads.go): a mapped connection that reads after another's commit unmaps
+// and maps the whole file again.
+//
 // Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
 // applies the missing ones in order, each in its own write transaction that re-reads the
 // version, so a crash or a second process never half-migrates; a file from a newer

@@ -27,6 +27,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV13VectorIndex,
 	migrateV14ToolCache,
 	migrateV15Attachments,
+	migrateV16EntriesInAppendOrder,
 }
 
 // schemaVersion is the version this code writes.

@@ -58,7 +58,7 @@ func (s *SQLite) loadHead(ctx context.Context, session string, from HeadSnapshot
 	if since > 0 {
 		q, args = qHeadSince, append(args, session, since, from.Anchor)
 	}
-	rows, err := s.query(ctx, q, args...)
+	rows, err := s.point.query(ctx, q, args...)
 	if err != nil {
 		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 	}

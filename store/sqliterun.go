@@ -25,7 +25,7 @@ func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.Cl
 	var cs loop.ClaimState
 	var ls, lr, lh, li, hb sql.NullString
 	var pid sql.NullInt64
-	err := s.queryRow(ctx, qClaimRuns, session, runID, session, session).
+	err := s.point.queryRow(ctx, qClaimRuns, session, runID, session, session).
 		Scan(&cs.RunUsed, &cs.OpenRuns, &ls, &lr, &pid, &lh, &li, &hb)
 	if err != nil {
 		return cs, fmt.Errorf("claim state of session %q: %w", session, err)
@@ -96,7 +96,7 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
 			}
-			if err := s.w.appendTx(ctx, tx, r.SessionID, es); err != nil {
+			if err := s.w.appendRowsTx(ctx, tx, r.SessionID, es); err != nil { // fenced by saveRunTx
 				return err
 			}
 			for i, w := range kv {

@@ -221,7 +221,7 @@ type encoded struct {
 func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]encoded, error) {
 	out := make([]encoded, len(entries))
 	for i, e := range entries {
-		body, err := json.Marshal(e)
+		body, err := marshalEntry(e)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
@@ -264,6 +264,15 @@ func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []enc
 	if err := w.fenceTx(ctx, tx, session); err != nil {
 		return err
 	}
+	return w.appendRowsTx(ctx, tx, session, es)
+}
+
+// appendRowsTx is appendTx in a transaction whose write already checked its fence (one
+// lease read a write, not one a statement).
+func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, session string, es []encoded) error {
+	if len(es) == 0 {
+		return nil
+	}
 	var last int64
 	if err := tx.QueryRowContext(ctx, qMaxSeq, session).Scan(&last); err != nil {
 		return err
@@ -272,11 +281,8 @@ func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []enc
 		if want := last + int64(i) + 1; e.seq != want {
 			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
 		}
-		if _, err := tx.ExecContext(ctx, qInsert, session, e.seq, e.runID, e.time, e.kind, e.body); err != nil {
-			return fmt.Errorf("entry %d: %w", e.seq, err)
-		}
 	}
-	return nil
+	return w.insertEntriesTx(ctx, tx, session, es)
 }
 
 func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) error {
