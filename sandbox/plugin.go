@@ -318,9 +318,10 @@ const (
 // defaultPoolSize is the bound for the module as compiled: a pre-initialised Go plugin
 // (about 3.3 MiB) gets 16, the JS runtime's (12 MiB) 5, a module it cannot read 4.
 func defaultPoolSize(wasm []byte) int {
-	size, ok := wasmbin.MinMemory(wasm)
-	if !ok {
+	info, err := parseModuleInfo(wasm) // the compiled module's: a snapshot's memory is the initialised one
+	if err != nil {
 		return minDefaultPool
 	}
+	size := uint64(info.minPages) * pageSize
 	return int(min(max(defaultPoolMemory/max(size, 1), minDefaultPool), maxDefaultPool))
 }
