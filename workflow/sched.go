@@ -24,6 +24,7 @@ type sched struct {
 	failed  []string               // steps that failed in this run: nothing new starts after one
 	waiting map[string]bool        // approval steps left waiting in this run
 	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
+	ready   []func() stepDone      // steps started by startReady, not yet running (launch)
 	enc     recEncoder             // the steps' kept encodings (encode.go)
 	lease   *runLease              // the run's lease, given back with the final record (lease.go)
 }
@@ -45,7 +46,7 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		if len(s.running) == 0 {
 			break
 		}
-		d := <-s.done
+		d := s.launch()
 		delete(s.running, d.id)
 		if err := s.finish(ctx, d); err != nil {
 			storeErr = err
@@ -272,11 +273,30 @@ func (s *sched) start(ctx context.Context, cs *cstep, vars map[string]any) error
 	}
 	s.running[cs.ID] = true
 	s.emit(Event{Type: EventStepStarted, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: cs.Kind(), Items: len(items)})
-	go func() {
+	s.ready = append(s.ready, func() stepDone {
 		out, err := s.exec(ctx, cs, vars, items)
-		s.done <- stepDone{id: cs.ID, output: out, err: err}
-	}()
+		return stepDone{id: cs.ID, output: out, err: err}
+	})
 	return nil
+}
+
+// launch runs the steps start made ready and returns the next that ends. A step that is
+// the only one running (a chain's next step) runs on the scheduler's goroutine: nothing
+// else can end while it runs, so there is nothing to wait for but it, and a goroutine of
+// its own would cost its creation, its stack's growth and a wake-up a step. Otherwise
+// each runs in a goroutine of its own and reports on s.done.
+func (s *sched) launch() stepDone {
+	if len(s.ready) == 1 && len(s.running) == 1 {
+		f := s.ready[0]
+		s.ready = s.ready[:0]
+		return f()
+	}
+	for _, f := range s.ready {
+		go func() { s.done <- f() }()
+	}
+	clear(s.ready)
+	s.ready = s.ready[:0]
+	return <-s.done
 }
 
 // finish stores a step's end and reports it.
