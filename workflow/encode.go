@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
+	"time"
 )
 
 // A run's record is stored whole at every step's start and end, so encoding it whole
@@ -100,19 +102,84 @@ func (e *recEncoder) step(id string, sr *StepRecord) ([]byte, error) {
 	if k, ok := e.steps[id]; ok && k.r == sr && sr != nil && sr.Status != StatusRunning {
 		return k.b, nil
 	}
-	kb, err := json.Marshal(id)
+	b, err := appendStep(appendString(nil, id), sr)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := json.Marshal(sr)
-	if err != nil {
-		return nil, err
-	}
-	b := append(append(kb, ':'), vb...)
 	if sr != nil && sr.Status != StatusRunning {
 		e.steps[id] = encodedStep{r: sr, b: b}
 	} else {
 		delete(e.steps, id)
 	}
 	return b, nil
+}
+
+// appendStep appends `:` and sr as json.Marshal encodes it (the fields in StepRecord's
+// order, each omitted as its tag says), with encoding/json called only for the output
+// and the items: a step's record is encoded at every write while it runs, and reflection
+// over its fields and its times was most of that.
+func appendStep(b []byte, sr *StepRecord) ([]byte, error) {
+	b = append(b, ':')
+	if sr == nil {
+		return append(b, "null"...), nil
+	}
+	b = appendString(append(b, `{"status":`...), sr.Status)
+	var err error
+	if !sr.Started.IsZero() {
+		if b, err = appendTime(append(b, `,"started":`...), sr.Started); err != nil {
+			return nil, err
+		}
+	}
+	if !sr.Ended.IsZero() {
+		if b, err = appendTime(append(b, `,"ended":`...), sr.Ended); err != nil {
+			return nil, err
+		}
+	}
+	if sr.Attempts != 0 {
+		b = append(append(b, `,"attempts":`...), strconv.Itoa(sr.Attempts)...)
+	}
+	if sr.Output != nil {
+		if b, err = appendJSON(append(b, `,"output":`...), sr.Output); err != nil {
+			return nil, err
+		}
+	}
+	if sr.Error != "" {
+		b = appendString(append(b, `,"error":`...), sr.Error)
+	}
+	if len(sr.Items) > 0 {
+		if b, err = appendJSON(append(b, `,"items":`...), sr.Items); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	vb, err := json.Marshal(v)
+	return append(b, vb...), err
+}
+
+// appendTime is time.Time's MarshalJSON appended: RFC 3339 with nanoseconds, quoted;
+// a time it refuses (a year outside 0–9999) is its error.
+func appendTime(b []byte, t time.Time) ([]byte, error) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return appendJSON(b, t)
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), nil
+}
+
+// appendString is s as json.Marshal quotes it: as it is when every byte is printable
+// ASCII that needs no escape (encoding/json escapes <, > and & too), else json.Marshal's.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
