@@ -25,8 +25,11 @@ type sched struct {
 	waiting map[string]bool        // approval steps left waiting in this run
 	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
 	ready   []func() stepDone      // steps started by startReady, not yet running (launch)
-	enc     recEncoder             // the steps' kept encodings (encode.go)
-	lease   *runLease              // the run's lease, given back with the final record (lease.go)
+
+	inputs   any        // s.rec.Inputs decoded (vars), once inputsOK
+	inputsOK bool       // read by the scheduler's goroutine only
+	enc      recEncoder // the steps' kept encodings (encode.go)
+	lease    *runLease  // the run's lease, given back with the final record (lease.go)
 }
 
 type stepDone struct {
@@ -153,7 +156,10 @@ func (s *sched) readiness(cs *cstep) (ready bool, skipBy string) {
 // decide settles or starts a ready step: skipped (a dependency or its if), failed (its
 // if does not evaluate), an approval, or started.
 func (s *sched) decide(ctx context.Context, cs *cstep, skipBy string) error {
-	vars := s.vars()
+	var vars map[string]any
+	if usesVars(cs) {
+		vars = s.vars()
+	}
 	if skipBy != "" {
 		return s.settle(ctx, cs, StatusSkipped, nil, "dependency "+skipBy+" was "+s.rec.Steps[skipBy].Status)
 	}
@@ -176,10 +182,20 @@ func (s *sched) decide(ctx context.Context, cs *cstep, skipBy string) error {
 	return s.start(ctx, cs, vars)
 }
 
-// vars is the expressions' activation: the inputs and the ended steps.
+// usesVars says whether anything of cs is evaluated (its if, for_each, arguments,
+// prompt or sub-workflow): a tool step with fixed arguments needs no activation.
+func usesVars(cs *cstep) bool {
+	return cs.cond != nil || cs.forEach != nil || cs.Tool == "" || cs.Workflow != "" || cs.Approval != "" || hasTemplate(cs.args)
+}
+
+// vars is the expressions' activation: the inputs and the ended steps. The inputs are
+// decoded once a run; nothing changes a decoded value (expressions and arguments read it).
 func (s *sched) vars() map[string]any {
-	var inputs any
-	_ = json.Unmarshal(s.rec.Inputs, &inputs)
+	if !s.inputsOK {
+		_ = json.Unmarshal(s.rec.Inputs, &s.inputs)
+		s.inputsOK = true
+	}
+	inputs := s.inputs
 	steps := map[string]any{}
 	for id, r := range s.rec.Steps {
 		if terminal(r) {
