@@ -61,6 +61,12 @@ func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func
 	return held, err
 }
 
+// Runs reads nothing: nothing is ever written to a run's own session (RunSession; no
+// surface starts a run in a derived session, host.DerivedPrefix), so HoldSession's check
+// of its runs (a run id used, a dead run to close) would read an empty session: it cost
+// a read transaction a run.
+func (r *recordLease) Runs(context.Context, string) ([]loop.RunRecord, error) { return nil, nil }
+
 func (r *recordLease) RenewLease(ctx context.Context, l loop.Lease) error {
 	return r.ls.RenewLease(ctx, l)
 }
