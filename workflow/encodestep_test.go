@@ -28,7 +28,7 @@ func TestAStepsHandEncodingIsJSONMarshalsForHostileFields(t *testing.T) {
 	recs = append(recs, nil, &StepRecord{}, &StepRecord{Items: []*ItemRecord{}})
 	for _, id := range strs {
 		for _, sr := range recs {
-			got, err := appendStep(appendString(nil, id), sr)
+			got, err := appendStepValue(append(appendString(nil, id), ':'), sr)
 			kb, _ := json.Marshal(id)
 			vb, werr := json.Marshal(sr)
 			want := append(append(kb, ':'), vb...)
@@ -42,7 +42,7 @@ func TestAStepsHandEncodingIsJSONMarshalsForHostileFields(t *testing.T) {
 	if _, werr := json.Marshal(bad); werr == nil {
 		t.Fatal("json.Marshal took year 10000")
 	}
-	if b, err := appendStep(nil, bad); err == nil {
+	if b, err := appendStepValue(nil, bad); err == nil {
 		t.Fatalf("year 10000 encoded: %s", b)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -70,12 +71,10 @@ func (s *kvRunStore) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loo
 		if err := s.MemoryStore.KVSet(ctx, w.Namespace, w.Key, w.Value); err != nil {
 			return err
 		}
-		var rec Record
-		_ = json.Unmarshal(w.Value, &rec)
-		for id, st := range rec.Steps {
-			if r.SessionID == StepSession(rec.Workflow, "", rec.RunID, id, -1) {
-				s.writes = append(s.writes, "run+kv:"+string(r.Status)+":"+id+"="+st.Status)
-			}
+		var st StepRecord
+		id := w.Key[strings.LastIndexByte(w.Key, '/')+1:]
+		if w.Namespace == StepsNamespace && json.Unmarshal(w.Value, &st) == nil && strings.HasSuffix(r.SessionID, "~"+id) {
+			s.writes = append(s.writes, "run+kv:"+string(r.Status)+":"+id+"="+st.Status)
 		}
 	}
 	s.appends++

@@ -92,39 +92,8 @@ func LoadRecord(ctx context.Context, st loop.SessionStore, workflow, runID strin
 // LoadOwnedRecord reads owner's run's record; ok is false when owner has no such run,
 // whoever else has one under that id.
 func LoadOwnedRecord(ctx context.Context, st loop.SessionStore, workflow, owner, runID string) (*Record, bool, error) {
-	return loadKey(ctx, st, workflow, runID, recordKey(workflow, owner, runID))
-}
-
-func loadKey(ctx context.Context, st loop.SessionStore, workflow, runID, key string) (*Record, bool, error) {
-	b, ok, err := st.KVGet(ctx, KVNamespace, key)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, false, fmt.Errorf("workflow %s run %s: stored record is not readable: %w", workflow, runID, err)
-	}
-	if r.Steps == nil {
-		r.Steps = map[string]*StepRecord{}
-	}
-	return &r, true, nil
-}
-
-func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
-	b, err := json.Marshal(r)
-	return storeRecord(ctx, st, r, b, err)
-}
-
-// storeRecord stores b, r encoded (err: the encoding's error).
-func storeRecord(ctx context.Context, st loop.SessionStore, r *Record, b []byte, err error) error {
-	if err != nil {
-		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
-	}
-	// The write must land even when the run's context ended: it records how far it got.
-	if err := st.KVSet(context.WithoutCancel(ctx), KVNamespace, recordKey(r.Workflow, r.Owner, r.RunID), b); err != nil {
-		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
-	}
-	return nil
+	r, _, ok, err := loadStored(ctx, st, workflow, runID, recordKey(workflow, owner, runID), false)
+	return r, ok, err
 }
 
 // RunSummary is a stored run as GET /v1/workflows/{name}/runs lists it.
@@ -158,7 +127,7 @@ func ListRuns(ctx context.Context, st loop.SessionStore, workflow string, limit 
 	out := make([]RunSummary, 0, len(keys))
 	for _, k := range keys {
 		rest := strings.TrimPrefix(k, recordKey(workflow, "", ""))
-		r, ok, err := loadKey(ctx, st, workflow, rest[strings.LastIndexByte(rest, '/')+1:], k)
+		r, _, ok, err := loadStored(ctx, st, workflow, rest[strings.LastIndexByte(rest, '/')+1:], k, true) // the head is the summary
 		if err != nil {
 			return nil, err
 		}

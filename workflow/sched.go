@@ -26,10 +26,10 @@ type sched struct {
 	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
 	ready   []func() stepDone      // steps started by startReady, not yet running (launch)
 
-	inputs   any        // s.rec.Inputs decoded (vars), once inputsOK
-	inputsOK bool       // read by the scheduler's goroutine only
-	enc      recEncoder // the steps' kept encodings (encode.go)
-	lease    *runLease  // the run's lease, given back with the final record (lease.go)
+	inputs   any       // s.rec.Inputs decoded (vars), once inputsOK
+	inputsOK bool      // read by the scheduler's goroutine only
+	enc      recWriter // what the run's writes stored (rows.go)
+	lease    *runLease // the run's lease, given back with the final record (lease.go)
 }
 
 type stepDone struct {
