@@ -57,7 +57,7 @@ func appendStepValue(b []byte, sr *StepRecord) ([]byte, error) {
 		}
 	}
 	if sr.Attempts != 0 {
-		b = append(append(b, `,"attempts":`...), strconv.Itoa(sr.Attempts)...)
+		b = strconv.AppendInt(append(b, `,"attempts":`...), int64(sr.Attempts), 10)
 	}
 	if sr.Output != nil {
 		if b, err = appendJSON(append(b, `,"output":`...), sr.Output); err != nil {

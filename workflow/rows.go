@@ -120,9 +120,12 @@ func (e *recWriter) writes(r *Record) ([]loop.KVWrite, func(), error) {
 	}
 	slices.Sort(e.scr)
 	ids := e.ids
-	var kv []loop.KVWrite
-	var made []string
-	var made2 []storedRow
+	kv := make([]loop.KVWrite, 0, 2) // a step's row; the head at a run's first and last writes
+	type made struct {
+		id  string
+		row storedRow
+	}
+	rows := make([]made, 0, 1)
 	for _, id := range e.scr {
 		if _, named := slices.BinarySearch(ids, id); !named {
 			ids = append(slices.Clone(ids), id)
@@ -133,14 +136,14 @@ func (e *recWriter) writes(r *Record) ([]loop.KVWrite, func(), error) {
 		if had && !e.inl && old.r == sr && old.ended {
 			continue
 		}
-		b, err := appendStepValue(nil, sr)
+		b, err := appendStepValue(make([]byte, 0, 256), sr)
 		if err != nil {
 			return nil, nil, err
 		}
 		if !had || e.inl || !bytes.Equal(b, old.b) {
 			kv = append(kv, loop.KVWrite{Namespace: StepsNamespace, Key: stepKey(e.key, id), Value: b})
 		}
-		made, made2 = append(made, id), append(made2, storedRow{r: sr, b: b, ended: sr != nil && sr.Status != StatusRunning})
+		rows = append(rows, made{id, storedRow{r: sr, b: b, ended: sr != nil && sr.Status != StatusRunning}})
 	}
 	hb, err := e.head.bytes(r, ids)
 	if err != nil {
@@ -150,8 +153,8 @@ func (e *recWriter) writes(r *Record) ([]loop.KVWrite, func(), error) {
 		kv = append(kv, loop.KVWrite{Namespace: KVNamespace, Key: e.key, Value: hb})
 	}
 	return kv, func() {
-		for i, id := range made {
-			e.rows[id] = made2[i]
+		for _, m := range rows {
+			e.rows[m.id] = m.row
 		}
 		e.ids, e.headB, e.inl = ids, hb, false
 	}, nil
