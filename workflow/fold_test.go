@@ -17,7 +17,8 @@ import (
 type kvRunStore struct {
 	*loop.MemoryStore
 	mu      sync.Mutex
-	writes  []string // "kvset" or "run+kv:STATUS-OF-RECORD:STEP=STATUS" in order
+	writes  []string         // "kvset" or "run+kv:STATUS-OF-RECORD:STEP=STATUS" in order
+	batches [][]loop.KVWrite // the kv of each AppendRunKV
 	appends int
 	cut     int // 0: never
 	dead    bool
@@ -67,6 +68,7 @@ func (s *kvRunStore) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.batches = append(s.batches, kv)
 	for _, w := range kv {
 		if err := s.MemoryStore.KVSet(ctx, w.Namespace, w.Key, w.Value); err != nil {
 			return err

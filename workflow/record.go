@@ -12,15 +12,16 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// A run's state is one JSON document in the session store's key-value table
-// (loop.SessionStore.KVSet), under the namespace KVNamespace and the key "NAME/RUNID".
-// It is rewritten when a step starts, when an item of a fan-out ends and when a step
-// ends, before the next outside call: what a resumed run finds there is what happened.
+// A run's state is a record in the session store's key-value table
+// (loop.SessionStore.KVSet), under the namespace KVNamespace and the key "NAME/RUNID",
+// each step's part in a row of its own (rows.go). It is written when a step starts, when
+// an item of a fan-out ends and when a step ends, before the next outside call: what a
+// resumed run finds there is what happened.
 // A tool step's start and end are written in its call's own transactions (fold.go), and
 // the run's first and last records in its lease's (lease.go).
 // The tool calls themselves are stored by the tool pipeline, as runs of their own
 // sessions (StepSession: "workflow:NAME[:OWNER]:RUNID~STEP[~ITEM]", owner.go). KV rather than events of a session: a
-// run's record is read and replaced whole by one writer, needs no sequence numbers,
+// run's record is read whole and written by one writer, needs no sequence numbers,
 // and the KV table is already in every store (memory, SQLite, PostgreSQL) with no
 // migration; the per-call events stay where the loop puts them.
 const KVNamespace = "agenthost/workflows"
