@@ -13,25 +13,26 @@ import (
 type headCache struct {
 	rec Record   // the fields (Steps nil) b encodes; Outputs always nil
 	ids []string // the step rows b names
+	at  string   // where they are
 	b   []byte
 }
 
-// bytes is headJSON(r, ids), kept while r's head fields and ids stay the same.
-func (c *headCache) bytes(r *Record, ids []string) ([]byte, error) {
+// bytes is headJSON(r, ids, at), kept while r's head fields, ids and at stay the same.
+func (c *headCache) bytes(r *Record, ids []string, at string) ([]byte, error) {
 	h := c.rec
-	if c.b != nil && r.Outputs == nil && slices.Equal(c.ids, ids) && h.Workflow == r.Workflow && h.RunID == r.RunID && h.Owner == r.Owner &&
+	if c.b != nil && r.Outputs == nil && slices.Equal(c.ids, ids) && c.at == at && h.Workflow == r.Workflow && h.RunID == r.RunID && h.Owner == r.Owner &&
 		bytes.Equal(h.Inputs, r.Inputs) && h.Status == r.Status && h.Started.Equal(r.Started) && h.Started.Location() == r.Started.Location() &&
 		h.Ended.Equal(r.Ended) && h.Ended.Location() == r.Ended.Location() && h.Error == r.Error {
 		return c.b, nil
 	}
-	b, err := headJSON(r, ids)
+	b, err := headJSON(r, ids, at)
 	if err != nil {
 		return nil, err
 	}
 	if r.Outputs == nil {
 		h = *r
 		h.Steps, h.Inputs = nil, bytes.Clone(r.Inputs)
-		c.rec, c.ids, c.b = h, slices.Clone(ids), b
+		c.rec, c.ids, c.at, c.b = h, slices.Clone(ids), at, b
 	}
 	return b, nil
 }

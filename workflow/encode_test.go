@@ -28,7 +28,8 @@ var (
 func TestMain(m *testing.M) {
 	encodeCheck = func(r *Record, kv []loop.KVWrite) {
 		encodeChecks.Add(1)
-		if msg := checkWrites(recordKey(r.Workflow, r.Owner, r.RunID), r, kv); msg != "" {
+		key := recordKey(r.Workflow, r.Owner, r.RunID)
+		if msg := checkWrites(key, rowsAt(key, r.Started), r, kv); msg != "" {
 			encodeMu.Lock()
 			encodeMismatch = append(encodeMismatch, msg)
 			encodeMu.Unlock()
@@ -42,17 +43,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// checkWrites says how kv, the writes of r under key, differ from r ("" when they do not).
-func checkWrites(key string, r *Record, kv []loop.KVWrite) string {
+// checkWrites says how kv, the writes of r under key with rows at at, differ from r (""
+// when they do not).
+func checkWrites(key, at string, r *Record, kv []loop.KVWrite) string {
 	for _, w := range kv {
-		switch id, isRow := strings.CutPrefix(w.Key, key+"/"); {
+		switch id, isRow := strings.CutPrefix(w.Key, at); {
 		case w.Namespace == StepsNamespace && isRow:
 			if want, err := json.Marshal(r.Steps[id]); err != nil || !bytes.Equal(w.Value, want) {
 				return fmt.Sprintf("step %s stored %s\njson.Marshal %s (%v)", id, w.Value, want, err)
 			}
 		case w.Namespace == KVNamespace && w.Key == key:
 			var h storedHead
-			if err := json.Unmarshal(w.Value, &h); err != nil || len(h.Steps) != 0 {
+			if err := json.Unmarshal(w.Value, &h); err != nil || len(h.Steps) != 0 || h.RowsAt != at {
 				return fmt.Sprintf("head %s: %v", w.Value, err)
 			}
 			h.Steps = r.Steps
@@ -77,12 +79,12 @@ func checkWrites(key string, r *Record, kv []loop.KVWrite) string {
 // want, the run's result, when set.
 func storedIsMarshal(t *testing.T, st loop.SessionStore, workflow, id string, want *Record) *Record {
 	t.Helper()
-	rec, ok, err := LoadRecord(context.Background(), st, workflow, id)
-	if err != nil || !ok {
-		t.Fatalf("no stored record for %s: %v", id, err)
+	rec, h, ok, err := loadStored(context.Background(), st, workflow, id, recordKey(workflow, "", id), false)
+	if err != nil || !ok || h.RowsAt != rowsAt(recordKey(workflow, "", id), rec.Started) {
+		t.Fatalf("no stored record for %s (%+v): %v", id, h, err)
 	}
 	for sid, sr := range rec.Steps {
-		b, ok, err := st.KVGet(context.Background(), StepsNamespace, stepKey(recordKey(workflow, "", id), sid))
+		b, ok, err := st.KVGet(context.Background(), StepsNamespace, h.RowsAt+sid)
 		if w, _ := json.Marshal(sr); err != nil || !ok || !bytes.Equal(b, w) {
 			t.Fatalf("step %s's row %s (%v %v), json.Marshal %s", sid, b, ok, err, w)
 		}
@@ -173,7 +175,7 @@ func TestTheRecordEncoderFollowsEveryChangeBetweenWrites(t *testing.T) {
 		Steps: map[string]*StepRecord{"b": {Status: StatusOK, Output: "x"}, "a": {Status: StatusRunning, Attempts: 1}}}
 	st := loop.NewMemoryStore()
 	var e recWriter
-	e.start(recordKey("w", "", "r"), nil, nil, nil, false)
+	e.start(recordKey("w", "", "r"), rowsAt(recordKey("w", "", "r"), t0), nil, nil, nil, false)
 	check := func(what string) {
 		t.Helper()
 		kv, done, err := e.writes(r)
@@ -190,7 +192,7 @@ func TestTheRecordEncoderFollowsEveryChangeBetweenWrites(t *testing.T) {
 		if err != nil || !ok || !bytes.Equal(got, want) {
 			t.Fatalf("after %s: read back %s, json.Marshal %s (%v)", what, got, want, err)
 		}
-		if msg := checkWrites(e.key, r, kv); msg != "" {
+		if msg := checkWrites(e.key, e.at, r, kv); msg != "" {
 			t.Fatal(msg)
 		}
 	}

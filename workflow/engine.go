@@ -112,7 +112,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	var first *loop.KVWrite
 	if _, ok := e.Store.(leaseKVStore); ok {
 		if fresh, _ = w.newRecord(in); fresh != nil {
-			if b, err := headJSON(fresh, w.stepIDs()); err == nil {
+			if b, err := headJSON(fresh, w.stepIDs(), rowsAt(key, fresh.Started)); err == nil {
 				first = &loop.KVWrite{Namespace: KVNamespace, Key: key, Value: b}
 			}
 		}
@@ -125,7 +125,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	var enc recWriter
 	rec, resumed := fresh, false
 	if created {
-		enc.start(key, first.Value, w.stepIDs(), nil, false)
+		enc.start(key, rowsAt(key, fresh.Started), first.Value, w.stepIDs(), nil, false)
 	} else if rec, resumed, err = e.open(ctx, w, in, key, &enc); err != nil {
 		return Result{}, err
 	}
@@ -142,7 +142,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 // open reads the run's record under key or stores a new one, and starts enc from what
 // is stored.
 func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput, key string, enc *recWriter) (*Record, bool, error) {
-	rec, rows, ok, err := loadStored(ctx, e.Store, w.Name, in.RunID, key, false)
+	rec, h, ok, err := loadStored(ctx, e.Store, w.Name, in.RunID, key, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -150,20 +150,25 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput, key string,
 		if len(in.Inputs) > 0 && !sameJSON(in.Inputs, rec.Inputs) {
 			return nil, false, fmt.Errorf("workflow %s run %s: %w: a resumed run keeps the inputs it started with", w.Name, in.RunID, ErrInputs)
 		}
-		enc.start(key, nil, rows, rec.Steps, len(rows) == 0) // no rows: a record stored whole
+		if h.RowsAt == "" { // a record stored whole: its steps go to rows at its next write
+			enc.start(key, rowsAt(key, rec.Started), nil, nil, rec.Steps, true)
+		} else {
+			enc.start(key, h.RowsAt, nil, h.StepRows, rec.Steps, false)
+		}
 		return rec, true, nil
 	}
 	if rec, err = w.newRecord(in); err != nil {
 		return nil, false, err
 	}
-	b, err := headJSON(rec, w.stepIDs())
+	at := rowsAt(key, rec.Started)
+	b, err := headJSON(rec, w.stepIDs(), at)
 	if err == nil {
 		err = setAll(ctx, e.Store, []loop.KVWrite{{Namespace: KVNamespace, Key: key, Value: b}})
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("workflow %s run %s: store record: %w", w.Name, in.RunID, err)
 	}
-	enc.start(key, b, w.stepIDs(), nil, false)
+	enc.start(key, at, b, w.stepIDs(), nil, false)
 	return rec, false, nil
 }
 

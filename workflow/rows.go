@@ -6,14 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
 
 // A run's record is stored as rows: its head (every field but the steps) under the run's
-// key in KVNamespace, and each step's record in a row of its own, under the run's key,
-// "/" and the step's id in StepsNamespace. The head names the steps that have rows
-// (step_rows: the workflow's steps when the run was created, and any added since); its
+// key in KVNamespace, and each step's record in a row of its own in StepsNamespace, under
+// the head's rows_at (rowsAt: the run's start time and key) and the step's id. The head
+// names the steps that have rows (step_rows: the workflow's steps when the run was
+// created, and any added since); its
 // "steps" holds the steps of a record stored whole before rows (read as they are, and
 // moved to rows by the run's next write). A write stores only what changed since the
 // run's last write: the step that started or ended (~150 bytes), the head when a run
@@ -33,13 +35,20 @@ const StepsNamespace = "agenthost/workflow-steps"
 type storedHead struct {
 	Record
 	StepRows []string `json:"step_rows,omitempty"`
+	RowsAt   string   `json:"rows_at,omitempty"`
 }
 
-func stepKey(runKey, id string) string { return runKey + "/" + id }
+// rowsAt is the start of the keys of a run's step rows: the run's start time (UTC,
+// fixed width), its key and "/". Run ids are random, so rows keyed by the run's key alone
+// landed at random places in the table (a leaf split now and then as it filled); by start
+// time, a new run's rows go after every earlier run's, in the table's last leaf.
+func rowsAt(runKey string, started time.Time) string {
+	return started.UTC().Format("20060102T150405.000000000") + "/" + runKey + "/"
+}
 
 // loadStored reads a run's record: its head under key and, unless headOnly, the rows it
-// names (a row not there is a step not started). rows are the step ids the head names.
-func loadStored(ctx context.Context, st loop.SessionStore, workflow, runID, key string, headOnly bool) (*Record, []string, bool, error) {
+// names (a row not there is a step not started); h is the head as stored.
+func loadStored(ctx context.Context, st loop.SessionStore, workflow, runID, key string, headOnly bool) (*Record, *storedHead, bool, error) {
 	b, ok, err := st.KVGet(ctx, KVNamespace, key)
 	if err != nil || !ok {
 		return nil, nil, false, err
@@ -56,7 +65,7 @@ func loadStored(ctx context.Context, st loop.SessionStore, workflow, runID, key 
 		if headOnly {
 			break
 		}
-		sb, ok, err := st.KVGet(ctx, StepsNamespace, stepKey(key, id))
+		sb, ok, err := st.KVGet(ctx, StepsNamespace, h.RowsAt+id)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -69,7 +78,7 @@ func loadStored(ctx context.Context, st loop.SessionStore, workflow, runID, key 
 		}
 		r.Steps[id] = sr
 	}
-	return r, h.StepRows, true, nil
+	return r, &h, true, nil
 }
 
 // recWriter makes a run's writes (one per run, sched.enc, used under s.mu): it keeps
@@ -81,6 +90,7 @@ func loadStored(ctx context.Context, st loop.SessionStore, workflow, runID, key 
 // step's record in place must make a new one instead, or its row would go stale.
 type recWriter struct {
 	key   string
+	at    string               // rowsAt
 	ids   []string             // the step ids the stored head names, sorted
 	rows  map[string]storedRow // each step's stored row
 	headB []byte               // the stored head; nil: not known (written at the next write)
@@ -95,10 +105,11 @@ type storedRow struct {
 	ended bool   // r was not running when stored: it is never changed in place since
 }
 
-// start sets what is stored: the head b (nil: not known) naming ids, and the steps of
-// a record read back; inline: the head holds them (a record stored whole).
-func (e *recWriter) start(key string, b []byte, ids []string, steps map[string]*StepRecord, inline bool) {
-	e.key, e.headB, e.inl = key, b, inline
+// start sets what is stored: the head b (nil: not known) naming ids with rows at at,
+// and the steps of a record read back; inline: the head holds them (a record stored
+// whole).
+func (e *recWriter) start(key, at string, b []byte, ids []string, steps map[string]*StepRecord, inline bool) {
+	e.key, e.at, e.headB, e.inl = key, at, b, inline
 	e.ids = slices.Sorted(slices.Values(ids))
 	e.rows = map[string]storedRow{}
 	for id, r := range steps {
@@ -141,11 +152,11 @@ func (e *recWriter) writes(r *Record) ([]loop.KVWrite, func(), error) {
 			return nil, nil, err
 		}
 		if !had || e.inl || !bytes.Equal(b, old.b) {
-			kv = append(kv, loop.KVWrite{Namespace: StepsNamespace, Key: stepKey(e.key, id), Value: b})
+			kv = append(kv, loop.KVWrite{Namespace: StepsNamespace, Key: e.at + id, Value: b})
 		}
 		rows = append(rows, made{id, storedRow{r: sr, b: b, ended: sr != nil && sr.Status != StatusRunning}})
 	}
-	hb, err := e.head.bytes(r, ids)
+	hb, err := e.head.bytes(r, ids, e.at)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,9 +171,9 @@ func (e *recWriter) writes(r *Record) ([]loop.KVWrite, func(), error) {
 	}, nil
 }
 
-// headJSON is r's stored head naming ids (r's steps are in rows).
-func headJSON(r *Record, ids []string) ([]byte, error) {
-	h := storedHead{Record: *r, StepRows: ids}
+// headJSON is r's stored head naming ids, with rows at at (r's steps are in rows).
+func headJSON(r *Record, ids []string, at string) ([]byte, error) {
+	h := storedHead{Record: *r, StepRows: ids, RowsAt: at}
 	h.Steps = map[string]*StepRecord{}
 	return json.Marshal(&h)
 }

@@ -35,7 +35,7 @@ func TestAToolStepsCallCarriesOnlyItsStepsRowWhateverTheRunsSize(t *testing.T) {
 	}
 	for i, kv := range st.batches {
 		id := steps[i/2].ID
-		if len(kv) != 1 || kv[0].Namespace != StepsNamespace || kv[0].Key != "long/l1/"+id || len(kv[0].Value) > 160 {
+		if len(kv) != 1 || kv[0].Namespace != StepsNamespace || kv[0].Key != rowsAt("long/l1", res.Record.Started)+id || len(kv[0].Value) > 160 {
 			t.Fatalf("write %d (step %s) carried %d pairs: %+v", i, id, len(kv), kv)
 		}
 	}
@@ -50,13 +50,14 @@ func TestAToolStepsCallCarriesOnlyItsStepsRowWhateverTheRunsSize(t *testing.T) {
 func TestAnUnreadableStepRowIsAnErrorNamingTheStep(t *testing.T) {
 	st := loop.NewMemoryStore()
 	r := newRigOn(t, loop.ToolPolicy{}, func(*loop.MemoryStore) loop.SessionStore { return st })
-	if _, err := r.engine.Run(context.Background(), chain(t), RunInput{RunID: "u1"}, nil); err != nil {
+	res, err := r.engine.Run(context.Background(), chain(t), RunInput{RunID: "u1"}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.KVSet(context.Background(), StepsNamespace, "chain/u1/b", []byte("{not json")); err != nil {
+	if err := st.KVSet(context.Background(), StepsNamespace, rowsAt("chain/u1", res.Record.Started)+"b", []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := LoadRecord(context.Background(), st, "chain", "u1")
+	_, _, err = LoadRecord(context.Background(), st, "chain", "u1")
 	if err == nil || err.Error() != "workflow chain run u1: stored step b is not readable: invalid character 'n' looking for beginning of object key string" {
 		t.Fatalf("load: %v", err)
 	}
