@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -18,27 +17,6 @@ const qKVSet = `INSERT INTO kv (plugin, key, value) VALUES (?, ?, ?)
 func (s *SQLite) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries ...loop.Entry) error {
 	return s.appendRun(ctx, r, kv, entries, nil)
 }
-
-// ClaimState implements loop.ClaimAppender: one statement (one read transaction) of
-// indexed reads, whatever the session's history (Runs would read and decode every run).
-func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.ClaimState, error) {
-	var cs loop.ClaimState
-	var ls, lr, lh, li, hb sql.NullString
-	var pid sql.NullInt64
-	err := s.point.queryRow(ctx, qClaimRuns, session, runID, session, session).
-		Scan(&cs.RunUsed, &cs.OpenRuns, &ls, &lr, &pid, &lh, &li, &hb)
-	if err != nil {
-		return cs, fmt.Errorf("claim state of session %q: %w", session, err)
-	}
-	if ls.Valid {
-		cs.Held = true
-		cs.Lease = loop.Lease{SessionID: ls.String, RunID: lr.String, PID: int(pid.Int64), Host: lh.String, Instance: li.String, Heartbeat: parseTime(hb.String)}
-	}
-	return cs, nil
-}
-
-const qClaimRuns = `SELECT EXISTS (SELECT 1 FROM runs WHERE session = ? AND id = ?), EXISTS (SELECT 1 FROM runs WHERE session = ? AND status = ''),
-		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
 
 // claim is a run's claim of its session, made in its first write's transaction.
 type claim struct {
