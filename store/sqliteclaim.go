@@ -14,7 +14,7 @@ import (
 // the point-read pool, and the first of them, after the writer's last commit, dropped the
 // connection's page cache; read together they are one statement (one snapshot): the
 // claim row first (seq -1), then the head's rows, each padded to the claim row's columns.
-const claimRow = `SELECT -1, NULL, EXISTS (SELECT 1 FROM runs WHERE session = ? AND id = ?), EXISTS (SELECT 1 FROM runs WHERE session = ? AND status = ''),
+const claimRow = `SELECT -1, NULL, EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND id = ?), EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND status = ''),
 		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
 
 // claimPad pads a head row to the claim row's ten columns.

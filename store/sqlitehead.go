@@ -21,13 +21,13 @@ var _ loop.HeadLoader = (*SQLite)(nil)
 // same bytes. Their arguments are headArgs'. pad pads each row with NULLs, for a
 // statement that unites them with rows of more columns (qClaimHead).
 func headRows(pad string, since bool) string {
-	q := `SELECT seq, body` + pad + ` FROM entries INDEXED BY entries_transcript WHERE session = ? AND seq > ? AND kind <> 'event'
+	q := `SELECT seq, body` + pad + ` FROM entries INDEXED BY entries_transcript WHERE sid = ` + sidOf + ` AND seq > ? AND kind <> 'event'
 UNION ALL
-SELECT seq, body` + pad + ` FROM (SELECT seq, body FROM entries WHERE session = ? AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)`
+SELECT seq, body` + pad + ` FROM (SELECT seq, body FROM entries WHERE sid = ` + sidOf + ` AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)`
 	if since {
 		q += `
 UNION ALL
-SELECT seq, NULL` + pad + ` FROM entries WHERE session = ? AND seq = ? AND body = ?`
+SELECT seq, NULL` + pad + ` FROM entries WHERE sid = ` + sidOf + ` AND seq = ? AND body = ?`
 	}
 	return q
 }

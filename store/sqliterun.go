@@ -30,7 +30,7 @@ func (s *SQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(lo
 	return s.appendRun(ctx, r, kv, entries, &claim{l, alive})
 }
 
-const qRunExists = `SELECT COUNT(*) FROM runs WHERE session = ? AND id = ?`
+const qRunExists = `SELECT COUNT(*) FROM runs WHERE sid = ` + sidOf + ` AND id = ?`
 
 // claimTx takes c's lease and refuses a run id the session used.
 func claimTx(ctx context.Context, tx *wtx, c *claim, runID string) error {
@@ -71,10 +71,11 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 				}
 			}
 			// Both writes check the run's fence, so the lease goes last.
-			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
+			ws, err := s.w.saveRunTx(ctx, tx, r)
+			if err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
 			}
-			if err := s.w.appendRowsTx(ctx, tx, r.SessionID, es); err != nil { // fenced by saveRunTx
+			if err := s.w.appendRowsTx(ctx, tx, ws, r.SessionID, es); err != nil { // fenced by saveRunTx
 				return err
 			}
 			for i, w := range kv {
