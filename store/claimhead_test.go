@@ -133,3 +133,35 @@ func TestAWriteBetweenARunsStartReadAndItsFirstWriteFailsTheRun(t *testing.T) {
 		t.Fatalf("the failed run stored a record: %+v (%v)", runs, err)
 	}
 }
+
+// The claim row read with the head says what is there: the lease's every field, a run
+// id used, an open run; and nothing of the kind on a session without them.
+func TestTheClaimStateReadWithTheHeadNamesTheLeaseAndRuns(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	cs, err := s.ClaimState(ctx, "c", "r1")
+	if err != nil || cs.Held || cs.RunUsed || cs.OpenRuns || cs.Head == nil || cs.Head.LastSeq != 0 {
+		t.Fatalf("empty session: %+v %v", cs, err)
+	}
+	hb := time.Date(2026, 11, 28, 1, 2, 3, 456, time.UTC)
+	l := loop.Lease{SessionID: "c", RunID: "r2", PID: 4242, Host: `a "host"|x`, Instance: "inst", Heartbeat: hb}
+	if _, err := s.AcquireLease(ctx, l, func(loop.Lease) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRun(ctx, loop.RunRecord{ID: "r1", SessionID: "c", Status: loop.StatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRun(ctx, loop.RunRecord{ID: "r2", SessionID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err = s.ClaimState(ctx, "c", "r1")
+	if err != nil || !cs.Held || !cs.RunUsed || !cs.OpenRuns {
+		t.Fatalf("claim state: %+v %v", cs, err)
+	}
+	if got := cs.Lease; got.SessionID != "c" || got.RunID != "r2" || got.PID != 4242 || got.Host != l.Host || got.Instance != "inst" || !got.Heartbeat.Equal(hb) {
+		t.Fatalf("lease %+v, want %+v", got, l)
+	}
+	if cs, err = s.ClaimState(ctx, "c", "r3"); err != nil || cs.RunUsed {
+		t.Fatalf("an unused run id: %+v %v", cs, err)
+	}
+}

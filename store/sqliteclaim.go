@@ -2,28 +2,47 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agenthost/agenthost/loop"
 )
 
 // A run's start reads two things of its session: its claim state (lease, run id used,
 // open runs) and its head (sqlitehead.go). Read apart they were two read transactions on
-// the point-read pool, and the first of them, after the writer's last commit, dropped the
-// connection's page cache; read together they are one statement (one snapshot): the
-// claim row first (seq -1), then the head's rows, each padded to the claim row's columns.
-const claimRow = `SELECT -1, NULL, EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND id = ?), EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND status = ''),
-		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
-
-// claimPad pads a head row to the claim row's ten columns.
-var claimPad = strings.Repeat(", NULL", 8)
+// the point-read pool, and the first of them, after the writer's last commit, re-read
+// the pages it needed; read together they are one statement (one snapshot): the claim
+// row first (seq -1, its columns in a JSON array in the body column), then the head's
+// rows, as LoadHead reads them (two columns: a row of more would cost every message of
+// a long session's first read the driver's values for the extra ones).
+const claimRow = `SELECT -1, json_array(EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND id = ?), EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND status = ''),
+		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat) FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
 
 var (
-	qClaimHead      = claimRow + "\nUNION ALL\n" + headRows(claimPad, false) + ` ORDER BY 1`
-	qClaimHeadSince = claimRow + "\nUNION ALL\n" + headRows(claimPad, true) + ` ORDER BY 1`
+	qClaimHead      = claimRow + "\nUNION ALL\n" + headRows("", false) + ` ORDER BY 1`
+	qClaimHeadSince = claimRow + "\nUNION ALL\n" + headRows("", true) + ` ORDER BY 1`
 )
+
+// claimColumns are the claim row's columns, in its JSON array's order.
+type claimColumns struct {
+	used, open                         int
+	session, runID, host, instance, hb *string
+	pid                                *int
+}
+
+// decodeClaim fills cs from the claim row's array.
+func decodeClaim(b []byte, cs *loop.ClaimState) error {
+	var c claimColumns
+	if err := json.Unmarshal(b, &[]any{&c.used, &c.open, &c.session, &c.runID, &c.pid, &c.host, &c.instance, &c.hb}); err != nil {
+		return fmt.Errorf("claim row: %w", err)
+	}
+	cs.RunUsed, cs.OpenRuns = c.used != 0, c.open != 0
+	if c.session != nil && c.runID != nil && c.pid != nil && c.host != nil && c.instance != nil && c.hb != nil {
+		cs.Held = true
+		cs.Lease = loop.Lease{SessionID: *c.session, RunID: *c.runID, PID: *c.pid, Host: *c.host, Instance: *c.instance, Heartbeat: parseTime(*c.hb)}
+	}
+	return nil
+}
 
 // ClaimState implements loop.ClaimAppender: the claim state and the session's head
 // (ClaimState.Head) in one statement of indexed reads, whatever the session's history
@@ -51,18 +70,13 @@ func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.Cl
 	for rows.Next() {
 		var seq int64
 		var stored []byte
-		var used, open sql.NullBool
-		var ls, lr, lh, li, hb sql.NullString
-		var pid sql.NullInt64
-		if err := rows.Scan(&seq, &stored, &used, &open, &ls, &lr, &pid, &lh, &li, &hb); err != nil {
+		if err := rows.Scan(&seq, &stored); err != nil {
 			return cs, fmt.Errorf("claim state of session %q: %w", session, err)
 		}
 		if seq == -1 {
 			claimed = true
-			cs.RunUsed, cs.OpenRuns = used.Bool, open.Bool
-			if ls.Valid {
-				cs.Held = true
-				cs.Lease = loop.Lease{SessionID: ls.String, RunID: lr.String, PID: int(pid.Int64), Host: lh.String, Instance: li.String, Heartbeat: parseTime(hb.String)}
+			if err := decodeClaim(stored, &cs); err != nil {
+				return cs, fmt.Errorf("claim state of session %q: %w", session, err)
 			}
 			continue
 		}
