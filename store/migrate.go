@@ -28,6 +28,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV14ToolCache,
 	migrateV15Attachments,
 	migrateV16EntriesInAppendOrder,
+	migrateV17SessionKeys,
 }
 
 // schemaVersion is the version this code writes.
