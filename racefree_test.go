@@ -80,7 +80,7 @@ func isSync(name string) bool {
 // loaded long before modernc.org/libc by any program of ours (checked on host's race test
 // binary: its copies call sync/atomic, as instrumented ones do). They are os.File's
 // directory-read state; ruling the tie out would mean instrumenting libc, which measured
-// 2.5x SQLite's CPU.
+// about twice SQLite's CPU.
 var tieOK = map[string]bool{
 	"sync/atomic.(*Pointer[go.shape.struct { os.mu sync.Mutex; os.buf *[]uint8; os.nbuf int; os.bufp int }]).CompareAndSwap": true,
 	"sync/atomic.(*Pointer[go.shape.struct { os.mu sync.Mutex; os.buf *[]uint8; os.nbuf int; os.bufp int }]).Store":          true,
