@@ -44,13 +44,3 @@ func (p *pointReads) query(ctx context.Context, query string, args ...any) (*sql
 	}
 	return st.QueryContext(ctx, args...)
 }
-
-// queryRow is query for one row.
-func (p *pointReads) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	p.reads.Add(1)
-	st, err := p.stmts.get(ctx, p.db, query)
-	if err != nil || st == nil {
-		return p.db.QueryRowContext(ctx, query, args...)
-	}
-	return st.QueryRowContext(ctx, args...)
-}

@@ -9,15 +9,9 @@ import (
 	"testing"
 )
 
-// walPages is the b-tree (table or index name) of each page written to the -wal file
-// from byte offset from on, one element a frame, read from the frames' headers and
-// mapped with dbstat. A store's WAL is truncated first by the caller (checkpointWAL).
-func walPages(t *testing.T, s *SQLite) []string {
-	p, _ := walPageNumbers(t, s)
-	return p
-}
-
-// walPageNumbers is walPages with the page numbers.
+// walPageNumbers is the b-tree (table or index name) of each page written to the -wal
+// file, one element a frame, read from the frames' headers and mapped with dbstat, with
+// the page numbers. A store's WAL is truncated first by the caller (checkpointWAL).
 func walPageNumbers(t *testing.T, s *SQLite) ([]string, []uint32) {
 	t.Helper()
 	b, err := os.ReadFile(s.Path() + "-wal")
