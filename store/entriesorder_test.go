@@ -80,8 +80,8 @@ func TestEntriesAreKeptInAppendOrder(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if v := userVersion(t, s); v != 16 {
-		t.Fatalf("user_version %d, want 16", v)
+	if v := userVersion(t, s); v != schemaVersion {
+		t.Fatalf("user_version %d, want %d", v, schemaVersion)
 	}
 	for _, session := range []string{"a", "b"} {
 		es, err := s.Load(ctx, session)

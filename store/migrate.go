@@ -28,6 +28,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV14ToolCache,
 	migrateV15Attachments,
 	migrateV16EntriesInAppendOrder,
+	migrateTranscripts, // 18 once store/sqlite's per-session key (17) is in
 }
 
 // schemaVersion is the version this code writes.

@@ -61,6 +61,7 @@ type writer struct {
 	stmts   stmtCache
 	q       writeQueue
 	commits atomic.Int64 // transactions committed, for tests and diagnostics
+	keys    *seal.Keys   // seals the transcript projection as the entries are (transcript.go)
 	// check, when set, runs before every transaction; its error fails the group
 	// unwritten (the database file gone: unavailable.go).
 	check func() error
@@ -216,6 +217,7 @@ type encoded struct {
 	seq               int64
 	runID, time, kind string
 	body              []byte
+	tr                projected // its transcript projection (transcript.go)
 }
 
 func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]encoded, error) {
@@ -226,7 +228,7 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
 		body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
-		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body}
+		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body, tr: projectOf(&e)}
 	}
 	return out, nil
 }
@@ -282,7 +284,10 @@ func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, session string, es [
 			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
 		}
 	}
-	return w.insertEntriesTx(ctx, tx, session, es)
+	if err := w.insertEntriesTx(ctx, tx, session, es); err != nil {
+		return err
+	}
+	return w.appendTranscriptTx(ctx, tx, session, last, es)
 }
 
 func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) error {
