@@ -63,9 +63,11 @@ func projectEntry(e loop.Entry) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		at := e.Time // formatted below as its JSON has it; the decoded one formats differently
 		if e, err = decodeEntry(e.Seq, body); err != nil {
 			return nil, err
 		}
+		e.Time = at
 	}
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(e.Seq))
