@@ -243,14 +243,15 @@ func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
 	}
 	withCRC := fixCRC // damage that keeps the checksum right
 	bad := map[string][]byte{
-		"truncated":      good[:len(good)/2],
-		"empty":          {},
-		"no header":      []byte("AHT"),
-		"bad checksum":   append(bytes.Clone(good[:len(good)-1]), good[len(good)-1]^1),
-		"invalid UTF-8":  withCRC(bytes.Replace(good, []byte("w 3: 2+3?"), []byte("w 3: 2+3\xff"), 1)),
-		"bad length":     withCRC(bytes.Replace(good, []byte("\x09w 3: 2+3?"), []byte("\x7fw 3: 2+3?"), 1)),
-		"huge count":     fixCRC(append(append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0x7f), good[12:]...)),
-		"one count less": fixCRC(append(append(bytes.Clone(good[:8]), good[8]-1, good[9], good[10], good[11]), good[12:]...)),
+		"truncated":       good[:len(good)/2],
+		"empty":           {},
+		"no header":       []byte("AHT"),
+		"bad checksum":    append(bytes.Clone(good[:len(good)-1]), good[len(good)-1]^1),
+		"invalid UTF-8":   withCRC(bytes.Replace(good, []byte("w 3: 2+3?"), []byte("w 3: 2+3\xff"), 1)),
+		"bad length":      withCRC(setByte(good, chunkHeader+1, 0x7f)), // the first run id's
+		"fields too long": withCRC(setByte(good, 27, 0x7f)),
+		"huge count":      fixCRC(append(append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0x7f), good[12:]...)),
+		"one count less":  fixCRC(append(append(bytes.Clone(good[:8]), good[8]-1, good[9], good[10], good[11]), good[12:]...)),
 		"not sealed for it": func() []byte {
 			var b []byte
 			s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'other'`).Scan(&b)
@@ -275,6 +276,12 @@ func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
 			}
 		})
 	}
+}
+
+func setByte(b []byte, i int, v byte) []byte {
+	b = bytes.Clone(b)
+	b[i] = v
+	return b
 }
 
 func fixCRC(b []byte) []byte {

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -12,26 +15,32 @@ import (
 )
 
 // The transcript projection's encoding (transcript.go). A chunk holds transcript
-// entries (messages and compactions) in seq order, each field length-prefixed, so a run's
-// start decodes it without JSON: the strings are sliced from one string made of the
-// chunk, and the messages, parts and tool calls of a chunk are three allocations, sized by
-// the counts in its header. Layout:
+// entries (messages and compactions) in seq order, so a run's start decodes them without
+// JSON: the fields are length-prefixed in one region, the strings' bytes follow one
+// another in a second (the text), which is checked as UTF-8 once and made one string that
+// every string field is a slice of; the messages, parts and tool calls of a chunk are
+// three allocations, sized by the counts in its header. Layout:
 //
-//	"AHT1" | crc32c of the rest (4, little endian) | entries, messages, parts, calls (4 × 4)
-//	then each entry: uvarint seq | str run id | str time (RFC 3339, as JSON has it) |
-//	str kind | flags (1: message, 2: compaction) | message | compaction
-//	message: str role | uvarint parts | parts | uvarint calls | calls |
-//	str tool call id | str name | str reasoning | str reasoning state
-//	part: str type, text, url, mime type, attachment, name | varint size | str data
-//	call: str id, name, arguments
+//	"AHT1" | crc32c of the rest (4, little endian) |
+//	entries, messages, parts, calls, length of the fields (5 × 4) | fields | text
+//	each entry's fields: uvarint seq | s run id | time | s kind |
+//	flags (1: message, 2: compaction) | message | compaction
+//	time: varint unix seconds | uvarint nanoseconds | 0 (a "Z" time), or 1 and varint
+//	offset seconds: the time its JSON's RFC 3339 text parses to (see appendTime)
+//	message: s role | uvarint parts | parts | uvarint calls | calls |
+//	s tool call id | s name | s reasoning | s reasoning state
+//	part: s type, text, url, mime type, attachment, name | varint size | uvarint n, n bytes of data
+//	call: s id, name, arguments
 //	compaction: varint replace | uvarint summary messages + 1 (0: none) | messages
 //
-// where str is a uvarint length and the bytes. What a chunk decodes to is exactly what
-// the entries' JSON decodes to (projectEntry makes it so; FuzzTranscriptChunk checks).
+// where s is a uvarint length in the fields and that many bytes of the text. Every
+// string starts on a rune (checked), so the text being UTF-8 makes each string UTF-8.
+// What a chunk decodes to is exactly what the entries' JSON decodes to (projectEntry
+// makes it so; FuzzTranscriptChunk checks).
 
 const (
 	chunkMagic  = "AHT1"
-	chunkHeader = 4 + 4 + 16
+	chunkHeader = 4 + 4 + 20
 	flagMessage = 1
 	flagCompact = 2
 )
@@ -51,29 +60,39 @@ func isTranscript(e *loop.Entry) bool {
 	return e.Kind == loop.EntryMessage || e.Kind == loop.EntryCompaction
 }
 
+// encodedEntry is an entry's fields and text.
+type encodedEntry struct{ fields, text []byte }
+
+func (p *encodedEntry) str(s string) {
+	p.fields = binary.AppendUvarint(p.fields, uint64(len(s)))
+	p.text = append(p.text, s...)
+}
+
 // projectEntry encodes one transcript entry as the chunk holds it. An entry whose strings
 // are not valid UTF-8 is first made what its JSON decodes to (the codec replaces invalid
 // bytes), so the projection never differs from the entries.
-func projectEntry(e loop.Entry) ([]byte, error) {
+func projectEntry(e loop.Entry) (encodedEntry, error) {
+	var p encodedEntry
 	if e.Event != nil {
-		return nil, fmt.Errorf("entry %d: a %s entry with an event is not projected", e.Seq, e.Kind)
+		return p, fmt.Errorf("entry %d: a %s entry with an event is not projected", e.Seq, e.Kind)
 	}
 	if !entryUTF8(&e) {
 		body, err := marshalEntry(e)
 		if err != nil {
-			return nil, err
+			return p, err
 		}
 		at := e.Time // formatted below as its JSON has it; the decoded one formats differently
 		if e, err = decodeEntry(e.Seq, body); err != nil {
-			return nil, err
+			return p, err
 		}
 		e.Time = at
 	}
-	var b []byte
-	b = binary.AppendUvarint(b, uint64(e.Seq))
-	b = appendStr(b, e.RunID)
-	b = appendStr(b, e.Time.Format(time.RFC3339Nano))
-	b = appendStr(b, string(e.Kind))
+	p.fields = binary.AppendUvarint(p.fields, uint64(e.Seq))
+	p.str(e.RunID)
+	if err := p.time(e.Time); err != nil {
+		return p, fmt.Errorf("entry %d: %w", e.Seq, err)
+	}
+	p.str(string(e.Kind))
 	var flags byte
 	if e.Message != nil {
 		flags |= flagMessage
@@ -81,46 +100,43 @@ func projectEntry(e loop.Entry) ([]byte, error) {
 	if e.Compaction != nil {
 		flags |= flagCompact
 	}
-	b = append(b, flags)
+	p.fields = append(p.fields, flags)
 	if e.Message != nil {
-		b = appendMessage(b, e.Message)
+		p.message(e.Message)
 	}
 	if c := e.Compaction; c != nil {
-		b = binary.AppendVarint(b, int64(c.Replace))
+		p.fields = binary.AppendVarint(p.fields, int64(c.Replace))
 		if c.Summary == nil {
-			b = append(b, 0)
+			p.fields = append(p.fields, 0)
 		} else {
-			b = binary.AppendUvarint(b, uint64(len(c.Summary))+1)
+			p.fields = binary.AppendUvarint(p.fields, uint64(len(c.Summary))+1)
 		}
 		for i := range c.Summary {
-			b = appendMessage(b, &c.Summary[i])
+			p.message(&c.Summary[i])
 		}
 	}
-	return b, nil
+	return p, nil
 }
 
-func appendStr(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
-}
-
-func appendMessage(b []byte, m *loop.Message) []byte {
-	b = appendStr(b, string(m.Role))
-	b = binary.AppendUvarint(b, uint64(len(m.Content)))
-	for _, p := range m.Content {
-		for _, s := range [...]string{string(p.Type), p.Text, p.URL, p.MimeType, p.Attachment, p.Name} {
-			b = appendStr(b, s)
+func (p *encodedEntry) message(m *loop.Message) {
+	p.str(string(m.Role))
+	p.fields = binary.AppendUvarint(p.fields, uint64(len(m.Content)))
+	for _, pt := range m.Content {
+		for _, s := range [...]string{string(pt.Type), pt.Text, pt.URL, pt.MimeType, pt.Attachment, pt.Name} {
+			p.str(s)
 		}
-		b = binary.AppendVarint(b, p.Size)
-		b = appendStr(b, string(p.Data))
+		p.fields = binary.AppendVarint(p.fields, pt.Size)
+		p.fields = append(binary.AppendUvarint(p.fields, uint64(len(pt.Data))), pt.Data...)
 	}
-	b = binary.AppendUvarint(b, uint64(len(m.ToolCalls)))
+	p.fields = binary.AppendUvarint(p.fields, uint64(len(m.ToolCalls)))
 	for _, c := range m.ToolCalls {
-		b = appendStr(appendStr(appendStr(b, c.ID), c.Name), c.Arguments)
+		p.str(c.ID)
+		p.str(c.Name)
+		p.str(c.Arguments)
 	}
 	for _, s := range [...]string{m.ToolCallID, m.Name, m.Reasoning, m.ReasoningState} {
-		b = appendStr(b, s)
+		p.str(s)
 	}
-	return b
 }
 
 // counts are a chunk's header counts.
@@ -145,71 +161,84 @@ func countOf(e *loop.Entry) counts {
 	return c
 }
 
-// appendChunk is chunk (nil for a new one) with the projected entries added: their
-// encodings (projectEntry) and their counts.
-func appendChunk(chunk []byte, add []byte, n counts) ([]byte, error) {
+// chunkParts splits a chunk into its counts, fields and text, checking its header and
+// checksum.
+func chunkParts(b []byte) (c counts, fields, text []byte, err error) {
+	if len(b) < chunkHeader || string(b[:4]) != chunkMagic {
+		return c, nil, nil, chunkErr("no header")
+	}
+	if crc32.Checksum(b[8:], crcTable) != binary.LittleEndian.Uint32(b[4:]) {
+		return c, nil, nil, chunkErr("checksum mismatch")
+	}
+	for i := range c {
+		c[i] = binary.LittleEndian.Uint32(b[8+4*i:])
+	}
+	n := binary.LittleEndian.Uint32(b[24:])
+	if uint64(n) > uint64(len(b)-chunkHeader) {
+		return c, nil, nil, chunkErr("fields past the end")
+	}
+	return c, b[chunkHeader : chunkHeader+int(n)], b[chunkHeader+int(n):], nil
+}
+
+// appendChunk is chunk (nil for a new one) with entries added: their fields and text
+// (projectEntry's, concatenated) and counts.
+func appendChunk(chunk []byte, add encodedEntry, n counts) ([]byte, error) {
 	var c counts
+	var fields, text []byte
 	if chunk != nil {
-		if len(chunk) < chunkHeader || string(chunk[:4]) != chunkMagic {
-			return nil, chunkErr("no header")
-		}
-		for i := range c {
-			c[i] = binary.LittleEndian.Uint32(chunk[8+4*i:])
+		var err error
+		if c, fields, text, err = chunkParts(chunk); err != nil {
+			return nil, err
 		}
 	}
-	out := make([]byte, chunkHeader, max(len(chunk), chunkHeader)+len(add))
+	out := make([]byte, chunkHeader, chunkHeader+len(fields)+len(text)+len(add.fields)+len(add.text))
 	copy(out, chunkMagic)
 	for i := range c {
 		binary.LittleEndian.PutUint32(out[8+4*i:], c[i]+n[i])
 	}
-	if chunk != nil {
-		out = append(out, chunk[chunkHeader:]...)
-	}
-	out = append(out, add...)
+	binary.LittleEndian.PutUint32(out[24:], uint32(len(fields)+len(add.fields)))
+	out = append(append(append(append(out, fields...), add.fields...), text...), add.text...)
 	binary.LittleEndian.PutUint32(out[4:], crc32.Checksum(out[8:], crcTable))
 	return out, nil
 }
 
-// decodeChunk appends the entries of a chunk to dst, in order.
+// decodeChunk appends the entries of a chunk to dst, in order. The entries share the
+// chunk's allocations: the caller must not change them.
 func decodeChunk(b []byte, dst []loop.Entry) ([]loop.Entry, error) {
-	if len(b) < chunkHeader || string(b[:4]) != chunkMagic {
-		return dst, chunkErr("no header")
+	c, fields, text, err := chunkParts(b)
+	if err != nil {
+		return dst, err
 	}
-	if crc32.Checksum(b[8:], crcTable) != binary.LittleEndian.Uint32(b[4:]) {
-		return dst, chunkErr("checksum mismatch")
-	}
-	var c counts
-	for i := range c {
-		c[i] = binary.LittleEndian.Uint32(b[8+4*i:])
-	}
-	// Every entry, message, part and call takes bytes: a count the chunk cannot hold is
-	// refused before it sizes an allocation.
-	if rest := uint64(len(b) - chunkHeader); uint64(c[0])*5 > rest || uint64(c[1]) > rest || uint64(c[2])*7 > rest || uint64(c[3])*3 > rest {
+	// Every entry, message, part and call takes bytes of the fields: a count they cannot
+	// hold is refused before it sizes an allocation.
+	if f := uint64(len(fields)); uint64(c[0])*5 > f || uint64(c[1])*7 > f || uint64(c[2])*8 > f || uint64(c[3])*3 > f {
 		return dst, chunkErr("counts larger than the chunk")
 	}
-	d := chunkDecoder{s: string(b[chunkHeader:])}
+	if !utf8.Valid(text) {
+		return dst, chunkErr("text that is not UTF-8")
+	}
+	d := chunkDecoder{f: fields, s: string(text)}
 	d.msgs = make([]loop.Message, 0, c[1])
 	d.parts = make([]loop.Part, 0, c[2])
 	d.calls = make([]loop.ToolCall, 0, c[3])
-	if cap(dst)-len(dst) < int(c[0]) {
-		dst = append(make([]loop.Entry, 0, len(dst)+int(c[0])), dst...)
-	}
+	dst = slices.Grow(dst, int(c[0]))
 	for range c[0] {
-		e, err := d.entry()
-		if err != nil {
-			return dst, err
+		dst = dst[:len(dst)+1]
+		if err := d.entry(&dst[len(dst)-1]); err != nil {
+			return dst[:len(dst)-1], err
 		}
-		dst = append(dst, e)
 	}
-	if d.off != len(d.s) || len(d.msgs) != int(c[1]) || len(d.parts) != int(c[2]) || len(d.calls) != int(c[3]) {
+	if d.off != len(d.f) || d.soff != len(d.s) || len(d.msgs) != int(c[1]) || len(d.parts) != int(c[2]) || len(d.calls) != int(c[3]) {
 		return dst, chunkErr("counts do not match the entries")
 	}
 	return dst, nil
 }
 
 type chunkDecoder struct {
-	s     string // the chunk after its header: every string is a slice of it
+	f     []byte // the fields
 	off   int
+	s     string // the text: every string is a slice of it
+	soff  int
 	err   error
 	msgs  []loop.Message
 	parts []loop.Part
@@ -218,31 +247,23 @@ type chunkDecoder struct {
 
 func (d *chunkDecoder) fail(what string) {
 	if d.err == nil {
-		d.err = chunkErr("%s at byte %d", what, chunkHeader+d.off)
+		d.err = chunkErr("%s at byte %d of the fields", what, d.off)
 	}
 }
 
 func (d *chunkDecoder) uvarint() uint64 {
-	if d.err != nil {
+	if d.off < len(d.f) && d.f[d.off] < 0x80 { // the common case: one byte
+		d.off++
+		return uint64(d.f[d.off-1])
+	}
+	x, n := binary.Uvarint(d.f[min(d.off, len(d.f)):])
+	if n <= 0 {
+		d.fail("bad varint")
+		d.off = len(d.f)
 		return 0
 	}
-	if d.off < len(d.s) && d.s[d.off] < 0x80 { // the common case: one byte
-		d.off++
-		return uint64(d.s[d.off-1])
-	}
-	var x uint64
-	var s uint
-	for i := 0; i < binary.MaxVarintLen64 && d.off < len(d.s); i++ {
-		c := d.s[d.off]
-		d.off++
-		if c < 0x80 {
-			return x | uint64(c)<<s
-		}
-		x |= uint64(c&0x7f) << s
-		s += 7
-	}
-	d.fail("bad varint")
-	return 0
+	d.off += n
+	return x
 }
 
 func (d *chunkDecoder) varint() int64 {
@@ -250,50 +271,32 @@ func (d *chunkDecoder) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-// bytes is the next length-prefixed field, unchecked.
-func (d *chunkDecoder) bytes() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(len(d.s)-d.off) {
-		d.fail("length past the end")
-		return ""
-	}
-	s := d.s[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s
-}
-
-// str is the next string field, which must be UTF-8 (as every string JSON decodes to).
+// str is the next string: a slice of the text, starting on a rune.
 func (d *chunkDecoder) str() string {
-	s := d.bytes()
-	if !utf8.ValidString(s) {
-		d.fail("a string that is not UTF-8")
+	n := d.uvarint()
+	if n == 0 {
 		return ""
 	}
+	if n > uint64(len(d.s)-d.soff) || !utf8.RuneStart(d.s[d.soff]) {
+		d.fail("a bad string length")
+		return ""
+	}
+	s := d.s[d.soff : d.soff+int(n)]
+	d.soff += int(n)
 	return s
 }
 
-func (d *chunkDecoder) entry() (loop.Entry, error) {
-	var e loop.Entry
+func (d *chunkDecoder) entry(e *loop.Entry) error {
 	e.Seq = int64(d.uvarint())
 	e.RunID = d.str()
-	ts := d.str()
+	e.Time = d.time()
 	e.Kind = loop.EntryKind(d.str())
 	var flags byte
-	if d.off < len(d.s) {
-		flags = d.s[d.off]
+	if d.off < len(d.f) {
+		flags = d.f[d.off]
 		d.off++
 	} else {
 		d.fail("truncated")
-	}
-	if d.err == nil {
-		t, err := time.Parse(time.RFC3339Nano, ts)
-		if err != nil {
-			d.fail("bad time")
-		}
-		e.Time = t
 	}
 	if flags&flagMessage != 0 {
 		e.Message = d.message()
@@ -311,12 +314,12 @@ func (d *chunkDecoder) entry() (loop.Entry, error) {
 		}
 		e.Compaction = c
 	}
-	bad := flags&^(flagMessage|flagCompact) != 0 || !isTranscript(&e) || e.Seq <= 0 ||
+	bad := flags&^(flagMessage|flagCompact) != 0 || !isTranscript(e) || e.Seq <= 0 ||
 		e.Kind == loop.EntryMessage && e.Message == nil || e.Kind == loop.EntryCompaction && e.Compaction == nil
 	if d.err == nil && bad {
 		d.fail("not a transcript entry")
 	}
-	return e, d.err
+	return d.err
 }
 
 // message decodes a message into the chunk's next slot of msgs.
@@ -343,8 +346,13 @@ func (d *chunkDecoder) message() *loop.Message {
 			p.Type, p.Text, p.URL = loop.PartType(d.str()), d.str(), d.str()
 			p.MimeType, p.Attachment, p.Name = d.str(), d.str(), d.str()
 			p.Size = d.varint()
-			if data := d.bytes(); data != "" {
-				p.Data = []byte(data)
+			if n := d.uvarint(); n > 0 && d.err == nil {
+				if n > uint64(len(d.f)-d.off) {
+					d.fail("data past the end")
+					return nil
+				}
+				p.Data = bytes.Clone(d.f[d.off : d.off+int(n)])
+				d.off += int(n)
 			}
 		}
 		m.Content = d.parts[start:len(d.parts):len(d.parts)]
@@ -387,4 +395,52 @@ func entryUTF8(e *loop.Entry) bool {
 		}
 	}
 	return ok
+}
+
+// time encodes an entry's time as what its JSON's text (RFC 3339, to the minute of its
+// zone offset) parses to: the instant, and "Z" or the offset written. Decoding does what
+// time.Parse does with it (decoder.time), so no text is parsed at a run's start.
+func (p *encodedEntry) time(t time.Time) error {
+	text := t.Format(time.RFC3339Nano)
+	parsed, err := time.Parse(time.RFC3339Nano, text)
+	if err != nil {
+		return err
+	}
+	p.fields = binary.AppendVarint(p.fields, parsed.Unix())
+	p.fields = binary.AppendUvarint(p.fields, uint64(parsed.Nanosecond()))
+	if strings.HasSuffix(text, "Z") {
+		p.fields = append(p.fields, 0)
+		return nil
+	}
+	_, off := parsed.Zone()
+	p.fields = binary.AppendVarint(append(p.fields, 1), int64(off))
+	return nil
+}
+
+// time is time.Parse's result for the text the fields stand for: UTC for "Z"; else the
+// local zone if its offset at that instant is the one written, else a fixed zone.
+func (d *chunkDecoder) time() time.Time {
+	sec, nsec := d.varint(), d.uvarint()
+	if d.off >= len(d.f) || nsec >= 1e9 {
+		d.fail("bad time")
+		return time.Time{}
+	}
+	zone := d.f[d.off]
+	d.off++
+	t := time.Unix(sec, int64(nsec))
+	switch zone {
+	case 0:
+		return t.UTC()
+	case 1:
+		off := d.varint()
+		if off <= -86400 || off >= 86400 {
+			break
+		}
+		if _, local := t.Zone(); int64(local) == off {
+			return t
+		}
+		return t.In(time.FixedZone("", int(off)))
+	}
+	d.fail("bad time zone")
+	return time.Time{}
 }

@@ -25,7 +25,7 @@ func FuzzTranscriptChunk(f *testing.F) {
 				Summary: []loop.Message{{Role: loop.Role(role), Content: []loop.Part{}}, {Name: reasoning}}}},
 			{Seq: 3, Kind: loop.EntryMessage, Message: &loop.Message{}, Compaction: &loop.Compaction{}},
 		}
-		var add []byte
+		var add encodedEntry
 		var n counts
 		var want []loop.Entry
 		for i := range es {
@@ -42,7 +42,8 @@ func FuzzTranscriptChunk(f *testing.F) {
 			if p.err != nil {
 				t.Fatal(p.err)
 			}
-			add = append(add, p.b...)
+			add.fields = append(add.fields, p.p.fields...)
+			add.text = append(add.text, p.p.text...)
 			for j := range n {
 				n[j] += p.n[j]
 			}
