@@ -252,10 +252,14 @@ func (d *chunkDecoder) fail(what string) {
 }
 
 func (d *chunkDecoder) uvarint() uint64 {
-	if d.off < len(d.f) && d.f[d.off] < 0x80 { // the common case: one byte
-		d.off++
-		return uint64(d.f[d.off-1])
+	if off := d.off; off < len(d.f) && d.f[off] < 0x80 { // the common case, inlined: one byte
+		d.off = off + 1
+		return uint64(d.f[off])
 	}
+	return d.uvarintLong()
+}
+
+func (d *chunkDecoder) uvarintLong() uint64 {
 	x, n := binary.Uvarint(d.f[min(d.off, len(d.f)):])
 	if n <= 0 {
 		d.fail("bad varint")
