@@ -66,11 +66,12 @@ func projectOf(e *loop.Entry) projected {
 }
 
 const (
-	qTranscriptTail = `SELECT chunk, body FROM transcripts WHERE session = ? ORDER BY chunk DESC LIMIT 1`
+	// The last chunk, its body only if the append fits in it (as stored, sealed or not).
+	qTranscriptTail = `SELECT chunk, CASE WHEN length(body) + ? <= ? THEN body END FROM transcripts WHERE session = ? ORDER BY chunk DESC LIMIT 1`
 	qTranscriptPut  = `INSERT INTO transcripts (session, chunk, last_seq, body) VALUES (?, ?, ?, ?)
 		ON CONFLICT (session, chunk) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body`
 	qTranscriptDrop = `DELETE FROM transcripts WHERE session = ?`
-	qHasTranscript  = `SELECT EXISTS (SELECT 1 FROM entries INDEXED BY entries_transcript WHERE session = ? AND kind <> 'event')`
+	qHasTranscript  = `SELECT EXISTS (SELECT 1 FROM entries INDEXED BY entries_transcript WHERE session = ? AND kind <> 'event' AND seq <= ?)`
 )
 
 // appendTranscriptTx adds an append's transcript entries to its session's projection, in
@@ -100,17 +101,19 @@ func (w *writer) appendTranscriptTx(ctx context.Context, tx *wtx, session string
 	}
 	var chunk int64
 	var stored []byte
-	err := tx.QueryRowContext(ctx, qTranscriptTail, session).Scan(&chunk, &stored)
+	err := tx.QueryRowContext(ctx, qTranscriptTail, len(add.fields)+len(add.text), chunkMax, session).Scan(&chunk, &stored)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if last > 0 {
 			var has bool
-			if err := tx.QueryRowContext(ctx, qHasTranscript, session).Scan(&has); err != nil || has {
+			if err := tx.QueryRowContext(ctx, qHasTranscript, session, last).Scan(&has); err != nil || has {
 				return err
 			}
 		}
 	case err != nil:
 		return err
+	case stored == nil: // full
+		chunk++
 	default:
 		plain, err := w.keys.Open(stored, transcriptAAD(session, chunk))
 		if err != nil {
@@ -118,9 +121,6 @@ func (w *writer) appendTranscriptTx(ctx context.Context, tx *wtx, session string
 			return err
 		}
 		stored = plain
-		if len(stored)+len(add.fields)+len(add.text) > chunkMax {
-			chunk, stored = chunk+1, nil
-		}
 	}
 	body, err := appendChunk(stored, add, n)
 	if err != nil {

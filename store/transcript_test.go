@@ -3,21 +3,17 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/store/seal"
 )
 
 // chat is session entries after runs one-step runs from seq 1: the system prompt, then
@@ -225,114 +221,6 @@ func TestTranscriptProjectionIsDroppedWithItsEntries(t *testing.T) {
 	sameHead(t, coldHead(t, s, "b"), wantHead(t, s, "b"))
 }
 
-// Hostile: a projection damaged in the file (truncated, a bad length, a string that is
-// not UTF-8, a wrong count, a bad checksum, a chunk of another session) is reported and
-// the head read from the entries, never a panic; the projection is rebuilt.
-func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
-	s := open(t)
-	ctx := context.Background()
-	if err := s.Append(ctx, "v", chat("v", 1, 5, "w")...); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Append(ctx, "other", chat("other", 1, 1, "o")...); err != nil {
-		t.Fatal(err)
-	}
-	var good []byte
-	if err := s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'v' AND chunk = 0`).Scan(&good); err != nil {
-		t.Fatal(err)
-	}
-	withCRC := fixCRC // damage that keeps the checksum right
-	bad := map[string][]byte{
-		"truncated":       good[:len(good)/2],
-		"empty":           {},
-		"no header":       []byte("AHT"),
-		"bad checksum":    append(bytes.Clone(good[:len(good)-1]), good[len(good)-1]^1),
-		"invalid UTF-8":   withCRC(bytes.Replace(good, []byte("w 3: 2+3?"), []byte("w 3: 2+3\xff"), 1)),
-		"bad length":      withCRC(setByte(good, chunkHeader+1, 0x7f)), // the first run id's
-		"fields too long": withCRC(setByte(good, 27, 0x7f)),
-		"huge count":      fixCRC(append(append(bytes.Clone(good[:8]), 0xff, 0xff, 0xff, 0x7f), good[12:]...)),
-		"one count less":  fixCRC(append(append(bytes.Clone(good[:8]), good[8]-1, good[9], good[10], good[11]), good[12:]...)),
-		"not sealed for it": func() []byte {
-			var b []byte
-			s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'other'`).Scan(&b)
-			return b
-		}(),
-	}
-	for name, b := range bad {
-		t.Run(name, func(t *testing.T) {
-			if _, err := s.db.Exec(`UPDATE transcripts SET body = ? WHERE session = 'v' AND chunk = 0`, b); err != nil {
-				t.Fatal(err)
-			}
-			var log logTo
-			s.SetLogger(slog.New(slog.NewTextHandler(&log, nil)))
-			sameHead(t, coldHead(t, s, "v"), wantHead(t, s, "v"))
-			if name != "not sealed for it" && !strings.Contains(log.String(), "transcript projection disagrees with its entries") {
-				t.Fatalf("not reported: %q", log.String())
-			}
-			var now []byte
-			s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'v' AND chunk = 0`).Scan(&now)
-			if _, err := decodeChunk(now, nil); err != nil {
-				t.Fatalf("not rebuilt: %v", err)
-			}
-		})
-	}
-}
-
-func setByte(b []byte, i int, v byte) []byte {
-	b = bytes.Clone(b)
-	b[i] = v
-	return b
-}
-
-func fixCRC(b []byte) []byte {
-	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(b[8:], crcTable))
-	return b
-}
-
-// Sealed store: the chunks are sealed as the entries are, so no message is in clear in
-// the file or its -wal, and they open only for their own session and place.
-func TestTranscriptProjectionIsSealedWhereEntriesAre(t *testing.T) {
-	key, err := seal.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := seal.Parse(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "sealed.db")
-	s, err := OpenSQLiteWith(path, Options{Keys: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	es := chat("z", 1, 30, "zebracornflakes")
-	for i := 0; i < len(es); i += 50 {
-		if err := s.Append(ctx, "z", es[i:min(i+50, len(es))]...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if chunkRows(t, s, "z") < 2 {
-		t.Fatal("not projected in several chunks")
-	}
-	var body []byte
-	s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'z' AND chunk = 0`).Scan(&body)
-	if _, ok := seal.Sealed(body); !ok {
-		t.Fatalf("chunk not sealed: %.40q", body)
-	}
-	sameHead(t, coldHead(t, s, "z"), wantHead(t, s, "z"))
-	for _, f := range []string{path, path + "-wal"} {
-		b, err := os.ReadFile(f)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		if bytes.Contains(b, []byte("zebracornflakes")) || bytes.Contains(b, []byte("You add numbers")) {
-			t.Fatalf("%s holds a message in clear", f)
-		}
-	}
-}
-
 // Rule L21: a writer killed (SIGKILL) at any point of its appends leaves the projection
 // and the entries agreeing: the projection is written in the entries' transaction. The
 // writer is sqlite_test.go's crashWriter.
@@ -389,4 +277,28 @@ func TestL21_AKillMidWriteLeavesTheProjectionAndTheEntriesAgreeing(t *testing.T)
 		s.db.Exec(`DELETE FROM entries`)
 		s.Close()
 	}
+}
+
+// A session whose first writes hold only events starts its projection with its first
+// message, at the append.
+func TestTranscriptProjectionStartsWithASessionsFirstMessage(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	es := chat("e", 1, 1, "w")
+	events := []loop.Entry{es[2]}
+	events[0].Seq = 1
+	if err := s.Append(ctx, "e", events...); err != nil {
+		t.Fatal(err)
+	}
+	if n := chunkRows(t, s, "e"); n != 0 {
+		t.Fatalf("%d chunks for events", n)
+	}
+	msgs := chat("e", 2, 1, "w")
+	if err := s.Append(ctx, "e", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	if n := chunkRows(t, s, "e"); n != 1 {
+		t.Fatalf("%d chunks after the first messages, want 1", n)
+	}
+	sameHead(t, coldHead(t, s, "e"), wantHead(t, s, "e"))
 }
