@@ -82,6 +82,13 @@ func (w *writer) appendTranscriptTx(ctx context.Context, tx *wtx, session string
 	var add encodedEntry
 	var n counts
 	var lastSeq int64
+	nf, nt := 0, 0
+	for _, e := range es {
+		nf, nt = nf+len(e.tr.p.fields), nt+len(e.tr.p.text)
+	}
+	if nf > 0 {
+		add.fields, add.text = make([]byte, 0, nf), make([]byte, 0, nt)
+	}
 	for _, e := range es {
 		if e.tr.err != nil {
 			_, err := tx.ExecContext(ctx, qTranscriptDrop, session)

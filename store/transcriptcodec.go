@@ -74,7 +74,8 @@ func projectEntry(e loop.Entry) (encodedEntry, error) {
 	if e.Event != nil {
 		return p, fmt.Errorf("entry %d: a %s entry with an event is not projected", e.Seq, e.Kind)
 	}
-	if !entryUTF8(&e) {
+	ok, nf, nt := entryShape(&e)
+	if !ok {
 		body, err := marshalEntry(e)
 		if err != nil {
 			return p, err
@@ -85,6 +86,8 @@ func projectEntry(e loop.Entry) (encodedEntry, error) {
 		}
 		e.Time = at
 	}
+	buf := make([]byte, 0, nf+nt) // fields, then text: one allocation
+	p.fields, p.text = buf[:0:nf], buf[nf:nf]
 	p.fields = binary.AppendUvarint(p.fields, uint64(e.Seq))
 	p.str(e.RunID)
 	if err := p.time(e.Time); err != nil {

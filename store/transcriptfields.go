@@ -9,35 +9,49 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// entryUTF8 reports whether every string of a transcript entry is valid UTF-8.
-func entryUTF8(e *loop.Entry) bool {
-	ok := utf8.ValidString(e.RunID) && utf8.ValidString(string(e.Kind))
+// entryShape reports whether every string of a transcript entry is valid UTF-8, and how
+// many bytes its projection's fields and text take about (to size them once).
+func entryShape(e *loop.Entry) (ok bool, fields, text int) {
+	ok, fields = true, 32
+	str := func(ss ...string) {
+		for _, s := range ss {
+			ok = ok && utf8.ValidString(s)
+			fields, text = fields+2, text+len(s)
+		}
+	}
+	str(e.RunID, string(e.Kind))
 	msg := func(m *loop.Message) {
-		ok = ok && utf8.ValidString(string(m.Role)) && utf8.ValidString(m.ToolCallID) && utf8.ValidString(m.Name) &&
-			utf8.ValidString(m.Reasoning) && utf8.ValidString(m.ReasoningState)
+		str(string(m.Role), m.ToolCallID, m.Name, m.Reasoning, m.ReasoningState)
+		fields += 4
 		for _, p := range m.Content {
-			ok = ok && utf8.ValidString(string(p.Type)) && utf8.ValidString(p.Text) && utf8.ValidString(p.URL) &&
-				utf8.ValidString(p.MimeType) && utf8.ValidString(p.Attachment) && utf8.ValidString(p.Name)
+			str(string(p.Type), p.Text, p.URL, p.MimeType, p.Attachment, p.Name)
+			fields += 12 + len(p.Data)
 		}
 		for _, c := range m.ToolCalls {
-			ok = ok && utf8.ValidString(c.ID) && utf8.ValidString(c.Name) && utf8.ValidString(c.Arguments)
+			str(c.ID, c.Name, c.Arguments)
 		}
 	}
 	if e.Message != nil {
 		msg(e.Message)
 	}
 	if e.Compaction != nil {
+		fields += 12
 		for i := range e.Compaction.Summary {
 			msg(&e.Compaction.Summary[i])
 		}
 	}
-	return ok
+	return ok, fields, text
 }
 
 // time encodes an entry's time as what its JSON's text (RFC 3339, to the minute of its
 // zone offset) parses to: the instant, and "Z" or the offset written. Decoding does what
 // time.Parse does with it (decoder.time), so no text is parsed at a run's start.
 func (p *encodedEntry) time(t time.Time) error {
+	if _, off := t.Zone(); off == 0 { // written "Z": the instant, to the nanosecond
+		p.fields = binary.AppendVarint(p.fields, t.Unix())
+		p.fields = append(binary.AppendUvarint(p.fields, uint64(t.Nanosecond())), 0)
+		return nil
+	}
 	text := t.Format(time.RFC3339Nano)
 	parsed, err := time.Parse(time.RFC3339Nano, text)
 	if err != nil {
