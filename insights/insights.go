@@ -12,6 +12,14 @@ import (
 )
 
 // Report is what Compute finds. Counts are of runs that started at or after Since.
+//
+// A nested run (an ask_NAME's, a merge agent's asks, a plan step's sub-run: its
+// run_started names a parent, or, stored before it did, its session is named as the
+// host names sub-sessions; nested.go) spends from its parent's ledger, so its usage is
+// already in its parent's run_finished. It is therefore not one of Runs, Outcomes, Cost,
+// Tokens or Failures, which count top-level runs and their whole spend once; it is
+// counted in Nested, per agent, and in the per-agent Plans and the per-tool Tools, which
+// count what each agent and tool did wherever it ran.
 type Report struct {
 	Since    time.Time          `json:"since"`
 	Runs     int                `json:"runs"`
@@ -22,6 +30,16 @@ type Report struct {
 	Plans    []AgentPlans       `json:"plans"`    // plan-mode runs' revisions, by agent
 	Cost     map[string]float64 `json:"cost_usd_by_status"`
 	Tokens   Tokens             `json:"tokens"` // over the counted runs
+	Nested   []NestedAgent      `json:"nested"` // nested runs by agent: spend already in the totals above
+}
+
+// NestedAgent sums one agent's nested runs: what it spent on its callers' behalf, which
+// their runs' cost and tokens (and the report's totals) already include.
+type NestedAgent struct {
+	Agent   string  `json:"agent"`
+	Runs    int     `json:"runs"`
+	CostUSD float64 `json:"cost_usd"`
+	Tokens  Tokens  `json:"tokens"`
 }
 
 // Tokens sums the counted runs' model tokens. CachedPrompt (the provider's prompt cache
@@ -107,12 +125,16 @@ func Compute(ctx context.Context, st loop.SessionStore, since time.Time) (*Repor
 		return nil, fmt.Errorf("insights: %w", err)
 	}
 	a := newTally(since)
+	known := make(map[string]bool, len(sessions))
+	for _, s := range sessions {
+		known[s.ID] = true
+	}
 	for _, s := range sessions {
 		entries, err := st.Load(ctx, s.ID)
 		if err != nil {
 			return nil, fmt.Errorf("insights: %w", err)
 		}
-		a.session(s.ID, entries)
+		a.session(s.ID, entries, subSession(s.ID, known))
 	}
 	if fs, ok := st.(loop.FeedbackStore); ok {
 		fb, err := fs.Feedback(ctx, since)

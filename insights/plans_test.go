@@ -12,7 +12,8 @@ import (
 )
 
 // Plan revisions are counted per agent over its plan-mode runs (a run that made no
-// plan is not one; a nested run's plans count in no agent's), with runs revised, the
+// plan is not one; an event a nested run delivered in its caller's stream
+// (with a path) is not the caller's), with runs revised, the
 // revisions in all and the mean per run; an agent whose plans are revised at least
 // once a run on average, over enough runs, is suggested for review, one revised less
 // often is not.

@@ -20,6 +20,7 @@ type tally struct {
 	cost     map[string]float64
 	tokens   Tokens
 	plans    map[string]*AgentPlans
+	nested   map[string]*NestedAgent
 }
 
 type toolSum struct {
@@ -30,12 +31,15 @@ type toolSum struct {
 func newTally(since time.Time) *tally {
 	return &tally{since: since, outcomes: map[[2]string]*Outcome{}, tools: map[string]*toolSum{},
 		failures: map[[3]string]*Failure{}, feedback: map[string]*AgentFeedback{}, scores: map[string]int{}, cost: map[string]float64{},
-		plans: map[string]*AgentPlans{}}
+		plans: map[string]*AgentPlans{}, nested: map[string]*NestedAgent{}}
 }
 
-// session adds one session's runs that started at or after since.
-func (a *tally) session(id string, entries []loop.Entry) {
+// session adds one session's runs that started at or after since. sub says the session
+// is named as a nested run's sub-session: its runs whose run_started names no parent
+// (stored before it did) are taken for nested.
+func (a *tally) session(id string, entries []loop.Entry, sub bool) {
 	counted := map[string]bool{} // runs that started in the window
+	nested := map[string]bool{}
 	lastErr := map[string]string{}
 	agent := map[string]string{}
 	revision := map[string]int{} // the run's latest plan revision; 0: it made no plan
@@ -50,6 +54,7 @@ func (a *tally) session(id string, entries []loop.Entry) {
 				counted[ev.RunID] = true
 			}
 			agent[ev.RunID] = ev.Agent
+			nested[ev.RunID] = d.Parent.Run != "" || sub
 		case *loop.PlanData:
 			revision[ev.RunID] = max(revision[ev.RunID], d.Revision)
 		case *loop.ToolResultData:
@@ -59,10 +64,15 @@ func (a *tally) session(id string, entries []loop.Entry) {
 		case *loop.ErrorData:
 			lastErr[ev.RunID] = d.Message
 		case *loop.RunFinishedData:
-			if counted[ev.RunID] {
+			switch {
+			case !counted[ev.RunID]:
+				continue
+			case nested[ev.RunID]: // its usage is in its parent's
+				a.nestedRun(agent[ev.RunID], d.Usage)
+			default:
 				a.end(id, ev.RunID, *d, lastErr[ev.RunID])
-				a.plan(agent[ev.RunID], revision[ev.RunID])
 			}
+			a.plan(agent[ev.RunID], revision[ev.RunID])
 		}
 	}
 }
@@ -101,11 +111,7 @@ func (a *tally) end(session, run string, d loop.RunFinishedData, lastErr string)
 	o.Runs++
 	o.CostUSD += d.Usage.CostUSD
 	a.cost[string(d.Status)] += d.Usage.CostUSD
-	u := d.Usage
-	a.tokens.Prompt += u.PromptTokens
-	a.tokens.Completion += u.CompletionTokens
-	a.tokens.CachedPrompt += u.CacheReadTokens
-	a.tokens.CacheWrite += u.CacheWriteTokens
+	a.tokens.add(d.Usage)
 	if d.Status != loop.StatusFailed && d.Status != loop.StatusIncomplete {
 		return
 	}
@@ -185,6 +191,11 @@ func (a *tally) report() *Report {
 		r.Plans = append(r.Plans, *p)
 	}
 	slices.SortFunc(r.Plans, func(x, y AgentPlans) int { return cmp.Compare(x.Agent, y.Agent) })
+	r.Nested = []NestedAgent{}
+	for _, n := range a.nested {
+		r.Nested = append(r.Nested, *n)
+	}
+	slices.SortFunc(r.Nested, func(x, y NestedAgent) int { return cmp.Compare(x.Agent, y.Agent) })
 	for _, f := range a.failures {
 		r.Failures = append(r.Failures, *f)
 	}

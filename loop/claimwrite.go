@@ -42,6 +42,13 @@ type ClaimState struct {
 	Held     bool
 	RunUsed  bool
 	OpenRuns bool
+	// Head, when the store set it, is the session's head (what LoadHead returns) read in
+	// the same snapshot as the rest: the run starts from it instead of reading it again
+	// (one read at a run's start, not two). It is used only when the claim is deferred
+	// to the first write: a session with open runs has them closed first, which appends.
+	// A write landing between this read and the run's first write fails that write (its
+	// seq no longer follows the session's last), as one after a separate LoadHead does.
+	Head *SessionHead
 }
 
 // deferClaim is claimSession's start for a ClaimAppender: the lease read, not taken. ok
@@ -63,7 +70,7 @@ func deferClaim(ctx context.Context, st SessionStore, ca ClaimAppender, session,
 		return nil, false, nil // closed under the lease, taken at once (claimSession)
 	}
 	holdOwn(l) // as acquireLease does: a lease of ours is alive while we hold it
-	return &heldSession{st: st, lease: &l, lost: lost, pending: true}, true, nil
+	return &heldSession{st: st, lease: &l, lost: lost, pending: true, head: cs.Head}, true, nil
 }
 
 // claimWith writes the run's first write with its claim (ClaimAppender.AppendRunClaim);

@@ -62,6 +62,16 @@ type (
 	RunStartedData struct {
 		Model string `json:"model"`
 		User  string `json:"user,omitempty"`
+		// Parent is set on a nested run (an ask_NAME's, a merge agent's ask, a plan
+		// step's sub-run, any run started from within another's work): the run whose
+		// ledger this one's is nested in (Ledger), whose usage therefore includes this
+		// run's. Zero on a top-level run.
+		Parent RunRef `json:"parent,omitzero"`
+	}
+	// RunRef names a run: its session and id.
+	RunRef struct {
+		Session string `json:"session"`
+		Run     string `json:"run"`
 	}
 	StatusData struct {
 		State State `json:"state"`

@@ -73,8 +73,14 @@ func HeadOf(entries []Entry) SessionHead {
 	return h
 }
 
-// loadHead is the run's LoadHead, its error naming the session.
+// loadHead is the run's LoadHead, its error naming the session. A head the store read
+// with the claim state (ClaimState.Head) is used, once, instead of a second read.
 func (r *run) loadHead() (SessionHead, error) {
+	if c := r.journal.claim; c != nil && c.head != nil {
+		h := *c.head
+		c.head = nil
+		return h, nil
+	}
 	h, err := LoadHead(r.ctx, r.cfg.Store, r.in.SessionID)
 	if err != nil {
 		return SessionHead{}, fmt.Errorf("load session %q: %w", r.in.SessionID, err)

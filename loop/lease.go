@@ -133,7 +133,8 @@ type heldSession struct {
 	mu      sync.Mutex // held across a renewal, so release never races one
 	timer   *time.Timer
 	stopped bool
-	pending bool // the lease is taken with the run's first write (claimwrite.go)
+	pending bool         // the lease is taken with the run's first write (claimwrite.go)
+	head    *SessionHead // read with the claim state, for the run's start (ClaimState.Head)
 }
 
 // claimSession is called when a run starts, after the Agent's own busy check. It takes

@@ -135,6 +135,17 @@ func (r *run) joinLedger(ctx context.Context) {
 	r.rc.ledger = r.ledger
 }
 
+// parentRun is the run this one is nested in (run_started's parent): the run whose
+// context it started from, when that context carries a run's ledger, which this run's
+// then charges too. A top-level run has none: the zero RunRef.
+func (r *run) parentRun() RunRef {
+	if r.ownLedger.parent == nil {
+		return RunRef{}
+	}
+	info, _ := CallInfoFrom(r.rc.Context)
+	return RunRef{Session: info.SessionID, Run: info.RunID}
+}
+
 // charge records a model call of this run: on its own usage and on the ledger.
 func (r *run) charge(u Usage) {
 	r.usage = r.usage.Add(u)

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -138,5 +139,39 @@ func TestL18_AModelRefusedByTheLedgerEndsTheRunBudgetExceeded(t *testing.T) {
 	if res.Status != StatusIncomplete || res.Reason != ReasonBudgetExceeded || m.calls != 1 ||
 		res.Final.Text() != fmt.Sprintf(fallbackSummary, ReasonBudgetExceeded) {
 		t.Fatalf("%s/%s %v, %d calls", res.Status, res.Reason, res.Final, m.calls)
+	}
+}
+
+// A nested run names its parent in its run_started (the run whose usage includes its
+// own), in its own session as in its caller's stream; a top-level run names none, and
+// its run_started encodes no parent at all.
+func TestL18_ANestedRunsRunStartedNamesTheRunItIsNestedIn(t *testing.T) {
+	leadM := script(turn{calls: []ToolCall{call("a1", "ask_expert", `{"question":"what is it?"}`)}}, turn{text: "done"})
+	as := teamOf(t, Config{Name: "lead", Model: leadM}, Config{Name: "expert", Model: script(turn{text: "42"}), AsTool: true})
+	in := userIn("s", "ask the expert")
+	in.RunID = "r1"
+	_, evs := runCollect(t, as[0], in)
+	var started []string
+	for _, e := range evs {
+		if d, ok := e.Data.(*RunStartedData); ok {
+			started = append(started, fmt.Sprintf("%s %s/%s %+v", e.Path, e.SessionID, e.RunID, d.Parent))
+		}
+	}
+	if want := []string{" s/r1 {Session: Run:}", "lead/expert s:ask:a1/r1:ask:a1 {Session:s Run:r1}"}; fmt.Sprint(started) != fmt.Sprint(want) {
+		t.Fatalf("run_started %q, want %q", started, want)
+	}
+	stored, err := as[0].cfg.Store.Load(context.Background(), "s:ask:a1")
+	if err != nil || len(stored) == 0 || stored[0].Event == nil {
+		t.Fatalf("the expert's session: %v %d", err, len(stored))
+	}
+	if d, ok := stored[0].Event.Data.(*RunStartedData); !ok || d.Parent != (RunRef{Session: "s", Run: "r1"}) {
+		t.Fatalf("stored run_started %+v", stored[0].Event.Data)
+	}
+	top, err := as[0].cfg.Store.Load(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(top[0].Event.Data); string(b) != `{"model":""}` {
+		t.Fatalf("a top-level run_started encodes %s", b)
 	}
 }

@@ -80,9 +80,9 @@ func TestL5_ToolErrorsPanicsAndTimeoutsBecomeErrorMessages(t *testing.T) {
 	m := script(turn{calls: []ToolCall{call("c1", "fail", `{}`), call("c2", "boom", `{}`), call("c3", "wait", `{}`),
 		call("c4", "calc", `{"expression":"1/0"}`)}}, turn{text: "recovered"})
 	a := newAgent(t, Config{Model: m, Tools: tools(t, failing, panicky, waitTool(nil), calcTool()),
-		// The timeout bounds every call, the quick ones too: 1 s, as 20 ms could pass
-		// before a loaded machine under -race had run a quick tool's goroutine.
-		ToolPolicy: ToolPolicy{Timeout: time.Second}})
+		// The timeout bounds every call, the quick ones too: 3 s, as 20 ms (and even 1 s,
+		// on a busy 2-core machine) could pass before a quick tool's goroutine had run.
+		ToolPolicy: ToolPolicy{Timeout: 3 * time.Second}})
 	res, _ := runCollect(t, a, userIn("s", "go"))
 	if res.Status != StatusCompleted || res.Final.Text() != "recovered" {
 		t.Fatalf("result = %+v", res)
@@ -90,7 +90,7 @@ func TestL5_ToolErrorsPanicsAndTimeoutsBecomeErrorMessages(t *testing.T) {
 	equal(t, "tool messages", history(t, a, "s")[2:6], []string{
 		"tool[c1]:Error: disk on fire",
 		"tool[c2]:Error: tool 'boom' panicked: kaboom",
-		"tool[c3]:Error: tool 'wait' timed out after 1s",
+		"tool[c3]:Error: tool 'wait' timed out after 3s",
 		"tool[c4]:calc: division by zero",
 	})
 }

@@ -131,7 +131,7 @@ func (r *run) execute() (res RunResult) {
 	// Only the session's head: its messages, not its events (head.go).
 	head, lerr := r.loadHead()
 	r.journal.evSeq = head.LastEventSeq
-	r.journal.emit(EventRunStarted, r.journal.pl.runStarted.put(RunStartedData{Model: r.cfg.ModelName, User: r.in.User}))
+	r.journal.emit(EventRunStarted, r.journal.pl.runStarted.put(RunStartedData{Model: r.cfg.ModelName, User: r.in.User, Parent: r.parentRun()}))
 	r.on(onPrepare)
 	r.journal.saveRun(RunRecord{ID: r.in.RunID, SessionID: r.in.SessionID, Started: r.journal.started}) // with the first flush
 	if lerr != nil {

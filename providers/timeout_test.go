@@ -32,8 +32,9 @@ func startWith(t *testing.T, fixture string, cfg providers.ClientConfig) *provid
 // event does not come within first_token_timeout fails with a retryable error instead
 // of hanging; the adapter process is kept and the next call is answered.
 func TestHole9_FirstTokenTimeoutIsARetryableErrorAndTheProcessStays(t *testing.T) {
+	// 5 s: the second call's first event must come within it on a busy machine.
 	c := startWith(t, `{"turns": [{"delay_ms": 600000, "text": "never"}, {"text": "second"}]}`,
-		providers.ClientConfig{FirstTokenTimeout: time.Second})
+		providers.ClientConfig{FirstTokenTimeout: 5 * time.Second})
 	pid := c.PID()
 	req := &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}}
 	st, err := c.Stream(context.Background(), req)
@@ -43,7 +44,7 @@ func TestHole9_FirstTokenTimeoutIsARetryableErrorAndTheProcessStays(t *testing.T
 	_, err = collect(t, st)
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Kind != providers.KindProvider || !pe.Retryable ||
-		pe.Message != `provider "scripted": no event within first_token_timeout (1s)` {
+		pe.Message != `provider "scripted": no event within first_token_timeout (5s)` {
 		t.Fatalf("err = %#v", err)
 	}
 	st, err = c.Stream(context.Background(), req)
@@ -101,16 +102,16 @@ func TestIdleTimeoutHoldsWithTheFirstTokenTimeoutOff(t *testing.T) {
 
 // A slow but steady stream is not cut: the idle timer restarts at every event.
 func TestHole9_SteadyStreamIsNotCut(t *testing.T) {
-	// Ten pauses of 200ms add up to more than either timeout; no single one comes close
-	// (1.3 s spare each, for a loaded machine under -race; 300 ms was the spare before).
-	c := startWith(t, `{"turns": [{"text": "abcdefghij", "chunk": 1, "delay_ms": 200, "chunk_delay_ms": 200}]}`,
-		providers.ClientConfig{FirstTokenTimeout: 1500 * time.Millisecond, IdleTimeout: 1500 * time.Millisecond})
+	// Twenty pauses of 300ms add up to more than either timeout; no single one comes close
+	// (3.7 s spare each, for a busy 2-core machine under -race; 1.3 s was the spare before).
+	c := startWith(t, `{"turns": [{"text": "abcdefghijklmnopqrst", "chunk": 1, "delay_ms": 300, "chunk_delay_ms": 300}]}`,
+		providers.ClientConfig{FirstTokenTimeout: 4 * time.Second, IdleTimeout: 4 * time.Second})
 	st, err := c.Stream(context.Background(), &providers.ChatRequest{Messages: []*providers.Message{userMsg("hi")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := collect(t, st)
-	if !errors.Is(err, io.EOF) || !strings.Contains(join(got), `text "j"`) {
+	if !errors.Is(err, io.EOF) || !strings.Contains(join(got), `text "t"`) {
 		t.Fatalf("err %v, events %q", err, got)
 	}
 }

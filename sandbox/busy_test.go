@@ -65,8 +65,9 @@ func TestCallBehindASpinningCallAnswersBusyAtItsDeadlineBeforeTheSpinnerEnds(t *
 }
 
 func TestPluginTimeoutBoundsTheWaitForAnInstance(t *testing.T) {
+	// 2 s: the timeout also bounds the last call, which must succeed on a busy machine.
 	p := load(t, newTestRuntime(t), Config{Name: "guest", Wasm: fixtures.guest, PoolSize: 1,
-		Permissions: Permissions{Timeout: 300 * time.Millisecond, Isolation: IsolationPooled},
+		Permissions: Permissions{Timeout: 2 * time.Second, Isolation: IsolationPooled},
 		Tools:       tools(map[string]string{"greet": "text"})})
 	// The only instance is taken and not given back within the timeout,
 	// as by a call stuck where the deadline cannot reach it (an instance's
@@ -78,7 +79,7 @@ func TestPluginTimeoutBoundsTheWaitForAnInstance(t *testing.T) {
 	res := returnsBefore(t, busyBound, func() callOutcome {
 		return outcome(p.InvokeTool(context.Background(), "greet", []byte(`{"text":"x"}`)))
 	}).want(t)
-	wantResult(t, res, true, `plugin "guest": greet: busy: all 1 instances in use for 300ms`)
+	wantResult(t, res, true, `plugin "guest": greet: busy: all 1 instances in use for 2s`)
 	p.pool.release(context.Background(), in, true)
 	wantResult(t, callTool(t, p, "greet", `{"text":"x"}`), false, "Hello, x!")
 }
@@ -108,7 +109,9 @@ func TestWASICallBehindASleepingCommandAnswersBusyAtItsDeadline(t *testing.T) {
 // its context allows, past the plugin's timeout, and then runs: it is not refused as
 // busy because other calls were ahead of it.
 func TestAdmittedCallWaitsForAnInstancePastThePluginTimeout(t *testing.T) {
-	const timeout = 200 * time.Millisecond
+	// The timeout also bounds the call once it has its instance, which must succeed on a
+	// busy machine: 2 s, not a fraction of one (the test waits 3 of them).
+	const timeout = 2 * time.Second
 	p := load(t, newTestRuntime(t), Config{Name: "guest", Wasm: fixtures.guest, PoolSize: 1,
 		Permissions: Permissions{Timeout: timeout, Isolation: IsolationPooled},
 		Tools:       tools(map[string]string{"greet": "text"})})

@@ -58,7 +58,7 @@ func TestMemoryOfADisposedInstanceIsZeroWhenReused(t *testing.T) {
 // and the next instance still finds it cleared.
 func TestMemoryOfAnInstanceStoppedByItsDeadlineIsZeroWhenReused(t *testing.T) {
 	p := load(t, newTestRuntime(t), Config{Name: "hostile", Wasm: fixtures.hostile, PoolSize: 1,
-		Permissions: Permissions{Isolation: IsolationCall, Timeout: 200 * time.Millisecond}})
+		Permissions: Permissions{Isolation: IsolationCall, Timeout: 2 * time.Second}}) // peek, a fresh instance, must fit too
 	for i := range 2 {
 		_, err := p.CallExport(context.Background(), "stain_and_hang", nil)
 		var f *Fault

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -88,10 +87,24 @@ wasm = %q
 	fmt.Printf("%s: %s\n", res.Status, res.Final.Text())
 
 	// The same host over HTTP: a run streamed as server-sent events.
-	addr := freePort()
+	// Port 0 picks a free one; Run reports the address it serves on.
 	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(sctx, h, serve.Config{Addr: addr}) }()
+	done, addrs := make(chan error, 1), make(chan string, 1)
+	go func() {
+		done <- serve.Run(sctx, h, serve.Config{Addr: "127.0.0.1:0", Logf: func(f string, a ...any) {
+			if addr, ok := strings.CutPrefix(fmt.Sprintf(f, a...), "serving on http://"); ok {
+				addrs <- addr
+			}
+		}})
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case err := <-done:
+		stop()
+		fmt.Println("serve:", err)
+		return
+	}
 	body, err := postRun("http://"+addr+"/v1/runs", `{"threadId": "s2", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`)
 	if err != nil {
 		fmt.Println(err)
@@ -130,16 +143,6 @@ func calcPlugin() string {
 		}
 	}
 	return p
-}
-
-// freePort is a loopback address no one listens on.
-func freePort() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // postRun starts a run over HTTP (an AG-UI RunAgentInput) once the server answers, and

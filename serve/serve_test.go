@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -50,14 +49,21 @@ func openHost(t *testing.T) *host.Host {
 	return h
 }
 
-func freeAddr(t *testing.T) string {
+// servedAddr waits for the address Run reports it serves on (its "serving on" line),
+// so tests serve on 127.0.0.1:0: a port picked by binding and closing could be taken by
+// another process before Run binds it. Run returning first, or no line within a minute
+// on a busy machine, fails the test.
+func servedAddr(t *testing.T, addrs <-chan string, done <-chan error) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	select {
+	case addr := <-addrs:
+		return addr
+	case err := <-done:
+		t.Fatalf("Run returned before serving: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("Run never reported its address")
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return ""
 }
 
 // An embedder serves a host with Run as the command does: the token guards the API, the
@@ -65,18 +71,22 @@ func freeAddr(t *testing.T) string {
 // stops the server and returns.
 func TestRunServesTheHostUntilItsContextEnds(t *testing.T) {
 	h := openHost(t)
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var lines []string
-	done := make(chan error, 1)
+	done, addrs := make(chan error, 1), make(chan string, 1)
 	go func() {
-		done <- serve.Run(ctx, h, serve.Config{Addr: addr, Token: "admin-secret", Logf: func(f string, a ...any) {
+		done <- serve.Run(ctx, h, serve.Config{Addr: "127.0.0.1:0", Token: "admin-secret", Logf: func(f string, a ...any) {
+			line := fmt.Sprintf(f, a...)
 			mu.Lock()
-			lines = append(lines, fmt.Sprintf(f, a...))
+			lines = append(lines, line)
 			mu.Unlock()
+			if addr, ok := strings.CutPrefix(line, "serving on http://"); ok {
+				addrs <- addr
+			}
 		}})
 	}()
+	addr := servedAddr(t, addrs, done)
 	get := func(path, token string) (int, string) {
 		req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
 		if token != "" {

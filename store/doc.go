@@ -28,10 +28,15 @@
 //
 // Entries are kept in append order (entriesorder.go): rowid order, with (session, seq)
 // a unique index, so a write fills the table's last leaf instead of rebalancing one in
-// the middle; an append's entries are one multi-row INSERT (insertrows.go). A run's
-// start reads (its head, its claim state) on a pool of its own that does not map the
-// file (pointreads.go): a mapped connection that reads after another's commit unmaps
-// and maps the whole file again.
+// the middle; an append's entries are one multi-row INSERT (insertrows.go). Sessions
+// have a small integer key given in the order they first write (sessionkeys.go,
+// migration 17): the entries' indexes and runs are keyed by it, not by the random text
+// id, so a new session's rows land at the right edge of each b-tree; the text id stays
+// the public one. A write reads its session's key, last seq and lease (its fence) in one
+// statement. A run's start reads its claim state and its head in one statement
+// (sqliteclaim.go), on a pool of its own that does not map the file (pointreads.go): a
+// mapped connection that reads after another's commit unmaps and maps the whole file
+// again.
 //
 // Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
 // applies the missing ones in order, each in its own write transaction that re-reads the

@@ -107,10 +107,10 @@ func TestEntriesAreKeptInAppendOrder(t *testing.T) {
 	if err != nil || len(h.Transcript) != 3 || h.LastSeq != 3 || h.Transcript[2].Message.Text() != "a three" {
 		t.Fatalf("head of a: %+v %v", h, err)
 	}
-	// (session, seq) is still one row.
+	// (session, seq) is still one row (keyed (sid, seq) since migration 17).
 	e := msgEntry(2, "again")
 	body, _ := json.Marshal(e)
-	_, err = s.db.Exec(`INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES ('a', 2, 'r1', '', 'message', ?)`, body)
+	_, err = s.db.Exec(`INSERT INTO entries (sid, session, seq, run_id, time, kind, body) VALUES ((SELECT sid FROM session_keys WHERE id = 'a'), 'a', 2, 'r1', '', 'message', ?)`, body)
 	if err == nil || !strings.Contains(err.Error(), "UNIQUE") {
 		t.Fatalf("a second row at (a, 2): %v", err)
 	}

@@ -17,21 +17,21 @@ const rowsPerInsert = 16
 var qInsertRows = func() [rowsPerInsert + 1]string {
 	var qs [rowsPerInsert + 1]string
 	for n := 1; n <= rowsPerInsert; n++ {
-		qs[n] = `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)` +
-			strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
+		qs[n] = `INSERT INTO entries (sid, session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?, ?)` +
+			strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, n-1)
 	}
 	return qs
 }()
 
 // insertEntriesTx inserts es, whose seqs the caller checked, in as few statements as
 // rowsPerInsert allows.
-func (w *writer) insertEntriesTx(ctx context.Context, tx *wtx, session string, es []encoded) error {
-	args := make([]any, 0, 6*min(len(es), rowsPerInsert))
+func (w *writer) insertEntriesTx(ctx context.Context, tx *wtx, sid int64, session string, es []encoded) error {
+	args := make([]any, 0, 7*min(len(es), rowsPerInsert))
 	for len(es) > 0 {
 		n := min(len(es), rowsPerInsert)
 		args = args[:0]
 		for _, e := range es[:n] {
-			args = append(args, session, e.seq, e.runID, e.time, e.kind, e.body)
+			args = append(args, sid, session, e.seq, e.runID, e.time, e.kind, e.body)
 		}
 		if _, err := tx.ExecContext(ctx, qInsertRows[n], args...); err != nil {
 			if n == 1 {

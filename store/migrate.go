@@ -28,7 +28,8 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV14ToolCache,
 	migrateV15Attachments,
 	migrateV16EntriesInAppendOrder,
-	migrateTranscripts, // 18 once store/sqlite's per-session key (17) is in
+	migrateV17SessionKeys,
+	migrateTranscripts,
 }
 
 // schemaVersion is the version this code writes.

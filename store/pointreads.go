@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"sync/atomic"
 )
 
 // mmapPragma is the store's memory-mapped reads (up to 1 GiB of the file): a vector
@@ -18,6 +19,7 @@ const mmapPragma = "&_pragma=mmap_size(1073741824)"
 type pointReads struct {
 	db    *sql.DB
 	stmts stmtCache
+	reads atomic.Int64 // statements run, for tests
 }
 
 func openPointReads(dsn string) (*pointReads, error) {
@@ -35,6 +37,7 @@ func (p *pointReads) close() {
 
 // query runs a read with its statement prepared once.
 func (p *pointReads) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	p.reads.Add(1)
 	st, err := p.stmts.get(ctx, p.db, query)
 	if err != nil || st == nil {
 		return p.db.QueryContext(ctx, query, args...)
@@ -44,6 +47,7 @@ func (p *pointReads) query(ctx context.Context, query string, args ...any) (*sql
 
 // queryRow is query for one row.
 func (p *pointReads) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	p.reads.Add(1)
 	st, err := p.stmts.get(ctx, p.db, query)
 	if err != nil || st == nil {
 		return p.db.QueryRowContext(ctx, query, args...)

@@ -28,20 +28,21 @@ type resealTable struct {
 func (s *SQLite) resealEntries(ctx context.Context) (int, int, error) {
 	return s.resealTable(ctx, &resealTable{
 		name:   "entries",
-		start:  []any{"", int64(0)},
-		page:   `SELECT session, seq, body FROM entries WHERE (session, seq) > (?, ?) ORDER BY session, seq LIMIT ?`,
-		one:    `SELECT session, seq, body FROM entries WHERE session = ? AND seq = ?`,
-		update: `UPDATE entries SET body = ? WHERE session = ? AND seq = ? AND CAST(body AS BLOB) IS CAST(? AS BLOB)`,
+		start:  []any{int64(0), int64(0)},
+		page:   `SELECT sid, seq, body, session FROM entries WHERE (sid, seq) > (?, ?) ORDER BY sid, seq LIMIT ?`,
+		one:    `SELECT sid, seq, body, session FROM entries WHERE sid = ? AND seq = ?`,
+		update: `UPDATE entries SET body = ? WHERE sid = ? AND seq = ? AND CAST(body AS BLOB) IS CAST(? AS BLOB) AND session IS ?`,
 		scan: func(rows *sql.Rows) (seal.Row, error) {
+			var sid, seq int64
 			var session string
-			var seq int64
 			var body []byte
-			err := rows.Scan(&session, &seq, &body)
-			return seal.Row{Key: []any{session, seq}, Old: []any{body}}, err
+			err := rows.Scan(&sid, &seq, &body, &session)
+			return seal.Row{Key: []any{sid, seq}, Old: []any{body, session}}, err
 		},
 		reseal: func(r *seal.Row) (bool, error) {
-			body, aad := r.Old[0].([]byte), seal.EntryAAD(r.Key[0].(string), r.Key[1].(int64))
-			return s.resealValue(r, body, aad, "session %q entry %d", r.Key...)
+			session, seq := r.Old[1].(string), r.Key[1].(int64)
+			body, aad := r.Old[0].([]byte), seal.EntryAAD(session, seq)
+			return s.resealValue(r, body, aad, "session %q entry %d", session, seq)
 		},
 	})
 }

@@ -162,7 +162,7 @@ func TestSealedEntriesCannotBeMovedOrDowngraded(t *testing.T) {
 	if _, err := db.Exec(`UPDATE entries SET body = (SELECT body FROM entries WHERE session = 'a') WHERE session = 'b'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES ('a', 2, 'r', '2026-01-01T00:00:00Z', 'message', '{"seq":2,"kind":"message","message":{"role":"user","content":[{"type":"text","text":"forged"}]}}')`); err != nil {
+	if _, err := db.Exec(`INSERT INTO entries (sid, session, seq, run_id, time, kind, body) VALUES ((SELECT sid FROM session_keys WHERE id = 'a'), 'a', 2, 'r', '2026-01-01T00:00:00Z', 'message', '{"seq":2,"kind":"message","message":{"role":"user","content":[{"type":"text","text":"forged"}]}}')`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -189,7 +189,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("load session %q: %w", session, err)
 	}
-	rows, err := s.query(ctx, `SELECT seq, body FROM entries WHERE session = ? ORDER BY seq`, session)
+	rows, err := s.query(ctx, `SELECT seq, body FROM entries WHERE sid = `+sidOf+` ORDER BY seq`, session)
 	if err != nil {
 		return nil, fmt.Errorf("load session %q: %w", session, err)
 	}
@@ -218,7 +218,11 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
-	if err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error { return s.w.saveRunTx(ctx, tx, r) }); err != nil {
+	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
+		_, err := s.w.saveRunTx(ctx, tx, r)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
 	}
 	return nil
@@ -229,7 +233,7 @@ func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, er
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
-	rows, err := s.query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = ? ORDER BY started, id`, session)
+	rows, err := s.query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE sid = `+sidOf+` ORDER BY started, id`, session)
 	if err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
@@ -254,34 +258,6 @@ func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, er
 // SessionInfo summarises a stored session.
 type SessionInfo = loop.SessionInfo
 
-// Sessions lists stored sessions (those with entries or runs), most recently updated
-// first.
-func (s *SQLite) Sessions(ctx context.Context) ([]SessionInfo, error) {
-	if err := s.watch.check(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	rows, err := s.query(ctx, `SELECT s.sid,
-		(SELECT COUNT(*) FROM entries e WHERE e.session = s.sid),
-		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = s.sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = s.sid), '') AS updated,
-		(SELECT COUNT(*) FROM runs r WHERE r.session = s.sid)
-		FROM (SELECT session AS sid FROM entries UNION SELECT session FROM runs) s ORDER BY updated DESC, s.sid`)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	var out []SessionInfo
-	for rows.Next() {
-		var si SessionInfo
-		var updated string
-		if err := rows.Scan(&si.ID, &si.Entries, &updated, &si.Runs); err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		si.Updated = parseTime(updated)
-		out = append(out, si)
-	}
-	return out, rows.Err()
-}
-
 // DeleteSession removes a session's entries and runs in one transaction; a session whose
 // run holds a lease (running now, in this process or another) is refused. It answers
 // once their bytes are gone from the database and its -wal file (erase.go).
@@ -294,7 +270,7 @@ func (s *SQLite) DeleteSession(ctx context.Context, session string) error {
 		if held > 0 {
 			return loop.ErrSessionBusy
 		}
-		for _, q := range []string{`DELETE FROM entries WHERE session = ?`, `DELETE FROM runs WHERE session = ?`, `DELETE FROM feedback WHERE session = ?`,
+		for _, q := range []string{`DELETE FROM entries WHERE sid = ` + sidOf, `DELETE FROM runs WHERE sid = ` + sidOf, `DELETE FROM session_keys WHERE id = ?`, `DELETE FROM feedback WHERE session = ?`,
 			`DELETE FROM attachments WHERE session = ?`, `DELETE FROM session_owners WHERE session = ?`, `DELETE FROM shares WHERE session = ?`, `DELETE FROM tool_cache WHERE session = ?`} {
 			if _, err := tx.ExecContext(ctx, q, session); err != nil {
 				return err

@@ -18,19 +18,34 @@ var _ loop.HeadLoader = (*SQLite)(nil)
 // rows, so SQLite does not step over the events either, and the last event is found
 // from the end of the session's rows. qHeadSince adds the anchor of a cached head
 // (headcache.go): the row at its last seq, with a NULL body, when it still holds the
-// same bytes.
-const (
-	qHead = `SELECT seq, body FROM entries INDEXED BY entries_transcript WHERE session = ? AND seq > ? AND kind <> 'event'
+// same bytes. Their arguments are headArgs'. pad pads each row with NULLs, for a
+// statement that unites them with rows of more columns (qClaimHead).
+func headRows(pad string, since bool) string {
+	q := `SELECT seq, body` + pad + ` FROM entries INDEXED BY entries_transcript WHERE sid = ` + sidOf + ` AND seq > ? AND kind <> 'event'
 UNION ALL
-SELECT seq, body FROM (SELECT seq, body FROM entries WHERE session = ? AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)
-ORDER BY seq`
-	qHeadSince = `SELECT seq, body FROM entries INDEXED BY entries_transcript WHERE session = ? AND seq > ? AND kind <> 'event'
+SELECT seq, body` + pad + ` FROM (SELECT seq, body FROM entries WHERE sid = ` + sidOf + ` AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)`
+	if since {
+		q += `
 UNION ALL
-SELECT seq, body FROM (SELECT seq, body FROM entries WHERE session = ? AND seq > ? AND kind = 'event' ORDER BY seq DESC LIMIT 1)
-UNION ALL
-SELECT seq, NULL FROM entries WHERE session = ? AND seq = ? AND body = ?
-ORDER BY seq`
+SELECT seq, NULL` + pad + ` FROM entries WHERE sid = ` + sidOf + ` AND seq = ? AND body = ?`
+	}
+	return q
+}
+
+var (
+	qHead      = headRows("", false) + ` ORDER BY seq`
+	qHeadSince = headRows("", true) + ` ORDER BY seq`
 )
+
+// headArgs are headRows' arguments for a read after from.
+func headArgs(session string, from HeadSnapshot) []any {
+	since := from.Head.LastSeq
+	args := []any{session, since, session, since}
+	if since > 0 {
+		args = append(args, session, since, from.Anchor)
+	}
+	return args
+}
 
 // LoadHead implements loop.HeadLoader: the session's transcript and where its
 // numberings stand, without its events; of a session loaded before, only what was
@@ -52,42 +67,57 @@ func (s *SQLite) LoadHead(ctx context.Context, session string) (loop.SessionHead
 // loadHead reads the session's head after from, and whether from's anchor held (always
 // true from the zero snapshot).
 func (s *SQLite) loadHead(ctx context.Context, session string, from HeadSnapshot) (loop.SessionHead, bool, error) {
-	since := from.Head.LastSeq
-	q, args := qHead, []any{session, since, session, since}
-	if since > 0 {
-		q, args = qHeadSince, append(args, session, since, from.Anchor)
+	q := qHead
+	if from.Head.LastSeq > 0 {
+		q = qHeadSince
 	}
-	rows, err := s.point.query(ctx, q, args...)
+	rows, err := s.point.query(ctx, q, headArgs(session, from)...)
 	if err != nil {
 		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 	}
 	defer rows.Close()
-	r := NewHeadRead(from)
+	r := headScan{s: s, session: session, from: from, r: NewHeadRead(from)}
 	for rows.Next() {
 		var seq int64
 		var stored []byte
 		if err := rows.Scan(&seq, &stored); err != nil {
 			return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 		}
-		if since > 0 && seq == since {
-			r.Anchored()
-			continue
+		if err := r.add(seq, stored); err != nil {
+			return loop.SessionHead{}, false, err
 		}
-		body, err := s.keys.Open(stored, seal.EntryAAD(session, seq))
-		if err != nil {
-			return loop.SessionHead{}, false, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
-		}
-		e, err := decodeEntry(seq, body)
-		if err != nil {
-			return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
-		}
-		r.Add(e, stored)
 	}
 	if err := rows.Err(); err != nil {
 		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 	}
-	h, anchored := r.Done(s.heads, session)
+	h, anchored := r.r.Done(s.heads, session)
 	return h, anchored, nil
+}
+
+// headScan decodes the rows of a head read after from.
+type headScan struct {
+	s       *SQLite
+	session string
+	from    HeadSnapshot
+	r       *HeadRead
+}
+
+// add takes one row: the anchor (from's last seq) or an entry after it.
+func (h *headScan) add(seq int64, stored []byte) error {
+	if since := h.from.Head.LastSeq; since > 0 && seq == since {
+		h.r.Anchored()
+		return nil
+	}
+	body, err := h.s.keys.Open(stored, seal.EntryAAD(h.session, seq))
+	if err != nil {
+		return fmt.Errorf("load session %q: entry %d: %w", h.session, seq, err)
+	}
+	e, err := decodeEntry(seq, body)
+	if err != nil {
+		return fmt.Errorf("load session %q: %w", h.session, err)
+	}
+	h.r.Add(e, stored)
+	return nil
 }
 
 // migrateV12TranscriptIndex indexes the rows of a session's transcript (its messages

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -19,27 +18,6 @@ func (s *SQLite) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KV
 	return s.appendRun(ctx, r, kv, entries, nil)
 }
 
-// ClaimState implements loop.ClaimAppender: one statement (one read transaction) of
-// indexed reads, whatever the session's history (Runs would read and decode every run).
-func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.ClaimState, error) {
-	var cs loop.ClaimState
-	var ls, lr, lh, li, hb sql.NullString
-	var pid sql.NullInt64
-	err := s.point.queryRow(ctx, qClaimRuns, session, runID, session, session).
-		Scan(&cs.RunUsed, &cs.OpenRuns, &ls, &lr, &pid, &lh, &li, &hb)
-	if err != nil {
-		return cs, fmt.Errorf("claim state of session %q: %w", session, err)
-	}
-	if ls.Valid {
-		cs.Held = true
-		cs.Lease = loop.Lease{SessionID: ls.String, RunID: lr.String, PID: int(pid.Int64), Host: lh.String, Instance: li.String, Heartbeat: parseTime(hb.String)}
-	}
-	return cs, nil
-}
-
-const qClaimRuns = `SELECT EXISTS (SELECT 1 FROM runs WHERE session = ? AND id = ?), EXISTS (SELECT 1 FROM runs WHERE session = ? AND status = ''),
-		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
-
 // claim is a run's claim of its session, made in its first write's transaction.
 type claim struct {
 	lease loop.Lease
@@ -52,7 +30,7 @@ func (s *SQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(lo
 	return s.appendRun(ctx, r, kv, entries, &claim{l, alive})
 }
 
-const qRunExists = `SELECT COUNT(*) FROM runs WHERE session = ? AND id = ?`
+const qRunExists = `SELECT COUNT(*) FROM runs WHERE sid = ` + sidOf + ` AND id = ?`
 
 // claimTx takes c's lease and refuses a run id the session used.
 func claimTx(ctx context.Context, tx *wtx, c *claim, runID string) error {
@@ -93,10 +71,11 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 				}
 			}
 			// Both writes check the run's fence, so the lease goes last.
-			if err := s.w.saveRunTx(ctx, tx, r); err != nil {
+			ws, err := s.w.saveRunTx(ctx, tx, r)
+			if err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
 			}
-			if err := s.w.appendRowsTx(ctx, tx, r.SessionID, es); err != nil { // fenced by saveRunTx
+			if err := s.w.appendRowsTx(ctx, tx, ws, r.SessionID, es); err != nil { // fenced by saveRunTx
 				return err
 			}
 			for i, w := range kv {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -46,10 +45,8 @@ type writeQueue struct {
 // The statements every append and run record runs, prepared when the writer opens (so
 // a schema they do not fit fails the open) and kept in its stmtCache.
 const (
-	qMaxSeq    = `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = ?`
-	qInsert    = `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES (?, ?, ?, ?, ?, ?)`
-	qUpsertRun = `INSERT INTO runs (id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`
+	qUpsertRun = `INSERT INTO runs (sid, id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (sid, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`
 	qDropLease = `DELETE FROM leases WHERE session = ? AND run_id = ?`
 	qLeaseOf   = `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`
 )
@@ -81,7 +78,7 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 		w.close()
 		return nil, err
 	}
-	for _, q := range []string{qMaxSeq, qInsert, qUpsertRun, qDropLease, qLeaseOf} {
+	for _, q := range []string{qWriteState, qNewSessionKey, qInsertRows[1], qUpsertRun, qDropLease, qLeaseOf} {
 		if _, err := w.stmts.get(ctx, conn, q); err != nil {
 			w.close()
 			return nil, fmt.Errorf("prepare %q: %w", q, err)
@@ -217,7 +214,7 @@ type encoded struct {
 	seq               int64
 	runID, time, kind string
 	body              []byte
-	tr                projected // its transcript projection (transcript.go)
+	src               *loop.Entry // the entry (the caller's, for the write's length): its projection is made only by a write that extends it (transcript.go)
 }
 
 func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]encoded, error) {
@@ -228,76 +225,51 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
 		body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
-		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body, tr: projectOf(&e)}
+		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body, src: &entries[i]}
 	}
 	return out, nil
 }
 
-// fenceTx refuses, in the write's transaction, a write whose fence is not the session's
-// lease (loop/fence.go): a writer paused past its lease cannot write after it wakes.
-func (w *writer) fenceTx(ctx context.Context, tx *wtx, session string) error {
-	f, fenced := loop.FenceOf(ctx, session)
-	if !fenced {
-		return nil
-	}
-	var held loop.Lease
-	var hb string
-	err := tx.QueryRowContext(ctx, qLeaseOf, session).
-		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
-	if errors.Is(err, sql.ErrNoRows) {
-		return loop.FenceError(f, held, false)
-	}
-	if err != nil {
-		return err
-	}
-	held.Heartbeat = parseTime(hb)
-	if !held.Same(f) {
-		return loop.FenceError(f, held, true)
-	}
-	return nil
-}
-
 // appendTx inserts encoded entries after the session's last one; the batch must follow
-// it without a gap. A fenced write (fenceTx) is checked first.
+// it without a gap. A fenced write (sessionTx) is checked first.
 func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []encoded) error {
 	if len(es) == 0 {
 		return nil
 	}
-	if err := w.fenceTx(ctx, tx, session); err != nil {
+	ws, err := sessionTx(ctx, tx, session)
+	if err != nil {
 		return err
 	}
-	return w.appendRowsTx(ctx, tx, session, es)
+	return w.appendRowsTx(ctx, tx, ws, session, es)
 }
 
-// appendRowsTx is appendTx in a transaction whose write already checked its fence (one
-// lease read a write, not one a statement).
-func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, session string, es []encoded) error {
+// appendRowsTx is appendTx in a transaction whose write already read the session's
+// write state (sessionTx: one read a write, not one a statement).
+func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, ws writeState, session string, es []encoded) error {
 	if len(es) == 0 {
 		return nil
 	}
-	var last int64
-	if err := tx.QueryRowContext(ctx, qMaxSeq, session).Scan(&last); err != nil {
-		return err
-	}
 	for i, e := range es {
-		if want := last + int64(i) + 1; e.seq != want {
+		if want := ws.last + int64(i) + 1; e.seq != want {
 			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
 		}
 	}
-	if err := w.insertEntriesTx(ctx, tx, session, es); err != nil {
+	if err := w.insertEntriesTx(ctx, tx, ws.sid, session, es); err != nil {
 		return err
 	}
-	return w.appendTranscriptTx(ctx, tx, session, last, es)
+	return w.appendTranscriptTx(ctx, tx, ws, session, es)
 }
 
-func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) error {
-	if err := w.fenceTx(ctx, tx, r.SessionID); err != nil {
-		return err
+// saveRunTx saves a run record, fenced, and returns its session's write state.
+func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) (writeState, error) {
+	ws, err := sessionTx(ctx, tx, r.SessionID)
+	if err != nil {
+		return ws, err
 	}
 	usage, _ := json.Marshal(r.Usage)
-	_, err := tx.ExecContext(ctx, qUpsertRun,
-		r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
-	return err
+	_, err = tx.ExecContext(ctx, qUpsertRun,
+		ws.sid, r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
+	return ws, err
 }
 
 // seqError is an append that does not follow the session's last entry: its message

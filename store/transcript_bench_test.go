@@ -30,7 +30,7 @@ func BenchmarkLoadHeadCold(b *testing.B) {
 			b.ReportAllocs()
 			c0 := processCPU()
 			for b.Loop() {
-				h, r, err := s.readHead(ctx, "s", q)
+				h, r, err := s.readHead(ctx, q, "s", nil, "s")
 				if err != nil || len(h.Transcript) != 801 || (r.chunks > 0) != (from == "projection") || r.why != "" {
 					b.Fatal(fmt.Sprint(len(h.Transcript), r.why, err))
 				}

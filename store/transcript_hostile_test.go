@@ -23,11 +23,11 @@ func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
 	if err := s.Append(ctx, "v", chat("v", 1, 5, "w")...); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, "other", chat("other", 1, 1, "o")...); err != nil {
+	if err := s.Append(ctx, "other", chat("other", 1, lagMin/4, "o")...); err != nil {
 		t.Fatal(err)
 	}
 	var good []byte
-	if err := s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'v' AND chunk = 0`).Scan(&good); err != nil {
+	if err := s.db.QueryRow(`SELECT body FROM transcripts WHERE sid = (SELECT sid FROM session_keys WHERE id = 'v') AND chunk = 0`).Scan(&good); err != nil {
 		t.Fatal(err)
 	}
 	withCRC := fixCRC // damage that keeps the checksum right
@@ -43,13 +43,13 @@ func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
 		"one count less":  fixCRC(append(append(bytes.Clone(good[:8]), good[8]-1, good[9], good[10], good[11]), good[12:]...)),
 		"not sealed for it": func() []byte {
 			var b []byte
-			s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'other'`).Scan(&b)
+			s.db.QueryRow(`SELECT body FROM transcripts WHERE sid = (SELECT sid FROM session_keys WHERE id = 'other')`).Scan(&b)
 			return b
 		}(),
 	}
 	for name, b := range bad {
 		t.Run(name, func(t *testing.T) {
-			if _, err := s.db.Exec(`UPDATE transcripts SET body = ? WHERE session = 'v' AND chunk = 0`, b); err != nil {
+			if _, err := s.db.Exec(`UPDATE transcripts SET body = ? WHERE sid = (SELECT sid FROM session_keys WHERE id = 'v') AND chunk = 0`, b); err != nil {
 				t.Fatal(err)
 			}
 			var log logTo
@@ -59,7 +59,7 @@ func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
 				t.Fatalf("not reported: %q", log.String())
 			}
 			var now []byte
-			s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'v' AND chunk = 0`).Scan(&now)
+			s.db.QueryRow(`SELECT body FROM transcripts WHERE sid = (SELECT sid FROM session_keys WHERE id = 'v') AND chunk = 0`).Scan(&now)
 			if _, err := decodeChunk(now, nil); err != nil {
 				t.Fatalf("not rebuilt: %v", err)
 			}
@@ -106,7 +106,7 @@ func TestTranscriptProjectionIsSealedWhereEntriesAre(t *testing.T) {
 		t.Fatal("not projected in several chunks")
 	}
 	var body []byte
-	s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'z' AND chunk = 0`).Scan(&body)
+	s.db.QueryRow(`SELECT body FROM transcripts WHERE sid = (SELECT sid FROM session_keys WHERE id = 'z') AND chunk = 0`).Scan(&body)
 	if _, ok := seal.Sealed(body); !ok {
 		t.Fatalf("chunk not sealed: %.40q", body)
 	}
@@ -152,7 +152,7 @@ func TestTranscriptProjectionIsResealedWithItsEntries(t *testing.T) {
 	}
 	sameHead(t, coldHead(t, s, "r"), wantHead(t, s, "r"))
 	var body []byte
-	s.db.QueryRow(`SELECT body FROM transcripts WHERE session = 'r' AND chunk = 0`).Scan(&body)
+	s.db.QueryRow(`SELECT body FROM transcripts WHERE sid = (SELECT sid FROM session_keys WHERE id = 'r') AND chunk = 0`).Scan(&body)
 	if id, ok := seal.Sealed(body); !ok || id != keys.Current() {
 		t.Fatalf("rebuilt chunk not sealed under the current key: %.40q", body)
 	}

@@ -14,17 +14,20 @@ import (
 
 // qHeadProjected reads a run's start from the transcript projection, in one statement
 // (one snapshot): the session's chunks in order (tag 0), the row at the seq the chunks
-// end at (1: they must end on a transcript row), the transcript rows after it (2), and
-// the session's last event (3). qHeadEntries is the same without the projection: every
+// end at (1: they must end on a transcript row), the transcript rows after it (2: the
+// projection lags its entries by fewer than lagMin of them, transcript.go), and the
+// session's last event (3). qHeadEntries is the same without the projection: every
 // transcript row, and the last event. No statement counts or steps over the rows the
 // chunks hold: what they hold is the entries' by construction (transcript.go), checked
-// by their checksum or seal, their order and where they end.
+// by their checksum or seal, their order and where they end. Their one argument (?1)
+// is the session's id; qClaimProjected's claim row (sqliteclaim.go) adds ?2.
 var qHeadProjected, qHeadEntries = func() (string, string) {
-	const q = `SELECT 2, seq, body FROM entries INDEXED BY entries_transcript WHERE session = ?1 AND kind <> 'event' AND seq > %[1]s
-UNION ALL SELECT * FROM (SELECT 3, seq, body FROM entries WHERE session = ?1 AND kind = 'event' ORDER BY seq DESC LIMIT 1)`
-	const l = `(SELECT COALESCE(MAX(last_seq), 0) FROM transcripts WHERE session = ?1)`
-	return `SELECT * FROM (SELECT 0, chunk, body FROM transcripts WHERE session = ?1 ORDER BY chunk)
-UNION ALL SELECT 1, seq, body FROM entries WHERE session = ?1 AND seq = ` + l + ` AND kind <> 'event'
+	const sid = `(SELECT sid FROM session_keys WHERE id = ?1)`
+	const q = `SELECT 2, seq, body FROM entries INDEXED BY entries_transcript WHERE sid = ` + sid + ` AND kind <> 'event' AND seq > %[1]s
+UNION ALL SELECT * FROM (SELECT 3, seq, body FROM entries WHERE sid = ` + sid + ` AND kind = 'event' ORDER BY seq DESC LIMIT 1)`
+	const l = `(SELECT COALESCE(MAX(last_seq), 0) FROM transcripts WHERE sid = ` + sid + `)`
+	return `SELECT * FROM (SELECT 0, chunk, body FROM transcripts WHERE sid = ` + sid + ` ORDER BY chunk)
+UNION ALL SELECT 1, seq, body FROM entries WHERE sid = ` + sid + ` AND seq = ` + l + ` AND kind <> 'event'
 UNION ALL ` + fmt.Sprintf(q, l), fmt.Sprintf(q, "0")
 }()
 
@@ -46,24 +49,29 @@ type headRead struct {
 // loadHeadCold is LoadHead of a session no head is kept of: from its projection, or
 // from its entries (the projection then rebuilt) where it is absent or disagrees.
 func (s *SQLite) loadHeadCold(ctx context.Context, session string) (loop.SessionHead, error) {
-	h, r, err := s.readHead(ctx, session, qHeadProjected)
+	h, r, err := s.readHead(ctx, qHeadProjected, session, nil, session)
 	if err != nil {
 		return h, err
 	}
-	switch {
-	case r.why != "":
+	if r.why != "" {
 		s.logger().Warn("store: the transcript projection disagrees with its entries: read from the entries, rebuilt", "session", session, "why", r.why)
-		if h, r, err = s.readHead(ctx, session, qHeadEntries); err != nil {
+		if h, r, err = s.readHead(ctx, qHeadEntries, session, nil, session); err != nil {
 			return h, err
 		}
-		fallthrough
-	case r.chunks == 0 && len(r.more) > 0: // none: a session stored before it, or dropped
-		if err := s.rebuildTranscript(ctx, session, h, r.more); err != nil {
-			s.logger().Warn("store: the transcript projection was not rebuilt", "session", session, "err", err)
-		}
+		s.rebuild(ctx, session, h, r)
+	}
+	return s.adoptCold(ctx, session, h, r), nil
+}
+
+// adoptCold keeps a head read whole as the session's (rebuilding its projection where
+// it has none though lagMin transcript rows or more: a session stored before it, or
+// one whose projection a trigger dropped).
+func (s *SQLite) adoptCold(ctx context.Context, session string, h loop.SessionHead, r headRead) loop.SessionHead {
+	if r.chunks == 0 && len(r.more) >= lagMin {
+		s.rebuild(ctx, session, h, r)
 	}
 	if h.LastSeq == 0 {
-		return h, nil
+		return h
 	}
 	anchor := r.lastEvent
 	for _, row := range []headRow{r.atEnd, lastRow(r.more)} {
@@ -71,7 +79,13 @@ func (s *SQLite) loadHeadCold(ctx context.Context, session string) (loop.Session
 			anchor = row
 		}
 	}
-	return s.heads.adopt(session, h, anchor.body), nil
+	return s.heads.adopt(session, h, anchor.body)
+}
+
+func (s *SQLite) rebuild(ctx context.Context, session string, h loop.SessionHead, r headRead) {
+	if err := s.rebuildTranscript(ctx, session, h, r.more); err != nil {
+		s.logger().Warn("store: the transcript projection was not rebuilt", "session", session, "err", err)
+	}
 }
 
 func lastRow(rows []headRow) headRow {
@@ -81,38 +95,15 @@ func lastRow(rows []headRow) headRow {
 	return rows[len(rows)-1]
 }
 
-// readHead runs q (qHeadProjected or qHeadEntries) and makes the head of its rows. With
-// r.why set the head is not made (the chunks cannot be used).
-func (s *SQLite) readHead(ctx context.Context, session, q string) (loop.SessionHead, headRead, error) {
+// readHead runs q (qHeadProjected, qHeadEntries or qClaimProjected) with args and makes
+// the head of its rows; a row tagged -1 (the claim row) goes to other. With r.why set
+// the head is not made (the chunks cannot be used).
+func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]byte), args ...any) (loop.SessionHead, headRead, error) {
 	var r headRead
 	fail := func(err error) (loop.SessionHead, headRead, error) {
 		return loop.SessionHead{}, r, fmt.Errorf("load session %q: %w", session, err)
 	}
-	rows, err := s.point.query(ctx, q, session)
-	if err != nil {
-		return fail(err)
-	}
-	for rows.Next() {
-		var tag int
-		var seq int64
-		var raw sql.RawBytes // a chunk is decoded from the driver's copy, not a second one
-		if err := rows.Scan(&tag, &seq, &raw); err != nil {
-			rows.Close()
-			return fail(err)
-		}
-		switch tag {
-		case 0:
-			s.addChunk(session, &r, seq, raw)
-		case 1:
-			r.atEnd = headRow{seq, bytes.Clone(raw)}
-		case 2:
-			r.more = append(r.more, headRow{seq, bytes.Clone(raw)})
-		case 3:
-			r.lastEvent = headRow{seq, bytes.Clone(raw)}
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := s.scanHead(ctx, q, session, &r, other, args); err != nil {
 		return fail(err)
 	}
 	if end := lastSeqOf(r.tr); r.why == "" && r.chunks > 0 && (end == 0 || r.atEnd.seq != end) {
@@ -148,6 +139,36 @@ func (s *SQLite) readHead(ctx context.Context, session, q string) (loop.SessionH
 		h.Transcript = nil
 	}
 	return h, r, nil
+}
+
+// scanHead reads q's rows into r (the claim row to other).
+func (s *SQLite) scanHead(ctx context.Context, q, session string, r *headRead, other func([]byte), args []any) error {
+	rows, err := s.point.query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tag int
+		var seq int64
+		var raw sql.RawBytes // a chunk is decoded from the driver's copy, not a second one
+		if err := rows.Scan(&tag, &seq, &raw); err != nil {
+			return err
+		}
+		switch tag {
+		case -1:
+			other(raw)
+		case 0:
+			s.addChunk(session, r, seq, raw)
+		case 1:
+			r.atEnd = headRow{seq, bytes.Clone(raw)}
+		case 2:
+			r.more = append(r.more, headRow{seq, bytes.Clone(raw)})
+		case 3:
+			r.lastEvent = headRow{seq, bytes.Clone(raw)}
+		}
+	}
+	return rows.Err()
 }
 
 // addChunk decodes the next chunk into r.tr, or says in r.why why it cannot.

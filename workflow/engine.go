@@ -107,20 +107,27 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	ctx, cancel := context.WithCancelCause(withOwner(ctx, in.Owner))
 	defer cancel(nil)
 	// A new run's record is written with the lease where the store can (lease.go).
+	key := recordKey(w.Name, in.Owner, in.RunID)
 	var fresh *Record
+	var first *loop.KVWrite
 	if _, ok := e.Store.(leaseKVStore); ok {
-		fresh, _ = w.newRecord(in)
+		if fresh, _ = w.newRecord(in); fresh != nil {
+			if b, err := headJSON(fresh, w.stepIDs(), rowsAt(key, fresh.Started)); err == nil {
+				first = &loop.KVWrite{Namespace: KVNamespace, Key: key, Value: b}
+			}
+		}
 	}
-	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), fresh, cancel) // a new owner per call: two calls in one process are two holders
+	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), first, cancel) // a new owner per call: two calls in one process are two holders
 	if err != nil {
 		return Result{}, fmt.Errorf("workflow %s run %s: %w", w.Name, in.RunID, err)
 	}
 	defer lease.done()
+	var enc recWriter
 	rec, resumed := fresh, false
-	if !created {
-		if rec, resumed, err = e.open(ctx, w, in); err != nil {
-			return Result{}, err
-		}
+	if created {
+		enc.start(key, rowsAt(key, fresh.Started), first.Value, w.stepIDs(), nil, false)
+	} else if rec, resumed, err = e.open(ctx, w, in, key, &enc); err != nil {
+		return Result{}, err
 	}
 	emit(Event{Type: EventWorkflowStarted, Workflow: w.Name, RunID: rec.RunID, Resumed: resumed})
 	if rec.Status == RunCompleted { // nothing left to do: report what is stored
@@ -128,12 +135,14 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 		emit(Event{Type: EventWorkflowFinished, Workflow: w.Name, RunID: rec.RunID, Status: rec.Status, Outputs: rec.Outputs, Error: rec.Error})
 		return Result{Record: rec}, nil
 	}
-	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease}
+	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease, enc: enc}
 	return s.run(ctx)
 }
 
-func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, bool, error) {
-	rec, ok, err := LoadOwnedRecord(ctx, e.Store, w.Name, in.Owner, in.RunID)
+// open reads the run's record under key or stores a new one, and starts enc from what
+// is stored.
+func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput, key string, enc *recWriter) (*Record, bool, error) {
+	rec, h, ok, err := loadStored(ctx, e.Store, w.Name, in.RunID, key, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,12 +150,26 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput) (*Record, b
 		if len(in.Inputs) > 0 && !sameJSON(in.Inputs, rec.Inputs) {
 			return nil, false, fmt.Errorf("workflow %s run %s: %w: a resumed run keeps the inputs it started with", w.Name, in.RunID, ErrInputs)
 		}
+		if h.RowsAt == "" { // a record stored whole: its steps go to rows at its next write
+			enc.start(key, rowsAt(key, rec.Started), nil, nil, rec.Steps, true)
+		} else {
+			enc.start(key, h.RowsAt, nil, h.StepRows, rec.Steps, false)
+		}
 		return rec, true, nil
 	}
 	if rec, err = w.newRecord(in); err != nil {
 		return nil, false, err
 	}
-	return rec, false, saveRecord(ctx, e.Store, rec)
+	at := rowsAt(key, rec.Started)
+	b, err := headJSON(rec, w.stepIDs(), at)
+	if err == nil {
+		err = setAll(ctx, e.Store, []loop.KVWrite{{Namespace: KVNamespace, Key: key, Value: b}})
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("workflow %s run %s: store record: %w", w.Name, in.RunID, err)
+	}
+	enc.start(key, at, b, w.stepIDs(), nil, false)
+	return rec, false, nil
 }
 
 // newRecord is the record of a new run of w with in's inputs (empty is {}), checked.

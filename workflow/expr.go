@@ -233,6 +233,27 @@ func compileValue(v any, item bool, refs func(string) error) (any, error) {
 	return v, nil
 }
 
+// hasTemplate says whether v (compileValue's result) holds a template.
+func hasTemplate(v any) bool {
+	switch x := v.(type) {
+	case template:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if hasTemplate(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasTemplate(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // evalValue is compileValue's result with every template evaluated.
 func evalValue(v any, vars map[string]any) (any, error) {
 	switch x := v.(type) {

@@ -2,13 +2,14 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
 
-// A tool step's record rides on its call's writes (loop.WithRunWrites). The call is a
+// A tool step's record (its row, rows.go) rides on its call's writes (loop.WithRunWrites). The call is a
 // run of its own (the Executor's DirectCall) that writes twice: before the tool runs
 // and at its end. The run's record is stored with the first (the step running) and,
 // when the call succeeded, with the second (the step ok, its output): in the same
@@ -23,26 +24,44 @@ import (
 // stored waits in s.over until finish adopts it. Every write of the record (save)
 // includes s.over, so no later write takes a stored end back.
 
-// save stores the run's record, with the ends stored by calls (s.over). s.mu is held.
+// save stores the run's record, with the ends stored by calls (s.over): what changed
+// since its last write (rows.go), one row at a time. s.mu is held.
 func (s *sched) save(ctx context.Context) error {
 	r := s.snapshot()
-	b, err := s.encode(r)
-	return storeRecord(ctx, s.e.Store, r, b, err)
+	kv, done, err := s.writes(r)
+	if err != nil {
+		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
+	}
+	if err := setAll(ctx, s.e.Store, kv); err != nil {
+		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
+	}
+	done()
+	return nil
 }
 
-// encode is the stored form of r (a snapshot): json.Marshal's bytes, assembled from the
-// steps' kept encodings (encode.go). s.mu is held.
-func (s *sched) encode(r *Record) ([]byte, error) {
-	b, err := s.enc.encode(r)
-	if encodeCheck != nil && err == nil {
-		encodeCheck(r, b)
+// setAll stores kv one by one, in order; the writes land even when the run's context
+// ended: they record how far it got.
+func setAll(ctx context.Context, st loop.SessionStore, kv []loop.KVWrite) error {
+	for _, w := range kv {
+		if err := st.KVSet(context.WithoutCancel(ctx), w.Namespace, w.Key, w.Value); err != nil {
+			return err
+		}
 	}
-	return b, err
+	return nil
+}
+
+// writes are the writes that store r (a snapshot) and their done (rows.go). s.mu is held.
+func (s *sched) writes(r *Record) ([]loop.KVWrite, func(), error) {
+	kv, done, err := s.enc.writes(r)
+	if encodeCheck != nil && err == nil {
+		encodeCheck(r, kv)
+	}
+	return kv, done, err
 }
 
 // encodeCheck, when set (by the package's tests), sees every record the engine stores
-// with the bytes it stores.
-var encodeCheck func(r *Record, b []byte)
+// with the writes that store it.
+var encodeCheck func(r *Record, kv []loop.KVWrite)
 
 // snapshot is the record as it is stored: s.rec with s.over. s.mu is held.
 func (s *sched) snapshot() *Record {
@@ -93,16 +112,17 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 // by the caller).
 func (s *sched) recordKV(change, undo func()) ([]loop.KVWrite, func(error)) {
 	change()
-	b, err := s.encode(s.snapshot())
+	kv, stored, err := s.writes(s.snapshot())
 	if err != nil {
 		undo()
 		s.mu.Unlock()
 		return nil, nil
 	}
-	kv := []loop.KVWrite{{Namespace: KVNamespace, Key: recordKey(s.rec.Workflow, s.rec.Owner, s.rec.RunID), Value: b}}
 	return kv, func(err error) {
 		if err != nil {
 			undo()
+		} else {
+			stored()
 		}
 		s.mu.Unlock()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 type kvRunStore struct {
 	*loop.MemoryStore
 	mu      sync.Mutex
-	writes  []string // "kvset" or "run+kv:STATUS-OF-RECORD:STEP=STATUS" in order
+	writes  []string         // "kvset" or "run+kv:STATUS-OF-RECORD:STEP=STATUS" in order
+	batches [][]loop.KVWrite // the kv of each AppendRunKV
 	appends int
 	cut     int // 0: never
 	dead    bool
@@ -66,16 +68,15 @@ func (s *kvRunStore) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.batches = append(s.batches, kv)
 	for _, w := range kv {
 		if err := s.MemoryStore.KVSet(ctx, w.Namespace, w.Key, w.Value); err != nil {
 			return err
 		}
-		var rec Record
-		_ = json.Unmarshal(w.Value, &rec)
-		for id, st := range rec.Steps {
-			if r.SessionID == StepSession(rec.Workflow, "", rec.RunID, id, -1) {
-				s.writes = append(s.writes, "run+kv:"+string(r.Status)+":"+id+"="+st.Status)
-			}
+		var st StepRecord
+		id := w.Key[strings.LastIndexByte(w.Key, '/')+1:]
+		if w.Namespace == StepsNamespace && json.Unmarshal(w.Value, &st) == nil && strings.HasSuffix(r.SessionID, "~"+id) {
+			s.writes = append(s.writes, "run+kv:"+string(r.Status)+":"+id+"="+st.Status)
 		}
 	}
 	s.appends++

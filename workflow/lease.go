@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -61,6 +60,12 @@ func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func
 	return held, err
 }
 
+// Runs reads nothing: nothing is ever written to a run's own session (RunSession; no
+// surface starts a run in a derived session, host.DerivedPrefix), so HoldSession's check
+// of its runs (a run id used, a dead run to close) would read an empty session: it cost
+// a read transaction a run.
+func (r *recordLease) Runs(context.Context, string) ([]loop.RunRecord, error) { return nil, nil }
+
 func (r *recordLease) RenewLease(ctx context.Context, l loop.Lease) error {
 	return r.ls.RenewLease(ctx, l)
 }
@@ -90,18 +95,14 @@ type runLease struct {
 	once    sync.Once
 }
 
-// holdRun takes the run's lease; fresh (not nil) is the record of a new run, written
-// with the lease on a store that can, unless the run has a record. created says it was.
-func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *Record, lost func(error)) (*runLease, bool, error) {
+// holdRun takes the run's lease; fresh (not nil) is the head of a new run's record,
+// written with the lease on a store that can, unless the run has a record. created says
+// it was.
+func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *loop.KVWrite, lost func(error)) (*runLease, bool, error) {
 	h := &runLease{}
 	st := e.Store
 	if ls, ok := e.Store.(leaseKVStore); ok {
-		h.rl = &recordLease{SessionStore: e.Store, ls: ls}
-		if fresh != nil {
-			if b, err := json.Marshal(fresh); err == nil {
-				h.rl.first = &loop.KVWrite{Namespace: KVNamespace, Key: recordKey(fresh.Workflow, fresh.Owner, fresh.RunID), Value: b}
-			}
-		}
+		h.rl = &recordLease{SessionStore: e.Store, ls: ls, first: fresh}
 		st = h.rl
 	}
 	release, err := loop.HoldSession(ctx, st, session, owner, lost)
@@ -121,14 +122,14 @@ func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *Reco
 // done gives the lease back (once).
 func (h *runLease) done() { h.once.Do(h.release) }
 
-// storeLast stores the run's final record b (r encoded) and gives the lease back: in one
-// transaction on a store that can; else it reports false and does neither.
-func (h *runLease) storeLast(r *Record, b []byte) (bool, error) {
+// storeLast stores the run's final head kv and gives the lease back: in one transaction
+// on a store that can; else it reports false and does neither.
+func (h *runLease) storeLast(kv loop.KVWrite) (bool, error) {
 	if h == nil || h.rl == nil {
 		return false, nil
 	}
 	h.rl.mu.Lock()
-	h.rl.last = &loop.KVWrite{Namespace: KVNamespace, Key: recordKey(r.Workflow, r.Owner, r.RunID), Value: b}
+	h.rl.last = &kv
 	h.rl.mu.Unlock()
 	h.done()
 	h.rl.mu.Lock()
@@ -141,17 +142,30 @@ func (h *runLease) storeLast(r *Record, b []byte) (bool, error) {
 	return true, h.rl.lastErr
 }
 
-// saveLast stores the run's final record: with the lease's release where the store can.
+// saveLast stores the run's final record: its head with the lease's release where the
+// store can (the rows that changed, if any, just before).
 func (s *sched) saveLast(ctx context.Context) error {
 	r := s.snapshot()
-	b, err := s.encode(r)
-	if err == nil {
-		if ok, err := s.lease.storeLast(r, b); ok {
+	kv, done, err := s.writes(r)
+	if err != nil {
+		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
+	}
+	if n := len(kv); n > 0 && kv[n-1].Namespace == KVNamespace {
+		if err := setAll(ctx, s.e.Store, kv[:n-1]); err != nil {
+			return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
+		}
+		if ok, err := s.lease.storeLast(kv[n-1]); ok {
 			if err != nil {
 				return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
 			}
+			done()
 			return nil
 		}
+		kv = kv[n-1:]
 	}
-	return storeRecord(ctx, s.e.Store, r, b, err)
+	if err := setAll(ctx, s.e.Store, kv); err != nil {
+		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
+	}
+	done()
+	return nil
 }

@@ -12,15 +12,16 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// A run's state is one JSON document in the session store's key-value table
-// (loop.SessionStore.KVSet), under the namespace KVNamespace and the key "NAME/RUNID".
-// It is rewritten when a step starts, when an item of a fan-out ends and when a step
-// ends, before the next outside call: what a resumed run finds there is what happened.
+// A run's state is a record in the session store's key-value table
+// (loop.SessionStore.KVSet), under the namespace KVNamespace and the key "NAME/RUNID",
+// each step's part in a row of its own (rows.go). It is written when a step starts, when
+// an item of a fan-out ends and when a step ends, before the next outside call: what a
+// resumed run finds there is what happened.
 // A tool step's start and end are written in its call's own transactions (fold.go), and
 // the run's first and last records in its lease's (lease.go).
 // The tool calls themselves are stored by the tool pipeline, as runs of their own
 // sessions (StepSession: "workflow:NAME[:OWNER]:RUNID~STEP[~ITEM]", owner.go). KV rather than events of a session: a
-// run's record is read and replaced whole by one writer, needs no sequence numbers,
+// run's record is read whole and written by one writer, needs no sequence numbers,
 // and the KV table is already in every store (memory, SQLite, PostgreSQL) with no
 // migration; the per-call events stay where the loop puts them.
 const KVNamespace = "agenthost/workflows"
@@ -92,39 +93,8 @@ func LoadRecord(ctx context.Context, st loop.SessionStore, workflow, runID strin
 // LoadOwnedRecord reads owner's run's record; ok is false when owner has no such run,
 // whoever else has one under that id.
 func LoadOwnedRecord(ctx context.Context, st loop.SessionStore, workflow, owner, runID string) (*Record, bool, error) {
-	return loadKey(ctx, st, workflow, runID, recordKey(workflow, owner, runID))
-}
-
-func loadKey(ctx context.Context, st loop.SessionStore, workflow, runID, key string) (*Record, bool, error) {
-	b, ok, err := st.KVGet(ctx, KVNamespace, key)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, false, fmt.Errorf("workflow %s run %s: stored record is not readable: %w", workflow, runID, err)
-	}
-	if r.Steps == nil {
-		r.Steps = map[string]*StepRecord{}
-	}
-	return &r, true, nil
-}
-
-func saveRecord(ctx context.Context, st loop.SessionStore, r *Record) error {
-	b, err := json.Marshal(r)
-	return storeRecord(ctx, st, r, b, err)
-}
-
-// storeRecord stores b, r encoded (err: the encoding's error).
-func storeRecord(ctx context.Context, st loop.SessionStore, r *Record, b []byte, err error) error {
-	if err != nil {
-		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
-	}
-	// The write must land even when the run's context ended: it records how far it got.
-	if err := st.KVSet(context.WithoutCancel(ctx), KVNamespace, recordKey(r.Workflow, r.Owner, r.RunID), b); err != nil {
-		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
-	}
-	return nil
+	r, _, ok, err := loadStored(ctx, st, workflow, runID, recordKey(workflow, owner, runID), false)
+	return r, ok, err
 }
 
 // RunSummary is a stored run as GET /v1/workflows/{name}/runs lists it.
@@ -158,7 +128,7 @@ func ListRuns(ctx context.Context, st loop.SessionStore, workflow string, limit 
 	out := make([]RunSummary, 0, len(keys))
 	for _, k := range keys {
 		rest := strings.TrimPrefix(k, recordKey(workflow, "", ""))
-		r, ok, err := loadKey(ctx, st, workflow, rest[strings.LastIndexByte(rest, '/')+1:], k)
+		r, _, ok, err := loadStored(ctx, st, workflow, rest[strings.LastIndexByte(rest, '/')+1:], k, true) // the head is the summary
 		if err != nil {
 			return nil, err
 		}

@@ -24,8 +24,12 @@ type sched struct {
 	failed  []string               // steps that failed in this run: nothing new starts after one
 	waiting map[string]bool        // approval steps left waiting in this run
 	over    map[string]*StepRecord // ends stored by their calls, not yet adopted by finish (fold.go)
-	enc     recEncoder             // the steps' kept encodings (encode.go)
-	lease   *runLease              // the run's lease, given back with the final record (lease.go)
+	ready   []func() stepDone      // steps started by startReady, not yet running (launch)
+
+	inputs   any       // s.rec.Inputs decoded (vars), once inputsOK
+	inputsOK bool      // read by the scheduler's goroutine only
+	enc      recWriter // what the run's writes stored (rows.go)
+	lease    *runLease // the run's lease, given back with the final record (lease.go)
 }
 
 type stepDone struct {
@@ -45,7 +49,7 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		if len(s.running) == 0 {
 			break
 		}
-		d := <-s.done
+		d := s.launch()
 		delete(s.running, d.id)
 		if err := s.finish(ctx, d); err != nil {
 			storeErr = err
@@ -152,7 +156,10 @@ func (s *sched) readiness(cs *cstep) (ready bool, skipBy string) {
 // decide settles or starts a ready step: skipped (a dependency or its if), failed (its
 // if does not evaluate), an approval, or started.
 func (s *sched) decide(ctx context.Context, cs *cstep, skipBy string) error {
-	vars := s.vars()
+	var vars map[string]any
+	if usesVars(cs) {
+		vars = s.vars()
+	}
 	if skipBy != "" {
 		return s.settle(ctx, cs, StatusSkipped, nil, "dependency "+skipBy+" was "+s.rec.Steps[skipBy].Status)
 	}
@@ -175,10 +182,20 @@ func (s *sched) decide(ctx context.Context, cs *cstep, skipBy string) error {
 	return s.start(ctx, cs, vars)
 }
 
-// vars is the expressions' activation: the inputs and the ended steps.
+// usesVars says whether anything of cs is evaluated (its if, for_each, arguments,
+// prompt or sub-workflow): a tool step with fixed arguments needs no activation.
+func usesVars(cs *cstep) bool {
+	return cs.cond != nil || cs.forEach != nil || cs.Tool == "" || cs.Workflow != "" || cs.Approval != "" || hasTemplate(cs.args)
+}
+
+// vars is the expressions' activation: the inputs and the ended steps. The inputs are
+// decoded once a run; nothing changes a decoded value (expressions and arguments read it).
 func (s *sched) vars() map[string]any {
-	var inputs any
-	_ = json.Unmarshal(s.rec.Inputs, &inputs)
+	if !s.inputsOK {
+		_ = json.Unmarshal(s.rec.Inputs, &s.inputs)
+		s.inputsOK = true
+	}
+	inputs := s.inputs
 	steps := map[string]any{}
 	for id, r := range s.rec.Steps {
 		if terminal(r) {
@@ -272,11 +289,30 @@ func (s *sched) start(ctx context.Context, cs *cstep, vars map[string]any) error
 	}
 	s.running[cs.ID] = true
 	s.emit(Event{Type: EventStepStarted, Workflow: s.w.Name, RunID: s.rec.RunID, Step: cs.ID, Kind: cs.Kind(), Items: len(items)})
-	go func() {
+	s.ready = append(s.ready, func() stepDone {
 		out, err := s.exec(ctx, cs, vars, items)
-		s.done <- stepDone{id: cs.ID, output: out, err: err}
-	}()
+		return stepDone{id: cs.ID, output: out, err: err}
+	})
 	return nil
+}
+
+// launch runs the steps start made ready and returns the next that ends. A step that is
+// the only one running (a chain's next step) runs on the scheduler's goroutine: nothing
+// else can end while it runs, so there is nothing to wait for but it, and a goroutine of
+// its own would cost its creation, its stack's growth and a wake-up a step. Otherwise
+// each runs in a goroutine of its own and reports on s.done.
+func (s *sched) launch() stepDone {
+	if len(s.ready) == 1 && len(s.running) == 1 {
+		f := s.ready[0]
+		s.ready = s.ready[:0]
+		return f()
+	}
+	for _, f := range s.ready {
+		go func() { s.done <- f() }()
+	}
+	clear(s.ready)
+	s.ready = s.ready[:0]
+	return <-s.done
 }
 
 // finish stores a step's end and reports it.

@@ -133,6 +133,14 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item i
 		if run.Status != loop.StatusCompleted || res.IsError {
 			return nil, &callError{text: res.Text(), err: run.Err}
 		}
+		if item < 0 {
+			s.mu.Lock()
+			end := s.over[cs.ID] // the output its end was stored with (fold.go), decoded once
+			s.mu.Unlock()
+			if end != nil {
+				return end.Output, nil
+			}
+		}
 		return resultValue(res.Structured, res.Text()), nil
 	}
 	p, err := cs.prompt.eval(vars)

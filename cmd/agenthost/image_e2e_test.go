@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,43 +130,38 @@ path = "/data/sessions.db"
 name = "calc"
 wasm = "/plugins/calc.wasm"
 `), 0o644)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	name := strings.ReplaceAll(strings.TrimPrefix(tag, "localhost/agenthost-test:"), ":", "")
 	args := append(containerRuntime(t, tag), "run", "--rm", "--name", "agenthost-test-"+name, "--network", "host", "--read-only")
 	args = append(args, ulimits()...)
 	args = append(args, "-v", conf+":/etc/agenthost:ro", "-v", plugins+":/plugins:ro", "-v", data+":/data", "--tmpfs", "/tmp",
-		tag, "-c", "/etc/agenthost/agent.toml", "serve", "--addr", addr)
+		tag, "-c", "/etc/agenthost/agent.toml", "serve", "--addr", "127.0.0.1:0") // it reports the port it took
 	run := exec.Command("podman", args...)
 	stderr, _ := run.StderrPipe()
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { podman("rm", "-f", "agenthost-test-"+name); run.Wait() })
-	served, log := make(chan bool, 1), &lockedLog{}
+	served, log := make(chan string, 1), &lockedLog{}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			log.add(sc.Text())
-			if strings.Contains(sc.Text(), "serving on") {
-				served <- true
+			if _, base, ok := strings.Cut(sc.Text(), "serving on "); ok {
+				served <- base
 			}
 		}
 		close(served)
 	}()
+	var base string
 	select {
-	case ok := <-served:
-		if !ok {
+	case base = <-served:
+		if base == "" {
 			t.Fatalf("the container did not serve:\n%s", log.String())
 		}
 	case <-time.After(readyBound):
 		t.Fatalf("the container did not serve:\n%s", log.String())
 	}
-	ev := startSSE(t, post(t, "http://"+addr+"/v1/runs", `{"threadId":"i1","runId":"r1","messages":[{"id":"u1","role":"user","content":"what is 6*7?"}]}`))
+	ev := startSSE(t, post(t, base+"/v1/runs", `{"threadId":"i1","runId":"r1","messages":[{"id":"u1","role":"user","content":"what is 6*7?"}]}`))
 	fin := ev.until(t, "RUN_FINISHED")
 	if res := fin["result"].(map[string]any); res["status"] != "completed" || res["text"] != "It is 42." {
 		t.Fatalf("the run in the container ended %v; events %v", fin, types(ev.all))

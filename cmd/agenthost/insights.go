@@ -148,6 +148,12 @@ func printInsights(cmd *cobra.Command, r *insights.Report, since string) {
 			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.2f\n", dash(p.Agent), p.Runs, p.RevisedRuns, p.Revisions, p.MeanRevisions)
 		}
 	}
+	if len(r.Nested) > 0 {
+		fmt.Fprintln(w, "\nAGENT\tNESTED RUNS\tCOST (IN THEIR CALLERS')\tPROMPT TOKENS\tCOMPLETION TOKENS")
+		for _, n := range r.Nested {
+			fmt.Fprintf(w, "%s\t%d\t$%.4f\t%d\t%d\n", dash(n.Agent), n.Runs, n.CostUSD, n.Tokens.Prompt, n.Tokens.Completion)
+		}
+	}
 	if tk := r.Tokens; tk.Prompt+tk.Completion > 0 {
 		fmt.Fprintln(w, "\nPROMPT TOKENS\tCACHED\tCACHE WRITES\tCOMPLETION TOKENS")
 		fmt.Fprintf(w, "%d\t%d\t%d\t%d\n", tk.Prompt, tk.CachedPrompt, tk.CacheWrite, tk.Completion)

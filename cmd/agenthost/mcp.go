@@ -39,7 +39,9 @@ default (stdout carries the protocol only; logs go to stderr); with --http ADDR 
 Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "serve"
 (--token-file or AGENTHOST_TOKEN; without a token, loopback only). No provider is started,
 unless --agent also offers the whole agent as one tool, ask_<agent> (its tool calls that
-need approval are refused: an MCP client cannot answer them). Each declared workflow is
+need approval are refused: an MCP client cannot answer them; a client that sends a
+progressToken is sent the run's tool calls as steps of progress and its model's text as
+result pieces while it works, docs/mcp.md). Each declared workflow is
 the tool workflow_<name> (its inputs schema as the tool's); workflows with prompt steps
 only with --agent. A workflow run left waiting for an approval step is an error naming
 its run id, to decide with the workflow run command.

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -22,11 +23,12 @@ import (
 
 // Server is a running PostgreSQL server.
 type Server struct {
-	dir  string
-	port int
-	cmd  *exec.Cmd
-	uid  *syscall.Credential
-	dbs  atomic.Int64
+	dir    string
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once cmd has exited (its Wait returned)
+	uid    *syscall.Credential
+	dbs    atomic.Int64
 }
 
 // BinDir finds the PostgreSQL binaries (pg_config's bindir, else Debian's versioned
@@ -93,17 +95,35 @@ func start() (*Server, error) {
 	if out, err := s.run(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
+	// postgres binds the port itself, so a free one is picked by binding and closing it;
+	// another process can take it in between, and then postgres exits: pick again.
+	for attempt := 1; ; attempt++ {
+		if s.port, err = pickPort(); err != nil {
+			return nil, err
+		}
+		err = s.launch()
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			return nil, err
+		}
+	}
+}
+
+// pickPort returns a port no one listened on a moment ago (a variable: a test hands out
+// a taken one).
+var pickPort = func() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	s.port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	if err := s.launch(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// errPortTaken is launch's answer when postgres could not bind its port.
+var errPortTaken = errors.New("postgres: port already in use")
 
 // launch starts the postgres process on s's data and port and returns once it accepts
 // connections.
@@ -120,19 +140,51 @@ func (s *Server) launch() error {
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	cmd, exited := s.cmd, make(chan struct{})
+	s.exited = exited
+	go func() { cmd.Wait(); close(exited) }()   // logs is complete once exited is closed
+	deadline := time.Now().Add(2 * time.Minute) // a start on a busy machine, not a wait to measure
 	for {
-		c, err := pgx.Connect(context.Background(), s.url("postgres"))
-		if err == nil {
-			c.Close(context.Background())
+		select {
+		case <-exited:
+			if strings.Contains(logs.String(), "already in use") {
+				return fmt.Errorf("%w (%d):\n%s", errPortTaken, s.port, logs.String())
+			}
+			return fmt.Errorf("postgres exited before accepting connections:\n%s", logs.String())
+		default:
+		}
+		ours, err := s.answers()
+		if ours {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			s.cmd.Process.Kill()
+			cmd.Process.Kill()
+			<-exited
 			return fmt.Errorf("postgres did not accept connections: %v\n%s", err, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond) // polling for readiness, bounded by the deadline
 	}
+}
+
+// answers reports whether s's own server accepts connections on its port: another
+// process's PostgreSQL that took the port first is not it (its data directory differs).
+func (s *Server) answers() (bool, error) {
+	// Bounded: a process that holds the port and never answers must not hang the poll.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, s.url("postgres"))
+	if err != nil {
+		return false, err
+	}
+	defer c.Close(ctx)
+	var dir string
+	if err := c.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return false, err
+	}
+	if want := filepath.Join(s.dir, "data"); dir != want {
+		return false, fmt.Errorf("port %d is another server's (data in %s, ours in %s)", s.port, dir, want)
+	}
+	return true, nil
 }
 
 // Crash stops the server as a crash would: `pg_ctl stop -m immediate` (no checkpoint,
@@ -145,7 +197,7 @@ func (s *Server) Crash(t testing.TB) (restart func()) {
 	if out, err := s.run(filepath.Join(BinDir(), "pg_ctl"), "stop", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w"); err != nil {
 		t.Fatalf("pgtest: pg_ctl stop -m immediate: %v\n%s", err, out)
 	}
-	s.cmd.Wait()
+	<-s.exited
 	return func() {
 		t.Helper()
 		if err := s.launch(); err != nil {
@@ -196,13 +248,11 @@ func Stop() {
 		return
 	}
 	_ = syscall.Kill(-shared.cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { shared.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-shared.exited:
 	case <-time.After(10 * time.Second):
 		_ = syscall.Kill(-shared.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-shared.exited
 	}
 	os.RemoveAll(shared.dir)
 }

@@ -226,30 +226,3 @@ func mcpContent(p loop.Part) mcp.Content {
 	}
 	return &mcp.TextContent{Text: p.Text}
 }
-
-// AddAgent offers the whole agent as one tool, ask_<agent>: its question starts a run
-// (a session of its own) for the request's user (UserFrom), and its final answer is the
-// result; a run that does not complete is an isError result saying how it ended.
-func AddAgent(srv *mcp.Server, h *host.Host) {
-	name := "ask_" + h.Manifest.Agent.Name
-	schema := map[string]any{"type": "object", "required": []string{"question"},
-		"properties": map[string]any{"question": map[string]any{"type": "string", "description": "what to ask the agent"}}}
-	srv.AddTool(&mcp.Tool{Name: name, Description: "Ask the " + h.Manifest.Agent.Name + " agent; it may use its tools. Returns its final answer.",
-		InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var args struct {
-			Question string `json:"question"`
-		}
-		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || args.Question == "" {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Error: want {\"question\": \"...\"}"}}}, nil
-		}
-		res, _ := h.Runner().RunWith(ctx, loop.RunInput{User: UserFrom(ctx), Messages: []loop.Message{loop.UserMessage(args.Question)}}, nil)
-		if res.Status != loop.StatusCompleted || res.Final == nil {
-			msg := fmt.Sprintf("the run ended %s (%s)", res.Status, res.Reason)
-			if res.Err != nil {
-				msg += ": " + res.Err.Error()
-			}
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Final.Text()}}}, nil
-	})
-}

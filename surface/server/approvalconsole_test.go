@@ -74,8 +74,9 @@ f.onload = () => {
 </script></body></html>`
 
 // grantEnv serves a real host (SQLite, the calc Wasm plugin, the rule calc-asks) with
-// users: it returns the server, the host and ana's token.
-func grantEnv(t *testing.T) (*httptest.Server, *host.Host, string, <-chan string) {
+// the user name, and harness at /grant-harness: it returns the server, the host, the
+// user's token and what the harness reports.
+func grantEnv(t *testing.T, name, harness string) (*httptest.Server, *host.Host, string, <-chan string) {
 	dir := t.TempDir()
 	m := writeManifest(t, dir, grantFixture, "", false)
 	f, _ := os.OpenFile(m, os.O_APPEND|os.O_WRONLY, 0)
@@ -86,7 +87,7 @@ func grantEnv(t *testing.T) (*httptest.Server, *host.Host, string, <-chan string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	tok, err := h.AddUser(context.Background(), "ana", access.RoleUser, "test")
+	tok, err := h.AddUser(context.Background(), name, access.RoleUser, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func grantEnv(t *testing.T) (*httptest.Server, *host.Host, string, <-chan string
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, results := serveHarness(t, srv, "/grant-harness", grantHarness, 8)
+	ts, results := serveHarness(t, srv, "/grant-harness", harness, 8)
 	return ts, h, tok, results
 }
 
@@ -113,7 +114,7 @@ func grantStage(t *testing.T, results <-chan string, name string) (thread, dom s
 // from the panel and the store, and the next call asks again. Checked in Chromium
 // against the store; screenshots are written for a reviewer.
 func TestConsoleGivesListsAndRevokesAGrantForMeForNHours(t *testing.T) {
-	ts, h, tok, results := grantEnv(t)
+	ts, h, tok, results := grantEnv(t, "ana", grantHarness)
 	ctx := context.Background()
 	proc := startChromium(t, ts.URL+"/grant-harness#token="+tok+"&session=g-1&prompt=first")
 
@@ -163,7 +164,7 @@ func TestConsoleGivesListsAndRevokesAGrantForMeForNHours(t *testing.T) {
 
 	_, dom = grantStage(t, results, "grants")
 	mustContain(t, "grants", dom,
-		`<tr class="grant" data-id="`+g.ID+`"><td class="allows">calc</td><td class="scope">user</td><td class="for">user `+g.User+`</td><td class="by">`+g.By+`</td>`,
+		`<tr class="grant" data-id="`+g.ID+`"><td class="allows">calc</td><td class="scope">user</td><td class="for" title="`+g.User+`">user ana</td><td class="by" title="`+g.By+`">ana</td>`,
 		`data-at="`+g.Expires.UTC().Format(time.RFC3339Nano)+`"`, `<button class="revoke">Revoke</button>`)
 
 	second, dom := grantStage(t, results, "granted")

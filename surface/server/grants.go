@@ -31,7 +31,8 @@ func (s *Server) grantDoor(w http.ResponseWriter) (grantDoor, bool) {
 }
 
 // handleGrants is GET /v1/approvals/grants: the live grants the caller may see (the
-// host deletes expired ones as it reads them).
+// host deletes expired ones as it reads them), each with the names of its users
+// (grantView).
 func (s *Server) handleGrants(w http.ResponseWriter, r *http.Request) {
 	g, ok := s.grantDoor(w)
 	if !ok {
@@ -43,10 +44,37 @@ func (s *Server) handleGrants(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, http.StatusInternalServerError, "grants: "+err.Error(), err)
 		return
 	}
-	if gs == nil {
-		gs = []loop.Grant{}
+	writeJSON(w, http.StatusOK, map[string]any{"grants": s.grantViews(r.Context(), gs)})
+}
+
+// grantView is a grant as GET /v1/approvals/grants lists it: the grant (its user and
+// giver as ids, as it is kept) with the names of the user it is for and of who gave
+// it, when they are users the server knows (Options.Access). A name is the user's
+// name now; a user since removed, a caller known by a name only (a label, an OIDC
+// subject the store does not keep) or a server without users has none, and the console
+// shows the id.
+type grantView struct {
+	loop.Grant
+	UserName string `json:"user_name,omitempty"`
+	ByName   string `json:"by_name,omitempty"`
+}
+
+// grantViews names the users of gs. The names are a label: a user list that cannot be
+// read leaves them out rather than fail the listing.
+func (s *Server) grantViews(ctx context.Context, gs []loop.Grant) []grantView {
+	names := map[string]string{}
+	if s.opts.Access != nil && len(gs) > 0 {
+		if users, err := s.opts.Access.Users(ctx); err == nil {
+			for _, u := range users {
+				names[u.ID] = u.Name
+			}
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"grants": gs})
+	out := make([]grantView, len(gs))
+	for i, g := range gs {
+		out[i] = grantView{Grant: g, UserName: names[g.User], ByName: names[g.By]}
+	}
+	return out
 }
 
 // handleRevokeGrant is DELETE /v1/approvals/grants/{id}: 204, or 404 for a grant the

@@ -6,6 +6,7 @@
 //    is the AG-UI resume payload the HTTP API reads ({approved, args_hash, scope,
 //    for_rule, hours});
 //  - the Grants panel lists the caller's standing grants (GET /v1/approvals/grants),
+//    the users they are for and who gave them by name (the id as the cell's title),
 //    each revocable (DELETE /v1/approvals/grants/{id});
 //  - a call waiting for the user to connect their account to a per-user MCP server
 //    (input_required with a connect link) offers Connect, which opens the sign-in in a
@@ -85,6 +86,14 @@ function askConnect(id, message, link) {
 }
 
 // ---- the Grants panel ----
+// userCell shows a user by the name the server gave (as text: a name is anyone's to
+// choose), the id in its title; by the id when the server knows no name.
+function userCell(cls, prefix, id, name) {
+  const td = el("td", cls, prefix + (name || id || ""));
+  if (name) td.title = id;
+  return td;
+}
+
 async function showGrants() {
   const box = $("grants"); box.hidden = false;
   for (const p of ["trace", "insights", "memory", "resources", "workflows"]) if ($(p)) $(p).hidden = true;
@@ -106,7 +115,8 @@ async function showGrants() {
       };
       const exp = el("td", "expires", new Date(g.expires).toLocaleString()); exp.dataset.at = g.expires;
       tr.append(el("td", "allows", g.rule ? "rule " + g.rule : g.tool), el("td", "scope", g.scope),
-        el("td", "for", g.scope === "session" ? "session " + g.session : "user " + g.user), el("td", "by", g.by), exp);
+        g.scope === "session" ? el("td", "for", "session " + g.session) : userCell("for", "user ", g.user, g.user_name),
+        userCell("by", "", g.by, g.by_name), exp);
       const td = el("td"); td.appendChild(revoke); tr.appendChild(td);
       list.appendChild(tr);
     }
