@@ -54,6 +54,12 @@ func TestTranscriptProjectionThatIsCorruptFallsBackToTheEntries(t *testing.T) {
 			}
 			var log logTo
 			s.SetLogger(slog.New(slog.NewTextHandler(&log, nil)))
+			// The claim's one statement does not use it either: no head, the run's
+			// LoadHead then reads the entries, reports and rebuilds.
+			s.heads.Drop("v")
+			if cs, err := s.ClaimState(ctx, "v", "run-x"); err != nil || cs.Head != nil {
+				t.Fatalf("claim state from a corrupt projection: %v, head %v", err, cs.Head != nil)
+			}
 			sameHead(t, coldHead(t, s, "v"), wantHead(t, s, "v"))
 			if name != "not sealed for it" && !strings.Contains(log.String(), "transcript projection disagrees with its entries") {
 				t.Fatalf("not reported: %q", log.String())
