@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/agenthost/agenthost/loop"
@@ -118,8 +117,8 @@ func (w *writer) appendTranscriptTx(ctx context.Context, tx *wtx, ws writeState,
 	}
 	src := make([]*loop.Entry, 0, ws.trPending+own)
 	if ws.trPending > 0 {
-		pending, err := w.pendingTx(ctx, tx, ws, session)
-		if err != nil {
+		pending, ok, err := w.pendingTx(ctx, tx, ws, session)
+		if err != nil || !ok {
 			return err
 		}
 		for i := range pending {
@@ -172,31 +171,35 @@ func (w *writer) appendTranscriptTx(ctx context.Context, tx *wtx, ws writeState,
 }
 
 // pendingTx reads and decodes the session's transcript rows after its projection and
-// before the write (at most lagCap of them).
-func (w *writer) pendingTx(ctx context.Context, tx *wtx, ws writeState, session string) ([]loop.Entry, error) {
+// before the write (at most lagCap of them). A row that does not open or decode is not
+// the write's to fail on (ok false: the projection is not extended; a read reports it).
+func (w *writer) pendingTx(ctx context.Context, tx *wtx, ws writeState, session string) (es []loop.Entry, ok bool, err error) {
 	rows, err := tx.QueryContext(ctx, qTranscriptPending, ws.sid, ws.trEnd, ws.last)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
 	out := make([]loop.Entry, 0, ws.trPending)
+	ok = true
 	for rows.Next() {
 		var seq int64
 		var stored []byte
 		if err := rows.Scan(&seq, &stored); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		body, err := w.keys.Open(stored, seal.EntryAAD(session, seq))
 		if err != nil {
-			return nil, fmt.Errorf("entry %d: %w", seq, err)
+			ok = false
+			continue
 		}
 		e, err := decodeEntry(seq, body)
 		if err != nil {
-			return nil, err
+			ok = false
+			continue
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, ok, rows.Err()
 }
 
 // Rebuilding: the chunks are made from the head read (outside the write), and written

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agenthost/agenthost/loop"
@@ -104,4 +105,27 @@ func TestTranscriptProjectionIsExtendedAtLagMin(t *testing.T) {
 		t.Fatalf("claim state: %v, head %v", err, cs.Head)
 	}
 	sameHead(t, *cs.Head, want)
+}
+
+// Hostile: a pending row that does not decode (damaged in the file) does not fail the
+// write that would extend the projection: the write lands, the projection is not
+// extended, and the read reports the damaged entry as it would without a projection.
+func TestTranscriptPendingRowThatDoesNotDecodeLeavesTheWriteStanding(t *testing.T) {
+	s := open(t)
+	es := chat("c", 1, 2, "w") // 9 messages
+	appendOneByOne(t, s, "c", es)
+	if _, err := s.db.Exec(`UPDATE entries SET body = x'7b7b' WHERE session = 'c' AND seq = 1`); err != nil {
+		t.Fatal(err)
+	}
+	more := chat("c", int64(len(es)+1), 2, "x") // 8 more: 17 pending at the last
+	if err := s.Append(context.Background(), "c", more...); err != nil {
+		t.Fatalf("the write failed on an earlier entry: %v", err)
+	}
+	if n := chunkRows(t, s, "c"); n != 0 {
+		t.Fatalf("%d chunks from a transcript with a damaged entry", n)
+	}
+	s.heads.Drop("c")
+	if _, err := s.LoadHead(context.Background(), "c"); err == nil || !strings.Contains(err.Error(), "entry 1") {
+		t.Fatalf("damaged entry not reported: %v", err)
+	}
 }
