@@ -67,7 +67,13 @@
 // (HeadCache, shared with store/postgres), so a chat's next turn reads only the rows
 // its previous turn appended; a kept head is used only while the row at its last seq
 // still holds the bytes it was read with, so a session deleted and written again by
-// another process is read whole.
+// another process is read whole. A head not kept (a session's first run since the
+// process started, by LoadHead or by the claim's one statement) is read from the
+// session's transcript projection (transcript.go): its messages and compactions stored
+// again in chunks that decode without JSON, a prefix that lags the entries by fewer than
+// lagMin of them (extended in the transaction of the write that reaches it; the rows
+// after it are read from the entries), dropped with them (triggers), checked at each
+// read and rebuilt from the entries when absent or different.
 //
 // Reads use memory-mapped I/O (mmap_size, up to 1 GiB of the file): a vector search reads
 // thousands of rows scattered over the file (vectorindex.go), and a read call per page

@@ -29,6 +29,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV15Attachments,
 	migrateV16EntriesInAppendOrder,
 	migrateV17SessionKeys,
+	migrateTranscripts,
 }
 
 // schemaVersion is the version this code writes.

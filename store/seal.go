@@ -31,7 +31,7 @@ func (s *SQLite) useKeys(ctx context.Context, keys *seal.Keys) error {
 			return err
 		}
 	}
-	s.keys, s.mixed = use, mixed
+	s.keys, s.mixed, s.w.keys = use, mixed, use
 	if use != nil {
 		return s.dropVectorIndex(ctx)
 	}

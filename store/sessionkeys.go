@@ -60,9 +60,10 @@ const sidOf = `(SELECT sid FROM session_keys WHERE id = ?)`
 
 const (
 	// qWriteState is what a write reads of its session first, in one statement: its
-	// key, its last seq and its lease (the write's fence).
+	// key, its last seq and its lease (the write's fence), and where its transcript
+	// projection stands (trWriteState, transcript.go).
 	qWriteState = `SELECT k.sid, COALESCE((SELECT MAX(e.seq) FROM entries e WHERE e.sid = k.sid), 0),
-		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat
+		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat, ` + trWriteState + `
 		FROM (SELECT 1) LEFT JOIN session_keys k ON k.id = ? LEFT JOIN leases l ON l.session = ?`
 	// qNewSessionKey keys a new session with the next integer. A key is made in the
 	// transaction that writes the session's first entry or run and deleted with the
@@ -72,9 +73,12 @@ const (
 )
 
 // writeState is what a write knows of its session before writing: its key (sid) and its
-// last entry's seq.
+// last entry's seq, and where its transcript projection stands.
 type writeState struct {
 	sid, last int64
+	// trEnd is the seq the transcript projection ends at (0: none), trPending how many
+	// transcript rows follow it (at most lagCap).
+	trEnd, trPending int64
 }
 
 // sessionTx reads session's write state, refuses a write whose fence is not the
@@ -84,7 +88,7 @@ func sessionTx(ctx context.Context, tx *wtx, session string) (writeState, error)
 	var ws writeState
 	var sid, pid sql.NullInt64
 	var ls, lr, lh, li, hb sql.NullString
-	if err := tx.QueryRowContext(ctx, qWriteState, session, session).Scan(&sid, &ws.last, &ls, &lr, &pid, &lh, &li, &hb); err != nil {
+	if err := tx.QueryRowContext(ctx, qWriteState, session, session).Scan(&sid, &ws.last, &ls, &lr, &pid, &lh, &li, &hb, &ws.trEnd, &ws.trPending); err != nil {
 		return ws, err
 	}
 	if f, fenced := loop.FenceOf(ctx, session); fenced {

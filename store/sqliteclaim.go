@@ -18,6 +18,15 @@ import (
 const claimRow = `SELECT -1, json_array(EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND id = ?), EXISTS (SELECT 1 FROM runs WHERE sid = ` + sidOf + ` AND status = ''),
 		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat) FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?`
 
+// qClaimProjected is the claim row and a cold head (no head kept of the session) read
+// from the transcript projection (qHeadProjected), in one statement: the claim row has
+// tag -1 and its array in the third column.
+const qClaimProjected = `SELECT -1, 0, json_array(EXISTS (SELECT 1 FROM runs WHERE sid = (SELECT sid FROM session_keys WHERE id = ?1) AND id = ?2),
+		EXISTS (SELECT 1 FROM runs WHERE sid = (SELECT sid FROM session_keys WHERE id = ?1) AND status = ''),
+		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat) FROM (SELECT 1) LEFT JOIN leases l ON l.session = ?1
+UNION ALL
+SELECT * FROM (` + "\n" + `%s)`
+
 var (
 	qClaimHead      = claimRow + "\nUNION ALL\n" + headRows("", false) + ` ORDER BY 1`
 	qClaimHeadSince = claimRow + "\nUNION ALL\n" + headRows("", true) + ` ORDER BY 1`
@@ -55,6 +64,9 @@ func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.Cl
 		return cs, fmt.Errorf("claim state of session %q: %w", session, err)
 	}
 	from, cached := s.heads.Get(session)
+	if !cached {
+		return s.claimCold(ctx, session, runID)
+	}
 	q := qClaimHead
 	if cached && from.Head.LastSeq > 0 {
 		q = qClaimHeadSince
@@ -98,5 +110,33 @@ func (s *SQLite) ClaimState(ctx context.Context, session, runID string) (loop.Cl
 	} else {
 		s.heads.Drop(session) // not the session cached: the run reads it whole
 	}
+	return cs, nil
+}
+
+var qClaimCold = fmt.Sprintf(qClaimProjected, qHeadProjected)
+
+// claimCold is ClaimState of a session no head is kept of: its head from the transcript
+// projection, as LoadHead reads it cold (transcriptread.go). Where the projection cannot
+// be used, or a row does not decode, Head is left nil, and the run's LoadHead reads the
+// session from its entries, says why in the log and rebuilds the projection.
+func (s *SQLite) claimCold(ctx context.Context, session, runID string) (loop.ClaimState, error) {
+	var cs loop.ClaimState
+	var claimErr error
+	claimed := false
+	h, r, err := s.readHead(ctx, qClaimCold, session, func(b []byte) {
+		claimed, claimErr = true, decodeClaim(b, &cs)
+	}, session, runID)
+	switch {
+	case !claimed && err != nil:
+		return cs, fmt.Errorf("claim state of session %q: %w", session, err)
+	case !claimed:
+		return cs, fmt.Errorf("claim state of session %q: no claim row", session)
+	case claimErr != nil:
+		return cs, fmt.Errorf("claim state of session %q: %w", session, claimErr)
+	case err != nil || r.why != "":
+		return cs, nil
+	}
+	h = s.adoptCold(ctx, session, h, r)
+	cs.Head = &h
 	return cs, nil
 }

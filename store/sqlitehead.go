@@ -61,8 +61,7 @@ func (s *SQLite) LoadHead(ctx context.Context, session string) (loop.SessionHead
 		}
 		s.heads.Drop(session) // not the session cached: read it whole
 	}
-	h, _, err := s.loadHead(ctx, session, HeadSnapshot{})
-	return h, err
+	return s.loadHeadCold(ctx, session) // from the transcript projection (transcript.go)
 }
 
 // loadHead reads the session's head after from, and whether from's anchor held (always

@@ -40,6 +40,16 @@ func (tx *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *
 	return st.QueryRowContext(ctx, args...)
 }
 
+// QueryContext runs query with args in the transaction (rows to close before the next
+// statement).
+func (tx *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := tx.w.stmts.get(ctx, tx.w.conn, query)
+	if err != nil || st == nil {
+		return tx.w.conn.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 // maxStmts bounds the statements kept on the write connection. Every write's SQL is a
 // constant, but a few build a WHERE from their filters; past the bound a statement is
 // prepared, run and closed as before.

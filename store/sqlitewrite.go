@@ -58,6 +58,7 @@ type writer struct {
 	stmts   stmtCache
 	q       writeQueue
 	commits atomic.Int64 // transactions committed, for tests and diagnostics
+	keys    *seal.Keys   // seals the transcript projection as the entries are (transcript.go)
 	// check, when set, runs before every transaction; its error fails the group
 	// unwritten (the database file gone: unavailable.go).
 	check func() error
@@ -213,6 +214,7 @@ type encoded struct {
 	seq               int64
 	runID, time, kind string
 	body              []byte
+	src               *loop.Entry // the entry (the caller's, for the write's length): its projection is made only by a write that extends it (transcript.go)
 }
 
 func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]encoded, error) {
@@ -223,7 +225,7 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
 		body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
-		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body}
+		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body, src: &entries[i]}
 	}
 	return out, nil
 }
@@ -252,7 +254,10 @@ func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, ws writeState, sessi
 			return &seqError{fmt.Errorf("session %q: append seq %d, want %d (another run writing?)", session, e.seq, want)}
 		}
 	}
-	return w.insertEntriesTx(ctx, tx, ws.sid, session, es)
+	if err := w.insertEntriesTx(ctx, tx, ws.sid, session, es); err != nil {
+		return err
+	}
+	return w.appendTranscriptTx(ctx, tx, ws, session, es)
 }
 
 // saveRunTx saves a run record, fenced, and returns its session's write state.
