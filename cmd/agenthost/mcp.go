@@ -41,7 +41,7 @@ Streamable HTTP at http://ADDR/mcp, with the Host, Origin and token rules of "se
 unless --agent also offers the whole agent as one tool, ask_<agent> (its tool calls that
 need approval are refused: an MCP client cannot answer them; a client that sends a
 progressToken is sent the run's tool calls as steps of progress and its model's text as
-result pieces while it works, docs/mcp.md). Each declared workflow is
+result pieces while it works). Each declared workflow is
 the tool workflow_<name> (its inputs schema as the tool's); workflows with prompt steps
 only with --agent. A workflow run left waiting for an approval step is an error naming
 its run id, to decide with the workflow run command.
