@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,28 +13,9 @@ import (
 // records), with n audit records chained from record 1.
 func v9DB(t *testing.T, n int) (string, []audit.Record) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := dbAtSchema(t, 9)
 	defer db.Close()
 	ctx := context.Background()
-	for v := range 9 {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := migrations[v](ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.Exec(`PRAGMA user_version = 9`); err != nil {
-		t.Fatal(err)
-	}
 	var recs []audit.Record
 	for i := range n {
 		r := audit.Record{Time: time.Now(), Action: audit.ActionRunStart, Actor: "ana", Target: "s/r"}

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,28 +14,8 @@ import (
 // table) holding sessions b and a, two entries each.
 func v15DB(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := dbAtSchema(t, 15)
 	defer db.Close()
-	ctx := context.Background()
-	for v := range 15 {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := migrations[v](ctx, tx); err != nil {
-			t.Fatalf("migration %d: %v", v+1, err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.Exec(`PRAGMA user_version = 15`); err != nil {
-		t.Fatal(err)
-	}
 	for _, session := range []string{"b", "a"} {
 		for _, e := range []loop.Entry{msgEntry(1, session+" one"), msgEntry(2, session+" two")} {
 			body, _ := json.Marshal(e)

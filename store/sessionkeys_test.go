@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,32 +16,14 @@ import (
 // with a run and no entry, and a lease on b.
 func v16DB(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, path := dbAtSchema(t, 16)
 	defer db.Close()
-	ctx := context.Background()
-	for v := range 16 {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := migrations[v](ctx, tx); err != nil {
-			t.Fatalf("migration %d: %v", v+1, err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := db.Exec(q, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	exec(`PRAGMA user_version = 16`)
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i, session := range []string{"b", "a"} {
 		at := now.Add(time.Duration(i) * time.Minute)
