@@ -63,6 +63,23 @@ func Lookup(ctx context.Context, s Store, name string) (User, bool, error) {
 	return User{}, false, nil
 }
 
+// Names maps the present users' ids to their names, for listings that show who a
+// record is for or by (the approval grants of the API, the console and the CLI: one
+// lookup, so they agree). The names are a label: a store without users (s nil) or a
+// user list that cannot be read gives none, and the listing shows the ids.
+func Names(ctx context.Context, s Store) map[string]string {
+	names := map[string]string{}
+	if s == nil {
+		return names
+	}
+	if users, err := s.Users(ctx); err == nil {
+		for _, u := range users {
+			names[u.ID] = u.Name
+		}
+	}
+	return names
+}
+
 // ErrNotOwned is returned by Claim for an object that belongs to someone else. Callers
 // answer it exactly as they answer an object that does not exist, naming neither.
 var ErrNotOwned = errors.New("not found")

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agenthost/agenthost/access"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/spf13/cobra"
@@ -25,21 +26,29 @@ func newApprovalsCmd() *cobra.Command {
 				if err != nil {
 					return failed(err)
 				}
-				shown := append([]loop.Grant{}, gs...)
+				var names map[string]string
+				if as, ok := h.Access(); ok && len(gs) > 0 {
+					names = access.Names(cmd.Context(), as)
+				}
 				if jsonOut {
+					// The API's shape (GET /v1/approvals/grants): the grant with its users' names.
+					shown := make([]grantListed, len(gs))
+					for i, g := range gs {
+						shown[i] = grantListed{Grant: g, UserName: names[g.User], ByName: names[g.By]}
+					}
 					return printJSON(cmd, shown)
 				}
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tSCOPE\tFOR\tALLOWS\tBY\tEXPIRES")
-				for _, g := range shown {
+				for _, g := range gs {
 					who, what := g.Session, "tool "+g.Tool
 					if g.Scope == loop.ScopeUser {
-						who = g.User
+						who = named(names, g.User)
 					}
 					if g.Rule != "" {
 						what = "rule " + g.Rule
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Scope, who, what, g.By, g.Expires.Local().Format(time.DateTime))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Scope, who, what, named(names, g.By), g.Expires.Local().Format(time.DateTime))
 				}
 				return tw.Flush()
 			})
@@ -62,6 +71,23 @@ func newApprovalsCmd() *cobra.Command {
 	grants.AddCommand(list, revoke)
 	cmd.AddCommand(grants)
 	return cmd
+}
+
+// grantListed is a grant as `approvals grants list --json` prints it: as the API lists
+// it, with the names of the user it is for and of who gave it when the store knows them.
+type grantListed struct {
+	loop.Grant
+	UserName string `json:"user_name,omitempty"`
+	ByName   string `json:"by_name,omitempty"`
+}
+
+// named is a user as a listing shows it: the name the store knows for the id, with the
+// id after it, or the id (or label) alone.
+func named(names map[string]string, id string) string {
+	if n := names[id]; n != "" {
+		return n + " (" + id + ")"
+	}
+	return id
 }
 
 // terminalAnswer reads an answer typed at the prompt: y allows the call; s the tool for

@@ -130,13 +130,21 @@ func terminalGrant(t *testing.T, pg bool) {
 // Through the binary: at the terminal, "h 2" allows calc for the run's user for 2
 // hours: the run's second call runs without a question, and so do both calls of a
 // later session of the same user run with --approve none (no one to ask: the grant
-// answers); the grant is listed as ana's, expiring 2 hours after it was given. An "h"
-// with no valid number of hours is a no.
+// answers); the grant is listed as ana's (her id, and her name beside it), expiring 2
+// hours after it was given. An "h" with no valid number of hours is a no.
 func TestE2E_ATerminalGrantForNHoursAnswersTheUsersOtherSessions(t *testing.T) {
 	e := newEnv(t, "", `require_approval = ["calc"]`, [2]string{"scripted", `{"turns": [
 	  {"tool_calls": [{"id": "c1", "name": "calc", "arguments": "{\"expression\": \"1+1\"}"}]},
 	  {"tool_calls": [{"id": "c2", "name": "calc", "arguments": "{\"expression\": \"2+2\"}"}]},
 	  {"expect": {"last_role": "tool"}, "text": "{{result c1}} {{result c2}}"}]}`})
+	if r := e.agenthost(t, "users", "add", "ana"); r.code != 0 {
+		t.Fatalf("users add: exit %d %s", r.code, r.stderr)
+	}
+	var users []struct{ ID, Name string }
+	if r := e.agenthost(t, "users", "list", "--json"); json.Unmarshal([]byte(r.stdout), &users) != nil || len(users) != 1 || users[0].Name != "ana" {
+		t.Fatalf("users list: %s %s", r.stdout, r.stderr)
+	}
+	ana := users[0].ID
 	ask := func(session, answer string) (string, string) {
 		cmd := exec.Command(filepath.Join(binDir, "agenthost"), "-c", e.manifest, "run", "--json", "--user", "ana", "--session", session, "--new", "go")
 		cmd.Dir, cmd.Stdin = e.dir, strings.NewReader(answer)
@@ -162,12 +170,23 @@ func TestE2E_ATerminalGrantForNHoursAnswersTheUsersOtherSessions(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"text":"2 4"`) {
 		t.Fatalf("ana's other session: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	var grants []loop.Grant
+	var grants []struct {
+		loop.Grant
+		UserName string `json:"user_name"`
+		ByName   string `json:"by_name"`
+	}
 	r = e.agenthost(t, "approvals", "grants", "list", "--json")
 	if err := json.Unmarshal([]byte(r.stdout), &grants); err != nil || len(grants) != 1 {
 		t.Fatalf("grants: %v %s %s", err, r.stdout, r.stderr)
 	}
-	if g := grants[0]; g.Scope != "user" || g.User != "ana" || g.By != "ana" || g.Tool != "calc" || g.Expires.Sub(g.Created) != 2*time.Hour {
-		t.Fatalf("grant %+v: want calc for ana for 2 hours", g)
+	if g := grants[0]; g.Scope != "user" || g.User != ana || g.By != ana || g.UserName != "ana" || g.ByName != "ana" ||
+		g.Tool != "calc" || g.Expires.Sub(g.Created) != 2*time.Hour {
+		t.Fatalf("grant %+v: want calc for ana (%s) for 2 hours", g, ana)
+	}
+	// The table names the user beside the id, in the FOR and BY columns.
+	r = e.agenthost(t, "approvals", "grants", "list")
+	if row := strings.Fields(strings.Split(r.stdout, "\n")[1]); len(row) < 8 || row[0] != grants[0].ID || row[1] != "user" ||
+		row[2] != "ana" || row[3] != "("+ana+")" || row[4] != "tool" || row[5] != "calc" || row[6] != "ana" || row[7] != "("+ana+")" {
+		t.Fatalf("grants table:\n%s", r.stdout)
 	}
 }

@@ -62,13 +62,9 @@ type grantView struct {
 // grantViews names the users of gs. The names are a label: a user list that cannot be
 // read leaves them out rather than fail the listing.
 func (s *Server) grantViews(ctx context.Context, gs []loop.Grant) []grantView {
-	names := map[string]string{}
-	if s.opts.Access != nil && len(gs) > 0 {
-		if users, err := s.opts.Access.Users(ctx); err == nil {
-			for _, u := range users {
-				names[u.ID] = u.Name
-			}
-		}
+	var names map[string]string
+	if len(gs) > 0 {
+		names = access.Names(ctx, s.opts.Access)
 	}
 	out := make([]grantView, len(gs))
 	for i, g := range gs {
