@@ -81,7 +81,7 @@ func BenchmarkWarmCall(b *testing.B) {
 func bareExtism(b *testing.B, cfg wazero.RuntimeConfig) {
 	ctx := context.Background()
 	cp, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: fx.goGuest}}},
-		extism.PluginConfig{EnableWasi: true, RuntimeConfig: cfg}, guestImports())
+		extism.PluginConfig{EnableWasi: true, RuntimeConfig: cfg}, guestImports(b, fx.goGuest))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,19 +110,29 @@ func greetDecl() []sandbox.ToolDecl {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}}
 }
 
-// guestImports satisfies the host functions the Go guest imports (kv, create_message,
-// notify_progress, call_meta, notify_logging_message) for the bare extism instance; greet calls none of them.
-func guestImports() []extism.HostFunction {
-	i64 := extism.ValueTypeI64
-	nop := func(context.Context, *extism.CurrentPlugin, []uint64) {}
-	zero := func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) { s[0] = 0 }
-	return []extism.HostFunction{
-		extism.NewHostFunctionWithStack("kv_get", zero, []extism.ValueType{i64}, []extism.ValueType{i64}),
-		extism.NewHostFunctionWithStack("kv_set", nop, []extism.ValueType{i64, i64}, nil),
-		extism.NewHostFunctionWithStack("kv_delete", nop, []extism.ValueType{i64}, nil),
-		extism.NewHostFunctionWithStack("create_message", zero, []extism.ValueType{i64}, []extism.ValueType{i64}),
-		extism.NewHostFunctionWithStack("notify_progress", nop, []extism.ValueType{i64}, nil),
-		extism.NewHostFunctionWithStack("call_meta", zero, nil, []extism.ValueType{i64}),
-		extism.NewHostFunctionWithStack("notify_logging_message", nop, []extism.ValueType{i64}, nil),
+// guestImports satisfies every host function the Go guest imports from extism's user
+// namespace (kv, create_message, create_elicitation, notify_progress, ...) for the bare
+// extism instance, each a stub that returns zeros: greet calls none of them. They are
+// read from the module's own import section, so a host function the guest SDK gains
+// cannot break the comparison again (it did: create_elicitation).
+func guestImports(b *testing.B, wasm []byte) []extism.HostFunction {
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer r.Close(ctx)
+	cm, err := r.CompileModule(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
 	}
+	var out []extism.HostFunction
+	for _, f := range cm.ImportedFunctions() {
+		if mod, name, _ := f.Import(); mod == "extism:host/user" {
+			results := f.ResultTypes()
+			stub := func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) { clear(s[:len(results)]) }
+			out = append(out, extism.NewHostFunctionWithStack(name, stub, f.ParamTypes(), results))
+		}
+	}
+	if len(out) == 0 {
+		b.Fatal("the Go guest imports no user host function: guestImports is out of date")
+	}
+	return out
 }
