@@ -67,10 +67,12 @@ func TestTranscriptProjectionThatDisagreesFallsBackToTheEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	damage := map[string]func(good []byte){
-		"truncated":     func(good []byte) { setChunk(t, s, 0, good[:len(good)/2]) },
-		"empty":         func([]byte) { setChunk(t, s, 0, []byte{}) },
-		"bad checksum":  func(good []byte) { setChunk(t, s, 0, append(bytes.Clone(good[:len(good)-1]), good[len(good)-1]^1)) },
-		"invalid UTF-8": func(good []byte) { setChunk(t, s, 0, crc(bytes.Replace(bytes.Clone(good), []byte("v 3: 2+3?"), []byte("v 3: 2+3\xff"), 1))) },
+		"truncated":    func(good []byte) { setChunk(t, s, 0, good[:len(good)/2]) },
+		"empty":        func([]byte) { setChunk(t, s, 0, []byte{}) },
+		"bad checksum": func(good []byte) { setChunk(t, s, 0, append(bytes.Clone(good[:len(good)-1]), good[len(good)-1]^1)) },
+		"invalid UTF-8": func(good []byte) {
+			setChunk(t, s, 0, crc(bytes.Replace(bytes.Clone(good), []byte("v 3: 2+3?"), []byte("v 3: 2+3\xff"), 1)))
+		},
 		"another session's chunk": func([]byte) {
 			setChunk(t, s, 0, chunkBody(t, s, "other", 0))
 		},
