@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store"
 )
@@ -99,7 +101,8 @@ func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHe
 	for rows.Next() {
 		var tag int
 		var seq int64
-		var chunk, body []byte
+		var chunk pgtype.DriverBytes // decoded before the next row: not copied first
+		var body []byte
 		if err := rows.Scan(&tag, &seq, &chunk, &body); err != nil {
 			rows.Close()
 			return fail(err)
