@@ -257,3 +257,30 @@ func TestTwoProcessesAppendingOneSessionLeaveOneProjection(t *testing.T) {
 		t.Fatalf("the projection disagreed: %s", log)
 	}
 }
+
+// What JSONB keeps of an entry is what the chunk decodes to, for the strings and times
+// JSONB rewrites: invalid UTF-8 (replaced), escapes JSON writes and JSONB does not
+// (<, >, &, U+2028), characters outside the BMP, and times in a zone other than UTC.
+func TestTranscriptProjectionMatchesWhatJSONBKeeps(t *testing.T) {
+	s := open(t, pgtest.Start(t).NewDatabase(t))
+	es := chat("u", 1, 4, "odd")
+	zone := time.FixedZone("", 5*3600+30*60)
+	for i := range es {
+		if m := es[i].Message; m != nil && m.Role == loop.RoleUser {
+			m.Content = []loop.Part{loop.TextPart("bad \xff\xfe <b>&amp;</b> \u2028 \U0001F600 \"q\" \\")}
+			m.Name = "n\xc3"
+			es[i].Time = es[i].Time.In(zone)
+		}
+	}
+	if err := s.Append(context.Background(), "u", es...); err != nil {
+		t.Fatal(err)
+	}
+	if _, last := projection(t, s, "u"); last == 0 {
+		t.Fatal("not projected")
+	}
+	log := logged(s)
+	sameHead(t, coldHead(t, s, "u"), wantHead(t, s, "u"))
+	if log.String() != "" {
+		t.Fatalf("reported: %s", log)
+	}
+}
