@@ -9,4 +9,8 @@
 // transaction. Appends and leases on a session are ordered by a transaction-scoped
 // advisory lock on the session, so two processes appending to one session, or taking
 // its lease, never interleave.
+//
+// Like the SQLite store it keeps a projection of each session's transcript
+// (transcript.go), written in the entries' transaction and never trusted over them: a
+// read checks it against the entries and rebuilds it from them.
 package postgres

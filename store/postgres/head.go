@@ -12,24 +12,19 @@ import (
 
 var _ loop.HeadLoader = (*Store)(nil)
 
-// qHead reads what a run starts from (loop.SessionHead), after seq $2: the session's
-// message and compaction entries (the partial index entries_transcript holds their
-// rows) and its last event, in seq order, in one statement (one snapshot). The other
-// events are neither sent nor decoded. qHeadSince adds the anchor of a cached head
-// (store.HeadCache): the row at its last seq, with a NULL body, when it still holds the
-// same value.
-const (
-	qHead = `SELECT seq, body FROM entries WHERE session = $1 AND seq > $2 AND kind <> 'event'
-UNION ALL
-(SELECT seq, body FROM entries WHERE session = $1 AND seq > $2 AND kind = 'event' ORDER BY seq DESC LIMIT 1)
-ORDER BY seq`
-	qHeadSince = `SELECT seq, body FROM entries WHERE session = $1 AND seq > $2 AND kind <> 'event'
+// qHeadSince reads what a run starts from (loop.SessionHead) after a cached head
+// (store.HeadCache) whose last seq is $2: the session's message and compaction entries
+// after it (the partial index entries_transcript holds their rows), its last event
+// after it, and the cached head's anchor: the row at $2, with a NULL body, when it
+// still holds the same value; in seq order, in one statement (one snapshot). The other
+// events are neither sent nor decoded. A session no head is kept of is read cold, from
+// its transcript projection (transcriptread.go).
+const qHeadSince = `SELECT seq, body FROM entries WHERE session = $1 AND seq > $2 AND kind <> 'event'
 UNION ALL
 (SELECT seq, body FROM entries WHERE session = $1 AND seq > $2 AND kind = 'event' ORDER BY seq DESC LIMIT 1)
 UNION ALL
 SELECT seq, NULL FROM entries WHERE session = $1 AND seq = $2 AND body = $3::jsonb
 ORDER BY seq`
-)
 
 // LoadHead implements loop.HeadLoader: the session's transcript and where its
 // numberings stand, without its events; of a session loaded before, only what was
@@ -42,17 +37,13 @@ func (s *Store) LoadHead(ctx context.Context, session string) (loop.SessionHead,
 		}
 		s.heads.Drop(session) // not the session cached: read it whole
 	}
-	h, _, err := s.loadHead(ctx, session, store.HeadSnapshot{})
-	return h, err
+	return s.loadHeadCold(ctx, session)
 }
 
+// loadHead reads the rows after a cached head (from); false when its anchor did not hold.
 func (s *Store) loadHead(ctx context.Context, session string, from store.HeadSnapshot) (loop.SessionHead, bool, error) {
 	since := from.Head.LastSeq
-	q, args := qHead, []any{session, since}
-	if since > 0 {
-		q, args = qHeadSince, append(args, string(from.Anchor))
-	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.pool.Query(ctx, qHeadSince, session, since, string(from.Anchor))
 	if err != nil {
 		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 	}
@@ -64,7 +55,7 @@ func (s *Store) loadHead(ctx context.Context, session string, from store.HeadSna
 		if err := rows.Scan(&seq, &stored); err != nil {
 			return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 		}
-		if since > 0 && seq == since {
+		if seq == since {
 			r.Anchored()
 			continue
 		}
@@ -83,7 +74,11 @@ func (s *Store) loadHead(ctx context.Context, session string, from store.HeadSna
 
 // decodeEntry opens and decodes a stored entry body, checking it against its row.
 func (s *Store) decodeEntry(session string, seq int64, stored []byte) (loop.Entry, error) {
-	body, err := s.keys.Open(stored, seal.EntryAAD(session, seq))
+	return openEntry(s.keys, session, seq, stored)
+}
+
+func openEntry(keys *seal.Keys, session string, seq int64, stored []byte) (loop.Entry, error) {
+	body, err := keys.Open(stored, seal.EntryAAD(session, seq))
 	if err != nil {
 		return loop.Entry{}, fmt.Errorf("load session %q: entry %d: %w", session, seq, err)
 	}

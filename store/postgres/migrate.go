@@ -162,7 +162,10 @@ CREATE TABLE attachments (
 	size    BIGINT NOT NULL,
 	data    BYTEA  NOT NULL,
 	PRIMARY KEY (session, sha256)
-);`}
+);`,
+	// The transcript projection (transcript.go) and the triggers that drop a session's
+	// whenever one of its entries is deleted or rewritten.
+	migrateTranscripts}
 
 // SchemaVersion is the version this code writes.
 var SchemaVersion = len(migrations)

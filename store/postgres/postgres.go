@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,6 +24,7 @@ type Store struct {
 	keys   *seal.Keys          // nil: nothing is sealed (seal.go)
 	mixed  bool                // keyed, but plain values from before may remain
 	race   func(string)        // tests: runs between Reseal's read of a batch and its writes
+	log    *slog.Logger        // the store's own reports (nil: slog.Default())
 	heads  *store.HeadCache    // the heads last loaded (head.go)
 	index  *store.IndexBuilder // builds the vector indexes searches ask for (memoryindex.go)
 	icache store.IndexCache    // their centroids, decoded
@@ -146,10 +148,12 @@ func appendTx(ctx context.Context, tx pgx.Tx, keys *seal.Keys, session string, e
 	if err := fenceTx(ctx, tx, session); err != nil {
 		return err
 	}
-	var last int64
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM entries WHERE session = $1`, session).Scan(&last); err != nil {
+	own := transcriptCount(entries)
+	ws, err := readWriteState(ctx, tx, session, own)
+	if err != nil {
 		return err
 	}
+	last := ws.last
 	rows := make([][]any, len(entries))
 	for i, e := range entries {
 		if want := last + int64(i) + 1; e.Seq != want {
@@ -165,8 +169,11 @@ func appendTx(ctx context.Context, tx pgx.Tx, keys *seal.Keys, session string, e
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"entries"}, []string{"session", "seq", "run_id", "time", "kind", "body"}, pgx.CopyFromRows(rows)); err != nil {
 		return err
 	}
+	if err := extendTranscriptTx(ctx, tx, keys, session, ws, entries, own); err != nil {
+		return err
+	}
 	// Delivered at commit, to every process listening (Watch).
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, session)
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, session)
 	return err
 }
 

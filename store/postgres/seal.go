@@ -74,5 +74,8 @@ func (s *Store) Reseal(ctx context.Context) (store.ResealStats, error) {
 			return st, fmt.Errorf("reseal %s: %w", t.what, err)
 		}
 	}
+	if err := s.dropStaleTranscripts(ctx); err != nil {
+		return st, fmt.Errorf("reseal the transcript projection: %w", err)
+	}
 	return st, s.setMarker(ctx, seal.MarkerAll)
 }
