@@ -138,13 +138,15 @@ func workflowRows(s samples) []row {
 }
 
 // historyRows are the run start vs history rows: a one-step run on a session of 801 and
-// 81 messages vs one of 9, in CPU (the target's resource), on each store.
+// 81 messages vs one of 9, in CPU (the target's resource), on each store. The target
+// (issue 53) holds for a chat's next turn and for the first run since the process
+// started alike: the second is what a restarted server's first turn pays.
 func historyRows(s samples) []row {
 	var rows []row
 	for _, st := range []struct{ name, label, target string }{
 		{"sqlite", "SQLite, a chat's next turn", "≤ 1.5× (CPU)"}, {"postgres", "PostgreSQL, a chat's next turn (this process's CPU)", "≤ 1.5× (CPU)"},
-		{"memory", "memory store", "–"}, {"sqlite-cold", "SQLite, first run since the process started", "–"},
-		{"postgres-cold", "PostgreSQL, first run since the process started", "–"},
+		{"memory", "memory store", "–"}, {"sqlite-cold", "SQLite, first run since the process started", "≤ 1.5× (CPU)"},
+		{"postgres-cold", "PostgreSQL, first run since the process started (this process's CPU)", "≤ 1.5× (CPU)"},
 	} {
 		base := "BenchmarkRunHistory/" + st.name + "/messages=9"
 		c9 := s.stat(base, "cpu-ns/op").median
