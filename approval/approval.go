@@ -3,6 +3,7 @@ package approval
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -51,7 +52,8 @@ type compiled struct {
 	prg cel.Program
 }
 
-var env = func() *cel.Env {
+// env is built on first use (sync.OnceValue), not at package init.
+var env = sync.OnceValue(func() *cel.Env {
 	e, err := cel.NewEnv(
 		cel.Variable("tool", cel.StringType), cel.Variable("args", cel.DynType),
 		cel.Variable("agent", cel.StringType), cel.Variable("user", cel.StringType),
@@ -64,7 +66,7 @@ var env = func() *cel.Env {
 		panic(err)
 	}
 	return e
-}()
+})
 
 // Compile checks and compiles rules, in order. Its error is an *Error.
 func Compile(rules []Rule) (*Policy, error) {
@@ -86,14 +88,14 @@ func Compile(rules []Rule) (*Policy, error) {
 		if strings.TrimSpace(r.When) == "" {
 			return nil, &Error{i, "when", "a rule needs a condition (when = \"true\" matches every call)"}
 		}
-		ast, iss := env.Compile(r.When)
+		ast, iss := env().Compile(r.When)
 		if iss.Err() != nil {
 			return nil, &Error{i, "when", fmt.Sprintf("%q does not compile: %s", r.When, strings.ReplaceAll(iss.Err().Error(), "\n", " "))}
 		}
 		if t := ast.OutputType(); t != cel.BoolType && t != cel.DynType {
 			return nil, &Error{i, "when", fmt.Sprintf("%q is a %s, not a bool", r.When, t)}
 		}
-		prg, err := env.Program(ast, cel.CostLimit(100_000))
+		prg, err := env().Program(ast, cel.CostLimit(100_000))
 		if err != nil {
 			return nil, &Error{i, "when", err.Error()}
 		}

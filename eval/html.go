@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -14,7 +15,7 @@ import (
 // results, the final answer). Everything from a run is escaped by html/template: a
 // model's answer holding markup shows as text.
 func (r *Report) WriteHTML(w io.Writer) error {
-	return htmlReport.Execute(w, r)
+	return htmlReport().Execute(w, r)
 }
 
 // transcriptLine is one line of a case's transcript.
@@ -48,14 +49,16 @@ func transcript(c Result) []transcriptLine {
 	return out
 }
 
-var htmlReport = template.Must(template.New("report").Funcs(template.FuncMap{
-	"transcript": transcript,
-	"pct":        func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
-	"json": func(v any) string {
-		b, _ := json.Marshal(v)
-		return string(b)
-	},
-}).Parse(`<!doctype html>
+// htmlReport is parsed on first use, not at package init.
+var htmlReport = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"transcript": transcript,
+		"pct":        func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"json": func(v any) string {
+			b, _ := json.Marshal(v)
+			return string(b)
+		},
+	}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agenthost eval: {{.Dataset}}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;padding:0 1em;color:#222}
@@ -79,3 +82,4 @@ cost ${{printf "%.4f" .CostUSD}}, mean {{printf "%.0f" .MeanMS}} ms</p>
 </details>
 {{end}}</body></html>
 `))
+})

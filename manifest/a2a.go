@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"sync"
 )
 
 // A2AAgentConfig is one [[a2a_agents]] entry: a remote agent the agent may call over A2A
@@ -18,14 +19,14 @@ type A2AAgentConfig struct {
 	MaxOutput   Size     `toml:"max_output"` // the answer's bound; default 1MiB
 }
 
-var a2aName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,48}$`)
+var a2aName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,48}$`) })
 
 func (m *Manifest) checkA2A() error {
 	seen := map[string]bool{}
 	for i, a := range m.A2AAgents {
 		key := fmt.Sprintf("a2a_agents[%d]", i)
 		switch {
-		case !a2aName.MatchString(a.Name):
+		case !a2aName().MatchString(a.Name):
 			return m.ErrorAt(key+".name", "name %q: 1-48 letters, digits, _ or -", a.Name)
 		case seen[a.Name]:
 			return m.ErrorAt(key+".name", "duplicate A2A agent %q", a.Name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenthost/agenthost/schedule"
@@ -60,7 +61,7 @@ func (s ScheduleConfig) InputsJSON() json.RawMessage {
 // MaxRecentSessions bounds a schedule's recent_sessions.
 const MaxRecentSessions = 50
 
-var scheduleName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,47}$`)
+var scheduleName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,47}$`) })
 
 // checkSchedules checks [[schedules]] after the agents and workflows they name.
 func (m *Manifest) checkSchedules() error {
@@ -69,7 +70,7 @@ func (m *Manifest) checkSchedules() error {
 		s := &m.Schedules[i]
 		key := fmt.Sprintf("schedules[%d]", i)
 		switch {
-		case !scheduleName.MatchString(s.Name):
+		case !scheduleName().MatchString(s.Name):
 			return m.ErrorAt(key+".name", "name %q: 1-48 lower-case letters, digits, _ or -, starting with a letter or digit", s.Name)
 		case seen[s.Name]:
 			return m.ErrorAt(key+".name", "duplicate schedule %q", s.Name)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -32,7 +33,7 @@ type ToolGroupConfig struct {
 const DefaultGroupRefresh = 15 * time.Minute
 
 // toolName is a name a model may call (the OpenAI-compatible function name rule).
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var toolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // checkToolGroups checks the [tool_groups.NAME] tables and the tools' costs.
 func (m *Manifest) checkToolGroups() error {
@@ -45,7 +46,7 @@ func (m *Manifest) checkToolGroups() error {
 	for _, n := range sortedKeys(m.ToolGroups) {
 		g, key := m.ToolGroups[n], "tool_groups."+n
 		switch {
-		case !toolName.MatchString(n):
+		case !toolName().MatchString(n):
 			return m.ErrorAt(key, "group name %q: the model calls it, so 1 to 64 of letters, digits, _ and -", n)
 		case len(g.Tools) < 2:
 			return m.ErrorAt(key+".tools", "a group needs at least two tools (a group of one is that tool)")

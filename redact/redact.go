@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -38,15 +39,18 @@ type detector struct {
 	valid func(match string) bool // nil: every match
 }
 
-var builtin = map[string]detector{
-	"api_key": {kind: "api_key", re: regexp.MustCompile(`\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})\b`)},
-	"email":   {kind: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
-	"iban":    {kind: "iban", re: regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b`), valid: ibanValid},
-	"card":    {kind: "card", re: regexp.MustCompile(`\b[0-9](?:[ -]?[0-9]){12,18}\b`), valid: luhnValid},
-	// International numbers (+CC …), and North American ones written (555) 123-4567 or
-	// 555-123-4567: a date or a version is neither.
-	"phone": {kind: "phone", re: regexp.MustCompile(`\+[0-9]{1,3}(?:[ .-]?\(?[0-9]{1,4}\)?){2,5}\b|\([0-9]{3}\) ?[0-9]{3}[-. ][0-9]{4}\b|\b[0-9]{3}[-.][0-9]{3}[-.][0-9]{4}\b`)},
-}
+// builtin is compiled on first use, not at package init.
+var builtin = sync.OnceValue(func() map[string]detector {
+	return map[string]detector{
+		"api_key": {kind: "api_key", re: regexp.MustCompile(`\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})\b`)},
+		"email":   {kind: "email", re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
+		"iban":    {kind: "iban", re: regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b`), valid: ibanValid},
+		"card":    {kind: "card", re: regexp.MustCompile(`\b[0-9](?:[ -]?[0-9]){12,18}\b`), valid: luhnValid},
+		// International numbers (+CC …), and North American ones written (555) 123-4567 or
+		// 555-123-4567: a date or a version is neither.
+		"phone": {kind: "phone", re: regexp.MustCompile(`\+[0-9]{1,3}(?:[ .-]?\(?[0-9]{1,4}\)?){2,5}\b|\([0-9]{3}\) ?[0-9]{3}[-. ][0-9]{4}\b|\b[0-9]{3}[-.][0-9]{3}[-.][0-9]{4}\b`)},
+	}
+})
 
 // Redactor is the guardrail.
 type Redactor struct {
@@ -86,11 +90,11 @@ func New(c Config) (*Redactor, error) {
 	}
 	for _, k := range Kinds { // in detection order, whatever order the manifest gives
 		if slices.Contains(kinds, k) {
-			r.detectors = append(r.detectors, builtin[k])
+			r.detectors = append(r.detectors, builtin()[k])
 		}
 	}
 	for _, k := range kinds {
-		if _, ok := builtin[k]; !ok {
+		if _, ok := builtin()[k]; !ok {
 			return nil, fmt.Errorf("redact.kinds: unknown kind %q (want %s)", k, strings.Join(Kinds, ", "))
 		}
 	}

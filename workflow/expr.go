@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -18,9 +19,11 @@ import (
 // Expressions are CEL over four variables: inputs (the run's inputs), steps (a map from
 // step id to {"output": …, "status": …} of the steps that ended), and, in a for_each
 // step's arguments and prompt, item and index. JSON numbers are CEL doubles.
+// Both environments are built on first use, not at package init: a process that never
+// compiles an expression (most commands) does not pay for them.
 var (
-	envPlain = mustEnv(false)
-	envItem  = mustEnv(true)
+	envPlain = sync.OnceValue(func() *cel.Env { return mustEnv(false) })
+	envItem  = sync.OnceValue(func() *cel.Env { return mustEnv(true) })
 )
 
 func mustEnv(item bool) *cel.Env {
@@ -41,9 +44,9 @@ func mustEnv(item bool) *cel.Env {
 
 // compileExpr parses and checks one CEL expression.
 func compileExpr(expr string, item bool) (cel.Program, error) {
-	env := envPlain
+	env := envPlain()
 	if item {
-		env = envItem
+		env = envItem()
 	}
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {

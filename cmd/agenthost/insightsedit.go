@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -25,7 +26,7 @@ type edit struct {
 }
 
 // toolName is a tool's name as a manifest table's bare key may hold it.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var toolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // editFor turns a suggestion, completed by the user's flags, into its edit of data (the
 // manifest's text, which h.Manifest was loaded from).
@@ -58,7 +59,7 @@ func editFor(s insights.Suggestion, h *host.Host, data []byte, f applyFlags) (ed
 func fallbackEdit(s insights.Suggestion, m *manifest.Manifest, data []byte, f applyFlags) (edit, error) {
 	var e edit
 	var err error
-	if !toolName.MatchString(s.Target) {
+	if !toolName().MatchString(s.Target) {
 		return e, failed(fmt.Errorf("tool %q cannot be named in a table key: change agent.toml by hand", s.Target))
 	}
 	switch {
@@ -68,7 +69,7 @@ func fallbackEdit(s insights.Suggestion, m *manifest.Manifest, data []byte, f ap
 			{"name", "insights-disable-" + s.Target}, {"when", fmt.Sprintf("tool == %q", s.Target)}, {"decision", "deny"},
 			{"reason", fmt.Sprintf("%s is turned off: it failed too often (insights apply %s)", s.Target, s.ID)}})
 	case f.fallback != "":
-		if !toolName.MatchString(f.fallback) || f.fallback == s.Target {
+		if !toolName().MatchString(f.fallback) || f.fallback == s.Target {
 			return e, usage(fmt.Errorf("--fallback %q: want another tool's name", f.fallback))
 		}
 		if t, ok := m.Tools[s.Target]; ok && len(t.Fallback) > 0 {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agenthost/agenthost/jsbundle"
 	"github.com/agenthost/agenthost/plugins/sdk"
@@ -33,7 +34,7 @@ var jsScaffoldLangs = []string{"ts", "js"}
 
 // pluginName is what a tool name may be for every provider (OpenAI's function names are
 // [a-zA-Z0-9_-]{1,64}) and what every template can carry in source and file names.
-var pluginName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+var pluginName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`) })
 
 func newNewCmd() *cobra.Command {
 	var dir string
@@ -62,7 +63,7 @@ test.sh calls the tool.`,
 			if all := append(slices.Clone(scaffoldLangs), jsScaffoldLangs...); !containsString(all, lang) {
 				return usage(fmt.Errorf("no template for %q (want %s)", lang, strings.Join(all, ", ")))
 			}
-			if !pluginName.MatchString(name) {
+			if !pluginName().MatchString(name) {
 				return usage(fmt.Errorf("plugin name %q: use lower-case letters, digits and _, starting with a letter (at most 48)", name))
 			}
 			if dir == "" {

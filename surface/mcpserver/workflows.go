@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // toolNameRE is what MCP clients accept as a tool name.
-var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) })
 
 // AddWorkflows offers each declared workflow as a tool, workflow_NAME, whose input schema
 // is the workflow's inputs schema. A call runs the workflow on the host's engine (the
@@ -31,7 +32,7 @@ func AddWorkflows(srv *mcp.Server, h *host.Host, withAgent bool) (skipped []stri
 		w, _ := h.Manifest.Workflow(name)
 		tool := "workflow_" + name
 		switch {
-		case !toolNameRE.MatchString(tool):
+		case !toolNameRE().MatchString(tool):
 			skipped = append(skipped, fmt.Sprintf("%s: not a valid MCP tool name", tool))
 			continue
 		case w.UsesAgent() && !withAgent:
