@@ -335,3 +335,59 @@ func TestL21_AWorkflowRunsLastWriteRidesOnACallOnlyWhenThatCallEndsTheRun(t *tes
 		})
 	}
 }
+
+// ReleaseLeaseWrite gives back, in a run write of another session, only the lease it
+// names: another owner's lease on that session stays, and the write lands; a release
+// write whose value is not a lease of its session fails the whole write, which stores
+// nothing; and the release is never stored as a key-value pair.
+func TestReleaseLeaseWrite_GivesBackOnlyItsOwnLeaseAndIsNeverAPair(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	alive := func(l loop.Lease) bool { return l.Alive(time.Now()) }
+	mine := loop.Lease{SessionID: "wf", RunID: "a", PID: 2, Host: "elsewhere", Instance: "i1", Heartbeat: time.Now().UTC()}
+	other := loop.Lease{SessionID: "wf", RunID: "b", PID: 3, Host: "elsewhere", Instance: "i2", Heartbeat: time.Now().UTC()}
+	call := func(id string, kv ...loop.KVWrite) error {
+		now := time.Now().UTC()
+		m := loop.UserMessage("x")
+		return s.AppendRunKV(ctx, loop.RunRecord{ID: id, SessionID: "call-" + id, Started: now}, kv,
+			loop.Entry{Seq: 1, Kind: loop.EntryMessage, RunID: id, Time: now, Message: &m})
+	}
+	row := loop.KVWrite{Namespace: "ns", Key: "k", Value: []byte("v")}
+	if _, err := s.AcquireLease(ctx, other, alive); err != nil {
+		t.Fatal(err)
+	}
+	if err := call("r1", row, s.ReleaseLeaseWrite(mine)); err != nil {
+		t.Fatalf("a release of a lease not held failed the write: %v", err)
+	}
+	if l, held, _ := s.Lease(ctx, "wf"); !held || !l.Same(other) {
+		t.Fatalf("another owner's lease was given back: %+v held=%v", l, held)
+	}
+	if v, ok, _ := s.KVGet(ctx, "ns", "k"); !ok || string(v) != "v" {
+		t.Fatalf("the write's pair: %q %v", v, ok)
+	}
+	bad := loop.KVWrite{Namespace: leaseDropNamespace, Key: "wf", Value: []byte(`{"session_id":"elsewhere"}`)}
+	if err := call("r2", loop.KVWrite{Namespace: "ns", Key: "k2", Value: []byte("v")}, bad); err == nil {
+		t.Fatal("a release naming another session was taken")
+	}
+	if _, ok, _ := s.KVGet(ctx, "ns", "k2"); ok {
+		t.Fatal("a refused write stored its pair")
+	}
+	if runs, _ := s.Runs(ctx, "call-r2"); len(runs) != 0 {
+		t.Fatalf("a refused write stored its run: %+v", runs)
+	}
+	if err := s.ReleaseLease(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AcquireLease(ctx, mine, alive); err != nil {
+		t.Fatal(err)
+	}
+	if err := call("r3", s.ReleaseLeaseWrite(mine)); err != nil {
+		t.Fatal(err)
+	}
+	if _, held, _ := s.Lease(ctx, "wf"); held {
+		t.Fatal("the lease named was not given back")
+	}
+	if _, ok, _ := s.KVGet(ctx, leaseDropNamespace, "wf"); ok {
+		t.Fatal("a release was stored as a key-value pair")
+	}
+}
