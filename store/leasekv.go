@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -73,6 +74,41 @@ func (s *SQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.KVWri
 		return fmt.Errorf("release lease of session %q: %w", l.SessionID, err)
 	}
 	return nil
+}
+
+// A lease given back in another session's write. A workflow run's final record rides on
+// its last step's call's end (workflow/lease.go): the call's write (AppendRunKV) carries
+// the run's head and, with ReleaseLeaseWrite, the run session's lease, given back in
+// the same transaction. What is durable is what ReleaseLeaseKV makes durable, with the
+// call's end: the record and the release land together, or neither does.
+
+// leaseDropNamespace marks a write among a run's key-value writes (AppendRunKV,
+// AppendRunClaim) that is no key-value pair: it gives back the lease its value names.
+// Only those writes read it (leaseDropTx); KVSet stores any namespace as it is.
+const leaseDropNamespace = "agenthost/lease-release"
+
+// ReleaseLeaseWrite is the write that gives l back in the transaction of the run write
+// (AppendRunKV) that carries it. A lease the session no longer holds is left as it is
+// and the write lands (as ReleaseLeaseKV stores its value when the lease was lost).
+func (s *SQLite) ReleaseLeaseWrite(l loop.Lease) loop.KVWrite {
+	b, _ := json.Marshal(l) // a Lease always encodes
+	return loop.KVWrite{Namespace: leaseDropNamespace, Key: l.SessionID, Value: b}
+}
+
+// leaseDropTx gives back the lease w names when w is a ReleaseLeaseWrite (ok true);
+// any other write is not its (ok false).
+func leaseDropTx(ctx context.Context, tx *wtx, w loop.KVWrite) (ok bool, err error) {
+	if w.Namespace != leaseDropNamespace {
+		return false, nil
+	}
+	var l loop.Lease
+	if err := json.Unmarshal(w.Value, &l); err != nil || l.SessionID != w.Key {
+		return true, fmt.Errorf("release lease of session %q: not a lease release (%v)", w.Key, err)
+	}
+	if _, err := tx.ExecContext(ctx, qDropOwned, l.SessionID, l.RunID, l.Instance, l.PID); err != nil {
+		return true, fmt.Errorf("release lease of session %q: %w", l.SessionID, err)
+	}
+	return true, nil
 }
 
 // sealKV is kv's value as the table keeps it (sealed when the store has keys).

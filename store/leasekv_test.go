@@ -55,8 +55,9 @@ func chain3(t *testing.T) *workflow.Workflow {
 }
 
 // A workflow run's lease rides on its record's first and last writes: a run of three tool
-// steps is two commits of its own (the lease with the new record, the final record with
-// the release) and each step its call's two, eight in all; it was ten.
+// steps is one commit of its own (the lease with the new record) and each step its
+// call's two, the last call's end carrying the final record and the lease's release:
+// seven in all; it was ten, then eight.
 func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
@@ -67,11 +68,14 @@ func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T)
 	if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
 		t.Fatalf("%v %+v", err, res.Record)
 	}
-	if got := s.w.commits.Load() - before; got != 8 {
-		t.Fatalf("a workflow run of 3 tool steps committed %d times, want 8 (2 for the run, 2 a step)", got)
+	if got := s.w.commits.Load() - before; got != 7 {
+		t.Fatalf("a workflow run of 3 tool steps committed %d times, want 7 (1 for the run, 2 a step)", got)
 	}
 	if _, held, err := s.Lease(ctx, workflow.RunSession("chain", "", "r1")); err != nil || held {
 		t.Fatalf("the run's lease was not given back with its final record: held=%v %v", held, err)
+	}
+	if _, ok, _ := s.KVGet(ctx, leaseDropNamespace, workflow.RunSession("chain", "", "r1")); ok {
+		t.Fatal("the lease's release was stored as a key-value pair")
 	}
 	rec, ok, err := workflow.LoadRecord(ctx, s, "chain", "r1")
 	if err != nil || !ok || rec.Status != workflow.RunCompleted || rec.Outputs["out"] != "a-b-c" || calls.Load() != 3 {
@@ -205,19 +209,33 @@ func (d *dyingSQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.
 	return d.do("releasekv", func() error { return d.SQLite.ReleaseLeaseKV(ctx, l, kv) })
 }
 
-// A process killed right after the write that took a run's lease with its new record,
-// or right before the write that stores its final record with the release, loses
-// nothing: a new process resumes the run from what is stored (its inputs included), calls
-// no step's tool a second time and completes it; the killed run's Run reports that its
-// final record was not stored.
+// A process killed right after the write that took a run's lease with its new record
+// loses nothing: a new process resumes the run from what is stored (its inputs
+// included), calls no step's tool a second time and completes it. Killed right before
+// the last step's call's end (which carries the step's end, the final record and the
+// release), the call's result is not stored, so the resume makes that call again (at
+// least once, as for any call whose end was not stored) and no other; killed right after
+// it, the run is stored completed, its lease given back, and a resume calls nothing.
 func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *testing.T) {
+	ends := func(n int) func(string) bool { // the n-th call end (AppendRunKV)
+		var seen int
+		return func(k string) bool {
+			if k == "appendrunkv" {
+				seen++
+			}
+			return k == "appendrunkv" && seen == n
+		}
+	}
 	for _, tc := range []struct {
 		name        string
 		kill, after func(kind string) bool
-		calls       int64 // tool calls before the kill
+		calls       int64  // tool calls before the kill
+		stored      string // the run's status stored at the kill
+		total       int64  // tool calls in all, with the resume's
 	}{
-		{"after the lease and the new record", nil, func(k string) bool { return k == "acquirekv" }, 0},
-		{"before the final record and the release", func(k string) bool { return k == "releasekv" }, nil, 3},
+		{"after the lease and the new record", nil, func(k string) bool { return k == "acquirekv" }, 0, workflow.RunRunning, 3},
+		{"before the last call's end with the final record and the release", ends(3), nil, 3, workflow.RunRunning, 4},
+		{"after the last call's end with the final record and the release", nil, ends(3), 3, workflow.RunCompleted, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
@@ -226,15 +244,15 @@ func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *tes
 			d := &dyingSQLite{SQLite: s, kill: tc.kill, after: tc.after}
 			e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
 			res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "k1", Inputs: json.RawMessage(`{"n":1}`)}, nil)
-			if !errors.Is(err, errKilled) || calls.Load() != tc.calls { // its final record could not be stored
+			if completed := tc.stored == workflow.RunCompleted; completed != (err == nil) || (err != nil && !errors.Is(err, errKilled)) || calls.Load() != tc.calls {
 				t.Fatalf("the killed run: %v %+v, %d calls", err, res.Record, calls.Load())
 			}
 			rec, ok, err := workflow.LoadRecord(ctx, s, "chain", "k1")
-			if err != nil || !ok || rec.Status != workflow.RunRunning || string(rec.Inputs) != `{"n":1}` {
+			if err != nil || !ok || rec.Status != tc.stored || string(rec.Inputs) != `{"n":1}` {
 				t.Fatalf("stored at the kill: %+v ok=%v %v", rec, ok, err)
 			}
-			if _, held, _ := s.Lease(ctx, workflow.RunSession("chain", "", "k1")); !held {
-				t.Fatal("the killed process's lease is not in the file")
+			if _, held, _ := s.Lease(ctx, workflow.RunSession("chain", "", "k1")); held != (tc.stored == workflow.RunRunning) {
+				t.Fatalf("the killed process's lease in the file: %v", held)
 			}
 			// A new process on the same file; the dead one's lease is taken over.
 			var calls2 atomic.Int64
@@ -243,12 +261,133 @@ func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *tes
 			if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
 				t.Fatalf("resume: %v %+v", err, res.Record)
 			}
-			if got := calls.Load() + calls2.Load(); got != 3 {
-				t.Fatalf("join called %d times in all, want 3 (each step once)", got)
+			if got := calls.Load() + calls2.Load(); got != tc.total {
+				t.Fatalf("join called %d times in all, want %d", got, tc.total)
 			}
 			if _, held, _ := s.Lease(ctx, workflow.RunSession("chain", "", "k1")); held {
 				t.Fatal("the resumed run did not give its lease back")
 			}
 		})
+	}
+}
+
+// The final record rides on the last call only when that call ends the run: a run
+// whose last two steps run side by side, or whose last step fails, stores its final
+// record and gives the lease back in a commit of its own, as before, and what it
+// stores is the same.
+func TestL21_AWorkflowRunsLastWriteRidesOnACallOnlyWhenThatCallEndsTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		steps  []workflow.Step
+		status string
+		own    int64 // commits of the run's own
+	}{
+		{"two last steps side by side", []workflow.Step{
+			{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
+			{ID: "b", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "b"}}},
+			{ID: "c", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "c"}}},
+		}, workflow.RunCompleted, 2},
+		{"a last step that fails", []workflow.Step{
+			{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
+			{ID: "b", Tool: "join", Arguments: map[string]any{"words": "${steps.a.output}"}},
+		}, workflow.RunFailed, 4}, // the lease, the refused call's write, the failed step's end, the final record
+		{"a chain", []workflow.Step{
+			{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
+			{ID: "b", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "b"}}},
+		}, workflow.RunCompleted, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			var calls atomic.Int64
+			w, err := workflow.Compile("wf", workflow.Definition{Steps: tc.steps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+			before := s.w.commits.Load()
+			res, err := e.Run(ctx, w, workflow.RunInput{RunID: "r"}, nil)
+			if err != nil || res.Record.Status != tc.status {
+				t.Fatalf("%v %+v", err, res.Record)
+			}
+			commits := s.w.commits.Load() - before
+			var callCommits int64
+			for _, st := range tc.steps {
+				if _, ok := st.Arguments["words"].([]any); ok {
+					callCommits += 2
+				}
+			}
+			if got := commits - callCommits; got != tc.own {
+				t.Fatalf("the run committed %d times besides its calls' successful ends, want %d", got, tc.own)
+			}
+			if _, held, err := s.Lease(ctx, workflow.RunSession("wf", "", "r")); err != nil || held {
+				t.Fatalf("the run's lease was not given back: held=%v %v", held, err)
+			}
+			rec, ok, err := workflow.LoadRecord(ctx, s, "wf", "r")
+			if err != nil || !ok || rec.Status != tc.status || !rec.Ended.Equal(res.Record.Ended) || len(rec.Outputs) != len(res.Record.Outputs) {
+				t.Fatalf("stored %+v (%v), returned %+v", rec, err, res.Record)
+			}
+			for id, r := range res.Record.Steps {
+				if got := rec.Steps[id]; got == nil || got.Status != r.Status || !got.Ended.Equal(r.Ended) {
+					t.Fatalf("step %s stored %+v, returned %+v", id, got, r)
+				}
+			}
+		})
+	}
+}
+
+// ReleaseLeaseWrite gives back, in a run write of another session, only the lease it
+// names: another owner's lease on that session stays, and the write lands; a release
+// write whose value is not a lease of its session fails the whole write, which stores
+// nothing; and the release is never stored as a key-value pair.
+func TestReleaseLeaseWrite_GivesBackOnlyItsOwnLeaseAndIsNeverAPair(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	alive := func(l loop.Lease) bool { return l.Alive(time.Now()) }
+	mine := loop.Lease{SessionID: "wf", RunID: "a", PID: 2, Host: "elsewhere", Instance: "i1", Heartbeat: time.Now().UTC()}
+	other := loop.Lease{SessionID: "wf", RunID: "b", PID: 3, Host: "elsewhere", Instance: "i2", Heartbeat: time.Now().UTC()}
+	call := func(id string, kv ...loop.KVWrite) error {
+		now := time.Now().UTC()
+		m := loop.UserMessage("x")
+		return s.AppendRunKV(ctx, loop.RunRecord{ID: id, SessionID: "call-" + id, Started: now}, kv,
+			loop.Entry{Seq: 1, Kind: loop.EntryMessage, RunID: id, Time: now, Message: &m})
+	}
+	row := loop.KVWrite{Namespace: "ns", Key: "k", Value: []byte("v")}
+	if _, err := s.AcquireLease(ctx, other, alive); err != nil {
+		t.Fatal(err)
+	}
+	if err := call("r1", row, s.ReleaseLeaseWrite(mine)); err != nil {
+		t.Fatalf("a release of a lease not held failed the write: %v", err)
+	}
+	if l, held, _ := s.Lease(ctx, "wf"); !held || !l.Same(other) {
+		t.Fatalf("another owner's lease was given back: %+v held=%v", l, held)
+	}
+	if v, ok, _ := s.KVGet(ctx, "ns", "k"); !ok || string(v) != "v" {
+		t.Fatalf("the write's pair: %q %v", v, ok)
+	}
+	bad := loop.KVWrite{Namespace: leaseDropNamespace, Key: "wf", Value: []byte(`{"session_id":"elsewhere"}`)}
+	if err := call("r2", loop.KVWrite{Namespace: "ns", Key: "k2", Value: []byte("v")}, bad); err == nil {
+		t.Fatal("a release naming another session was taken")
+	}
+	if _, ok, _ := s.KVGet(ctx, "ns", "k2"); ok {
+		t.Fatal("a refused write stored its pair")
+	}
+	if runs, _ := s.Runs(ctx, "call-r2"); len(runs) != 0 {
+		t.Fatalf("a refused write stored its run: %+v", runs)
+	}
+	if err := s.ReleaseLease(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AcquireLease(ctx, mine, alive); err != nil {
+		t.Fatal(err)
+	}
+	if err := call("r3", s.ReleaseLeaseWrite(mine)); err != nil {
+		t.Fatal(err)
+	}
+	if _, held, _ := s.Lease(ctx, "wf"); held {
+		t.Fatal("the lease named was not given back")
+	}
+	if _, ok, _ := s.KVGet(ctx, leaseDropNamespace, "wf"); ok {
+		t.Fatal("a release was stored as a key-value pair")
 	}
 }

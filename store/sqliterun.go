@@ -79,6 +79,12 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 				return err
 			}
 			for i, w := range kv {
+				if ok, err := leaseDropTx(ctx, tx, w); ok { // another session's lease (leasekv.go)
+					if err != nil {
+						return err
+					}
+					continue
+				}
 				if _, err := tx.ExecContext(ctx, qKVSet, w.Namespace, w.Key, sealed[i]); err != nil {
 					return fmt.Errorf("kv set %s/%s: %w", w.Namespace, w.Key, err)
 				}

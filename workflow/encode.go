@@ -29,12 +29,18 @@ func (c *headCache) bytes(r *Record, ids []string, at string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.keep(r, ids, at, b)
+	return b, nil
+}
+
+// keep makes b (headJSON(r, ids, at)) the kept head, unless r has outputs (a run's last
+// write: never asked for again).
+func (c *headCache) keep(r *Record, ids []string, at string, b []byte) {
 	if r.Outputs == nil {
-		h = *r
+		h := *r
 		h.Steps, h.Inputs = nil, bytes.Clone(r.Inputs)
 		c.rec, c.ids, c.at, c.b = h, slices.Clone(ids), at, b
 	}
-	return b, nil
 }
 
 // appendStepValue appends sr as json.Marshal encodes it (the fields in StepRecord's

@@ -126,6 +126,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	rec, resumed := fresh, false
 	if created {
 		enc.start(key, rowsAt(key, fresh.Started), first.Value, w.stepIDs(), nil, false)
+		enc.head.keep(fresh, w.stepIDs(), enc.at, first.Value) // the head just stored: not encoded again
 	} else if rec, resumed, err = e.open(ctx, w, in, key, &enc); err != nil {
 		return Result{}, err
 	}
@@ -169,6 +170,7 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput, key string,
 		return nil, false, fmt.Errorf("workflow %s run %s: store record: %w", w.Name, in.RunID, err)
 	}
 	enc.start(key, at, b, w.stepIDs(), nil, false)
+	enc.head.keep(rec, w.stepIDs(), at, b)
 	return rec, false, nil
 }
 

@@ -98,6 +98,9 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 		}
 		end := *s.rec.Steps[cs.ID]
 		end.Status, end.Output, end.Ended, end.Error = StatusOK, out, time.Now().UTC(), ""
+		if kv, done, ok := s.finalKV(cs, &end); ok { // the run's last write (final.go)
+			return kv, done
+		}
 		return s.recordKV(func() {
 			if s.over == nil {
 				s.over = map[string]*StepRecord{}

@@ -43,6 +43,14 @@ type recordLease struct {
 	created bool          // first was written
 	last    *loop.KVWrite // the final record, written with the release
 	lastErr error         // writing last failed (the lease's release is retried without it)
+	held    *loop.Lease   // the lease, once taken
+	dropped bool          // given back with the run's last call's end (finalKV)
+}
+
+// leaseDropper is a store that gives a lease back in a run write of another session
+// (store.SQLite's ReleaseLeaseWrite, carried by AppendRunKV's kv).
+type leaseDropper interface {
+	ReleaseLeaseWrite(l loop.Lease) loop.KVWrite
 }
 
 func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
@@ -51,11 +59,20 @@ func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func
 	r.first = nil
 	r.mu.Unlock()
 	if first == nil {
-		return r.ls.AcquireLease(ctx, l, alive)
+		held, err := r.ls.AcquireLease(ctx, l, alive)
+		if err == nil {
+			r.mu.Lock()
+			r.held = &l
+			r.mu.Unlock()
+		}
+		return held, err
 	}
 	held, created, err := r.ls.AcquireLeaseKV(ctx, l, alive, *first)
 	r.mu.Lock()
 	r.created = err == nil && created
+	if err == nil {
+		r.held = &l
+	}
 	r.mu.Unlock()
 	return held, err
 }
@@ -67,14 +84,23 @@ func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func
 func (r *recordLease) Runs(context.Context, string) ([]loop.RunRecord, error) { return nil, nil }
 
 func (r *recordLease) RenewLease(ctx context.Context, l loop.Lease) error {
+	r.mu.Lock()
+	dropped := r.dropped
+	r.mu.Unlock()
+	if dropped {
+		return nil // given back with the run's final record: nothing to renew
+	}
 	return r.ls.RenewLease(ctx, l)
 }
 
 func (r *recordLease) ReleaseLease(ctx context.Context, l loop.Lease) error {
 	r.mu.Lock()
-	last := r.last
+	last, dropped := r.last, r.dropped
 	r.last = nil
 	r.mu.Unlock()
+	if dropped {
+		return nil // given back with the run's final record (finalKV)
+	}
 	if last == nil {
 		return r.ls.ReleaseLease(ctx, l)
 	}
@@ -117,6 +143,28 @@ func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *loop
 		h.rl.mu.Unlock()
 	}
 	return h, created, nil
+}
+
+// dropWrite is the write that gives the run's lease back with another session's run
+// write, when the store has one and the lease is held.
+func (h *runLease) dropWrite() (loop.KVWrite, bool) {
+	if h == nil || h.rl == nil {
+		return loop.KVWrite{}, false
+	}
+	d, ok := h.rl.ls.(leaseDropper)
+	h.rl.mu.Lock()
+	defer h.rl.mu.Unlock()
+	if !ok || h.rl.held == nil || h.rl.dropped {
+		return loop.KVWrite{}, false
+	}
+	return d.ReleaseLeaseWrite(*h.rl.held), true
+}
+
+// markDropped records that dropWrite's write landed: the lease is given back.
+func (h *runLease) markDropped() {
+	h.rl.mu.Lock()
+	h.rl.dropped = true
+	h.rl.mu.Unlock()
 }
 
 // done gives the lease back (once).

@@ -30,6 +30,11 @@ type sched struct {
 	inputsOK bool      // read by the scheduler's goroutine only
 	enc      recWriter // what the run's writes stored (rows.go)
 	lease    *runLease // the run's lease, given back with the final record (lease.go)
+
+	ctx     context.Context // the run's
+	alone   bool            // a step runs on the scheduler's goroutine, the only one running (s.mu)
+	stopErr error           // a write of the run failed: nothing new starts (run's storeErr)
+	final   bool            // the final record is stored, with the last step's call (final.go)
 }
 
 type stepDone struct {
@@ -39,7 +44,7 @@ type stepDone struct {
 }
 
 func (s *sched) run(ctx context.Context) (Result, error) {
-	s.running, s.waiting = map[string]bool{}, map[string]bool{}
+	s.running, s.waiting, s.ctx = map[string]bool{}, map[string]bool{}, ctx
 	s.rec.Status, s.rec.Error, s.rec.Ended = RunRunning, "", time.Time{}
 	var storeErr error
 	for {
@@ -49,6 +54,7 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		if len(s.running) == 0 {
 			break
 		}
+		s.stopErr = storeErr
 		d := s.launch()
 		delete(s.running, d.id)
 		if err := s.finish(ctx, d); err != nil {
@@ -63,6 +69,10 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		default:
 			s.failed = append(s.failed, d.id)
 		}
+	}
+	if s.final { // stored with the last step's call's end (final.go)
+		s.emit(Event{Type: EventWorkflowFinished, Workflow: s.w.Name, RunID: s.rec.RunID, Status: s.rec.Status, Outputs: s.rec.Outputs})
+		return Result{Record: s.rec}, nil
 	}
 	var waiting []string
 	for _, cs := range s.w.steps {
@@ -81,7 +91,7 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 		s.rec.Status = RunInterrupted
 	default:
 		s.rec.Status = RunCompleted
-		s.rec.Outputs = s.outputs()
+		s.rec.Outputs = s.outputsOf(s.rec.Steps)
 	}
 	s.rec.Ended = time.Now().UTC()
 	err := s.saveLast(ctx)
@@ -92,12 +102,12 @@ func (s *sched) run(ctx context.Context) (Result, error) {
 	return Result{Record: s.rec, Waiting: waiting}, err
 }
 
-// outputs are the named steps' outputs, or, when no step names one, the outputs of the
-// steps nothing depends on, by step id.
-func (s *sched) outputs() map[string]any {
+// outputsOf are the named steps' outputs, or, when no step names one, the outputs of the
+// steps nothing depends on, by step id, from steps (the record's).
+func (s *sched) outputsOf(steps map[string]*StepRecord) map[string]any {
 	out := map[string]any{}
 	for _, cs := range s.w.steps {
-		r := s.rec.Steps[cs.ID]
+		r := steps[cs.ID]
 		switch {
 		case s.w.outputs && cs.Output != "":
 			out[cs.Output] = r.Output
@@ -305,7 +315,14 @@ func (s *sched) launch() stepDone {
 	if len(s.ready) == 1 && len(s.running) == 1 {
 		f := s.ready[0]
 		s.ready = s.ready[:0]
-		return f()
+		s.mu.Lock()
+		s.alone = true
+		s.mu.Unlock()
+		d := f()
+		s.mu.Lock()
+		s.alone = false
+		s.mu.Unlock()
+		return d
 	}
 	for _, f := range s.ready {
 		go func() { s.done <- f() }()
