@@ -74,6 +74,12 @@ func loadJS(t testing.TB, name, source string, cfg sandbox.Config) (*sandbox.Plu
 		cfg.Name = "jstool"
 	}
 	cfg.Path, cfg.Preinit = jsRuntimePath(t), sandbox.PreinitOn
+	if cfg.Permissions.Timeout == 0 {
+		// The timeout bounds pre-initialisation too (the runtime's _initialize and the
+		// bundle's top level): at load 10 on 2 cores the default 5 s was passed once
+		// (TestATypeScriptTool...). A test about the bound sets its own.
+		cfg.Permissions.Timeout = time.Minute
+	}
 	ctx := context.Background()
 	p, err := r.Load(ctx, cfg)
 	if err == nil {
