@@ -60,10 +60,15 @@ const sidOf = `(SELECT sid FROM session_keys WHERE id = ?)`
 
 const (
 	// qWriteState is what a write reads of its session first, in one statement: its
-	// key, its last seq and its lease (the write's fence), and where its transcript
-	// projection stands (trWriteState, transcript.go).
-	qWriteState = `SELECT k.sid, COALESCE((SELECT MAX(e.seq) FROM entries e WHERE e.sid = k.sid), 0),
-		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat, ` + trWriteState + `
+	// key (0: none yet), its last seq, its lease compared with the write's fence (0: no
+	// lease, 1: the fence's, 2: another), where its transcript projection stands
+	// (trWriteState, transcript.go) and whether a run id is used already (a claim's
+	// check). Five integers: a column costs the driver two strings a statement, and a
+	// text column a string a row; the lease is read whole only to name another holder.
+	// Its arguments are writeStateArgs'.
+	qWriteState = `SELECT COALESCE(k.sid, 0), COALESCE((SELECT MAX(e.seq) FROM entries e WHERE e.sid = k.sid), 0),
+		CASE WHEN l.session IS NULL THEN 0 WHEN l.run_id = ? AND l.instance = ? AND l.pid = ? THEN 1 ELSE 2 END,
+		` + trWriteState + `, EXISTS (SELECT 1 FROM runs r WHERE r.sid = k.sid AND r.id = ?)
 		FROM (SELECT 1) LEFT JOIN session_keys k ON k.id = ? LEFT JOIN leases l ON l.session = ?`
 	// qNewSessionKey keys a new session with the next integer. A key is made in the
 	// transaction that writes the session's first entry or run and deleted with the
@@ -79,29 +84,48 @@ type writeState struct {
 	// trEnd is the seq the transcript projection ends at (0: none), trPending how many
 	// transcript rows follow it (at most lagCap).
 	trEnd, trPending int64
+	// runUsed: the run id sessionTx was asked about has a record in the session.
+	runUsed bool
+}
+
+// writeStateRow is qWriteState's row, scanned into one value (one allocation, not one
+// a column).
+type writeStateRow struct {
+	sid, last, lease, trEnd, trPending, used int64
 }
 
 // sessionTx reads session's write state, refuses a write whose fence is not the
 // session's lease (loop/fence.go: a writer paused past its lease cannot write after it
-// wakes), and keys a session that has no key yet.
-func sessionTx(ctx context.Context, tx *wtx, session string) (writeState, error) {
+// wakes), and keys a session that has no key yet. With runID set, ws.runUsed says
+// whether the session has a run of that id.
+func sessionTx(ctx context.Context, tx *wtx, session, runID string) (writeState, error) {
 	var ws writeState
-	var sid, pid sql.NullInt64
-	var ls, lr, lh, li, hb sql.NullString
-	if err := tx.QueryRowContext(ctx, qWriteState, session, session).Scan(&sid, &ws.last, &ls, &lr, &pid, &lh, &li, &hb, &ws.trEnd, &ws.trPending); err != nil {
+	f, fenced := loop.FenceOf(ctx, session)
+	var fRun, fInstance, fPID, used any // NULLs: match nothing
+	if fenced {
+		fRun, fInstance, fPID = f.RunID, f.Instance, int64(f.PID)
+	}
+	if runID != "" {
+		used = runID
+	}
+	row := new(writeStateRow)
+	if err := tx.QueryRowContext(ctx, qWriteState, fRun, fInstance, fPID, used, session, session).
+		Scan(&row.sid, &row.last, &row.lease, &row.trEnd, &row.trPending, &row.used); err != nil {
 		return ws, err
 	}
-	if f, fenced := loop.FenceOf(ctx, session); fenced {
-		held := loop.Lease{SessionID: ls.String, RunID: lr.String, PID: int(pid.Int64), Host: lh.String, Instance: li.String, Heartbeat: parseTime(hb.String)}
-		if !ls.Valid {
+	ws = writeState{last: row.last, trEnd: row.trEnd, trPending: row.trPending, runUsed: row.used != 0}
+	if fenced && row.lease != 1 {
+		if row.lease == 0 {
 			return ws, loop.FenceError(f, loop.Lease{}, false)
 		}
-		if !held.Same(f) {
-			return ws, loop.FenceError(f, held, true)
+		held, _, err := leaseTx(ctx, tx, session)
+		if err != nil {
+			return ws, err
 		}
+		return ws, loop.FenceError(f, held, true)
 	}
-	if sid.Valid {
-		ws.sid = sid.Int64
+	if row.sid != 0 {
+		ws.sid = row.sid
 		return ws, nil
 	}
 	err := tx.QueryRowContext(ctx, qNewSessionKey, session).Scan(&ws.sid)

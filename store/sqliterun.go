@@ -30,23 +30,14 @@ func (s *SQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(lo
 	return s.appendRun(ctx, r, kv, entries, &claim{l, alive})
 }
 
-const qRunExists = `SELECT COUNT(*) FROM runs WHERE sid = ` + sidOf + ` AND id = ?`
-
-// claimTx takes c's lease and refuses a run id the session used.
-func claimTx(ctx context.Context, tx *wtx, c *claim, runID string) error {
+// claimTx takes c's lease (the run id is checked unused by saveRunTx's read).
+func claimTx(ctx context.Context, tx *wtx, c *claim) error {
 	held, err := acquireTx(ctx, tx, c.lease, c.alive)
 	if errors.Is(err, loop.ErrSessionBusy) {
 		return fmt.Errorf("session %q is being written by %s: %w", c.lease.SessionID, held, err)
 	}
 	if err != nil {
 		return fmt.Errorf("lease session %q: %w", c.lease.SessionID, err)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, qRunExists, c.lease.SessionID, runID).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return fmt.Errorf("run %q on session %q: %w", runID, c.lease.SessionID, loop.ErrRunExists)
 	}
 	return nil
 }
@@ -66,12 +57,15 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 			if c != nil { // the lease first: the writes below check it (their fence)
-				if err := claimTx(ctx, tx, c, r.ID); err != nil {
+				if err := claimTx(ctx, tx, c); err != nil {
 					return err
 				}
 			}
 			// Both writes check the run's fence, so the lease goes last.
-			ws, err := s.w.saveRunTx(ctx, tx, r)
+			ws, err := s.w.saveRunTx(ctx, tx, r, c != nil)
+			if errors.Is(err, loop.ErrRunExists) {
+				return err
+			}
 			if err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
 			}
