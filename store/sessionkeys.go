@@ -96,28 +96,38 @@ type writeStateRow struct {
 
 // sessionTx reads session's write state, refuses a write whose fence is not the
 // session's lease (loop/fence.go: a writer paused past its lease cannot write after it
-// wakes), and keys a session that has no key yet. With runID set, ws.runUsed says
-// whether the session has a run of that id.
-func sessionTx(ctx context.Context, tx *wtx, session, runID string) (writeState, error) {
+// wakes), and keys a session that has no key yet. With a claim (the run's first write,
+// loop.ClaimAppender), it takes c's lease in the same read (takeLeaseTx) and says in
+// ws.runUsed whether the session has a run of id runID.
+func sessionTx(ctx context.Context, tx *wtx, session, runID string, c *claim) (writeState, error) {
 	var ws writeState
 	f, fenced := loop.FenceOf(ctx, session)
-	var fRun, fInstance, fPID, used any // NULLs: match nothing
-	if fenced {
-		fRun, fInstance, fPID = f.RunID, f.Instance, int64(f.PID)
+	cmp, compared := f, fenced
+	var used any // NULL: matches no run
+	if c != nil {
+		cmp, compared, used = c.lease, true, runID
 	}
-	if runID != "" {
-		used = runID
+	var cRun, cInstance, cPID any // NULLs: match nothing
+	if compared {
+		cRun, cInstance, cPID = cmp.RunID, cmp.Instance, int64(cmp.PID)
 	}
 	row := new(writeStateRow)
-	if err := tx.QueryRowContext(ctx, qWriteState, fRun, fInstance, fPID, used, session, session).
+	if err := tx.QueryRowContext(ctx, qWriteState, cRun, cInstance, cPID, used, session, session).
 		Scan(&row.sid, &row.last, &row.lease, &row.trEnd, &row.trPending, &row.used); err != nil {
 		return ws, err
 	}
 	ws = writeState{last: row.last, trEnd: row.trEnd, trPending: row.trPending, runUsed: row.used != 0}
-	if fenced && row.lease != 1 {
-		if row.lease == 0 {
-			return ws, loop.FenceError(f, loop.Lease{}, false)
+	switch {
+	case c != nil:
+		if err := takeLeaseTx(ctx, tx, c, row.lease); err != nil {
+			return ws, err
 		}
+		if fenced && !f.Same(c.lease) { // the session's lease is c's now
+			return ws, loop.FenceError(f, c.lease, true)
+		}
+	case fenced && row.lease == 0:
+		return ws, loop.FenceError(f, loop.Lease{}, false)
+	case fenced && row.lease != 1:
 		held, _, err := leaseTx(ctx, tx, session)
 		if err != nil {
 			return ws, err

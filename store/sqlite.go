@@ -219,7 +219,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		_, err := s.w.saveRunTx(ctx, tx, r, false)
+		_, err := s.w.saveRunTx(ctx, tx, r, nil)
 		return err
 	})
 	if err != nil {

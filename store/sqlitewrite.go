@@ -264,7 +264,7 @@ func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []enc
 	if len(es) == 0 {
 		return nil
 	}
-	ws, err := sessionTx(ctx, tx, session, "")
+	ws, err := sessionTx(ctx, tx, session, "", nil)
 	if err != nil {
 		return err
 	}
@@ -288,14 +288,11 @@ func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, ws writeState, sessi
 	return w.appendTranscriptTx(ctx, tx, ws, session, es)
 }
 
-// saveRunTx saves a run record, fenced, and returns its session's write state. With
-// claim set, a record of the run's id stored before refuses the write (ErrRunExists).
-func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord, claim bool) (writeState, error) {
-	var used string
-	if claim {
-		used = r.ID
-	}
-	ws, err := sessionTx(ctx, tx, r.SessionID, used)
+// saveRunTx saves a run record, fenced, and returns its session's write state. With a
+// claim, the claim's lease is taken first, and a record of the run's id stored before
+// refuses the write (ErrRunExists).
+func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord, c *claim) (writeState, error) {
+	ws, err := sessionTx(ctx, tx, r.SessionID, r.ID, c)
 	if err != nil {
 		return ws, err
 	}
