@@ -94,3 +94,31 @@ func TestL21_AClaimInTheFirstWriteRefusesASessionTakenMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+// The claim in the first write takes over a lease whose holder is dead (its heartbeat
+// older than LeaseTTL) that appeared after the run started, as AcquireLease does: the
+// run completes, and its end gives the lease back.
+func TestL21_AClaimInTheFirstWriteTakesOverADeadHoldersLease(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	stale := loop.Lease{SessionID: "c3", RunID: "theirs", PID: 1, Host: "another-node", Instance: "other", Heartbeat: time.Now().Add(-time.Hour).UTC()}
+	m := looptest.NewModel(looptest.Turn{Text: "answer"})
+	a, err := loop.New(loop.Config{Name: "p", Model: m, Store: takenAfterStart{s, func() {
+		if _, err := s.AcquireLease(ctx, stale, func(loop.Lease) bool { return false }); err != nil {
+			t.Fatal(err)
+		}
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.RunWith(ctx, loop.RunInput{SessionID: "c3", RunID: "r1", Messages: []loop.Message{loop.UserMessage("hello")}}, nil)
+	if err != nil || res.Status != loop.StatusCompleted {
+		t.Fatalf("got %s, %v; want completed over the dead holder's lease", res.Status, err)
+	}
+	if _, held, err := s.Lease(ctx, "c3"); err != nil || held {
+		t.Fatalf("after the run the session's lease is held: %v, %v", held, err)
+	}
+	if runStatus(t, s, "c3", "r1") != loop.StatusCompleted {
+		t.Fatal("the run's record is not stored completed")
+	}
+}

@@ -34,9 +34,10 @@
 // id, so a new session's rows land at the right edge of each b-tree; the text id stays
 // the public one. A write reads its session's key, last seq and lease (its fence) in one
 // statement. A run's start reads its claim state and its head in one statement
-// (sqliteclaim.go), on a pool of its own that does not map the file (pointreads.go): a
-// mapped connection that reads after another's commit unmaps and maps the whole file
-// again.
+// (sqliteclaim.go), on the writer's connection when no write holds or awaits it (its
+// cache is the file's: it made the last commit), else on a pool of its own that does
+// not map the file (pointreads.go): a mapped connection that reads after another's
+// commit unmaps and maps the whole file again.
 //
 // Schema versions: PRAGMA user_version counts the migrations applied (migrate.go). Open
 // applies the missing ones in order, each in its own write transaction that re-reads the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/agenthost/agenthost/loop"
 )
 
 // rowsPerInsert is how many entries one INSERT statement carries at most. A write of a
@@ -27,11 +29,19 @@ var qInsertRows = func() [rowsPerInsert + 1]string {
 // rowsPerInsert allows.
 func (w *writer) insertEntriesTx(ctx context.Context, tx *wtx, sid int64, session string, es []encoded) error {
 	args := make([]any, 0, 7*min(len(es), rowsPerInsert))
+	// Each value given as an argument is boxed (an allocation for a string, a slice or
+	// an integer past 255): the values every row shares are boxed once.
+	sidA, sessionA := any(sid), any(session)
+	var runID string
+	var runA any
 	for len(es) > 0 {
 		n := min(len(es), rowsPerInsert)
 		args = args[:0]
 		for _, e := range es[:n] {
-			args = append(args, sid, session, e.seq, e.runID, e.time, e.kind, e.body)
+			if runA == nil || e.runID != runID {
+				runID, runA = e.runID, any(e.runID)
+			}
+			args = append(args, sidA, sessionA, e.seq, runA, e.time, kindArg(e.kind), e.body)
 		}
 		if _, err := tx.ExecContext(ctx, qInsertRows[n], args...); err != nil {
 			if n == 1 {
@@ -42,4 +52,23 @@ func (w *writer) insertEntriesTx(ctx context.Context, tx *wtx, sid int64, sessio
 		es = es[n:]
 	}
 	return nil
+}
+
+// The entry kinds as arguments, boxed once.
+var (
+	kindMessage    any = string(loop.EntryMessage)
+	kindEvent      any = string(loop.EntryEvent)
+	kindCompaction any = string(loop.EntryCompaction)
+)
+
+func kindArg(kind string) any {
+	switch kind {
+	case string(loop.EntryMessage):
+		return kindMessage
+	case string(loop.EntryEvent):
+		return kindEvent
+	case string(loop.EntryCompaction):
+		return kindCompaction
+	}
+	return kind
 }

@@ -33,22 +33,30 @@ func (s *SQLite) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop
 // acquireTx is AcquireLease in tx: the session's lease read and, unless another live
 // one is held (loop.ErrSessionBusy), replaced by l. It returns the lease it read.
 func acquireTx(ctx context.Context, tx *wtx, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
-	var held loop.Lease
-	var hb string
-	err := tx.QueryRowContext(ctx, qLeaseOf, l.SessionID).
-		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	held, ok, err := leaseTx(ctx, tx, l.SessionID)
+	if err != nil {
 		return held, err
-	default:
-		held.Heartbeat = parseTime(hb)
-		if !held.Same(l) && alive(held) {
-			return held, loop.ErrSessionBusy
-		}
+	}
+	if ok && !held.Same(l) && alive(held) {
+		return held, loop.ErrSessionBusy
 	}
 	_, err = tx.ExecContext(ctx, qSetLease, l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat))
 	return held, err
+}
+
+// leaseTx reads session's lease in tx (ok: it has one).
+func leaseTx(ctx context.Context, tx *wtx, session string) (held loop.Lease, ok bool, err error) {
+	var hb string
+	err = tx.QueryRowContext(ctx, qLeaseOf, session).
+		Scan(&held.SessionID, &held.RunID, &held.PID, &held.Host, &held.Instance, &hb)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loop.Lease{}, false, nil
+	}
+	if err != nil {
+		return held, false, err
+	}
+	held.Heartbeat = parseTime(hb)
+	return held, true, nil
 }
 
 const qSetLease = `INSERT INTO leases (session, run_id, pid, host, instance, heartbeat) VALUES (?, ?, ?, ?, ?, ?)

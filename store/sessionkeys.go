@@ -60,10 +60,15 @@ const sidOf = `(SELECT sid FROM session_keys WHERE id = ?)`
 
 const (
 	// qWriteState is what a write reads of its session first, in one statement: its
-	// key, its last seq and its lease (the write's fence), and where its transcript
-	// projection stands (trWriteState, transcript.go).
-	qWriteState = `SELECT k.sid, COALESCE((SELECT MAX(e.seq) FROM entries e WHERE e.sid = k.sid), 0),
-		l.session, l.run_id, l.pid, l.host, l.instance, l.heartbeat, ` + trWriteState + `
+	// key (0: none yet), its last seq, its lease compared with the write's fence (0: no
+	// lease, 1: the fence's, 2: another), where its transcript projection stands
+	// (trWriteState, transcript.go) and whether a run id is used already (a claim's
+	// check). Five integers: a column costs the driver two strings a statement, and a
+	// text column a string a row; the lease is read whole only to name another holder.
+	// Its arguments are writeStateArgs'.
+	qWriteState = `SELECT COALESCE(k.sid, 0), COALESCE((SELECT MAX(e.seq) FROM entries e WHERE e.sid = k.sid), 0),
+		CASE WHEN l.session IS NULL THEN 0 WHEN l.run_id = ? AND l.instance = ? AND l.pid = ? THEN 1 ELSE 2 END,
+		` + trWriteState + `, EXISTS (SELECT 1 FROM runs r WHERE r.sid = k.sid AND r.id = ?)
 		FROM (SELECT 1) LEFT JOIN session_keys k ON k.id = ? LEFT JOIN leases l ON l.session = ?`
 	// qNewSessionKey keys a new session with the next integer. A key is made in the
 	// transaction that writes the session's first entry or run and deleted with the
@@ -79,29 +84,58 @@ type writeState struct {
 	// trEnd is the seq the transcript projection ends at (0: none), trPending how many
 	// transcript rows follow it (at most lagCap).
 	trEnd, trPending int64
+	// runUsed: the run id sessionTx was asked about has a record in the session.
+	runUsed bool
+}
+
+// writeStateRow is qWriteState's row, scanned into one value (one allocation, not one
+// a column).
+type writeStateRow struct {
+	sid, last, lease, trEnd, trPending, used int64
 }
 
 // sessionTx reads session's write state, refuses a write whose fence is not the
 // session's lease (loop/fence.go: a writer paused past its lease cannot write after it
-// wakes), and keys a session that has no key yet.
-func sessionTx(ctx context.Context, tx *wtx, session string) (writeState, error) {
+// wakes), and keys a session that has no key yet. With a claim (the run's first write,
+// loop.ClaimAppender), it takes c's lease in the same read (takeLeaseTx) and says in
+// ws.runUsed whether the session has a run of id runID.
+func sessionTx(ctx context.Context, tx *wtx, session, runID string, c *claim) (writeState, error) {
 	var ws writeState
-	var sid, pid sql.NullInt64
-	var ls, lr, lh, li, hb sql.NullString
-	if err := tx.QueryRowContext(ctx, qWriteState, session, session).Scan(&sid, &ws.last, &ls, &lr, &pid, &lh, &li, &hb, &ws.trEnd, &ws.trPending); err != nil {
+	f, fenced := loop.FenceOf(ctx, session)
+	cmp, compared := f, fenced
+	var used any // NULL: matches no run
+	if c != nil {
+		cmp, compared, used = c.lease, true, runID
+	}
+	var cRun, cInstance, cPID any // NULLs: match nothing
+	if compared {
+		cRun, cInstance, cPID = cmp.RunID, cmp.Instance, int64(cmp.PID)
+	}
+	row := new(writeStateRow)
+	if err := tx.QueryRowContext(ctx, qWriteState, cRun, cInstance, cPID, used, session, session).
+		Scan(&row.sid, &row.last, &row.lease, &row.trEnd, &row.trPending, &row.used); err != nil {
 		return ws, err
 	}
-	if f, fenced := loop.FenceOf(ctx, session); fenced {
-		held := loop.Lease{SessionID: ls.String, RunID: lr.String, PID: int(pid.Int64), Host: lh.String, Instance: li.String, Heartbeat: parseTime(hb.String)}
-		if !ls.Valid {
-			return ws, loop.FenceError(f, loop.Lease{}, false)
+	ws = writeState{last: row.last, trEnd: row.trEnd, trPending: row.trPending, runUsed: row.used != 0}
+	switch {
+	case c != nil:
+		if err := takeLeaseTx(ctx, tx, c, row.lease); err != nil {
+			return ws, err
 		}
-		if !held.Same(f) {
-			return ws, loop.FenceError(f, held, true)
+		if fenced && !f.Same(c.lease) { // the session's lease is c's now
+			return ws, loop.FenceError(f, c.lease, true)
 		}
+	case fenced && row.lease == 0:
+		return ws, loop.FenceError(f, loop.Lease{}, false)
+	case fenced && row.lease != 1:
+		held, _, err := leaseTx(ctx, tx, session)
+		if err != nil {
+			return ws, err
+		}
+		return ws, loop.FenceError(f, held, true)
 	}
-	if sid.Valid {
-		ws.sid = sid.Int64
+	if row.sid != 0 {
+		ws.sid = row.sid
 		return ws, nil
 	}
 	err := tx.QueryRowContext(ctx, qNewSessionKey, session).Scan(&ws.sid)

@@ -125,7 +125,7 @@ func openSQLite(path string) (*SQLite, error) {
 		return nil, err
 	}
 	w.check = watch.check
-	point, err := openPointReads(strings.Replace(dsn, mmapPragma, "", 1))
+	point, err := openPointReads(strings.Replace(dsn, mmapPragma, "", 1), w)
 	if err != nil {
 		w.close()
 		db.Close()
@@ -219,7 +219,7 @@ func (s *SQLite) Load(ctx context.Context, session string) ([]loop.Entry, error)
 // SaveRun inserts or updates a run's summary row, keyed by (session, run id).
 func (s *SQLite) SaveRun(ctx context.Context, r loop.RunRecord) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		_, err := s.w.saveRunTx(ctx, tx, r)
+		_, err := s.w.saveRunTx(ctx, tx, r, nil)
 		return err
 	})
 	if err != nil {

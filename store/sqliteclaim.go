@@ -9,8 +9,8 @@ import (
 )
 
 // A run's start reads two things of its session: its claim state (lease, run id used,
-// open runs) and its head (sqlitehead.go). Read apart they were two read transactions on
-// the point-read pool, and the first of them, after the writer's last commit, re-read
+// open runs) and its head (sqlitehead.go). Read apart they were two read transactions
+// (pointreads.go), and the first of them, after the writer's last commit, re-read
 // the pages it needed; read together they are one statement (one snapshot): the claim
 // row first (seq -1, its columns in a JSON array in the body column), then the head's
 // rows, as LoadHead reads them (two columns: a row of more would cost every message of

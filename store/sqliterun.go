@@ -30,23 +30,22 @@ func (s *SQLite) AppendRunClaim(ctx context.Context, l loop.Lease, alive func(lo
 	return s.appendRun(ctx, r, kv, entries, &claim{l, alive})
 }
 
-const qRunExists = `SELECT COUNT(*) FROM runs WHERE sid = ` + sidOf + ` AND id = ?`
-
-// claimTx takes c's lease and refuses a run id the session used.
-func claimTx(ctx context.Context, tx *wtx, c *claim, runID string) error {
-	held, err := acquireTx(ctx, tx, c.lease, c.alive)
-	if errors.Is(err, loop.ErrSessionBusy) {
-		return fmt.Errorf("session %q is being written by %s: %w", c.lease.SessionID, held, err)
+// takeLeaseTx takes c's lease (AcquireLease) in a write whose state read found the
+// session's lease to be none (0), c's (1) or another (2): only another is read whole,
+// to refuse it while it lives (loop.ErrSessionBusy).
+func takeLeaseTx(ctx context.Context, tx *wtx, c *claim, state int64) error {
+	l := c.lease
+	if state == 2 {
+		held, ok, err := leaseTx(ctx, tx, l.SessionID)
+		if err != nil {
+			return fmt.Errorf("lease session %q: %w", l.SessionID, err)
+		}
+		if ok && !held.Same(l) && c.alive(held) {
+			return fmt.Errorf("session %q is being written by %s: %w", l.SessionID, held, loop.ErrSessionBusy)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("lease session %q: %w", c.lease.SessionID, err)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, qRunExists, c.lease.SessionID, runID).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return fmt.Errorf("run %q on session %q: %w", runID, c.lease.SessionID, loop.ErrRunExists)
+	if _, err := tx.ExecContext(ctx, qSetLease, l.SessionID, l.RunID, l.PID, l.Host, l.Instance, formatTime(l.Heartbeat)); err != nil {
+		return fmt.Errorf("lease session %q: %w", l.SessionID, err)
 	}
 	return nil
 }
@@ -65,13 +64,12 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 	}
 	if err == nil {
 		err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-			if c != nil { // the lease first: the writes below check it (their fence)
-				if err := claimTx(ctx, tx, c, r.ID); err != nil {
-					return err
-				}
+			// With a claim, the lease is taken first (saveRunTx's state read): the writes
+			// check it (their fence), so its release, at the end, goes last.
+			ws, err := s.w.saveRunTx(ctx, tx, r, c)
+			if errors.Is(err, loop.ErrRunExists) || errors.Is(err, loop.ErrSessionBusy) {
+				return err
 			}
-			// Both writes check the run's fence, so the lease goes last.
-			ws, err := s.w.saveRunTx(ctx, tx, r)
 			if err != nil {
 				return fmt.Errorf("save run %q: %w", r.ID, err)
 			}

@@ -58,7 +58,12 @@ type writer struct {
 	stmts   stmtCache
 	q       writeQueue
 	commits atomic.Int64 // transactions committed, for tests and diagnostics
-	keys    *seal.Keys   // seals the transcript projection as the entries are (transcript.go)
+	// unsure: a ROLLBACK failed, so the connection may still be in a transaction, and
+	// a read on it (pointreads.go) could see writes never committed. Reads keep off it
+	// until a transaction begins and commits on it again. Read and written by the
+	// connection's holder only (the queue's lead).
+	unsure bool
+	keys   *seal.Keys // seals the transcript projection as the entries are (transcript.go)
 	// check, when set, runs before every transaction; its error fails the group
 	// unwritten (the database file gone: unavailable.go).
 	check func() error
@@ -115,6 +120,12 @@ func (w *writer) write(ctx context.Context, do writeFn) error {
 	w.q.ops = append(w.q.ops[:0], w.q.ops[n:]...)
 	w.q.mu.Unlock()
 	w.commit(group, op)
+	w.handOff()
+	return op.err
+}
+
+// handOff ends a lead: the first write queued meanwhile leads next, or the writer is idle.
+func (w *writer) handOff() {
 	w.q.mu.Lock()
 	if len(w.q.ops) > 0 {
 		next := w.q.ops[0]
@@ -124,7 +135,18 @@ func (w *writer) write(ctx context.Context, do writeFn) error {
 		w.q.busy = false
 	}
 	w.q.mu.Unlock()
-	return op.err
+}
+
+// tryHold takes the writer's connection for a read when no write holds or awaits it
+// and no transaction can be open on it (pointreads.go); handOff gives it back.
+func (w *writer) tryHold() bool {
+	w.q.mu.Lock()
+	defer w.q.mu.Unlock()
+	if w.q.busy || w.unsure {
+		return false
+	}
+	w.q.busy = true
+	return true
 }
 
 // commit runs a group in one transaction, each write in a savepoint of its own when
@@ -185,12 +207,16 @@ func (w *writer) commit(group []*writeOp, self *writeOp) {
 		return
 	}
 	w.commits.Add(1)
+	w.unsure = false
 }
 
 // rollback ends the transaction without its writes. SQLite may have ended it already
-// (a statement interrupted by its context, a failed COMMIT), which is not an error.
+// (a statement interrupted by its context, a failed COMMIT), which is not an error, but
+// leaves the connection unsure for reads.
 func (w *writer) rollback(ctx context.Context) {
-	w.exec(ctx, "ROLLBACK")
+	if w.exec(ctx, "ROLLBACK") != nil {
+		w.unsure = true
+	}
 }
 
 func savepoint(ctx context.Context, tx *wtx, do writeFn) error {
@@ -224,7 +250,9 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 		}
-		body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
+		if keys != nil {
+			body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
+		}
 		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body, src: &entries[i]}
 	}
 	return out, nil
@@ -236,7 +264,7 @@ func (w *writer) appendTx(ctx context.Context, tx *wtx, session string, es []enc
 	if len(es) == 0 {
 		return nil
 	}
-	ws, err := sessionTx(ctx, tx, session)
+	ws, err := sessionTx(ctx, tx, session, "", nil)
 	if err != nil {
 		return err
 	}
@@ -260,11 +288,16 @@ func (w *writer) appendRowsTx(ctx context.Context, tx *wtx, ws writeState, sessi
 	return w.appendTranscriptTx(ctx, tx, ws, session, es)
 }
 
-// saveRunTx saves a run record, fenced, and returns its session's write state.
-func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord) (writeState, error) {
-	ws, err := sessionTx(ctx, tx, r.SessionID)
+// saveRunTx saves a run record, fenced, and returns its session's write state. With a
+// claim, the claim's lease is taken first, and a record of the run's id stored before
+// refuses the write (ErrRunExists).
+func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord, c *claim) (writeState, error) {
+	ws, err := sessionTx(ctx, tx, r.SessionID, r.ID, c)
 	if err != nil {
 		return ws, err
+	}
+	if ws.runUsed {
+		return ws, fmt.Errorf("run %q on session %q: %w", r.ID, r.SessionID, loop.ErrRunExists)
 	}
 	usage, _ := json.Marshal(r.Usage)
 	_, err = tx.ExecContext(ctx, qUpsertRun,
