@@ -37,7 +37,7 @@ func (r *run) runStrategies(overflow bool) ([]Message, error) {
 	msgs := r.baseMessages()
 	compacted := 0
 	for _, s := range r.cfg.Context {
-		in := ContextInput{History: r.transcript.history, Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow,
+		in := ContextInput{History: r.transcript.shared(), Messages: msgs, Budget: r.cfg.ContextBudget, Overflow: overflow,
 			State: r.in.State, Context: r.in.ClientContext, Tools: r.offerWithCache(r.offered), Hints: r.in.RuntimeHints}
 		out, err := safeBuild(r.ctx, s, in)
 		if err != nil {
@@ -90,15 +90,15 @@ func (r *run) setState(strategy string, state json.RawMessage) {
 	r.journal.emit(EventState, &StateData{State: r.in.State})
 }
 
-// baseMessages is the system prompt (or the run's override) followed by the history.
+// baseMessages is the system prompt (or the run's override) followed by the history:
+// the transcript's own array, shared (a strategy or model that wants it different makes
+// a copy), so a model call on a long session copies none of it.
 func (r *run) baseMessages() []Message {
-	out := make([]Message, 0, len(r.transcript.history)+1)
-	switch {
-	case r.in.SystemPromptOverride != "":
-		out = append(out, Message{Role: RoleSystem, Content: []Part{TextPart(r.in.SystemPromptOverride)}})
-	case r.transcript.system != nil:
-		out = append(out, *r.transcript.system)
+	if r.in.SystemPromptOverride == "" {
+		return r.transcript.messages()
 	}
+	out := make([]Message, 0, len(r.transcript.history)+1)
+	out = append(out, Message{Role: RoleSystem, Content: []Part{TextPart(r.in.SystemPromptOverride)}})
 	return append(out, r.transcript.history...)
 }
 

@@ -245,13 +245,13 @@ func errorKind(err error) string {
 // onStep asks one termination hook about a step. A failing hook is reported and
 // ignored: a broken plugin must not end runs on its own.
 func (r *run) onStep(h TerminationHook, msg Message) (Decision, error) {
-	info := StepInfo{Iteration: r.iteration, Message: msg, Usage: r.usage, ToolCalls: r.toolCalls, History: r.transcript.history}
+	info := StepInfo{Iteration: r.iteration, Message: msg, Usage: r.usage, ToolCalls: r.toolCalls, History: r.transcript.shared()}
 	d, err := safeDecision(func() (Decision, error) { return h.OnStep(r.ctx, info) })
 	return r.hookOutcome(h, "on_step", d, err)
 }
 
 func (r *run) beforeFinal(h TerminationHook, msg Message) (Decision, error) {
-	info := FinalInfo{Iteration: r.iteration, Text: msg.Text(), Continuations: r.continuations, Usage: r.usage, History: r.transcript.history}
+	info := FinalInfo{Iteration: r.iteration, Text: msg.Text(), Continuations: r.continuations, Usage: r.usage, History: r.transcript.shared()}
 	d, err := safeDecision(func() (Decision, error) { return h.BeforeFinal(r.ctx, info) })
 	return r.hookOutcome(h, "before_final", d, err)
 }

@@ -18,7 +18,9 @@ type ContextStrategy interface {
 
 // ContextInput is what a strategy sees. History is the session's conversation after the
 // system prompt, with earlier compactions applied; Messages is the model input built so
-// far (the system prompt first, when there is one).
+// far (the system prompt first, when there is one). Both are the run's own arrays,
+// shared, not copies: a strategy returns a new slice (appending to one is safe, its
+// capacity ends at its length) and never writes into them.
 type ContextInput struct {
 	History  []Message `json:"history"`
 	Messages []Message `json:"messages"`

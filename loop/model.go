@@ -22,7 +22,8 @@ type Stream interface {
 	Close() error
 }
 
-// Request is one model call.
+// Request is one model call. Its Messages may be the run's own transcript array,
+// shared with later calls: a Model reads them and never writes into them.
 type Request struct {
 	Model          string          `json:"model,omitempty"`
 	Messages       []Message       `json:"messages"`

@@ -5,21 +5,28 @@ package loop
 // owns the projection from stored entries and the question of which calls still lack a
 // result; it never writes to the store.
 type transcript struct {
-	system      *Message  // the stored system prompt, if any
-	history     []Message // conversation after the system prompt, compactions applied
+	system      *Message  // the stored system prompt, if any: all[0]
+	history     []Message // conversation after the system prompt, compactions applied: all[len(all)-len(history):]
 	historySeqs []int64   // entry seq behind each history message
 	seqBuf      [8]int64  // where historySeqs starts for a short session, in the run's allocation
+	// all is the system prompt (when there is one) and the history in one array, so a
+	// model call's input is a slice of it, not a copy (run.baseMessages). It only grows
+	// by append: a slice of it handed out (capped at its length) never sees a later
+	// message, and nothing is written into what a slice handed out covers; a compaction
+	// makes a new array.
+	all []Message
 }
 
 // add appends a message stored at seq. The session's first message, when it is a system
 // message, is the system prompt (L1).
-// m is a pointer so that the caller's already stored copy is kept, not copied again.
 func (r *transcript) add(m *Message, seq int64) {
 	if m.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-		r.system = m
+		r.all = append(r.all[:0], *m) // the history is empty: nothing handed out covers all[0]
+		r.system, r.history = &r.all[0], r.all[1:]
 		return
 	}
-	r.history = append(r.history, *m)
+	r.all = append(r.all, *m)
+	r.history = r.all[len(r.all)-len(r.history)-1:]
 	r.historySeqs = append(r.historySeqs, seq)
 }
 
@@ -27,9 +34,11 @@ func (r *transcript) add(m *Message, seq int64) {
 // compactions. It returns the seq of the session's last entry.
 func (r *transcript) project(head SessionHead) int64 {
 	entries := head.Transcript
-	// Room for what is stored and a step more, so a run's appends seldom grow them.
+	// Room for what is stored and a step more (the system prompt, the input, a tool
+	// round and the answer), so a run's appends seldom grow them.
 	n := len(entries)
-	r.system, r.history, r.historySeqs = nil, make([]Message, 0, n+4), r.seqBuf[:0]
+	r.system, r.all, r.historySeqs = nil, make([]Message, 0, n+6), r.seqBuf[:0]
+	r.history = r.all
 	if n+4 > len(r.seqBuf) {
 		r.historySeqs = make([]int64, 0, n+4)
 	}
@@ -37,11 +46,12 @@ func (r *transcript) project(head SessionHead) int64 {
 		switch e.Kind {
 		case EntryMessage:
 			if e.Message.Role == RoleSystem && r.system == nil && len(r.history) == 0 {
-				m := *e.Message
-				r.system = &m
+				r.all = append(r.all, *e.Message)
+				r.system, r.history = &r.all[0], r.all[1:]
 				continue
 			}
-			r.history = append(r.history, *e.Message)
+			r.all = append(r.all, *e.Message)
+			r.history = r.all[len(r.all)-len(r.history)-1:]
 			r.historySeqs = append(r.historySeqs, e.Seq)
 		case EntryCompaction:
 			r.applyCompaction(e.Compaction, e.Seq)
@@ -54,15 +64,28 @@ func (r *transcript) applyCompaction(c *Compaction, seq int64) {
 	n := min(max(c.Replace, 0), len(r.history))
 	rest := r.history[n:]
 	restSeqs := r.historySeqs[n:]
-	h := make([]Message, 0, len(c.Summary)+len(rest))
-	s := make([]int64, 0, cap(h))
+	sys := len(r.all) - len(r.history) // 1 with a system prompt
+	all := make([]Message, 0, sys+len(c.Summary)+len(rest)+4)
+	all = append(all, r.all[:sys]...)
+	s := make([]int64, 0, len(c.Summary)+len(rest)+4)
 	for _, m := range c.Summary {
-		h = append(h, m)
+		all = append(all, m)
 		s = append(s, seq)
 	}
-	r.history = append(h, rest...)
+	r.all = append(all, rest...)
+	r.history = r.all[sys:]
+	if sys > 0 {
+		r.system = &r.all[0]
+	}
 	r.historySeqs = append(s, restSeqs...)
 }
+
+// messages is the system prompt and the history, shared: capped at its length, so an
+// append to it makes a copy; the caller must not write into it.
+func (r *transcript) messages() []Message { return r.all[:len(r.all):len(r.all)] }
+
+// shared is the history as handed to hooks and strategies: capped the same way.
+func (r *transcript) shared() []Message { return r.history[:len(r.history):len(r.history)] }
 
 // unresolvedCalls lists the calls of the last assistant message that have no stored
 // result: what a crashed or aborted run left to do.
