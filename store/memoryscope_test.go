@@ -38,11 +38,11 @@ func hitIDs(hits []memory.Hit) []string {
 	return ids
 }
 
-// TestWordSearchOfAFewMemoriesAmongManyUsersReadsOnlyThatUsersScope: 10,000 memories of
+// TestMemorySearchOfAUserWithFewAmongManyUsersReadsOnlyTheirScope: 10,000 memories of
 // 100 users, the common words in thousands of them; a search of one user (100 memories)
 // reads those 100 and no other, and finds exact search's top 5, for queries of common,
 // middling and rare words, of common words alone, and with invalid UTF-8 in the text.
-func TestWordSearchOfAFewMemoriesAmongManyUsersReadsOnlyThatUsersScope(t *testing.T) {
+func TestMemorySearchOfAUserWithFewAmongManyUsersReadsOnlyTheirScope(t *testing.T) {
 	s, err := OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,10 +83,10 @@ func TestWordSearchOfAFewMemoriesAmongManyUsersReadsOnlyThatUsersScope(t *testin
 	}
 }
 
-// TestWordSearchOfALargeScopeRanksInTheEngine: a user with memory.ScopeWhole memories or
+// TestMemorySearchOfALargeScopeRanksInTheEngine: a user with memory.ScopeWhole memories or
 // more is not read whole (the rare words first, or the engine's ranking), and still finds
 // five hits.
-func TestWordSearchOfALargeScopeRanksInTheEngine(t *testing.T) {
+func TestMemorySearchOfALargeScopeRanksInTheEngine(t *testing.T) {
 	s, err := OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +102,10 @@ func TestWordSearchOfALargeScopeRanksInTheEngine(t *testing.T) {
 	}
 }
 
-// TestSealedWordSearchOfAFewMemoriesFindsWhatAPlainStoreFinds: a sealed store indexes
+// TestSealedMemorySearchOfAFewFindsWhatAPlainStoreFinds: a sealed store indexes
 // keyed hashes of the words; a search of a user with few memories among others' reads
 // only that user's and ranks them as a plain store holding the same memories does.
-func TestSealedWordSearchOfAFewMemoriesFindsWhatAPlainStoreFinds(t *testing.T) {
+func TestSealedMemorySearchOfAFewFindsWhatAPlainStoreFinds(t *testing.T) {
 	key, err := seal.NewKey()
 	if err != nil {
 		t.Fatal(err)
