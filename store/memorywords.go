@@ -13,7 +13,10 @@ import (
 // fills up with entries the user may not see. When some of the words are common, the
 // memories holding a rare one (memory.RareTerms) are ranked in Go by all the words
 // (memory.RankBM25): the cost follows the rare words' matches, not the common ones'.
-// When every word is rare, or the rare ones find too few, FTS5 ranks every match.
+// When every word is rare, or the rare ones find too few, FTS5 ranks every match. A
+// search that may see fewer than memory.ScopeWhole memories reads them all and ranks
+// them in Go (rankScope) instead: the engine's matching of a common word walks its list
+// across every user's memories, however few the scope holds.
 func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	terms := memory.Terms(q.Text)
 	scopes := visibleScopes(q)
