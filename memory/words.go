@@ -24,7 +24,55 @@ const (
 	RareBudget = 800
 	// Candidates is how many times the limit the first step keeps for the second.
 	Candidates = 4
+	// ScopeWhole is how many memories a search may see for them all to be ranked in Go
+	// (RankWhole) instead: below it, a user among many others pays for their own
+	// memories, not for what the common words match across every user's. Counting stops
+	// there, so counting a large scope costs at most that many steps.
+	ScopeWhole = 1000
 )
+
+// RankWhole ranks docs, every memory a search may see (fewer than ScopeWhole), by
+// RankBM25 of terms in a collection of n memories. The weight of each word a doc holds is
+// its number of memories in the whole collection, df (exact below RareBelow, the store's
+// estimate above: see the stores' df), as the engine weighs it. Words no doc holds score
+// nothing and are not counted.
+func RankWhole(ctx context.Context, docs []Doc, terms []string, n int, df func(ctx context.Context, term string) (int, error)) ([]Scored, error) {
+	held := map[string]bool{}
+	for _, t := range terms {
+		held[t] = false
+	}
+	for _, d := range docs {
+		for _, w := range d.Words {
+			if _, ok := held[w]; ok {
+				held[w] = true
+			}
+		}
+	}
+	var counted []string
+	var dfs []int
+	for _, t := range terms {
+		if !held[t] {
+			continue
+		}
+		c, err := df(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		counted, dfs = append(counted, t), append(dfs, c)
+	}
+	return RankBM25(docs, terms, counted, dfs, max(n, len(docs))), nil
+}
+
+// EstimateDF is a word's number of memories from how many of the newest it is in: read
+// of the highest rowids down to lowest, of rowids up to top. Below RareBelow read, that
+// is every memory holding it; at RareBelow, the word's share of the rows lowest..top,
+// times n (memories are spread evenly enough over time for a word's weight).
+func EstimateDF(read int, lowest, top int64, n int) int {
+	if read < RareBelow || top < lowest {
+		return read
+	}
+	return max(read, int(float64(read)*float64(n)/float64(top-lowest+1)))
+}
 
 // RareTerms is the words of terms a search ranks first, with how many memories each
 // matches: those matching fewer than RareBelow memories (count says how many, counting
@@ -136,7 +184,10 @@ func RankBM25(docs []Doc, terms, rare []string, rareDF []int, n int) []Scored {
 	return out
 }
 
+// bm25IDF is a word's weight as SQLite's FTS5 computes it (a word in more than half the
+// memories weighs almost nothing, never less than 1e-6), so a ranking in Go orders what
+// the engine's would.
 func bm25IDF(df, n int) float64 {
 	d := float64(df)
-	return math.Log(1 + (float64(max(n, df))-d+0.5)/(d+0.5))
+	return max(math.Log((float64(max(n, df))-d+0.5)/(d+0.5)), 1e-6)
 }

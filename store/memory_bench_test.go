@@ -16,7 +16,9 @@ import (
 // BenchmarkMemoryRecall is one recall (what the memory context strategy does before a
 // model call): a search of a user's memories for a typical message, top 5, at 10,000
 // and 100,000 memories of that one user (the worst case), and at 100,000 memories spread
-// over 1,000 users (a shared host: the scope column keeps the search to the user's own).
+// over 1,000 users (a shared host: the scope column keeps the search to the user's own,
+// and the user's 100 memories are ranked whole, store/memorywords.go's rankScope).
+// cpu-ns/op is the process's CPU a recall (wall time follows the machine's load).
 // Memories are ten words from a 2,000-word vocabulary with a Zipf spread, so common
 // words match many entries, as in real text.
 func BenchmarkMemoryRecall(b *testing.B) {
@@ -32,12 +34,14 @@ func BenchmarkMemoryRecall(b *testing.B) {
 		q := memory.Query{User: "u0", Agent: "helper", Text: recallQuery, Kind: memory.KindFact, Limit: 5}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := processCPU()
 			for b.Loop() {
 				hits, err := s.SearchMemory(context.Background(), q)
 				if err != nil || len(hits) != 5 {
 					b.Fatalf("%d hits, %v", len(hits), err)
 				}
 			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 		s.Close()
 	}

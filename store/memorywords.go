@@ -13,7 +13,10 @@ import (
 // fills up with entries the user may not see. When some of the words are common, the
 // memories holding a rare one (memory.RareTerms) are ranked in Go by all the words
 // (memory.RankBM25): the cost follows the rare words' matches, not the common ones'.
-// When every word is rare, or the rare ones find too few, FTS5 ranks every match.
+// When every word is rare, or the rare ones find too few, FTS5 ranks every match. A
+// search that may see fewer than memory.ScopeWhole memories reads them all and ranks
+// them in Go (rankScope) instead: the engine's matching of a common word walks its list
+// across every user's memories, however few the scope holds.
 func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	terms := memory.Terms(q.Text)
 	scopes := visibleScopes(q)
@@ -32,11 +35,13 @@ func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit,
 		terms = blind
 	}
 	scope := "{scope} : (" + memory.FTS5Query(scopes) + ")"
+	if n, err := s.countMatch(ctx, scope, memory.ScopeWhole); err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	} else if n < memory.ScopeWhole { // reads the scope tokens' lists alone
+		return s.rankScope(ctx, q, scope, terms)
+	}
 	rare, df, err := memory.RareTerms(ctx, terms, func(ctx context.Context, t string, limit int) (int, error) {
-		var n int
-		err := s.queryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`,
-			scope+" AND {terms} : "+memory.FTS5Query([]string{t}), limit).Scan(&n)
-		return n, err
+		return s.countMatch(ctx, scope+" AND {terms} : "+memory.FTS5Query([]string{t}), limit)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
@@ -50,28 +55,77 @@ func (s *SQLite) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit,
 	return s.rankWords(ctx, q, scope+" AND {terms} : ("+memory.FTS5Query(terms)+")")
 }
 
-// rankRare ranks, in Go (memory.RankBM25), the entries q may see that hold a rare word:
-// at most memory.RareBudget and a few of them, whatever the common words match.
-func (s *SQLite) rankRare(ctx context.Context, q memory.Query, scope string, terms, rare []string, df []int) ([]memory.Hit, error) {
-	rows, err := s.query(ctx, `SELECT m.id, m.terms FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-WHERE memories_fts MATCH ? AND `+visibleSQL,
-		scope+" AND {terms} : ("+memory.FTS5Query(rare)+")", q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind))
+// countMatch counts the index's matches of match, at most limit: it reads no more than
+// limit entries of the match's lists.
+func (s *SQLite) countMatch(ctx context.Context, match string, limit int) (int, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`, match, limit).Scan(&n)
+	return n, err
+}
+
+// rankScope ranks, in Go (memory.RankWhole), every entry q may see, fewer than
+// memory.ScopeWhole: a search of a user with few memories among many users' reads that
+// user's memories and the first entries of its words' lists, whatever the words match in
+// other users' memories.
+func (s *SQLite) rankScope(ctx context.Context, q memory.Query, scope string, terms []string) ([]memory.Hit, error) {
+	docs, err := s.readDocs(ctx, q, scope)
 	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
+	if read, ok := ctx.Value(scopeReadKey{}).(*int); ok { // tests: what the search read
+		*read += len(docs)
+	}
+	var top int64
+	if err := s.queryRow(ctx, `SELECT coalesce(max(rowid), 0) FROM memories`).Scan(&top); err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	n := s.ftsRows(ctx)
+	best, err := memory.RankWhole(ctx, docs, terms, n, func(ctx context.Context, t string) (int, error) {
+		// The newest memories holding t, at most memory.RareBelow: FTS5 reads its list
+		// from the end, no further.
+		var read int
+		var lowest int64
+		err := s.queryRow(ctx, `SELECT count(*), coalesce(min(rowid), 0) FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?)`,
+			"{terms} : "+memory.FTS5Query([]string{t}), memory.RareBelow).Scan(&read, &lowest)
+		return memory.EstimateDF(read, lowest, top, n), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
+	}
+	return s.readHits(ctx, best[:min(len(best), q.Max())])
+}
+
+// scopeReadKey is a test's key: a context holding an *int under it has the memories
+// rankScope reads added to it.
+type scopeReadKey struct{}
+
+// readDocs reads the id and index words of each entry q may see that match holds.
+func (s *SQLite) readDocs(ctx context.Context, q memory.Query, match string) ([]memory.Doc, error) {
+	rows, err := s.query(ctx, `SELECT m.id, m.terms FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+WHERE memories_fts MATCH ? AND `+visibleSQL,
+		match, q.User, q.User, q.Agent, q.Agent, q.Agent, string(q.Kind), string(q.Kind))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var docs []memory.Doc
 	for rows.Next() {
 		var d memory.Doc
 		var words string
 		if err := rows.Scan(&d.ID, &words); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("search memory: %w", err)
+			return nil, err
 		}
 		d.Words = memory.Words(words)
 		docs = append(docs, d)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return docs, rows.Err()
+}
+
+// rankRare ranks, in Go (memory.RankBM25), the entries q may see that hold a rare word:
+// at most memory.RareBudget and a few of them, whatever the common words match.
+func (s *SQLite) rankRare(ctx context.Context, q memory.Query, scope string, terms, rare []string, df []int) ([]memory.Hit, error) {
+	docs, err := s.readDocs(ctx, q, scope+" AND {terms} : ("+memory.FTS5Query(rare)+")")
+	if err != nil {
 		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	best := memory.RankBM25(docs, terms, rare, df, s.ftsRows(ctx))
