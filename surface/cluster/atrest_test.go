@@ -101,19 +101,26 @@ func TestClusteredRunsKeepNoPromptInRiversTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(ctx, Options{URL: url, Runner: agent, Store: st, Workers: 1})
+	// The job is enqueued by a node without workers and read while it waits: a worker in
+	// the same node could run it before the read (it did, in 0.6 s).
+	q, err := New(ctx, Options{URL: url, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close(ctx)
+	defer q.Close(ctx)
 	in := loop.RunInput{SessionID: "s1", RunID: "r1", User: "ana", Messages: []loop.Message{loop.UserMessage("the launch code is " + secret)},
 		State: json.RawMessage(`{"hint":"` + secret + `"}`)}
-	if err := c.Submit(ctx, in); err != nil {
+	if err := q.Submit(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	if rows := jobRows(t, url); strings.Contains(rows, secret) || !strings.Contains(rows, seal.Prefix) {
 		t.Fatalf("a queued job's row: want its input sealed:\n%s", rows)
 	}
+	c, err := New(ctx, Options{URL: url, Runner: agent, Store: st, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
 	waitDone(t, func() (bool, error) { return c.Done(ctx, "s1", "r1") })
 	entries, err := st.Load(ctx, "s1")
 	if err != nil || len(entries) == 0 {
