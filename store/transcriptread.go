@@ -174,28 +174,8 @@ func (s *SQLite) scanHead(ctx context.Context, q, session string, r *headRead, o
 // addChunk decodes the next chunk into r.tr, or says in r.why why it cannot.
 func (s *SQLite) addChunk(session string, r *headRead, chunk int64, stored []byte) {
 	r.chunks++
-	if r.why != "" {
-		return
-	}
-	if chunk != int64(r.chunks-1) {
-		r.why = fmt.Sprintf("chunk %d missing", r.chunks-1)
-		return
-	}
-	plain, err := s.keys.Open(stored, transcriptAAD(session, chunk))
-	if err != nil {
-		r.why = fmt.Sprintf("chunk %d: %v", chunk, err)
-		return
-	}
-	k := len(r.tr)
-	if r.tr, err = decodeChunk(plain, r.tr); err != nil {
-		r.why = fmt.Sprintf("chunk %d: %v", chunk, err)
-		return
-	}
-	for j := max(k, 1); j < len(r.tr); j++ {
-		if r.tr[j].Seq <= r.tr[j-1].Seq {
-			r.why = fmt.Sprintf("chunk %d: entries out of order", chunk)
-			return
-		}
+	if r.why == "" {
+		r.tr, r.why = OpenTranscriptChunk(s.keys, session, int64(r.chunks-1), chunk, stored, r.tr)
 	}
 }
 
