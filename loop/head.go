@@ -19,6 +19,13 @@ type SessionHead struct {
 	// LastEventSeq is the Event.Seq of the session's last stored event, 0 for none: a
 	// run's events continue from it (L17).
 	LastEventSeq int64
+	// Messages, when a store sets it, is the message of every Transcript entry, in order
+	// (Transcript then holds no compaction), in one array whose room past its length is
+	// the caller's: a run's model input is a slice of it, not a copy (a first read of a
+	// long session decodes them into one array anyway). A store sets it only on a head it
+	// has just read and hands out once (a cold read), never on one it shares (a cached
+	// head): two holders appending past its length would write into each other's.
+	Messages []Message
 }
 
 // HeadLoader is an optional SessionStore extension: a store that loads a session's head

@@ -37,11 +37,15 @@ func (r *transcript) project(head SessionHead) int64 {
 	// Room for what is stored and a step more (the system prompt, the input, a tool
 	// round and the answer), so a run's appends seldom grow them.
 	n := len(entries)
-	r.system, r.all, r.historySeqs = nil, make([]Message, 0, n+6), r.seqBuf[:0]
-	r.history = r.all
+	r.system, r.historySeqs = nil, r.seqBuf[:0]
 	if n+4 > len(r.seqBuf) {
 		r.historySeqs = make([]int64, 0, n+4)
 	}
+	if len(head.Messages) == n && n > 0 {
+		return r.adopt(head)
+	}
+	r.all = make([]Message, 0, n+6)
+	r.history = r.all
 	for _, e := range entries {
 		switch e.Kind {
 		case EntryMessage:
@@ -56,6 +60,20 @@ func (r *transcript) project(head SessionHead) int64 {
 		case EntryCompaction:
 			r.applyCompaction(e.Compaction, e.Seq)
 		}
+	}
+	return head.LastSeq
+}
+
+// adopt is project of a head whose messages the store gave in one array of its own
+// (SessionHead.Messages, no compaction among them): all is that array, its room past
+// its length the run's to append to, and nothing is copied.
+func (r *transcript) adopt(head SessionHead) int64 {
+	r.all, r.history = head.Messages, head.Messages
+	if r.all[0].Role == RoleSystem {
+		r.system, r.history = &r.all[0], r.all[1:]
+	}
+	for _, e := range head.Transcript[len(head.Transcript)-len(r.history):] {
+		r.historySeqs = append(r.historySeqs, e.Seq)
 	}
 	return head.LastSeq
 }

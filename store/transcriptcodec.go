@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/loop"
@@ -206,33 +205,12 @@ func appendChunk(chunk []byte, add encodedEntry, n counts) ([]byte, error) {
 // decodeChunk appends the entries of a chunk to dst, in order. The entries share the
 // chunk's allocations: the caller must not change them.
 func decodeChunk(b []byte, dst []loop.Entry) ([]loop.Entry, error) {
-	c, fields, text, err := chunkParts(b)
+	v, err := viewChunk(b)
 	if err != nil {
 		return dst, err
 	}
-	// Every entry, message, part and call takes bytes of the fields: a count they cannot
-	// hold is refused before it sizes an allocation.
-	if f := uint64(len(fields)); uint64(c[0])*5 > f || uint64(c[1])*7 > f || uint64(c[2])*8 > f || uint64(c[3])*3 > f {
-		return dst, chunkErr("counts larger than the chunk")
-	}
-	if !utf8.Valid(text) {
-		return dst, chunkErr("text that is not UTF-8")
-	}
-	d := chunkDecoder{f: fields, s: string(text)}
-	d.msgs = make([]loop.Message, 0, c[1])
-	d.parts = make([]loop.Part, 0, c[2])
-	d.calls = make([]loop.ToolCall, 0, c[3])
-	dst = slices.Grow(dst, int(c[0]))
-	for range c[0] {
-		dst = dst[:len(dst)+1]
-		if err := d.entry(&dst[len(dst)-1]); err != nil {
-			return dst[:len(dst)-1], err
-		}
-	}
-	if d.off != len(d.f) || d.soff != len(d.s) || len(d.msgs) != int(c[1]) || len(d.parts) != int(c[2]) || len(d.calls) != int(c[3]) {
-		return dst, chunkErr("counts do not match the entries")
-	}
-	return dst, nil
+	d := newChunkDecoder(v.c, 0)
+	return d.decode(v, dst)
 }
 
 type chunkDecoder struct {
@@ -244,6 +222,10 @@ type chunkDecoder struct {
 	msgs  []loop.Message
 	parts []loop.Part
 	calls []loop.ToolCall
+	// where the chunk being decoded ends in msgs, parts and calls (the arrays may hold
+	// more chunks after it, and room past them)
+	msgEnd, partEnd, callEnd int
+	compacted                bool // a compaction was decoded: msgs holds its summary
 }
 
 func (d *chunkDecoder) fail(what string) {
@@ -307,6 +289,7 @@ func (d *chunkDecoder) entry(e *loop.Entry) error {
 		e.Message = d.message()
 	}
 	if flags&flagCompact != 0 {
+		d.compacted = true
 		c := &loop.Compaction{Replace: int(d.varint())}
 		if n := d.uvarint(); n > 0 {
 			start := len(d.msgs)
@@ -332,7 +315,7 @@ func (d *chunkDecoder) message() *loop.Message {
 	if d.err != nil {
 		return nil
 	}
-	if len(d.msgs) == cap(d.msgs) {
+	if len(d.msgs) >= d.msgEnd {
 		d.fail("more messages than counted")
 		return nil
 	}
@@ -341,7 +324,7 @@ func (d *chunkDecoder) message() *loop.Message {
 	m.Role = loop.Role(d.str())
 	if n := d.uvarint(); n > 0 {
 		start := len(d.parts)
-		if n > uint64(cap(d.parts)-start) {
+		if n > uint64(d.partEnd-start) {
 			d.fail("more parts than counted")
 			return nil
 		}
@@ -364,7 +347,7 @@ func (d *chunkDecoder) message() *loop.Message {
 	}
 	if n := d.uvarint(); n > 0 {
 		start := len(d.calls)
-		if n > uint64(cap(d.calls)-start) {
+		if n > uint64(d.callEnd-start) {
 			d.fail("more tool calls than counted")
 			return nil
 		}

@@ -38,11 +38,13 @@ type headRow struct {
 
 // headRead is a head as qHeadProjected's rows make it.
 type headRead struct {
-	tr        []loop.Entry // the chunks' entries, then the rows after them
-	chunks    int          // chunk rows read
-	why       string       // why the chunks cannot be used ("" if they can)
-	atEnd     headRow      // the row at the seq the chunks end at
-	more      []headRow    // transcript rows after the chunks
+	tr        []loop.Entry   // the chunks' entries, then the rows after them
+	msgs      []loop.Message // their messages in one array, when no compaction is among them (decodeViews)
+	views     []chunkView    // the chunks, checked, to decode once all are read
+	chunks    int            // chunk rows read
+	why       string         // why the chunks cannot be used ("" if they can)
+	atEnd     headRow        // the row at the seq the chunks end at
+	more      []headRow      // transcript rows after the chunks
 	lastEvent headRow
 }
 
@@ -106,6 +108,12 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 	if err := s.scanHead(ctx, q, session, &r, other, args); err != nil {
 		return fail(err)
 	}
+	if r.why == "" && len(r.views) > 0 {
+		r.tr, r.msgs, r.why = decodeViews(r.views, headSpare)
+	} else if r.why == "" {
+		r.msgs = make([]loop.Message, 0, len(r.more)+headSpare)
+	}
+	r.views = nil
 	if end := lastSeqOf(r.tr); r.why == "" && r.chunks > 0 && (end == 0 || r.atEnd.seq != end) {
 		r.why = fmt.Sprintf("the projection ends at entry %d, the entries' transcript row there is %d", end, r.atEnd.seq)
 	}
@@ -121,9 +129,16 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 		if err != nil {
 			return fail(err)
 		}
-		if isTranscript(&e) {
-			h.Transcript = append(h.Transcript, e)
+		if !isTranscript(&e) {
+			continue
 		}
+		if r.msgs != nil && e.Message != nil && e.Compaction == nil && len(r.msgs) < cap(r.msgs) {
+			r.msgs = append(r.msgs, *e.Message) // room decodeViews left: no copy of the array
+			e.Message = &r.msgs[len(r.msgs)-1]
+		} else {
+			r.msgs = nil
+		}
+		h.Transcript = append(h.Transcript, e)
 	}
 	if r.lastEvent.seq > 0 {
 		e, err := s.openEntry(session, r.lastEvent)
@@ -137,6 +152,9 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 	h.LastSeq = max(r.atEnd.seq, lastRow(r.more).seq, r.lastEvent.seq)
 	if len(h.Transcript) == 0 {
 		h.Transcript = nil
+	}
+	if len(r.msgs) == len(h.Transcript) && len(r.msgs) > 0 {
+		h.Messages = r.msgs
 	}
 	return h, r, nil
 }
@@ -175,9 +193,17 @@ func (s *SQLite) scanHead(ctx context.Context, q, session string, r *headRead, o
 func (s *SQLite) addChunk(session string, r *headRead, chunk int64, stored []byte) {
 	r.chunks++
 	if r.why == "" {
-		r.tr, r.why = OpenTranscriptChunk(s.keys, session, int64(r.chunks-1), chunk, stored, r.tr)
+		var v chunkView
+		if v, r.why = openChunkView(s.keys, session, int64(r.chunks-1), chunk, stored); r.why == "" {
+			r.views = append(r.views, v)
+		}
 	}
 }
+
+// headSpare is the room a cold read leaves after its messages and entries: for the
+// transcript rows after the projection (fewer than lagMin), and for a run's own
+// messages (its input, a tool round, its answer) to be appended without a copy.
+const headSpare = lagMin + 8
 
 func lastSeqOf(es []loop.Entry) int64 {
 	if len(es) == 0 {
@@ -202,7 +228,9 @@ func (c *HeadCache) adopt(session string, h loop.SessionHead, anchor []byte) loo
 	if el, ok := c.by[session]; ok {
 		c.removeLocked(el)
 	}
-	c.by[session] = c.lru.PushFront(&cachedHead{session: session, head: h, anchor: anchor})
+	kept := h
+	kept.Messages = nil // the caller's alone: a cached head is shared
+	c.by[session] = c.lru.PushFront(&cachedHead{session: session, head: kept, anchor: anchor})
 	c.entries += len(h.Transcript)
 	for c.entries > c.max && c.lru.Len() > 0 {
 		c.removeLocked(c.lru.Back())

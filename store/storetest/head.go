@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -86,6 +87,7 @@ func headMatchesLoad(t *testing.T, s loop.SessionStore) {
 // them back in another location).
 func headJSON(t *testing.T, h loop.SessionHead) string {
 	t.Helper()
+	h = WithoutMessages(t, h)
 	h.Transcript = append([]loop.Entry(nil), h.Transcript...) // the store's may be shared
 	for i := range h.Transcript {
 		h.Transcript[i].Time = h.Transcript[i].Time.UTC()
@@ -95,4 +97,24 @@ func headJSON(t *testing.T, h loop.SessionHead) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// WithoutMessages is h without its Messages, once they are checked to be what
+// loop.SessionHead says: when set, the message of every Transcript entry, in order, none
+// a compaction.
+func WithoutMessages(t testing.TB, h loop.SessionHead) loop.SessionHead {
+	t.Helper()
+	if h.Messages == nil {
+		return h
+	}
+	if len(h.Messages) != len(h.Transcript) {
+		t.Fatalf("head: %d messages for %d transcript entries", len(h.Messages), len(h.Transcript))
+	}
+	for i, e := range h.Transcript {
+		if e.Kind != loop.EntryMessage || e.Message == nil || !reflect.DeepEqual(*e.Message, h.Messages[i]) {
+			t.Fatalf("head: Messages[%d] is not the message of transcript entry %d (%s)", i, e.Seq, e.Kind)
+		}
+	}
+	h.Messages = nil
+	return h
 }
