@@ -15,10 +15,12 @@ import (
 // one array, with room after them, which a run's model input slices instead of copying
 // (loop.SessionHead.Messages).
 
-// chunkView is a chunk whose header, checksum, counts and text are checked.
+// chunkView is a chunk whose header, checksum, counts and text are checked; its text is
+// a string (a copy of the chunk's: every string field decoded is a slice of it).
 type chunkView struct {
-	c            counts
-	fields, text []byte
+	c      counts
+	fields []byte
+	text   string
 }
 
 // viewChunk checks a chunk's header, checksum and text, and that its counts fit its
@@ -36,7 +38,7 @@ func viewChunk(b []byte) (chunkView, error) {
 	if !utf8.Valid(text) {
 		return chunkView{}, chunkErr("text that is not UTF-8")
 	}
-	return chunkView{c, fields, text}, nil
+	return chunkView{c, fields, string(text)}, nil
 }
 
 // newChunkDecoder is a decoder whose messages, parts and calls arrays hold n's counts
@@ -57,7 +59,7 @@ func (d *chunkDecoder) decode(v chunkView, dst []loop.Entry) ([]loop.Entry, erro
 	if uint64(cap(d.msgs)-m0) < uint64(c[1]) || uint64(cap(d.parts)-p0) < uint64(c[2]) || uint64(cap(d.calls)-c0) < uint64(c[3]) {
 		return dst, chunkErr("counts past the decoder's room")
 	}
-	d.f, d.off, d.s, d.soff = v.fields, 0, string(v.text), 0
+	d.f, d.off, d.s, d.soff = v.fields, 0, v.text, 0
 	d.msgEnd, d.partEnd, d.callEnd = m0+int(c[1]), p0+int(c[2]), c0+int(c[3])
 	dst = slices.Grow(dst, int(c[0]))
 	for range c[0] {
@@ -73,8 +75,9 @@ func (d *chunkDecoder) decode(v chunkView, dst []loop.Entry) ([]loop.Entry, erro
 }
 
 // openChunkView opens a cold read's chunk row (the want-th, stored under chunk) and
-// checks it; why is "" when it can be used, else why not. The view owns its bytes (a
-// plain row's are copied: the driver's are valid only until the next row).
+// checks it; why is "" when it can be used, else why not. The view owns its bytes: its
+// text is a string anyway, and a plain row's fields are copied (the driver's bytes are
+// valid only until the next row).
 func openChunkView(keys *seal.Keys, session string, want, chunk int64, stored []byte) (_ chunkView, why string) {
 	if chunk != want {
 		return chunkView{}, fmt.Sprintf("chunk %d missing", want)
@@ -83,12 +86,12 @@ func openChunkView(keys *seal.Keys, session string, want, chunk int64, stored []
 	if err != nil {
 		return chunkView{}, fmt.Sprintf("chunk %d: %v", chunk, err)
 	}
-	if len(plain) > 0 && len(stored) > 0 && &plain[0] == &stored[0] {
-		plain = slices.Clone(plain)
-	}
 	v, err := viewChunk(plain)
 	if err != nil {
 		return chunkView{}, fmt.Sprintf("chunk %d: %v", chunk, err)
+	}
+	if len(plain) > 0 && len(stored) > 0 && &plain[0] == &stored[0] {
+		v.fields = slices.Clone(v.fields)
 	}
 	return v, ""
 }
