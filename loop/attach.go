@@ -209,15 +209,17 @@ func (r *run) storeResult(res ToolResult) ToolResult {
 // are kept for the run's later calls.
 func (r *run) withAttachments(msgs []Message) ([]Message, error) {
 	var out []Message
-	for i, m := range msgs {
+	for i := range msgs { // by index: copying every Message and Part was most of a call's cost
+		m := &msgs[i]
 		var parts []Part
-		for j, p := range m.Content {
+		for j := range m.Content {
+			p := &m.Content[j]
 			if p.Attachment == "" || p.Data != nil {
 				continue
 			}
 			data, err := r.attachmentBytes(p.Attachment)
 			if err != nil {
-				return nil, fmt.Errorf("message %d, %s: %w", i+1, partLabel(p), err)
+				return nil, fmt.Errorf("message %d, %s: %w", i+1, partLabel(*p), err)
 			}
 			if parts == nil {
 				parts = append([]Part(nil), m.Content...)
@@ -273,7 +275,7 @@ func replaceText(parts []Part, text string) []Part {
 // about 1,600 (a large image as the providers scale it), an audio clip one per 1,000
 // bytes (about 16 a second of mp3), a text file one per 4 bytes like text, any other
 // file (a PDF) one per 50 bytes and at least 1,000 (a page is 1,500 to 3,000).
-func mediaTokens(p Part) int {
+func mediaTokens(p *Part) int {
 	switch p.Type {
 	case PartImage:
 		return 1600

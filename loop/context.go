@@ -115,13 +115,15 @@ func safeBuild(ctx context.Context, s ContextStrategy, in ContextInput) (out Con
 // good enough to compare against a budget; adapters report the real counts.
 func EstimateTokens(msgs []Message) int {
 	n := 0
-	for _, m := range msgs {
+	for i := range msgs { // by index: a Message or Part copied per element was most of the cost
+		m := &msgs[i]
 		n += 4 + len(m.Reasoning)/4
-		for _, p := range m.Content {
+		for j := range m.Content {
+			p := &m.Content[j]
 			n += len(p.Text)/4 + mediaTokens(p)
 		}
-		for _, c := range m.ToolCalls {
-			n += (len(c.Name) + len(c.Arguments)) / 4
+		for j := range m.ToolCalls {
+			n += (len(m.ToolCalls[j].Name) + len(m.ToolCalls[j].Arguments)) / 4
 		}
 	}
 	return n
@@ -292,10 +294,10 @@ func trimToolOutputs(msgs []Message, limit int) []Message {
 	}
 	var out []Message
 	for i := 0; i < lastAssistant; i++ {
-		m := msgs[i]
-		if m.Role != RoleTool || len(m.Text()) <= limit {
+		if msgs[i].Role != RoleTool || len(partsText(msgs[i].Content)) <= limit {
 			continue
 		}
+		m := msgs[i]
 		if out == nil {
 			out = append([]Message(nil), msgs...)
 		}

@@ -40,8 +40,8 @@ func trimNote(callID string, rest, offset int) string {
 
 // hasTrimmed reports whether a model input holds a cut tool output with a note.
 func hasTrimmed(msgs []Message) bool {
-	for _, m := range msgs {
-		if m.Role == RoleTool && strings.Contains(m.Text(), trimMarker) {
+	for i := range msgs {
+		if m := &msgs[i]; m.Role == RoleTool && strings.Contains(partsText(m.Content), trimMarker) {
 			return true
 		}
 	}
