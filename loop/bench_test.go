@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -103,3 +104,29 @@ func (discardStore) KVGet(context.Context, string, string) ([]byte, bool, error)
 	return nil, false, nil
 }
 func (discardStore) KVSet(context.Context, string, string, []byte) error { return nil }
+
+// BenchmarkModelInputScans is what a model call reads of its whole input besides
+// handing it over, on a history of 200 one-step runs (801 messages): the attachments to
+// load, a trimmed output to notice, the outputs to trim, the token estimate. Each reads
+// the messages in place; ranging over them by value copied 128 bytes a message and a
+// part (27 µs for the four at 801 messages, 9–12 µs in place).
+func BenchmarkModelInputScans(b *testing.B) {
+	ms := []Message{{Role: RoleSystem, Content: []Part{TextPart("sys")}}}
+	for i := range 200 {
+		id := "call-" + strconv.Itoa(i)
+		ms = append(ms, UserMessage("2+3?"),
+			Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: "add", Arguments: `{"a":2,"b":3}`}}},
+			Message{Role: RoleTool, ToolCallID: id, Content: []Part{TextPart("5")}},
+			Message{Role: RoleAssistant, Content: []Part{TextPart("5")}})
+	}
+	r := &run{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out, err := r.withAttachments(ms); err != nil || &out[0] != &ms[0] {
+			b.Fatal(err)
+		}
+		if hasTrimmed(ms) || &trimToolOutputs(ms, 2000)[0] != &ms[0] || EstimateTokens(ms) == 0 {
+			b.Fatal("changed")
+		}
+	}
+}
