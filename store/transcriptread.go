@@ -108,12 +108,7 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 	if err := s.scanHead(ctx, q, session, &r, other, args); err != nil {
 		return fail(err)
 	}
-	if r.why == "" && len(r.views) > 0 {
-		r.tr, r.msgs, r.why = decodeViews(r.views, headSpare)
-	} else if r.why == "" {
-		r.msgs = make([]loop.Message, 0, len(r.more)+headSpare)
-	}
-	r.views = nil
+	r.decode()
 	if end := lastSeqOf(r.tr); r.why == "" && r.chunks > 0 && (end == 0 || r.atEnd.seq != end) {
 		r.why = fmt.Sprintf("the projection ends at entry %d, the entries' transcript row there is %d", end, r.atEnd.seq)
 	}
@@ -129,16 +124,9 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 		if err != nil {
 			return fail(err)
 		}
-		if !isTranscript(&e) {
-			continue
+		if isTranscript(&e) {
+			h.Transcript = append(h.Transcript, r.inArray(e))
 		}
-		if r.msgs != nil && e.Message != nil && e.Compaction == nil && len(r.msgs) < cap(r.msgs) {
-			r.msgs = append(r.msgs, *e.Message) // room decodeViews left: no copy of the array
-			e.Message = &r.msgs[len(r.msgs)-1]
-		} else {
-			r.msgs = nil
-		}
-		h.Transcript = append(h.Transcript, e)
 	}
 	if r.lastEvent.seq > 0 {
 		e, err := s.openEntry(session, r.lastEvent)
@@ -157,6 +145,30 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 		h.Messages = r.msgs
 	}
 	return h, r, nil
+}
+
+// decode decodes the chunks read (decodeViews), or makes the array of messages the rows
+// after them go to when there are none.
+func (r *headRead) decode() {
+	if r.why == "" && len(r.views) > 0 {
+		r.tr, r.msgs, r.why = decodeViews(r.views, headSpare)
+	} else if r.why == "" {
+		r.msgs = make([]loop.Message, 0, len(r.more)+headSpare)
+	}
+	r.views = nil
+}
+
+// inArray is e, a transcript row read after the chunks, with its message moved into the
+// room decodeViews left after theirs (no copy of the array); an entry that cannot be
+// (a compaction, no room left) means the head has no such array.
+func (r *headRead) inArray(e loop.Entry) loop.Entry {
+	if r.msgs != nil && e.Message != nil && e.Compaction == nil && len(r.msgs) < cap(r.msgs) {
+		r.msgs = append(r.msgs, *e.Message)
+		e.Message = &r.msgs[len(r.msgs)-1]
+	} else {
+		r.msgs = nil
+	}
+	return e
 }
 
 // scanHead reads q's rows into r (the claim row to other).
