@@ -90,8 +90,14 @@ RACEFREE_PKGS := github.com/tetratelabs/wazero/internal/engine/wazevo/ssa/... \
 	github.com/tetratelabs/wazero/internal/wasm/binary \
 	modernc.org/libc/... modernc.org/sqlite/lib modernc.org/memory modernc.org/mathutil
 RACEFREE := $(foreach p,$(RACEFREE_PKGS),-gcflags='$(p)=-race=false')
+# TESTLDFLAGS names go.mod's wazero version in the test binaries, whose build information
+# lists no modules (wazero and the sandbox would say "dev"), as in the agenthost processes
+# the tests start: the two then share one Wasm compilation cache (testbin.ShareWasmCache)
+# instead of compiling each module and making each pre-initialised snapshot once per side.
+WAZERO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/tetratelabs/wazero)
+TESTLDFLAGS = -ldflags='-X github.com/tetratelabs/wazero/internal/version.version=$(WAZERO_VERSION) -X github.com/agenthost/agenthost/sandbox.wazeroVersionUnlisted=$(WAZERO_VERSION)'
 test: deps build plugins lint test-deploy
-	$(GO) test -race $(RACEFREE) -count=1 -timeout 60m $(PKGS)
+	$(GO) test -race $(RACEFREE) $(TESTLDFLAGS) -count=1 -timeout 60m $(PKGS)
 
 # test-deploy renders deploy/k8s with kustomize's library and decodes every object strictly
 # into Kubernetes' own API types (tools/k8scheck, a module of its own so that the main
