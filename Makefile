@@ -90,15 +90,24 @@ RACEFREE_PKGS := github.com/tetratelabs/wazero/internal/engine/wazevo/ssa/... \
 	github.com/tetratelabs/wazero/internal/wasm/binary \
 	modernc.org/libc/... modernc.org/sqlite/lib modernc.org/memory modernc.org/mathutil
 RACEFREE := $(foreach p,$(RACEFREE_PKGS),-gcflags='$(p)=-race=false')
+# TESTLDFLAGS names go.mod's wazero version in the test binaries, whose build information
+# lists no modules (wazero and the sandbox would say "dev"), as in the agenthost processes
+# the tests start: the two then share one Wasm compilation cache (testbin.ShareWasmCache)
+# instead of compiling each module and making each pre-initialised snapshot once per side.
+WAZERO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/tetratelabs/wazero)
+TESTLDFLAGS = -ldflags='-X github.com/tetratelabs/wazero/internal/version.version=$(WAZERO_VERSION) -X github.com/agenthost/agenthost/sandbox.wazeroVersionUnlisted=$(WAZERO_VERSION)'
 test: deps build plugins lint test-deploy
-	$(GO) test -race $(RACEFREE) -count=1 -timeout 60m $(PKGS)
+	$(GO) test -race $(RACEFREE) $(TESTLDFLAGS) -count=1 -timeout 60m $(PKGS)
 
 # test-deploy renders deploy/k8s with kustomize's library and decodes every object strictly
 # into Kubernetes' own API types (tools/k8scheck, a module of its own so that the main
 # module links neither k8s.io/api nor kustomize; its tests include misspelt and mistyped
-# manifests, which must fail). Under a second once compiled.
+# manifests, which must fail). Under a second once compiled. With LINTENV's flags, as
+# lint vets it: -trimpath keeps the checkout's directory out of the build cache's keys, so
+# a fresh clone finds the test binary (k8s.io/api and kustomize, ~40 CPU-s to compile and
+# link) where any earlier checkout of the same sources left it, and vet's packages too.
 test-deploy:
-	cd tools/k8scheck && $(GO) test -count=1 ./...
+	cd tools/k8scheck && $(LINTENV) $(GO) test -count=1 ./...
 
 # lint: both modules tidy (bench/eino follows the main module: a dependency added there
 # without its tidy broke `make bench` twice), go vet, staticcheck and deadcode (tests
@@ -119,7 +128,7 @@ LINTENV := CGO_ENABLED=0 GOFLAGS=-trimpath
 lint:
 	$(GO) mod tidy -diff
 	cd bench/eino && $(GO) mod tidy -diff
-	cd tools/k8scheck && $(GO) mod tidy -diff && $(GO) vet ./...
+	cd tools/k8scheck && $(GO) mod tidy -diff && $(LINTENV) $(GO) vet ./...
 	$(LINTENV) $(GO) vet $(PKGS)
 	$(LINTENV) $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 	$(LINTENV) $(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test -filter 'agenthost/(a2abridge|access|approval|audit|bench|cmd|confine|eval|host|insights|loop|manifest|mcpclient|memory|ociplugin|oidc|providers|redact|sandbox|schedule|serve|store|surface|telemetry|workflow)' $(PKGS) | { ! grep . ; }

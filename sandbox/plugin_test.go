@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,6 +136,37 @@ func TestCompilationCacheSurvivesRestart(t *testing.T) {
 		if err != nil || len(entries) == 0 {
 			t.Fatalf("restart %d: cache dir is empty (%v)", restart, err)
 		}
+	}
+}
+
+// The Runtime's own records in CacheDir are named by the wazero version wazero names its
+// directory by, in every build: go test's binaries list no modules, and `make test` sets
+// both names (wazeroVersionUnlisted), so that they share the cache with the agenthost
+// processes they start. Set for one and not the other, the two would miss each other's
+// entries.
+func TestCacheRecordsAreNamedByWazerosOwnVersion(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewRuntime(context.Background(), RuntimeOptions{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Load(context.Background(), Config{Name: "guest", Wasm: fixtures.guest, Tools: extismTool("greet")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close(context.Background())
+	r.Close(context.Background())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	suffix := wazeroVersion() + "-" + goruntime.GOARCH + "-" + goruntime.GOOS
+	if want := []string{"agenthost-compiled-" + suffix, "wazero-" + suffix}; !slices.Equal(names, want) {
+		t.Fatalf("cache directory holds %v, want %v", names, want)
 	}
 }
 

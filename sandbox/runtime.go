@@ -106,8 +106,16 @@ func wazeroVersion() string {
 			}
 		}
 	}
-	return "dev"
+	return wazeroVersionUnlisted
 }
+
+// wazeroVersionUnlisted is wazeroVersion's answer in a program whose build information
+// lists no modules: go test's binaries, where wazero too says "dev". `make test` sets it
+// (-ldflags -X), with wazero's own version variable, to go.mod's wazero version, so that
+// the test processes and the agenthost processes they start (whose build information
+// lists wazero) name the same directories and keys, and share one compilation cache
+// instead of compiling each module, and making each snapshot, once per side.
+var wazeroVersionUnlisted = "dev"
 
 // compiledMark is the record in CacheDir of the module whose sha256 is sum, or "" with
 // no CacheDir.

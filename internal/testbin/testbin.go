@@ -173,7 +173,9 @@ func build(b Bin) (string, error) {
 // gives (entries keyed by the module's sha256 and the runtime's version, written by
 // rename). The directory outlives the run on purpose, like the Go build cache: the next
 // run compiles only what changed. A test about the cache itself clears the variable
-// (t.Setenv("AGENTHOST_CACHE_DIR", "")).
+// (t.Setenv("AGENTHOST_CACHE_DIR", "")). The agenthost processes a test starts share it
+// with the test processes only when both name the same wazero version, which `make
+// test` sees to (the Makefile's TESTLDFLAGS); a plain go test binary says "dev".
 func ShareWasmCache() string {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("agenthost-test-wasm-cache-%d", os.Getuid()))
 	os.Setenv("AGENTHOST_CACHE_DIR", dir)
