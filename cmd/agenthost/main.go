@@ -3,6 +3,8 @@
 package main
 
 import (
+	_ "github.com/agenthost/agenthost/internal/startheap" // first: its init must precede the others (startheap's doc)
+
 	"errors"
 	"fmt"
 	"io/fs"
