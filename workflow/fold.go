@@ -34,6 +34,9 @@ import (
 // save stores the run's record, with the ends stored by calls (s.over): what changed
 // since its last write (rows.go), one row at a time. s.mu is held.
 func (s *sched) save(ctx context.Context) error {
+	if err := s.flushStart(); err != nil {
+		return err
+	}
 	r := s.snapshot()
 	kv, done, err := s.writes(r)
 	if err != nil {
@@ -87,7 +90,11 @@ func (s *sched) snapshot() *Record {
 func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 	return func(w loop.RunWrite) ([]loop.KVWrite, func(error)) {
 		if !w.Last {
-			return nil, nil // the call's open run is the step's start; a fan-out's was stored by start
+			if item >= 0 {
+				return nil, nil // a fan-out's start was stored by start, with its items
+			}
+			s.mu.Lock()
+			return s.startWrite(w) // the call's open run is the step's start; the run's may ride (ridestart.go)
 		}
 		if w.Result == nil || w.Record.Status != loop.StatusCompleted || w.Result.IsError {
 			return nil, nil // a failed attempt: finish stores the step's end, if it is one
