@@ -175,3 +175,23 @@ func (s *SQLite) leaseTakeTx(ctx context.Context, tx *wtx, w loop.KVWrite, c *cl
 	}
 	return true, nil
 }
+
+// KVHas says whether plugin has a value under key: a point read (pointreads.go), as a
+// run's start makes, not a read of the mapped pool, which maps the file again after each
+// commit. A new workflow run reads it to know whether its start may ride on its first
+// call (workflow/ridestart.go).
+func (s *SQLite) KVHas(ctx context.Context, plugin, key string) (bool, error) {
+	if err := s.watch.check(); err != nil {
+		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	rows, err := s.point.query(ctx, `SELECT 1 FROM kv WHERE plugin = ? AND key = ?`, plugin, key)
+	if err != nil {
+		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	has := rows.Next()
+	err = errors.Join(rows.Err(), rows.Close())
+	if err != nil {
+		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	return has, nil
+}

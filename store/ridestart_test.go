@@ -96,3 +96,21 @@ func TestL21_ANewRunsStartRiddenOnItsFirstCallIsRefusedWholeWhenTheRunIsTaken(t 
 		}
 	})
 }
+
+// KVHas answers from a point read what KVGet answers: a key set is there, one never set
+// or in another namespace is not.
+func TestKVHasSaysWhatKVGetFinds(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if err := s.KVSet(ctx, "ns", "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ns, key string
+		want    bool
+	}{{"ns", "k", true}, {"ns", "other", false}, {"other", "k", false}} {
+		if has, err := s.KVHas(ctx, tc.ns, tc.key); err != nil || has != tc.want {
+			t.Fatalf("KVHas(%s, %s) = %v, %v; want %v", tc.ns, tc.key, has, err, tc.want)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	}
 	ride := false // a new run's start rides on its first call (ridestart.go): read whether it is new
 	if first != nil && e.rides(w) {
-		_, stored, err := e.Store.KVGet(ctx, KVNamespace, key)
+		stored, err := e.Store.(leaseTaker).KVHas(ctx, KVNamespace, key)
 		ride = err == nil && !stored
 	}
 	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), first, ride, cancel) // a new owner per call: two calls in one process are two holders

@@ -28,9 +28,12 @@ import (
 // made. The run's record is read first (a read, no commit): a run that has one is a
 // resume and takes its lease as before.
 
-// leaseTaker is a store that takes a lease in another session's claim.
+// leaseTaker is a store that takes a lease in another session's claim, and says
+// whether a key has a value with a point read (the run's record: a resume's start does
+// not ride).
 type leaseTaker interface {
 	TakeLeaseWrite(l loop.Lease, kv loop.KVWrite) loop.KVWrite
+	KVHas(ctx context.Context, plugin, key string) (bool, error)
 }
 
 // RunWriteRider is an Executor whose tool steps are calls through the one tool pipeline
