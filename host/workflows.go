@@ -49,6 +49,10 @@ func (h *Host) Workflows() *workflow.Engine {
 
 type workflowExec struct{ h *Host }
 
+// RidesRunWrites implements workflow.RunWriteRider: a tool step is a DirectCall on the
+// step's context, so a new run's start rides on its first call's first write.
+func (workflowExec) RidesRunWrites() {}
+
 func (x workflowExec) ToolStep(ctx context.Context, name string, args []byte, session string, timeout time.Duration) (loop.ToolResult, loop.RunResult) {
 	owner := workflow.Owner(ctx)
 	if err := x.h.ClaimDerived(ctx, session, owner); err != nil {

@@ -34,6 +34,10 @@ type RunWrite struct {
 	Record RunRecord
 	// Result is a direct call's result (Agent.DirectCall) at its end; nil otherwise.
 	Result *ToolResult
+	// Claim says the write takes the run's session lease in its transaction (a
+	// ClaimAppender's AppendRunClaim, claimwrite.go): a store may let a write ridden on
+	// it take another lease with the same rule (store.SQLite's TakeLeaseWrite).
+	Claim bool
 }
 
 // RunWriter is called by a run before each write carrying its record, from the run's
@@ -112,7 +116,7 @@ func (j *journal) writeRun(batch []Entry) error {
 	var kv []KVWrite
 	var done func(error)
 	if f != nil {
-		w := RunWrite{Last: j.run.rec.Status != "", Record: j.run.rec}
+		w := RunWrite{Last: j.run.rec.Status != "", Record: j.run.rec, Claim: j.claim != nil}
 		if w.Last {
 			w.Result = j.result
 		}

@@ -24,7 +24,9 @@
 // taken in its first write's transaction (AppendRunClaim, loop.ClaimAppender), and
 // AppendRunKV sets a caller's key-value pairs there too (a workflow step's record).
 // AcquireLeaseKV and ReleaseLeaseKV take a lease with a key-value pair's first write and
-// give it back with its last (a workflow run's lease and record, leasekv.go).
+// give it back with its last (a workflow run's lease and record, leasekv.go);
+// TakeLeaseWrite and ReleaseLeaseWrite do the same inside another session's run write
+// (a workflow run's first call's claim, its last call's end).
 //
 // Entries are kept in append order (entriesorder.go): rowid order, with (session, seq)
 // a unique index, so a write fills the table's last leaf instead of rebalancing one in

@@ -119,3 +119,79 @@ func (s *SQLite) sealKV(kv loop.KVWrite) []byte {
 	}
 	return s.keys.Seal(v, seal.KVAAD(kv.Namespace, kv.Key))
 }
+
+// A lease taken in another session's claim. A new workflow run's lease and record ride
+// on its first call's first write (workflow/lease.go): that write takes the call's own
+// session's lease (AppendRunClaim) and, with TakeLeaseWrite, the run session's lease and
+// the run's new record, in the same transaction. What is durable is what AcquireLeaseKV
+// makes durable, with the call's first write: all of it lands or none does. The lease is
+// refused by the claim's rule (its alive): a live holder fails the whole write with
+// loop.ErrSessionBusy, and so does a record already there (another starter created the
+// run meanwhile), so the call is not made.
+
+// leaseTakeNamespace marks a write among a claim's key-value writes (AppendRunClaim)
+// that is no key-value pair: it takes the lease its value names and creates its record.
+const leaseTakeNamespace = "agenthost/lease-take"
+
+// leaseTake is a TakeLeaseWrite's value.
+type leaseTake struct {
+	Lease loop.Lease   `json:"lease"`
+	KV    loop.KVWrite `json:"kv"`
+}
+
+// TakeLeaseWrite is the write that takes l and creates kv (refused when its key is set)
+// in the transaction of the run claim (AppendRunClaim) that carries it; a write without
+// a claim refuses it.
+func (s *SQLite) TakeLeaseWrite(l loop.Lease, kv loop.KVWrite) loop.KVWrite {
+	b, _ := json.Marshal(leaseTake{Lease: l, KV: kv}) // a lease and bytes always encode
+	return loop.KVWrite{Namespace: leaseTakeNamespace, Key: l.SessionID, Value: b}
+}
+
+// leaseTakeTx takes the lease w names and creates its record when w is a
+// TakeLeaseWrite (ok true), by c's rule; any other write is not its (ok false).
+func (s *SQLite) leaseTakeTx(ctx context.Context, tx *wtx, w loop.KVWrite, c *claim) (ok bool, err error) {
+	if w.Namespace != leaseTakeNamespace {
+		return false, nil
+	}
+	var t leaseTake
+	if err := json.Unmarshal(w.Value, &t); err != nil || t.Lease.SessionID != w.Key {
+		return true, fmt.Errorf("lease session %q: not a lease take (%v)", w.Key, err)
+	}
+	if c == nil {
+		return true, fmt.Errorf("lease session %q: a lease is taken only with a run's claim", w.Key)
+	}
+	if held, err := acquireTx(ctx, tx, t.Lease, c.alive); err != nil {
+		if errors.Is(err, loop.ErrSessionBusy) {
+			return true, fmt.Errorf("session %q is being written by %s: %w", w.Key, held, err)
+		}
+		return true, fmt.Errorf("lease session %q: %w", w.Key, err)
+	}
+	res, err := tx.ExecContext(ctx, qKVCreate, t.KV.Namespace, t.KV.Key, s.sealKV(t.KV))
+	if err != nil {
+		return true, fmt.Errorf("kv set %s/%s: %w", t.KV.Namespace, t.KV.Key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return true, fmt.Errorf("session %q: %s %q was created by another process: %w", w.Key, t.KV.Namespace, t.KV.Key, errors.Join(err, loop.ErrSessionBusy))
+	}
+	return true, nil
+}
+
+// KVHas says whether plugin has a value under key: a point read (pointreads.go), as a
+// run's start makes, not a read of the mapped pool, which maps the file again after each
+// commit. A new workflow run reads it to know whether its start may ride on its first
+// call (workflow/ridestart.go).
+func (s *SQLite) KVHas(ctx context.Context, plugin, key string) (bool, error) {
+	if err := s.watch.check(); err != nil {
+		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	rows, err := s.point.query(ctx, `SELECT 1 FROM kv WHERE plugin = ? AND key = ?`, plugin, key)
+	if err != nil {
+		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	has := rows.Next()
+	err = errors.Join(rows.Err(), rows.Close())
+	if err != nil {
+		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
+	}
+	return has, nil
+}

@@ -54,10 +54,11 @@ func chain3(t *testing.T) *workflow.Workflow {
 	return w
 }
 
-// A workflow run's lease rides on its record's first and last writes: a run of three tool
-// steps is one commit of its own (the lease with the new record) and each step its
-// call's two, the last call's end carrying the final record and the lease's release:
-// seven in all; it was ten, then eight.
+// A workflow run's lease rides on its record's first and last writes, and they on its
+// calls': a run of three tool steps is its calls' two commits a step, the first call's
+// first write carrying the run's lease and new record (workflow/ridestart.go) and the
+// last call's end the final record and the lease's release: six in all; it was ten, then
+// eight, then seven (the lease and the new record a commit of their own).
 func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
@@ -68,8 +69,8 @@ func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T)
 	if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
 		t.Fatalf("%v %+v", err, res.Record)
 	}
-	if got := s.w.commits.Load() - before; got != 7 {
-		t.Fatalf("a workflow run of 3 tool steps committed %d times, want 7 (1 for the run, 2 a step)", got)
+	if got := s.w.commits.Load() - before; got != 6 {
+		t.Fatalf("a workflow run of 3 tool steps committed %d times, want 6 (its calls' 2 a step)", got)
 	}
 	if _, held, err := s.Lease(ctx, workflow.RunSession("chain", "", "r1")); err != nil || held {
 		t.Fatalf("the run's lease was not given back with its final record: held=%v %v", held, err)
@@ -209,9 +210,10 @@ func (d *dyingSQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.
 	return d.do("releasekv", func() error { return d.SQLite.ReleaseLeaseKV(ctx, l, kv) })
 }
 
-// A process killed right after the write that took a run's lease with its new record
-// loses nothing: a new process resumes the run from what is stored (its inputs
-// included), calls no step's tool a second time and completes it. Killed right before
+// A process killed right after the write that took a run's lease with its new record (its
+// first call's first write) loses nothing: a new process resumes the run from what is
+// stored (its inputs included), makes that call again (its end was not stored, as for
+// any call) and no other twice, and completes it. Killed right before
 // the last step's call's end (which carries the step's end, the final record and the
 // release), the call's result is not stored, so the resume makes that call again (at
 // least once, as for any call whose end was not stored) and no other; killed right after
@@ -233,7 +235,7 @@ func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *tes
 		stored      string // the run's status stored at the kill
 		total       int64  // tool calls in all, with the resume's
 	}{
-		{"after the lease and the new record", nil, func(k string) bool { return k == "acquirekv" }, 0, workflow.RunRunning, 3},
+		{"after the first call's first write with the lease and the new record", nil, func(k string) bool { return k == "appendrunclaim" }, 1, workflow.RunRunning, 4},
 		{"before the last call's end with the final record and the release", ends(3), nil, 3, workflow.RunRunning, 4},
 		{"after the last call's end with the final record and the release", nil, ends(3), 3, workflow.RunCompleted, 3},
 	} {
@@ -286,15 +288,15 @@ func TestL21_AWorkflowRunsLastWriteRidesOnACallOnlyWhenThatCallEndsTheRun(t *tes
 			{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
 			{ID: "b", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "b"}}},
 			{ID: "c", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "c"}}},
-		}, workflow.RunCompleted, 2},
+		}, workflow.RunCompleted, 1},
 		{"a last step that fails", []workflow.Step{
 			{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
 			{ID: "b", Tool: "join", Arguments: map[string]any{"words": "${steps.a.output}"}},
-		}, workflow.RunFailed, 4}, // the lease, the refused call's write, the failed step's end, the final record
+		}, workflow.RunFailed, 3}, // the refused call's write, the failed step's end, the final record
 		{"a chain", []workflow.Step{
 			{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"a"}}},
 			{ID: "b", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}", "b"}}},
-		}, workflow.RunCompleted, 1},
+		}, workflow.RunCompleted, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

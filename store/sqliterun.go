@@ -83,6 +83,12 @@ func (s *SQLite) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWr
 					}
 					continue
 				}
+				if ok, err := s.leaseTakeTx(ctx, tx, w, c); ok { // another session's lease, taken (leasekv.go)
+					if err != nil {
+						return err
+					}
+					continue
+				}
 				if _, err := tx.ExecContext(ctx, qKVSet, w.Namespace, w.Key, sealed[i]); err != nil {
 					return fmt.Errorf("kv set %s/%s: %w", w.Namespace, w.Key, err)
 				}

@@ -104,6 +104,7 @@ type cstep struct {
 	cond    cel.Program
 	forEach cel.Program
 	args    any      // Arguments with every ${expr} compiled (template)
+	argsB   []byte   // a tool step's arguments as its calls send them, when they have no ${expr}
 	prompt  template // Prompt, Approval
 	timeout time.Duration
 	sink    bool // no step depends on it
@@ -276,6 +277,9 @@ func (w *Workflow) compileExprs(key string, cs *cstep, refs map[string]bool) err
 	item := cs.ForEach != ""
 	if cs.args, err = compileValue(map[string]any(cs.Arguments), item, func(expr string) error { return w.refsIn(expr, refs) }); err != nil {
 		return keyErr(key+".arguments", "%v", err)
+	}
+	if cs.Tool != "" && !hasTemplate(cs.args) {
+		cs.argsB, _ = argsJSON(cs.args, nil) // fixed: encoded once, not at every call (nil: encoded then)
 	}
 	text := cs.Prompt + cs.Approval
 	field := map[bool]string{true: "prompt", false: "approval"}[cs.Prompt != ""]

@@ -46,3 +46,26 @@ func TestAStepsHandEncodingIsJSONMarshalsForHostileFields(t *testing.T) {
 		t.Fatalf("year 10000 encoded: %s", b)
 	}
 }
+
+// A tool step's fixed arguments are encoded once, when the workflow compiles, as its
+// calls send them (json.Marshal's bytes, none is {}); arguments with an ${expr} are
+// encoded at each call.
+func TestAToolStepsFixedArgumentsAreEncodedOnceAtCompile(t *testing.T) {
+	w, err := Compile("args", Definition{Steps: []Step{
+		{ID: "a", Tool: "join", Arguments: map[string]any{"words": []any{"x", "<y>"}, "n": 2}},
+		{ID: "b", Tool: "join"},
+		{ID: "c", Tool: "join", Arguments: map[string]any{"words": []any{"${steps.a.output}"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(w.byID["a"].argsB); got != `{"n":2,"words":["x","\u003cy\u003e"]}` {
+		t.Fatalf("a's arguments encoded %s", got)
+	}
+	if got := string(w.byID["b"].argsB); got != `{}` {
+		t.Fatalf("b's (none) encoded %s", got)
+	}
+	if w.byID["c"].argsB != nil {
+		t.Fatalf("c's arguments (an expression) were encoded at compile: %s", w.byID["c"].argsB)
+	}
+}

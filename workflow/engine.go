@@ -117,7 +117,12 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 			}
 		}
 	}
-	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), first, cancel) // a new owner per call: two calls in one process are two holders
+	ride := false // a new run's start rides on its first call (ridestart.go): read whether it is new
+	if first != nil && e.rides(w) {
+		stored, err := e.Store.(leaseTaker).KVHas(ctx, KVNamespace, key)
+		ride = err == nil && !stored
+	}
+	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), first, ride, cancel) // a new owner per call: two calls in one process are two holders
 	if err != nil {
 		return Result{}, fmt.Errorf("workflow %s run %s: %w", w.Name, in.RunID, err)
 	}
@@ -136,8 +141,12 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 		emit(Event{Type: EventWorkflowFinished, Workflow: w.Name, RunID: rec.RunID, Status: rec.Status, Outputs: rec.Outputs, Error: rec.Error})
 		return Result{Record: rec}, nil
 	}
-	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease, enc: enc}
-	return s.run(ctx)
+	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease, enc: enc, cancel: cancel}
+	res, err := s.run(ctx)
+	if s.startErr != nil { // the run's start was refused: nothing of it is stored (ridestart.go)
+		return Result{}, s.startErr
+	}
+	return res, err
 }
 
 // open reads the run's record under key or stores a new one, and starts enc from what

@@ -11,13 +11,20 @@ import (
 
 // A tool step's record (its row, rows.go) rides on its call's writes (loop.WithRunWrites). The call is a
 // run of its own (the Executor's DirectCall) that writes twice: before the tool runs
-// and at its end. The run's record is stored with the first (the step running) and,
-// when the call succeeded, with the second (the step ok, its output): in the same
-// transaction as the call's own entries on a store that can (loop.KVRunAppender), so a
-// step costs its call's commits and no more, and no crash can leave a call's result
-// stored without the step's end (a resume would make the call again). A call that
-// failed, or an Executor whose calls are no runs, leaves the step's end to finish, as
-// before.
+// and at its end. The step's end (ok, its output) is stored with the second, when the
+// call succeeded: in the same transaction as the call's own entries on a store that can
+// (loop.KVRunAppender), so no crash can leave a call's result stored without the step's
+// end (a resume would make the call again). A call that failed, or an Executor whose
+// calls are no runs, leaves the step's end to finish, as before.
+//
+// The step's start is not stored: its call's first write stores the call's run, open,
+// in the step's session (StepSession), and that open run is the step's running state
+// (LoadOwnedRecord shows such a step running, running.go). A resume runs a step with no
+// row again, as it ran one stored running, so nothing is lost; what a row at the start
+// cost was a page of the key-value table in every call's first commit (BENCHMARKS.md,
+// "Workflow step, round five"). A fan-out's start (its items) and a step that waits for
+// its session (busy.go) are still stored, as is any step whose record changed when
+// another write of the run is made (a write stores every row that changed).
 //
 // The scheduler's goroutine reads s.rec.Steps without the lock (it alone changes a
 // step's status), so a step's goroutine does not change the step's record: the end it
@@ -27,6 +34,9 @@ import (
 // save stores the run's record, with the ends stored by calls (s.over): what changed
 // since its last write (rows.go), one row at a time. s.mu is held.
 func (s *sched) save(ctx context.Context) error {
+	if err := s.flushStart(); err != nil {
+		return err
+	}
 	r := s.snapshot()
 	kv, done, err := s.writes(r)
 	if err != nil {
@@ -84,7 +94,7 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 				return nil, nil // a fan-out's start was stored by start, with its items
 			}
 			s.mu.Lock()
-			return s.recordKV(func() {}, func() {})
+			return s.startWrite(w) // the call's open run is the step's start; the run's may ride (ridestart.go)
 		}
 		if w.Result == nil || w.Record.Status != loop.StatusCompleted || w.Result.IsError {
 			return nil, nil // a failed attempt: finish stores the step's end, if it is one

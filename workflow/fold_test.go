@@ -99,9 +99,9 @@ func chain(t *testing.T) *Workflow {
 	return w
 }
 
-// A tool step's start is stored with its call's first write and its end with the call's
-// end (run_finished), in the same transaction: the engine writes the run's record on
-// its own only when the run opens and when it ends.
+// A tool step's end is stored with its call's end (run_finished), in the same
+// transaction, and its start is not stored (its call's open run is: running.go): the
+// engine writes the run's record on its own only when the run opens and when it ends.
 func TestEngine_AToolStepsRecordIsStoredInItsCallsTransactions(t *testing.T) {
 	st := &kvRunStore{MemoryStore: loop.NewMemoryStore()}
 	r := newRigOn(t, loop.ToolPolicy{}, func(*loop.MemoryStore) loop.SessionStore { return st })
@@ -110,9 +110,9 @@ func TestEngine_AToolStepsRecordIsStoredInItsCallsTransactions(t *testing.T) {
 		t.Fatalf("%v %+v", err, res.Record)
 	}
 	want := []string{"kvset", // the run opens
-		"run+kv::a=running", "run+kv:completed:a=ok",
-		"run+kv::b=running", "run+kv:completed:b=ok",
-		"run+kv::c=running", "run+kv:completed:c=ok",
+		"run+kv:completed:a=ok",
+		"run+kv:completed:b=ok",
+		"run+kv:completed:c=ok",
 		"kvset"} // the run ends
 	if got := st.writes; len(got) != len(want) {
 		t.Fatalf("writes %q, want %q", got, want)
@@ -120,6 +120,11 @@ func TestEngine_AToolStepsRecordIsStoredInItsCallsTransactions(t *testing.T) {
 	for i := range want {
 		if st.writes[i] != want[i] {
 			t.Fatalf("writes %q, want %q", st.writes, want)
+		}
+	}
+	for i, kv := range st.batches {
+		if i%2 == 0 && len(kv) != 0 {
+			t.Fatalf("call write %d (a call's first) carried %+v, want nothing", i, kv)
 		}
 	}
 }

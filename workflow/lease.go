@@ -45,6 +45,12 @@ type recordLease struct {
 	lastErr error         // writing last failed (the lease's release is retried without it)
 	held    *loop.Lease   // the lease, once taken
 	dropped bool          // given back with the run's last call's end (finalKV)
+
+	// ride: the lease and first are taken with the run's first call's first write
+	// (ridestart.go); pend is the lease HoldSession asked for, not stored yet.
+	ride  bool
+	pend  *loop.Lease
+	alive func(loop.Lease) bool
 }
 
 // leaseDropper is a store that gives a lease back in a run write of another session
@@ -55,6 +61,11 @@ type leaseDropper interface {
 
 func (r *recordLease) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
 	r.mu.Lock()
+	if r.ride { // taken with the first write (ridestart.go)
+		r.ride, r.pend, r.alive, r.created = false, &l, alive, true
+		r.mu.Unlock()
+		return l, nil
+	}
 	first := r.first
 	r.first = nil
 	r.mu.Unlock()
@@ -85,21 +96,21 @@ func (r *recordLease) Runs(context.Context, string) ([]loop.RunRecord, error) { 
 
 func (r *recordLease) RenewLease(ctx context.Context, l loop.Lease) error {
 	r.mu.Lock()
-	dropped := r.dropped
+	dropped, pending := r.dropped, r.pend != nil
 	r.mu.Unlock()
-	if dropped {
-		return nil // given back with the run's final record: nothing to renew
+	if dropped || pending {
+		return nil // given back with the run's final record, or not taken yet: nothing to renew
 	}
 	return r.ls.RenewLease(ctx, l)
 }
 
 func (r *recordLease) ReleaseLease(ctx context.Context, l loop.Lease) error {
 	r.mu.Lock()
-	last, dropped := r.last, r.dropped
+	last, dropped, pending := r.last, r.dropped, r.pend != nil
 	r.last = nil
 	r.mu.Unlock()
-	if dropped {
-		return nil // given back with the run's final record (finalKV)
+	if dropped || pending {
+		return nil // given back with the run's final record (finalKV), or never taken
 	}
 	if last == nil {
 		return r.ls.ReleaseLease(ctx, l)
@@ -124,11 +135,11 @@ type runLease struct {
 // holdRun takes the run's lease; fresh (not nil) is the head of a new run's record,
 // written with the lease on a store that can, unless the run has a record. created says
 // it was.
-func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *loop.KVWrite, lost func(error)) (*runLease, bool, error) {
+func (e *Engine) holdRun(ctx context.Context, session, owner string, fresh *loop.KVWrite, ride bool, lost func(error)) (*runLease, bool, error) {
 	h := &runLease{}
 	st := e.Store
 	if ls, ok := e.Store.(leaseKVStore); ok {
-		h.rl = &recordLease{SessionStore: e.Store, ls: ls, first: fresh}
+		h.rl = &recordLease{SessionStore: e.Store, ls: ls, first: fresh, ride: ride && fresh != nil}
 		st = h.rl
 	}
 	release, err := loop.HoldSession(ctx, st, session, owner, lost)
@@ -193,6 +204,9 @@ func (h *runLease) storeLast(kv loop.KVWrite) (bool, error) {
 // saveLast stores the run's final record: its head with the lease's release where the
 // store can (the rows that changed, if any, just before).
 func (s *sched) saveLast(ctx context.Context) error {
+	if err := s.flushStart(); err != nil {
+		return err
+	}
 	r := s.snapshot()
 	kv, done, err := s.writes(r)
 	if err != nil {

@@ -17,8 +17,9 @@ import (
 // each step's part in a row of its own (rows.go). It is written when a step starts, when
 // an item of a fan-out ends and when a step ends, before the next outside call: what a
 // resumed run finds there is what happened.
-// A tool step's start and end are written in its call's own transactions (fold.go), and
-// the run's first and last records in its lease's (lease.go).
+// A tool step's end is written in its call's own transaction, its start is its call's
+// open run (fold.go, running.go), and the run's first and last records ride on its
+// lease's transactions (lease.go).
 // The tool calls themselves are stored by the tool pipeline, as runs of their own
 // sessions (StepSession: "workflow:NAME[:OWNER]:RUNID~STEP[~ITEM]", owner.go). KV rather than events of a session: a
 // run's record is read whole and written by one writer, needs no sequence numbers,
@@ -93,8 +94,14 @@ func LoadRecord(ctx context.Context, st loop.SessionStore, workflow, runID strin
 // LoadOwnedRecord reads owner's run's record; ok is false when owner has no such run,
 // whoever else has one under that id.
 func LoadOwnedRecord(ctx context.Context, st loop.SessionStore, workflow, owner, runID string) (*Record, bool, error) {
-	r, _, ok, err := loadStored(ctx, st, workflow, runID, recordKey(workflow, owner, runID), false)
-	return r, ok, err
+	r, h, ok, err := loadStored(ctx, st, workflow, runID, recordKey(workflow, owner, runID), false)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if err := showRunning(ctx, st, r, h, owner); err != nil {
+		return nil, false, err
+	}
+	return r, true, nil
 }
 
 // RunSummary is a stored run as GET /v1/workflows/{name}/runs lists it.

@@ -35,6 +35,9 @@ type sched struct {
 	alone   bool            // a step runs on the scheduler's goroutine, the only one running (s.mu)
 	stopErr error           // a write of the run failed: nothing new starts (run's storeErr)
 	final   bool            // the final record is stored, with the last step's call (final.go)
+
+	cancel   context.CancelCauseFunc // the run's context's
+	startErr error                   // the run's start, ridden or flushed, failed: nothing is stored (ridestart.go; s.mu)
 }
 
 type stepDone struct {

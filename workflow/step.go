@@ -118,16 +118,12 @@ func (s *sched) once(ctx context.Context, cs *cstep, vars map[string]any, item i
 	}
 	session := StepSession(s.w.Name, s.rec.Owner, s.rec.RunID, cs.ID, item)
 	if cs.Tool != "" {
-		args, err := evalValue(cs.args, vars)
-		if err != nil {
-			return nil, fmt.Errorf("arguments: %w", err)
-		}
-		if args == nil {
-			args = map[string]any{}
-		}
-		b, err := json.Marshal(args)
-		if err != nil {
-			return nil, fmt.Errorf("arguments: %w", err)
+		b := cs.argsB
+		if b == nil {
+			var err error
+			if b, err = argsJSON(cs.args, vars); err != nil {
+				return nil, fmt.Errorf("arguments: %w", err)
+			}
 		}
 		res, run := s.e.Exec.ToolStep(loop.WithRunWrites(ctx, session, s.stepWriter(cs, item)), cs.Tool, b, session, cs.timeout)
 		if run.Status != loop.StatusCompleted || res.IsError {
@@ -218,4 +214,17 @@ func resultValue(structured json.RawMessage, text string) any {
 		return v
 	}
 	return text
+}
+
+// argsJSON is a tool step's arguments evaluated in vars and encoded as its call sends
+// them (none is {}).
+func argsJSON(args any, vars map[string]any) ([]byte, error) {
+	v, err := evalValue(args, vars)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	return json.Marshal(v)
 }
