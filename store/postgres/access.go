@@ -84,7 +84,7 @@ func (s *Store) queryUsers(ctx context.Context, q string, args ...any) ([]access
 		u.Role, u.Created = access.Role(role), u.Created.UTC()
 		out = append(out, u)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // ClaimOwner makes user the session's owner unless it has one; the first claim wins.
@@ -158,7 +158,7 @@ func (s *Store) Shares(ctx context.Context, session string) ([]access.Share, err
 		sh.Role, sh.Created = access.ShareRole(role), sh.Created.UTC()
 		out = append(out, sh)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // SharedWith lists the sessions shared with a user.
@@ -176,7 +176,7 @@ func (s *Store) SharedWith(ctx context.Context, user string) ([]string, error) {
 		}
 		out = append(out, id)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // ForgetSession removes a session's owner and shares (DeleteSession does too).

@@ -91,5 +91,5 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]audit.Reco
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }

@@ -35,5 +35,5 @@ func (s *Store) Feedback(ctx context.Context, since time.Time) ([]loop.Feedback,
 		}
 		out = append(out, f)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }

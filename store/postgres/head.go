@@ -66,7 +66,7 @@ func (s *Store) loadHead(ctx context.Context, session string, from store.HeadSna
 		r.Add(e, stored)
 	}
 	if err := rows.Err(); err != nil {
-		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
+		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, unavailable(err))
 	}
 	h, anchored := r.Done(s.heads, session)
 	return h, anchored, nil

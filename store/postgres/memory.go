@@ -69,7 +69,7 @@ func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // DeleteMemory deletes the entries f selects (memory.Store).

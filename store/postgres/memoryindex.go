@@ -146,7 +146,7 @@ func (x pgIndex) scan(ctx context.Context, query string, args []any, fn func(id,
 			return err
 		}
 	}
-	return rows.Err()
+	return unavailable(rows.Err())
 }
 
 func (x pgIndex) SetLists(ctx context.Context, sc store.IndexScope, ids []string, lists []int64) error {

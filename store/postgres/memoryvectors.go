@@ -29,7 +29,7 @@ func (s *Store) Stale(ctx context.Context, q memory.Stale) ([]memory.Entry, erro
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // CountStale counts them (memory.Reindexer).

@@ -100,5 +100,5 @@ ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Ag
 		h.Score = float64(score)
 		out = append(out, h)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }

@@ -204,7 +204,7 @@ func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) 
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load session %q: %w", session, err)
+		return nil, fmt.Errorf("load session %q: %w", session, unavailable(err))
 	}
 	return out, nil
 }
@@ -272,7 +272,7 @@ func (s *Store) Runs(ctx context.Context, session string) ([]loop.RunRecord, err
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // Sessions lists stored sessions (those with entries or runs), most recently updated
@@ -299,7 +299,7 @@ func (s *Store) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
 		}
 		out = append(out, si)
 	}
-	return out, rows.Err()
+	return out, unavailable(rows.Err())
 }
 
 // DeleteSession removes a session's entries and runs in one transaction, with what other
