@@ -11,7 +11,7 @@
 //
 // It must not override the user's choice: with GOGC set in the environment it does
 // nothing, and a GOMEMLIMIT still bounds the heap (the runtime collects at the limit
-// whatever the percentage). It must stay free of imports beyond the runtime's, so that
-// it initialises before the packages whose allocations it is for: a command imports it
-// for its side effect, as its first import.
+// whatever the percentage). It must import nothing but os and the runtime's packages, so
+// that it initialises before the packages whose allocations it is for (the linker runs
+// an init once its imports' have run); a command imports it for its side effect.
 package startheap
