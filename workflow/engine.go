@@ -165,6 +165,11 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput, key string,
 		} else {
 			enc.start(key, h.RowsAt, nil, h.StepRows, rec.Steps, false)
 		}
+		// After enc.start: a step's end read from its call (notes.go) is no stored row,
+		// so the run's next write stores it.
+		if err := fromCalls(ctx, e.Store, rec, h, in.Owner, false); err != nil {
+			return nil, false, err
+		}
 		return rec, true, nil
 	}
 	if rec, err = w.newRecord(in); err != nil {

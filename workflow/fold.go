@@ -49,9 +49,18 @@ func (s *sched) save(ctx context.Context) error {
 	return nil
 }
 
-// setAll stores kv one by one, in order; the writes land even when the run's context
-// ended: they record how far it got.
+// kvSetter is a store that sets several key-value pairs in one transaction
+// (store.SQLite's KVSetAll).
+type kvSetter interface {
+	KVSetAll(ctx context.Context, kv []loop.KVWrite) error
+}
+
+// setAll stores kv in order: in one transaction on a kvSetter, else one by one. The
+// writes land even when the run's context ended: they record how far it got.
 func setAll(ctx context.Context, st loop.SessionStore, kv []loop.KVWrite) error {
+	if ks, ok := st.(kvSetter); ok && len(kv) > 1 {
+		return ks.KVSetAll(context.WithoutCancel(ctx), kv)
+	}
 	for _, w := range kv {
 		if err := st.KVSet(context.WithoutCancel(ctx), w.Namespace, w.Key, w.Value); err != nil {
 			return err
@@ -110,6 +119,20 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 		end.Status, end.Output, end.Ended, end.Error = StatusOK, out, time.Now().UTC(), ""
 		if kv, done, ok := s.finalKV(cs, &end); ok { // the run's last write (final.go)
 			return kv, done
+		}
+		if w.SetNote != nil { // the end rides in the call's run row (notes.go)
+			if b, err := appendStepValue(make([]byte, 0, 256), &end); err == nil {
+				w.SetNote(string(b))
+				return nil, func(err error) {
+					if err == nil {
+						if s.over == nil {
+							s.over = map[string]*StepRecord{}
+						}
+						s.over[cs.ID] = &end
+					}
+					s.mu.Unlock()
+				}
+			}
 		}
 		return s.recordKV(func() {
 			if s.over == nil {

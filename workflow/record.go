@@ -98,7 +98,7 @@ func LoadOwnedRecord(ctx context.Context, st loop.SessionStore, workflow, owner,
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if err := showRunning(ctx, st, r, h, owner); err != nil {
+	if err := fromCalls(ctx, st, r, h, owner, true); err != nil {
 		return nil, false, err
 	}
 	return r, true, nil
