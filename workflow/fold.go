@@ -14,12 +14,14 @@ import (
 // and at its end. The step's end (ok, its output) is stored with the second, when the
 // call succeeded: in the same transaction as the call's own entries on a store that can
 // (loop.KVRunAppender), so no crash can leave a call's result stored without the step's
-// end (a resume would make the call again). A call that failed, or an Executor whose
-// calls are no runs, leaves the step's end to finish, as before.
+// end (a resume would make the call again). On a store that keeps a run's note
+// (loop.RunNoter) the end is the call's run's note, not a row (notes.go): its row rides
+// with the run's next write of its own. A call that failed, or an Executor whose calls
+// are no runs, leaves the step's end to finish, as before.
 //
 // The step's start is not stored: its call's first write stores the call's run, open,
 // in the step's session (StepSession), and that open run is the step's running state
-// (LoadOwnedRecord shows such a step running, running.go). A resume runs a step with no
+// (LoadOwnedRecord shows such a step running, notes.go). A resume runs a step with no
 // row again, as it ran one stored running, so nothing is lost; what a row at the start
 // cost was a page of the key-value table in every call's first commit (BENCHMARKS.md,
 // "Workflow step, round five"). A fan-out's start (its items) and a step that waits for
