@@ -39,12 +39,12 @@ type recordLease struct {
 	ls leaseKVStore
 
 	mu      sync.Mutex
-	first   *loop.KVWrite // the new run's record, written with the lease unless one is there
-	created bool          // first was written
+	first   *loop.KVWrite  // the new run's record, written with the lease unless one is there
+	created bool           // first was written
 	last    []loop.KVWrite // the final record (its rows and head), written with the release
-	lastErr error         // writing last failed (the lease's release is retried without it)
-	held    *loop.Lease   // the lease, once taken
-	dropped bool          // given back with the run's last call's end (finalKV)
+	lastErr error          // writing last failed (the lease's release is retried without it)
+	held    *loop.Lease    // the lease, once taken
+	dropped bool           // given back with the run's last call's end (finalKV)
 
 	// ride: the lease and first are taken with the run's first call's first write
 	// (ridestart.go); pend is the lease HoldSession asked for, not stored yet.
