@@ -27,6 +27,15 @@ type KVRunAppender interface {
 	AppendRunKV(ctx context.Context, run RunRecord, kv []KVWrite, entries ...Entry) error
 }
 
+// RunNoter is an optional KVRunAppender extension: a store that keeps RunRecord.Note
+// with the run's record, in the transaction of the write that carries it, and gives it
+// back in Runs. A caller's record of a call's end can then ride in the call's own run
+// row, where a key-value row of its own costs a page of another table in every commit.
+type RunNoter interface {
+	KVRunAppender
+	KeepsRunNotes()
+}
+
 // RunWrite is a run's write that carries its record: the first (Last false) or the
 // end (Last true, Record.Status set).
 type RunWrite struct {
@@ -38,6 +47,10 @@ type RunWrite struct {
 	// ClaimAppender's AppendRunClaim, claimwrite.go): a store may let a write ridden on
 	// it take another lease with the same rule (store.SQLite's TakeLeaseWrite).
 	Claim bool
+	// SetNote, not nil at a run's last write on a RunNoter, attaches note to the run's
+	// record (RunRecord.Note), stored in the write's transaction. A writer that sets it
+	// and then fails the write (its done gets the error) must not count the note stored.
+	SetNote func(note string)
 }
 
 // RunWriter is called by a run before each write carrying its record, from the run's
@@ -119,6 +132,9 @@ func (j *journal) writeRun(batch []Entry) error {
 		w := RunWrite{Last: j.run.rec.Status != "", Record: j.run.rec, Claim: j.claim != nil}
 		if w.Last {
 			w.Result = j.result
+			if _, ok := j.run.SessionStore.(RunNoter); ok {
+				w.SetNote = func(note string) { j.run.rec.Note = note }
+			}
 		}
 		kv, done = f(w)
 	}

@@ -40,6 +40,10 @@ type RunRecord struct {
 	Started   time.Time `json:"started"`
 	Ended     time.Time `json:"ended"`
 	Usage     Usage     `json:"usage"`
+	// Note is what the run's caller attached to its end (RunWrite.SetNote), kept with
+	// the record by a RunNoter and given back by its Runs: a workflow step's end, stored
+	// in its call's run (workflow/fold.go). Never shown: no surface encodes it.
+	Note string `json:"-"`
 }
 
 // SessionStore keeps sessions. Appends are ordered and atomic per call; a failed append

@@ -51,14 +51,13 @@ func (s *SQLite) AcquireLeaseKV(ctx context.Context, l loop.Lease, alive func(lo
 	return held, created, nil
 }
 
-// ReleaseLeaseKV sets kv and gives l back, in one transaction. kv is stored even when
-// the session no longer holds l; the error then wraps loop.ErrLeaseLost.
-func (s *SQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.KVWrite) error {
-	v := s.sealKV(kv)
+// ReleaseLeaseKV sets kv, in order, and gives l back, in one transaction. kv is stored
+// even when the session no longer holds l; the error then wraps loop.ErrLeaseLost.
+func (s *SQLite) ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv ...loop.KVWrite) error {
 	var dropped int64
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
-		if _, err := tx.ExecContext(ctx, qKVSet, kv.Namespace, kv.Key, v); err != nil {
-			return fmt.Errorf("kv set %s/%s: %w", kv.Namespace, kv.Key, err)
+		if err := s.kvSetTx(ctx, tx, kv); err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, qDropOwned, l.SessionID, l.RunID, l.Instance, l.PID)
 		if err != nil {
@@ -194,4 +193,19 @@ func (s *SQLite) KVHas(ctx context.Context, plugin, key string) (bool, error) {
 		return false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 	}
 	return has, nil
+}
+
+// KVSetAll sets kv, in order, in one transaction (a workflow run's rows and head).
+func (s *SQLite) KVSetAll(ctx context.Context, kv []loop.KVWrite) error {
+	return s.w.write(ctx, func(ctx context.Context, tx *wtx) error { return s.kvSetTx(ctx, tx, kv) })
+}
+
+// kvSetTx sets kv, sealed, in tx.
+func (s *SQLite) kvSetTx(ctx context.Context, tx *wtx, kv []loop.KVWrite) error {
+	for _, w := range kv {
+		if _, err := tx.ExecContext(ctx, qKVSet, w.Namespace, w.Key, s.sealKV(w)); err != nil {
+			return fmt.Errorf("kv set %s/%s: %w", w.Namespace, w.Key, err)
+		}
+	}
+	return nil
 }

@@ -30,6 +30,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrateV16EntriesInAppendOrder,
 	migrateV17SessionKeys,
 	migrateTranscripts,
+	migrateV19RunNotes,
 }
 
 // schemaVersion is the version this code writes.

@@ -91,7 +91,7 @@ func TestHole4_MigratesFromTheUnversionedSchema(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if v := userVersion(t, s); v != schemaVersion || schemaVersion != 18 {
+	if v := userVersion(t, s); v != schemaVersion || schemaVersion != 19 {
 		t.Fatalf("user_version %d, want %d", v, schemaVersion)
 	}
 	es, err := s.Load(ctx, "a")

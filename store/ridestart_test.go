@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,8 +54,12 @@ func TestL21_ANewRunsStartRiddenOnItsFirstCallIsRefusedWholeWhenTheRunIsTaken(t 
 		var calls atomic.Int64
 		e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
 		before := s.w.commits.Load()
-		if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "b1"}, nil); !errors.Is(err, loop.ErrSessionBusy) || calls.Load() != 0 {
+		var evs []workflow.Event
+		if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "b1"}, func(ev workflow.Event) { evs = append(evs, ev) }); !errors.Is(err, loop.ErrSessionBusy) || calls.Load() != 0 {
 			t.Fatalf("a run whose lease is held: %v, %d calls", err, calls.Load())
+		}
+		if len(evs) != 0 { // a surface answers it as a start refused up front (HTTP 409)
+			t.Fatalf("the refused start emitted %+v", evs)
 		}
 		if rec, ok, _ := workflow.LoadRecord(ctx, s, "chain", "b1"); ok {
 			t.Fatalf("a record was stored: %+v", rec)
@@ -85,8 +90,31 @@ func TestL21_ANewRunsStartRiddenOnItsFirstCallIsRefusedWholeWhenTheRunIsTaken(t 
 		}}
 		var calls atomic.Int64
 		e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
-		if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "c1"}, nil); !errors.Is(err, loop.ErrSessionBusy) || calls.Load() != 0 {
+		var evs []workflow.Event
+		if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "c1"}, func(ev workflow.Event) { evs = append(evs, ev) }); !errors.Is(err, loop.ErrSessionBusy) || calls.Load() != 0 {
 			t.Fatalf("a run created meanwhile: %v, %d calls", err, calls.Load())
+		}
+		if len(evs) != 0 {
+			t.Fatalf("the refused start emitted %+v", evs)
+		}
+		// The same start when nobody races it: its held events come out in order once
+		// its first call's first write stored it, before that call's tool ran.
+		evs = nil
+		var atCall []string
+		e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+		res, err := e2.Run(ctx, chain3(t), workflow.RunInput{RunID: "c2"}, func(ev workflow.Event) {
+			evs = append(evs, ev)
+			if ev.Type == workflow.EventStepFinished && len(atCall) == 0 {
+				for _, e := range evs {
+					atCall = append(atCall, e.Type+":"+e.Step)
+				}
+			}
+		})
+		if err != nil || res.Record.Status != workflow.RunCompleted {
+			t.Fatalf("an unraced start: %v %+v", err, res.Record)
+		}
+		if got := strings.Join(atCall, " "); got != "workflow_started: step_started:a step_finished:a" {
+			t.Fatalf("events up to the first step's end: %s", got)
 		}
 		if v, _, _ := s.KVGet(ctx, workflow.KVNamespace, "chain/c1"); string(v) != string(theirs) {
 			t.Fatalf("the other starter's record became %s", v)

@@ -75,6 +75,8 @@ type ResealStats struct {
 	Memories int    `json:"memories"`
 	// Attachments counts the session attachments re-sealed.
 	Attachments int `json:"attachments,omitempty"`
+	// RunNotes counts the notes of runs re-sealed (a workflow tool step's end).
+	RunNotes int `json:"run_notes,omitempty"`
 	// Changed counts rows written by another process between Reseal's read and its
 	// compare-and-set: skipped then, read again and re-sealed after the pass (if still
 	// under an older key).
@@ -96,7 +98,7 @@ func (s *SQLite) Reseal(ctx context.Context) (ResealStats, error) {
 		n    *int
 		do   func(context.Context) (int, int, error)
 	}{{"entries", &st.Entries, s.resealEntries}, {"plugin values", &st.Values, s.resealKV}, {"memories", &st.Memories, s.resealMemories},
-		{"attachments", &st.Attachments, s.resealAttachments}} {
+		{"attachments", &st.Attachments, s.resealAttachments}, {"run notes", &st.RunNotes, s.resealRunNotes}} {
 		n, changed, err := t.do(ctx)
 		*t.n, st.Changed = n, st.Changed+changed
 		if err != nil {

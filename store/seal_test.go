@@ -83,6 +83,11 @@ func fill(t *testing.T, s *store.SQLite, secret string) {
 	if err := s.KVSet(ctx, "notes", "k", []byte(secret+" value")); err != nil {
 		t.Fatal(err)
 	}
+	// A run's note (a workflow step's end, in its call's run row).
+	run := loop.RunRecord{ID: "r2", SessionID: "s2", Status: loop.StatusCompleted, Started: time.Now(), Ended: time.Now(), Note: secret + " noted"}
+	if err := s.AppendRunKV(ctx, run, nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.PutAttachment(ctx, "s1", loop.Attachment{SHA256: "h1", MimeType: "text/plain", Data: []byte(secret + " attached")}, 1<<20); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +110,9 @@ func check(t *testing.T, s *store.SQLite, secret string) {
 	}
 	if v, ok, err := s.KVGet(ctx, "notes", "k"); err != nil || !ok || string(v) != secret+" value" {
 		t.Fatalf("KVGet = %q %v %v", v, ok, err)
+	}
+	if runs, err := s.Runs(ctx, "s2"); err != nil || len(runs) != 1 || runs[0].Note != secret+" noted" {
+		t.Fatalf("Runs = %+v, %v", runs, err)
 	}
 	if a, err := s.Attachment(ctx, "s1", "h1"); err != nil || string(a.Data) != secret+" attached" {
 		t.Fatalf("Attachment = %q, %v", a.Data, err)
@@ -190,17 +198,17 @@ func TestRotateKeyResealsEverything(t *testing.T) {
 	s := openSealed(t, path, newRing(t, k1))
 	check(t, s, "zanzibar")
 	st, err := s.Reseal(context.Background())
-	if err != nil || st.Entries != 1 || st.Values != 1 || st.Memories != 1 || st.Attachments != 1 {
+	if err != nil || st.Entries != 1 || st.Values != 1 || st.Memories != 1 || st.Attachments != 1 || st.RunNotes != 1 {
 		t.Fatalf("Reseal = %+v, %v", st, err)
 	}
 	check(t, s, "zanzibar")
-	if st, _ := s.Reseal(context.Background()); st.Entries+st.Values+st.Memories+st.Attachments != 0 {
+	if st, _ := s.Reseal(context.Background()); st.Entries+st.Values+st.Memories+st.Attachments+st.RunNotes != 0 {
 		t.Fatalf("a second Reseal found work: %+v", st)
 	}
 	s.Close()
 	s = openSealed(t, path, newRing(t, k2, k1))
 	check(t, s, "zanzibar") // found under the old key's index too
-	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Memories != 1 || st.Attachments != 1 || st.Key != strings.Split(k2, ":")[0] {
+	if st, err := s.Reseal(context.Background()); err != nil || st.Entries != 1 || st.Memories != 1 || st.Attachments != 1 || st.RunNotes != 1 || st.Key != strings.Split(k2, ":")[0] {
 		t.Fatalf("rotation Reseal = %+v, %v", st, err)
 	}
 	s.Close()

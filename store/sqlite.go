@@ -233,7 +233,7 @@ func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, er
 	if err := s.watch.check(); err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
-	rows, err := s.query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE sid = `+sidOf+` ORDER BY started, id`, session)
+	rows, err := s.query(ctx, `SELECT id, session, status, reason, started, ended, usage, note FROM runs WHERE sid = `+sidOf+` ORDER BY started, id`, session)
 	if err != nil {
 		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
@@ -242,8 +242,13 @@ func (s *SQLite) Runs(ctx context.Context, session string) ([]loop.RunRecord, er
 	for rows.Next() {
 		var r loop.RunRecord
 		var status, reason, started, ended, usage string
-		if err := rows.Scan(&r.ID, &r.SessionID, &status, &reason, &started, &ended, &usage); err != nil {
+		var note []byte
+		if err := rows.Scan(&r.ID, &r.SessionID, &status, &reason, &started, &ended, &usage, &note); err != nil {
 			return nil, fmt.Errorf("runs of session %q: %w", session, err)
+		}
+		var err error
+		if r.Note, err = s.openNote(note, r.SessionID, r.ID); err != nil {
+			return nil, fmt.Errorf("runs of session %q: run %q note: %w", session, r.ID, err)
 		}
 		r.Status, r.Reason = loop.Status(status), loop.Reason(reason)
 		r.Started, r.Ended = parseTime(started), parseTime(ended)

@@ -45,8 +45,8 @@ type writeQueue struct {
 // The statements every append and run record runs, prepared when the writer opens (so
 // a schema they do not fit fails the open) and kept in its stmtCache.
 const (
-	qUpsertRun = `INSERT INTO runs (sid, id, session, status, reason, started, ended, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (sid, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage`
+	qUpsertRun = `INSERT INTO runs (sid, id, session, status, reason, started, ended, usage, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (sid, id) DO UPDATE SET status = excluded.status, reason = excluded.reason, ended = excluded.ended, usage = excluded.usage, note = excluded.note`
 	qDropLease = `DELETE FROM leases WHERE session = ? AND run_id = ?`
 	qLeaseOf   = `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = ?`
 )
@@ -300,8 +300,12 @@ func (w *writer) saveRunTx(ctx context.Context, tx *wtx, r loop.RunRecord, c *cl
 		return ws, fmt.Errorf("run %q on session %q: %w", r.ID, r.SessionID, loop.ErrRunExists)
 	}
 	usage, _ := json.Marshal(r.Usage)
+	var note []byte // NULL: none
+	if r.Note != "" {
+		note = w.keys.Seal([]byte(r.Note), seal.RunNoteAAD(r.SessionID, r.ID))
+	}
 	_, err = tx.ExecContext(ctx, qUpsertRun,
-		ws.sid, r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage))
+		ws.sid, r.ID, r.SessionID, string(r.Status), string(r.Reason), formatTime(r.Started), formatTime(r.Ended), string(usage), note)
 	return ws, err
 }
 

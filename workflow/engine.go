@@ -135,13 +135,18 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	} else if rec, resumed, err = e.open(ctx, w, in, key, &enc); err != nil {
 		return Result{}, err
 	}
+	var held *heldEvents
+	if created && lease.pending() { // a start riding on its first call: its events wait for it (ridestart.go)
+		held = &heldEvents{emit: emit}
+		emit = held.event
+	}
 	emit(Event{Type: EventWorkflowStarted, Workflow: w.Name, RunID: rec.RunID, Resumed: resumed})
 	if rec.Status == RunCompleted { // nothing left to do: report what is stored
 
 		emit(Event{Type: EventWorkflowFinished, Workflow: w.Name, RunID: rec.RunID, Status: rec.Status, Outputs: rec.Outputs, Error: rec.Error})
 		return Result{Record: rec}, nil
 	}
-	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease, enc: enc, cancel: cancel}
+	s := &sched{e: e, w: w, rec: rec, in: in, emit: emit, sem: make(chan struct{}, w.maxPar), done: make(chan stepDone), lease: lease, enc: enc, cancel: cancel, held: held}
 	res, err := s.run(ctx)
 	if s.startErr != nil { // the run's start was refused: nothing of it is stored (ridestart.go)
 		return Result{}, s.startErr
@@ -164,6 +169,11 @@ func (e *Engine) open(ctx context.Context, w *Workflow, in RunInput, key string,
 			enc.start(key, rowsAt(key, rec.Started), nil, nil, rec.Steps, true)
 		} else {
 			enc.start(key, h.RowsAt, nil, h.StepRows, rec.Steps, false)
+		}
+		// After enc.start: a step's end read from its call (notes.go) is no stored row,
+		// so the run's next write stores it.
+		if err := fromCalls(ctx, e.Store, rec, h, in.Owner, false); err != nil {
+			return nil, false, err
 		}
 		return rec, true, nil
 	}

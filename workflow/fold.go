@@ -14,12 +14,14 @@ import (
 // and at its end. The step's end (ok, its output) is stored with the second, when the
 // call succeeded: in the same transaction as the call's own entries on a store that can
 // (loop.KVRunAppender), so no crash can leave a call's result stored without the step's
-// end (a resume would make the call again). A call that failed, or an Executor whose
-// calls are no runs, leaves the step's end to finish, as before.
+// end (a resume would make the call again). On a store that keeps a run's note
+// (loop.RunNoter) the end is the call's run's note, not a row (notes.go): its row rides
+// with the run's next write of its own. A call that failed, or an Executor whose calls
+// are no runs, leaves the step's end to finish, as before.
 //
 // The step's start is not stored: its call's first write stores the call's run, open,
 // in the step's session (StepSession), and that open run is the step's running state
-// (LoadOwnedRecord shows such a step running, running.go). A resume runs a step with no
+// (LoadOwnedRecord shows such a step running, notes.go). A resume runs a step with no
 // row again, as it ran one stored running, so nothing is lost; what a row at the start
 // cost was a page of the key-value table in every call's first commit (BENCHMARKS.md,
 // "Workflow step, round five"). A fan-out's start (its items) and a step that waits for
@@ -49,9 +51,18 @@ func (s *sched) save(ctx context.Context) error {
 	return nil
 }
 
-// setAll stores kv one by one, in order; the writes land even when the run's context
-// ended: they record how far it got.
+// kvSetter is a store that sets several key-value pairs in one transaction
+// (store.SQLite's KVSetAll).
+type kvSetter interface {
+	KVSetAll(ctx context.Context, kv []loop.KVWrite) error
+}
+
+// setAll stores kv in order: in one transaction on a kvSetter, else one by one. The
+// writes land even when the run's context ended: they record how far it got.
 func setAll(ctx context.Context, st loop.SessionStore, kv []loop.KVWrite) error {
+	if ks, ok := st.(kvSetter); ok && len(kv) > 1 {
+		return ks.KVSetAll(context.WithoutCancel(ctx), kv)
+	}
 	for _, w := range kv {
 		if err := st.KVSet(context.WithoutCancel(ctx), w.Namespace, w.Key, w.Value); err != nil {
 			return err
@@ -110,6 +121,20 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 		end.Status, end.Output, end.Ended, end.Error = StatusOK, out, time.Now().UTC(), ""
 		if kv, done, ok := s.finalKV(cs, &end); ok { // the run's last write (final.go)
 			return kv, done
+		}
+		if w.SetNote != nil { // the end rides in the call's run row (notes.go)
+			if b, err := appendStepValue(make([]byte, 0, 256), &end); err == nil {
+				w.SetNote(string(b))
+				return nil, func(err error) {
+					if err == nil {
+						if s.over == nil {
+							s.over = map[string]*StepRecord{}
+						}
+						s.over[cs.ID] = &end
+					}
+					s.mu.Unlock()
+				}
+			}
 		}
 		return s.recordKV(func() {
 			if s.over == nil {

@@ -100,7 +100,7 @@ func chain(t *testing.T) *Workflow {
 }
 
 // A tool step's end is stored with its call's end (run_finished), in the same
-// transaction, and its start is not stored (its call's open run is: running.go): the
+// transaction, and its start is not stored (its call's open run is: notes.go): the
 // engine writes the run's record on its own only when the run opens and when it ends.
 func TestEngine_AToolStepsRecordIsStoredInItsCallsTransactions(t *testing.T) {
 	st := &kvRunStore{MemoryStore: loop.NewMemoryStore()}

@@ -27,9 +27,9 @@ type leaseKVStore interface {
 	loop.Leaser
 	// AcquireLeaseKV is AcquireLease and kv set unless its key is, in one transaction.
 	AcquireLeaseKV(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool, kv loop.KVWrite) (held loop.Lease, created bool, err error)
-	// ReleaseLeaseKV sets kv and gives l back in one transaction; kv is set even when
-	// the lease is lost (an error wrapping loop.ErrLeaseLost).
-	ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv loop.KVWrite) error
+	// ReleaseLeaseKV sets kv, in order, and gives l back in one transaction; kv is set
+	// even when the lease is lost (an error wrapping loop.ErrLeaseLost).
+	ReleaseLeaseKV(ctx context.Context, l loop.Lease, kv ...loop.KVWrite) error
 }
 
 // recordLease is the store a run's lease is held through (loop.HoldSession): its first
@@ -39,12 +39,12 @@ type recordLease struct {
 	ls leaseKVStore
 
 	mu      sync.Mutex
-	first   *loop.KVWrite // the new run's record, written with the lease unless one is there
-	created bool          // first was written
-	last    *loop.KVWrite // the final record, written with the release
-	lastErr error         // writing last failed (the lease's release is retried without it)
-	held    *loop.Lease   // the lease, once taken
-	dropped bool          // given back with the run's last call's end (finalKV)
+	first   *loop.KVWrite  // the new run's record, written with the lease unless one is there
+	created bool           // first was written
+	last    []loop.KVWrite // the final record (its rows and head), written with the release
+	lastErr error          // writing last failed (the lease's release is retried without it)
+	held    *loop.Lease    // the lease, once taken
+	dropped bool           // given back with the run's last call's end (finalKV)
 
 	// ride: the lease and first are taken with the run's first call's first write
 	// (ridestart.go); pend is the lease HoldSession asked for, not stored yet.
@@ -115,7 +115,7 @@ func (r *recordLease) ReleaseLease(ctx context.Context, l loop.Lease) error {
 	if last == nil {
 		return r.ls.ReleaseLease(ctx, l)
 	}
-	err := r.ls.ReleaseLeaseKV(ctx, l, *last)
+	err := r.ls.ReleaseLeaseKV(ctx, l, last...)
 	if err != nil && !errors.Is(err, loop.ErrLeaseLost) {
 		r.mu.Lock()
 		r.lastErr = err // not stored: the loop retries the release alone
@@ -181,14 +181,15 @@ func (h *runLease) markDropped() {
 // done gives the lease back (once).
 func (h *runLease) done() { h.once.Do(h.release) }
 
-// storeLast stores the run's final head kv and gives the lease back: in one transaction
-// on a store that can; else it reports false and does neither.
-func (h *runLease) storeLast(kv loop.KVWrite) (bool, error) {
+// storeLast stores the run's final record kv (its rows, then its head) and gives the
+// lease back: in one transaction on a store that can; else it reports false and does
+// neither.
+func (h *runLease) storeLast(kv []loop.KVWrite) (bool, error) {
 	if h == nil || h.rl == nil {
 		return false, nil
 	}
 	h.rl.mu.Lock()
-	h.rl.last = &kv
+	h.rl.last = kv
 	h.rl.mu.Unlock()
 	h.done()
 	h.rl.mu.Lock()
@@ -213,17 +214,13 @@ func (s *sched) saveLast(ctx context.Context) error {
 		return fmt.Errorf("workflow %s run %s: encode record: %w", r.Workflow, r.RunID, err)
 	}
 	if n := len(kv); n > 0 && kv[n-1].Namespace == KVNamespace {
-		if err := setAll(ctx, s.e.Store, kv[:n-1]); err != nil {
-			return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
-		}
-		if ok, err := s.lease.storeLast(kv[n-1]); ok {
+		if ok, err := s.lease.storeLast(kv); ok {
 			if err != nil {
 				return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)
 			}
 			done()
 			return nil
 		}
-		kv = kv[n-1:]
 	}
 	if err := setAll(ctx, s.e.Store, kv); err != nil {
 		return fmt.Errorf("workflow %s run %s: store record: %w", r.Workflow, r.RunID, err)

@@ -17,8 +17,8 @@ import (
 // each step's part in a row of its own (rows.go). It is written when a step starts, when
 // an item of a fan-out ends and when a step ends, before the next outside call: what a
 // resumed run finds there is what happened.
-// A tool step's end is written in its call's own transaction, its start is its call's
-// open run (fold.go, running.go), and the run's first and last records ride on its
+// A tool step's end is written in its call's own transaction (as its run's note, where
+// the store keeps one), its start is its call's open run (fold.go, notes.go), and the run's first and last records ride on its
 // lease's transactions (lease.go).
 // The tool calls themselves are stored by the tool pipeline, as runs of their own
 // sessions (StepSession: "workflow:NAME[:OWNER]:RUNID~STEP[~ITEM]", owner.go). KV rather than events of a session: a
@@ -98,7 +98,7 @@ func LoadOwnedRecord(ctx context.Context, st loop.SessionStore, workflow, owner,
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if err := showRunning(ctx, st, r, h, owner); err != nil {
+	if err := fromCalls(ctx, st, r, h, owner, true); err != nil {
 		return nil, false, err
 	}
 	return r, true, nil

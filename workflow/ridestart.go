@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -27,6 +28,13 @@ import (
 // carries the take anyway, which the store refuses without a claim, so the call is not
 // made. The run's record is read first (a read, no commit): a run that has one is a
 // resume and takes its lease as before.
+//
+// Until the start is stored, the run's events (workflow_started, its first step's
+// step_started) are held (heldEvents), and given out once it is: a starter refused in
+// the race emits nothing and returns the error, so a surface answers it as it answers
+// a start refused up front (HTTP 409), not with a stream that starts and then fails.
+// Nothing outside the run happens before the start is stored, so nothing is held back
+// that a client could have seen happen.
 
 // leaseTaker is a store that takes a lease in another session's claim, and says
 // whether a key has a value with a point read (the run's record: a resume's start does
@@ -131,6 +139,7 @@ func (s *sched) startWrite(w loop.RunWrite) ([]loop.KVWrite, func(error)) {
 	return []loop.KVWrite{take}, func(err error) {
 		if err == nil {
 			s.lease.taken()
+			s.held.open()
 		} else if s.startErr == nil {
 			s.startErr = fmt.Errorf("workflow %s run %s: %w", s.w.Name, s.rec.RunID, err)
 			s.cancel(s.startErr)
@@ -151,5 +160,42 @@ func (s *sched) flushStart() error {
 		s.cancel(s.startErr)
 		return s.startErr
 	}
+	s.held.open()
 	return nil
+}
+
+// heldEvents holds a ridden start's events until the start is stored (open), then
+// gives them out in order and lets later ones through; a start that fails never opens.
+// Events are given out under mu, so none overtakes the held ones.
+type heldEvents struct {
+	mu     sync.Mutex
+	emit   func(Event)
+	held   []Event
+	opened bool
+}
+
+func (h *heldEvents) event(ev Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.opened {
+		h.held = append(h.held, ev)
+		return
+	}
+	h.emit(ev)
+}
+
+// open gives out the held events (once); nil does nothing.
+func (h *heldEvents) open() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.opened {
+		h.opened = true
+		for _, ev := range h.held {
+			h.emit(ev)
+		}
+		h.held = nil
+	}
 }

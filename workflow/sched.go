@@ -38,6 +38,7 @@ type sched struct {
 
 	cancel   context.CancelCauseFunc // the run's context's
 	startErr error                   // the run's start, ridden or flushed, failed: nothing is stored (ridestart.go; s.mu)
+	held     *heldEvents             // a ridden start's events, until it is stored (ridestart.go)
 }
 
 type stepDone struct {

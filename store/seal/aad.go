@@ -13,6 +13,11 @@ func EntryAAD(session string, seq int64) []byte {
 // KVAAD binds a plugin value to its plugin and key.
 func KVAAD(plugin, key string) []byte { return []byte("kv\x00" + plugin + "\x00" + key) }
 
+// RunNoteAAD binds a run's note (loop.RunRecord.Note) to its session and run.
+func RunNoteAAD(session, run string) []byte {
+	return []byte("runnote\x00" + session + "\x00" + run)
+}
+
 // MemoryAAD binds a memory's text (field "text") or metadata ("metadata") to its id.
 func MemoryAAD(id, field string) []byte { return []byte("memory\x00" + id + "\x00" + field) }
 

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"FeedbackIsListedByTime", feedbackKept},
 		{"LoadHeadIsLoadWithoutTheEventsButTheLast", headMatchesLoad},
 		{"AttachmentsAreKeptOncePerSessionBoundedAndDeleted", attachments},
+		{"ARunNoterKeepsARunsNoteWithItsRecord", runNotes},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
