@@ -113,6 +113,19 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 // AppendRun implements loop.RunAppender: the run record and the entries of its session
 // in one transaction, and with a final record the run's lease released.
 func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop.Entry) error {
+	return s.appendRun(ctx, r, nil, entries)
+}
+
+// AppendRunKV implements loop.KVRunAppender: AppendRun, with kv set in the same
+// transaction (a workflow step's end with its call's end: a crash cannot store the
+// call's result without it, so a resume does not make the call again).
+func (s *Store) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries ...loop.Entry) error {
+	return s.appendRun(ctx, r, kv, entries)
+}
+
+var _ loop.KVRunAppender = (*Store)(nil)
+
+func (s *Store) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries []loop.Entry) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, r.SessionID); err != nil {
 			return err
@@ -126,6 +139,15 @@ func (s *Store) AppendRun(ctx context.Context, r loop.RunRecord, entries ...loop
 		if len(entries) > 0 {
 			if err := appendTx(ctx, tx, s.keys, r.SessionID, entries); err != nil {
 				return err
+			}
+		}
+		for _, w := range kv {
+			v := w.Value
+			if v == nil {
+				v = []byte{}
+			}
+			if _, err := tx.Exec(ctx, qKVSet, w.Namespace, w.Key, s.keys.Seal(v, seal.KVAAD(w.Namespace, w.Key))); err != nil {
+				return fmt.Errorf("kv set %s/%s: %w", w.Namespace, w.Key, err)
 			}
 		}
 		if r.Status != "" { // the run's end: its lease goes with it (loop.RunAppender)
@@ -350,14 +372,16 @@ func (s *Store) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, er
 	return v, true, nil
 }
 
+const qKVSet = `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3)
+	ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`
+
 // KVSet writes a plugin's value.
 func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
 	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
-	_, err := s.pool.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3)
-		ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`, plugin, key, value)
+	_, err := s.pool.Exec(ctx, qKVSet, plugin, key, value)
 	if err != nil {
 		return fmt.Errorf("kv set %s/%s: %w", plugin, key, unavailable(err))
 	}

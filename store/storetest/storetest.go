@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"LoadHeadIsLoadWithoutTheEventsButTheLast", headMatchesLoad},
 		{"AttachmentsAreKeptOncePerSessionBoundedAndDeleted", attachments},
 		{"ARunNoterKeepsARunsNoteWithItsRecord", runNotes},
+		{"AKVRunAppenderSetsItsPairsWithTheRunOrNotAtAll", runKV},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
