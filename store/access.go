@@ -25,7 +25,7 @@ func (s *SQLite) AddUser(ctx context.Context, u access.User) (access.User, error
 	u.ID = id
 	err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO users (id, name, role, token_hash, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			u.ID, u.Name, string(u.Role), u.TokenHash, u.Created.UTC().Format(feedbackTime))
+			u.ID, u.Name, string(u.Role), u.TokenHash, u.Created.UTC().Format(timeText))
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (s *SQLite) PutShare(ctx context.Context, sh access.Share) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO shares (session, user, role, by, created) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (session, user) DO UPDATE SET role = excluded.role, by = excluded.by, created = excluded.created`,
-			sh.Session, sh.User, string(sh.Role), sh.By, sh.Created.UTC().Format(feedbackTime))
+			sh.Session, sh.User, string(sh.Role), sh.By, sh.Created.UTC().Format(timeText))
 		return err
 	})
 	if err != nil {

@@ -44,7 +44,7 @@ type execer interface {
 func insertAudit(ctx context.Context, tx execer, r audit.Record) error {
 	detail, _ := json.Marshal(r.Detail)
 	_, err := tx.ExecContext(ctx, `INSERT INTO audit (seq, time, action, actor, target, detail, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Seq, r.Time.Format(feedbackTime), r.Action, r.Actor, r.Target, string(detail), r.Prev, r.Hash)
+		r.Seq, r.Time.Format(timeText), r.Action, r.Actor, r.Target, string(detail), r.Prev, r.Hash)
 	return err
 }
 

@@ -10,15 +10,11 @@ import (
 
 var _ loop.FeedbackStore = (*SQLite)(nil)
 
-// feedbackTime is fixed-width, so that the text order of the column is time order
-// (RFC3339Nano drops trailing zeros: ".5Z" would sort before "Z").
-const feedbackTime = "2006-01-02T15:04:05.000000000Z07:00"
-
 // AddFeedback stores feedback on a run (loop.FeedbackStore).
 func (s *SQLite) AddFeedback(ctx context.Context, f loop.Feedback) error {
 	err := s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO feedback (session, run_id, agent, score, comment, time) VALUES (?, ?, ?, ?, ?, ?)`,
-			f.SessionID, f.RunID, f.Agent, f.Score, f.Comment, f.Time.UTC().Format(feedbackTime))
+			f.SessionID, f.RunID, f.Agent, f.Score, f.Comment, f.Time.UTC().Format(timeText))
 		return err
 	})
 	if err != nil {
@@ -33,7 +29,7 @@ func (s *SQLite) Feedback(ctx context.Context, since time.Time) ([]loop.Feedback
 		return nil, fmt.Errorf("list feedback: %w", err)
 	}
 	rows, err := s.query(ctx, `SELECT session, run_id, agent, score, comment, time FROM feedback WHERE time >= ? ORDER BY time, id`,
-		since.UTC().Format(feedbackTime))
+		since.UTC().Format(timeText))
 	if err != nil {
 		return nil, fmt.Errorf("list feedback: %w", err)
 	}

@@ -30,7 +30,7 @@ func (s *SQLite) AddMemory(ctx context.Context, e memory.Entry) error {
 	err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, owner, agent, scope, kind, text, metadata, session, run_id, created, updated, terms, vector, vector_model)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.User, e.Agent, scopeToken(e.User, e.Agent), string(e.Kind), text, metaCol, e.Session, e.Run,
-			e.Created.UTC().Format(feedbackTime), e.Updated.UTC().Format(feedbackTime), terms, vector, vectorModel(e))
+			e.Created.UTC().Format(timeText), e.Updated.UTC().Format(timeText), terms, vector, vectorModel(e))
 		return err
 	})
 	if err != nil {

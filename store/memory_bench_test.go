@@ -55,7 +55,7 @@ func fillMemories(tb testing.TB, s *SQLite, n, users int, t *topics) {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format(feedbackTime)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format(timeText)
 	err := s.w.write(context.Background(), func(ctx context.Context, tx *wtx) error {
 		for i := range n {
 			words := make([]string, 10)

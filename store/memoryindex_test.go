@@ -248,7 +248,7 @@ func TestSealedStoreKeepsNoVectorIndex(t *testing.T) {
 	defer s.Close()
 	tp := newTopics(7, 32, 20, 5)
 	ctx := context.Background()
-	at := time.Now().UTC().Format(feedbackTime)
+	at := time.Now().UTC().Format(timeText)
 	var want string
 	var wantV []float32
 	err = s.w.write(ctx, func(ctx context.Context, tx *wtx) error {

@@ -365,11 +365,18 @@ func (s *SQLite) KVDelete(ctx context.Context, plugin, key string) error {
 	return nil
 }
 
+// timeText is the text of every time a column keeps (runs' start and end, entries'
+// times, leases' heartbeats, feedback, memories, audit, access): fixed width, so that
+// the column's text order, which ORDER BY and MAX() use, is time order. RFC 3339 with
+// nanoseconds drops trailing zeros, so "…:00.55Z" sorted before "…:00.5Z": runs and
+// entries were written so until schema 19 (those rows keep it; parseTime reads both).
+const timeText = "2006-01-02T15:04:05.000000000Z07:00"
+
 func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(timeText)
 }
 
 func parseTime(s string) time.Time {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store/seal"
@@ -253,7 +252,7 @@ func encodeEntries(keys *seal.Keys, session string, entries []loop.Entry) ([]enc
 		if keys != nil {
 			body = keys.Seal(body, seal.EntryAAD(session, e.Seq))
 		}
-		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(time.RFC3339Nano), kind: string(e.Kind), body: body, src: &entries[i]}
+		out[i] = encoded{seq: e.Seq, runID: e.RunID, time: e.Time.UTC().Format(timeText), kind: string(e.Kind), body: body, src: &entries[i]}
 	}
 	return out, nil
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) loop.SessionStore) {
 		{"AttachmentsAreKeptOncePerSessionBoundedAndDeleted", attachments},
 		{"ARunNoterKeepsARunsNoteWithItsRecord", runNotes},
 		{"AKVRunAppenderSetsItsPairsWithTheRunOrNotAtAll", runKV},
+		{"RunsAndSessionsAreOrderedByTimeBelowTheSecond", timeOrder},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
