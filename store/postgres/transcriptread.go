@@ -92,9 +92,9 @@ func lastRow(rows []headRow) headRow {
 func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHead, coldRead, error) {
 	var r coldRead
 	fail := func(err error) (loop.SessionHead, coldRead, error) {
-		return loop.SessionHead{}, r, fmt.Errorf("load session %q: %w", session, unavailable(err))
+		return loop.SessionHead{}, r, fmt.Errorf("load session %q: %w", session, err)
 	}
-	rows, err := s.pool.Query(ctx, q, session)
+	rows, err := s.db.Query(ctx, q, session)
 	if err != nil {
 		return fail(err)
 	}

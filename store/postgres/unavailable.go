@@ -38,9 +38,10 @@ func (e *unavailableError) Unwrap() error          { return e.err }
 func (e *unavailableError) StoreUnavailable() bool { return true }
 
 // unavailable marks err when the database is unreachable, and returns it unchanged
-// otherwise.
+// otherwise (or marked already). Only the door (door.go) calls it.
 func unavailable(err error) error {
-	if err != nil && Unreachable(err) {
+	var u *unavailableError
+	if err != nil && !errors.As(err, &u) && Unreachable(err) {
 		return &unavailableError{err}
 	}
 	return err
