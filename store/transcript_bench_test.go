@@ -35,7 +35,7 @@ func BenchmarkLoadHeadCold(b *testing.B) {
 			c0 := processCPU()
 			for b.Loop() {
 				h, r, err := s.readHead(ctx, q, "s", func([]byte) {}, args...)
-				if err != nil || len(h.Transcript) != 801 || (r.chunks > 0) == (from == "entries") || r.why != "" {
+				if err != nil || len(h.Transcript) != 801 || (r.cold.Chunks() > 0) == (from == "entries") || r.why != "" {
 					b.Fatal(fmt.Sprint(len(h.Transcript), r.why, err))
 				}
 			}

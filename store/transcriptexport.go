@@ -1,10 +1,7 @@
 package store
 
 import (
-	"fmt"
-
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/store/seal"
 )
 
 // The transcript projection's codec and rules (transcript.go, transcriptcodec.go), for
@@ -94,28 +91,4 @@ func DecodeTranscriptChunk(b []byte, dst []loop.Entry) ([]loop.Entry, error) {
 // transcript is shared with the cache: read only.
 func (c *HeadCache) Adopt(session string, h loop.SessionHead, anchor []byte) loop.SessionHead {
 	return c.adopt(session, h, anchor)
-}
-
-// OpenTranscriptChunk opens a cold read's chunk row (the want-th, stored under chunk),
-// decodes its entries onto tr and checks that their seqs keep rising: the one check of
-// a chunk every store's read makes. why is "" when the chunk can be used, else why not
-// (tr is then not to be used).
-func OpenTranscriptChunk(keys *seal.Keys, session string, want, chunk int64, stored []byte, tr []loop.Entry) (_ []loop.Entry, why string) {
-	if chunk != want {
-		return tr, fmt.Sprintf("chunk %d missing", want)
-	}
-	plain, err := keys.Open(stored, transcriptAAD(session, chunk))
-	if err != nil {
-		return tr, fmt.Sprintf("chunk %d: %v", chunk, err)
-	}
-	k := len(tr)
-	if tr, err = decodeChunk(plain, tr); err != nil {
-		return tr, fmt.Sprintf("chunk %d: %v", chunk, err)
-	}
-	for j := max(k, 1); j < len(tr); j++ {
-		if tr[j].Seq <= tr[j-1].Seq {
-			return tr, fmt.Sprintf("chunk %d: entries out of order", chunk)
-		}
-	}
-	return tr, ""
 }

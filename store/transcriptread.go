@@ -38,13 +38,11 @@ type headRow struct {
 
 // headRead is a head as qHeadProjected's rows make it.
 type headRead struct {
-	tr        []loop.Entry   // the chunks' entries, then the rows after them
-	msgs      []loop.Message // their messages in one array, when no compaction is among them (decodeViews)
-	views     []chunkView    // the chunks, checked, to decode once all are read
-	chunks    int            // chunk rows read
-	why       string         // why the chunks cannot be used ("" if they can)
-	atEnd     headRow        // the row at the seq the chunks end at
-	more      []headRow      // transcript rows after the chunks
+	tr        []loop.Entry // the chunks' entries, then the rows after them
+	cold      ColdChunks   // the chunks, and their messages in one array (transcriptcold.go)
+	why       string       // why the chunks cannot be used ("" if they can)
+	atEnd     headRow      // the row at the seq the chunks end at
+	more      []headRow    // transcript rows after the chunks
 	lastEvent headRow
 }
 
@@ -69,7 +67,7 @@ func (s *SQLite) loadHeadCold(ctx context.Context, session string) (loop.Session
 // it has none though lagMin transcript rows or more: a session stored before it, or
 // one whose projection a trigger dropped).
 func (s *SQLite) adoptCold(ctx context.Context, session string, h loop.SessionHead, r headRead) loop.SessionHead {
-	if r.chunks == 0 && len(r.more) >= lagMin {
+	if r.cold.Chunks() == 0 && len(r.more) >= lagMin {
 		s.rebuild(ctx, session, h, r)
 	}
 	if h.LastSeq == 0 {
@@ -108,8 +106,8 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 	if err := s.scanHead(ctx, q, session, &r, other, args); err != nil {
 		return fail(err)
 	}
-	r.decode()
-	if end := lastSeqOf(r.tr); r.why == "" && r.chunks > 0 && (end == 0 || r.atEnd.seq != end) {
+	r.tr, r.why = r.cold.Decode(len(r.more))
+	if end := lastSeqOf(r.tr); r.why == "" && r.cold.Chunks() > 0 && (end == 0 || r.atEnd.seq != end) {
 		r.why = fmt.Sprintf("the projection ends at entry %d, the entries' transcript row there is %d", end, r.atEnd.seq)
 	}
 	if r.why != "" {
@@ -125,7 +123,7 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 			return fail(err)
 		}
 		if isTranscript(&e) {
-			h.Transcript = append(h.Transcript, r.inArray(e))
+			h.Transcript = append(h.Transcript, r.cold.InArray(e))
 		}
 	}
 	if r.lastEvent.seq > 0 {
@@ -141,34 +139,8 @@ func (s *SQLite) readHead(ctx context.Context, q, session string, other func([]b
 	if len(h.Transcript) == 0 {
 		h.Transcript = nil
 	}
-	if len(r.msgs) == len(h.Transcript) && len(r.msgs) > 0 {
-		h.Messages = r.msgs
-	}
+	r.cold.SetMessages(&h)
 	return h, r, nil
-}
-
-// decode decodes the chunks read (decodeViews), or makes the array of messages the rows
-// after them go to when there are none.
-func (r *headRead) decode() {
-	if r.why == "" && len(r.views) > 0 {
-		r.tr, r.msgs, r.why = decodeViews(r.views, headSpare)
-	} else if r.why == "" {
-		r.msgs = make([]loop.Message, 0, len(r.more)+headSpare)
-	}
-	r.views = nil
-}
-
-// inArray is e, a transcript row read after the chunks, with its message moved into the
-// room decodeViews left after theirs (no copy of the array); an entry that cannot be
-// (a compaction, no room left) means the head has no such array.
-func (r *headRead) inArray(e loop.Entry) loop.Entry {
-	if r.msgs != nil && e.Message != nil && e.Compaction == nil && len(r.msgs) < cap(r.msgs) {
-		r.msgs = append(r.msgs, *e.Message)
-		e.Message = &r.msgs[len(r.msgs)-1]
-	} else {
-		r.msgs = nil
-	}
-	return e
 }
 
 // scanHead reads q's rows into r (the claim row to other).
@@ -189,7 +161,7 @@ func (s *SQLite) scanHead(ctx context.Context, q, session string, r *headRead, o
 		case -1:
 			other(raw)
 		case 0:
-			s.addChunk(session, r, seq, raw)
+			r.cold.Add(s.keys, session, seq, raw)
 		case 1:
 			r.atEnd = headRow{seq, bytes.Clone(raw)}
 		case 2:
@@ -199,17 +171,6 @@ func (s *SQLite) scanHead(ctx context.Context, q, session string, r *headRead, o
 		}
 	}
 	return rows.Err()
-}
-
-// addChunk decodes the next chunk into r.tr, or says in r.why why it cannot.
-func (s *SQLite) addChunk(session string, r *headRead, chunk int64, stored []byte) {
-	r.chunks++
-	if r.why == "" {
-		var v chunkView
-		if v, r.why = openChunkView(s.keys, session, int64(r.chunks-1), chunk, stored); r.why == "" {
-			r.views = append(r.views, v)
-		}
-	}
 }
 
 // headSpare is the room a cold read leaves after its messages and entries: for the

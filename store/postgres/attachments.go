@@ -18,7 +18,7 @@ var _ loop.AttachmentStore = (*Store)(nil)
 // the limit. The bytes are sealed; size is their plain length.
 func (s *Store) PutAttachment(ctx context.Context, session string, a loop.Attachment, sessionLimit int64) error {
 	data := s.keys.Seal(a.Data, seal.AttachmentAAD(session, a.SHA256))
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, session); err != nil {
 			return err
 		}
@@ -36,9 +36,6 @@ func (s *Store) PutAttachment(ctx context.Context, session string, a loop.Attach
 		return err
 	})
 	if err != nil {
-		if !errors.Is(err, loop.ErrAttachmentTooLarge) {
-			err = unavailable(err)
-		}
 		return fmt.Errorf("store attachment %.12s: %w", a.SHA256, err)
 	}
 	return nil
@@ -47,12 +44,12 @@ func (s *Store) PutAttachment(ctx context.Context, session string, a loop.Attach
 // Attachment implements loop.AttachmentStore.
 func (s *Store) Attachment(ctx context.Context, session, sha string) (loop.Attachment, error) {
 	a := loop.Attachment{SHA256: sha}
-	err := s.pool.QueryRow(ctx, `SELECT mime, data FROM attachments WHERE session = $1 AND sha256 = $2`, session, sha).Scan(&a.MimeType, &a.Data)
+	err := s.db.QueryRow(ctx, `SELECT mime, data FROM attachments WHERE session = $1 AND sha256 = $2`, session, sha).Scan(&a.MimeType, &a.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return loop.Attachment{}, fmt.Errorf("attachment %.12s: %w", sha, loop.ErrNoAttachment)
 	}
 	if err != nil {
-		return loop.Attachment{}, fmt.Errorf("attachment %.12s: %w", sha, unavailable(err))
+		return loop.Attachment{}, fmt.Errorf("attachment %.12s: %w", sha, err)
 	}
 	if s.keys != nil {
 		if a.Data, err = s.keys.Open(a.Data, seal.AttachmentAAD(session, sha)); err != nil {

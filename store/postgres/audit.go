@@ -20,7 +20,7 @@ const auditLock = 0x6175646974
 // AppendAudit chains r after the last record and stores it in one transaction under an
 // advisory lock (audit.Store).
 func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, auditLock); err != nil {
 			return err
 		}
@@ -37,7 +37,7 @@ func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, 
 		return insertAudit(ctx, tx, r)
 	})
 	if err != nil {
-		return audit.Record{}, fmt.Errorf("append audit record: %w", unavailable(err))
+		return audit.Record{}, fmt.Errorf("append audit record: %w", err)
 	}
 	return r, nil
 }
@@ -71,9 +71,9 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]audit.Reco
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.pool.Query(ctx, q, after)
+	rows, err := s.db.Query(ctx, q, after)
 	if err != nil {
-		return nil, fmt.Errorf("read audit log: %w", unavailable(err))
+		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	defer rows.Close()
 	var out []audit.Record
@@ -91,5 +91,5 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]audit.Reco
 		}
 		out = append(out, r)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }

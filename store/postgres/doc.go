@@ -10,6 +10,10 @@
 // advisory lock on the session, so two processes appending to one session, or taking
 // its lease, never interleave.
 //
+// It must not run a statement around its door (door.go): the pool, and the
+// transactions, rows and row it hands out, mark every error that says the database is
+// unreachable (StoreUnavailable), so no call site marks by hand (door_test.go).
+//
 // Like the SQLite store it keeps a projection of each session's transcript
 // (transcript.go), written in the entries' transaction and never trusted over them: a
 // read checks it against the entries and rebuilds it from them.

@@ -12,19 +12,19 @@ var _ loop.FeedbackStore = (*Store)(nil)
 
 // AddFeedback stores feedback on a run (loop.FeedbackStore).
 func (s *Store) AddFeedback(ctx context.Context, f loop.Feedback) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO feedback (session, run_id, agent, score, comment, time) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err := s.db.Exec(ctx, `INSERT INTO feedback (session, run_id, agent, score, comment, time) VALUES ($1, $2, $3, $4, $5, $6)`,
 		f.SessionID, f.RunID, f.Agent, f.Score, f.Comment, f.Time.UTC())
 	if err != nil {
-		return fmt.Errorf("add feedback on run %q of session %q: %w", f.RunID, f.SessionID, unavailable(err))
+		return fmt.Errorf("add feedback on run %q of session %q: %w", f.RunID, f.SessionID, err)
 	}
 	return nil
 }
 
 // Feedback lists feedback given at or after since, oldest first.
 func (s *Store) Feedback(ctx context.Context, since time.Time) ([]loop.Feedback, error) {
-	rows, err := s.pool.Query(ctx, `SELECT session, run_id, agent, score, comment, time FROM feedback WHERE time >= $1 ORDER BY time, id`, since.UTC())
+	rows, err := s.db.Query(ctx, `SELECT session, run_id, agent, score, comment, time FROM feedback WHERE time >= $1 ORDER BY time, id`, since.UTC())
 	if err != nil {
-		return nil, fmt.Errorf("list feedback: %w", unavailable(err))
+		return nil, fmt.Errorf("list feedback: %w", err)
 	}
 	defer rows.Close()
 	var out []loop.Feedback
@@ -35,5 +35,5 @@ func (s *Store) Feedback(ctx context.Context, since time.Time) ([]loop.Feedback,
 		}
 		out = append(out, f)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }

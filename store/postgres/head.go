@@ -43,7 +43,7 @@ func (s *Store) LoadHead(ctx context.Context, session string) (loop.SessionHead,
 // loadHead reads the rows after a cached head (from); false when its anchor did not hold.
 func (s *Store) loadHead(ctx context.Context, session string, from store.HeadSnapshot) (loop.SessionHead, bool, error) {
 	since := from.Head.LastSeq
-	rows, err := s.pool.Query(ctx, qHeadSince, session, since, string(from.Anchor))
+	rows, err := s.db.Query(ctx, qHeadSince, session, since, string(from.Anchor))
 	if err != nil {
 		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 	}
@@ -66,7 +66,7 @@ func (s *Store) loadHead(ctx context.Context, session string, from store.HeadSna
 		r.Add(e, stored)
 	}
 	if err := rows.Err(); err != nil {
-		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, unavailable(err))
+		return loop.SessionHead{}, false, fmt.Errorf("load session %q: %w", session, err)
 	}
 	h, anchored := r.Done(s.heads, session)
 	return h, anchored, nil

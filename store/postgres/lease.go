@@ -39,7 +39,7 @@ func fenceTx(ctx context.Context, tx pgx.Tx, session string) error {
 // AcquireLease implements loop.Leaser.
 func (s *Store) AcquireLease(ctx context.Context, l loop.Lease, alive func(loop.Lease) bool) (loop.Lease, error) {
 	var held loop.Lease
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, l.SessionID); err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l loop.Lease) error {
 }
 
 func (s *Store) leaseExec(ctx context.Context, l loop.Lease, what, query string, args ...any) error {
-	tag, err := s.pool.Exec(ctx, query, append([]any{l.SessionID, l.RunID, l.Instance, l.PID}, args...)...)
+	tag, err := s.db.Exec(ctx, query, append([]any{l.SessionID, l.RunID, l.Instance, l.PID}, args...)...)
 	if err != nil {
 		return fmt.Errorf("%s lease of session %q: %w", what, l.SessionID, err)
 	}
@@ -94,7 +94,7 @@ func (s *Store) leaseExec(ctx context.Context, l loop.Lease, what, query string,
 // Lease returns a session's current lease, if any (for tests and diagnostics).
 func (s *Store) Lease(ctx context.Context, session string) (loop.Lease, bool, error) {
 	var l loop.Lease
-	err := s.pool.QueryRow(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = $1`, session).
+	err := s.db.QueryRow(ctx, `SELECT session, run_id, pid, host, instance, heartbeat FROM leases WHERE session = $1`, session).
 		Scan(&l.SessionID, &l.RunID, &l.PID, &l.Host, &l.Instance, &l.Heartbeat)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return loop.Lease{}, false, nil

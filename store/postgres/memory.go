@@ -27,10 +27,10 @@ func (s *Store) AddMemory(ctx context.Context, e memory.Entry) error {
 		return fmt.Errorf("add memory: %w", err)
 	}
 	text, terms, meta := s.sealMemory(e.ID, e.Text, meta)
-	_, err = s.pool.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms, vector, vector_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+	_, err = s.db.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`, terms, vector, vector_model) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		e.ID, e.User, e.Agent, string(e.Kind), text, meta, e.Session, e.Run, e.Created.UTC(), e.Updated.UTC(), terms, s.sealVector(e.ID, e.Vector), vectorModel(e))
 	if err != nil {
-		return fmt.Errorf("add memory: %w", unavailable(err))
+		return fmt.Errorf("add memory: %w", err)
 	}
 	return nil
 }
@@ -56,9 +56,9 @@ func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list memory: %w", unavailable(err))
+		return nil, fmt.Errorf("list memory: %w", err)
 	}
 	defer rows.Close()
 	var out []memory.Entry
@@ -69,7 +69,7 @@ func (s *Store) ListMemory(ctx context.Context, f memory.Filter) ([]memory.Entry
 		}
 		out = append(out, e)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }
 
 // DeleteMemory deletes the entries f selects (memory.Store).
@@ -81,7 +81,7 @@ func (s *Store) DeleteMemory(ctx context.Context, f memory.Filter) (int, error) 
 	var n int64
 	// With the memories goes the index of every scope left without any (its centroids
 	// are averages of their vectors), under the lock an index activation takes.
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(indexLock)); err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ func (s *Store) DeleteMemory(ctx context.Context, f memory.Filter) (int, error) 
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("delete memory: %w", unavailable(err))
+		return 0, fmt.Errorf("delete memory: %w", err)
 	}
 	return int(n), nil
 }

@@ -31,7 +31,7 @@ func (s *Store) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit,
 	}
 	best, err := store.SearchVectors(ctx, pgIndex{s}, b, q)
 	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	return s.readHits(ctx, best)
 }
@@ -40,9 +40,9 @@ func (s *Store) searchVector(ctx context.Context, q memory.Query) ([]memory.Hit,
 func (s *Store) readHits(ctx context.Context, best []memory.Scored) ([]memory.Hit, error) {
 	out := make([]memory.Hit, 0, len(best))
 	for _, b := range best {
-		r, err := s.pool.Query(ctx, `SELECT `+readColumns+` FROM memories WHERE id = $1`, b.ID)
+		r, err := s.db.Query(ctx, `SELECT `+readColumns+` FROM memories WHERE id = $1`, b.ID)
 		if err != nil {
-			return nil, fmt.Errorf("search memory: %w", unavailable(err))
+			return nil, fmt.Errorf("search memory: %w", err)
 		}
 		for r.Next() {
 			h := memory.Hit{Score: b.Score}
@@ -54,7 +54,7 @@ func (s *Store) readHits(ctx context.Context, best []memory.Scored) ([]memory.Hi
 		}
 		r.Close()
 		if err := r.Err(); err != nil {
-			return nil, fmt.Errorf("search memory: %w", unavailable(err))
+			return nil, fmt.Errorf("search memory: %w", err)
 		}
 	}
 	return out, nil
@@ -67,7 +67,7 @@ func newIndexBuilder(s *Store) *store.IndexBuilder {
 func (x pgIndex) IndexState(ctx context.Context, sc store.IndexScope) (*store.IndexState, bool, error) {
 	var st store.IndexState
 	var dims int
-	err := x.s.pool.QueryRow(ctx, `SELECT lo, hi, trained, vectors, dims FROM memory_index WHERE owner = $1 AND agent = $2`, sc.Owner, sc.Agent).
+	err := x.s.db.QueryRow(ctx, `SELECT lo, hi, trained, vectors, dims FROM memory_index WHERE owner = $1 AND agent = $2`, sc.Owner, sc.Agent).
 		Scan(&st.Lo, &st.Hi, &st.Trained, &st.Vectors, &dims)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
@@ -79,7 +79,7 @@ func (x pgIndex) IndexState(ctx context.Context, sc store.IndexScope) (*store.In
 		return c, true, nil
 	}
 	var b []byte
-	err = x.s.pool.QueryRow(ctx, `SELECT centroids FROM memory_index WHERE owner = $1 AND agent = $2 AND lo = $3`, sc.Owner, sc.Agent, st.Lo).Scan(&b)
+	err = x.s.db.QueryRow(ctx, `SELECT centroids FROM memory_index WHERE owner = $1 AND agent = $2 AND lo = $3`, sc.Owner, sc.Agent, st.Lo).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) { // trained again between the two reads: exact this time
 		return nil, false, nil
 	}
@@ -122,7 +122,7 @@ UNION ALL SELECT id, vector, true FROM memories WHERE ` + where + ` AND list > $
 // scan runs query (id, vector, straggler) and calls fn with each vector as received (no
 // copy), opened when the store is sealed.
 func (x pgIndex) scan(ctx context.Context, query string, args []any, fn func(id, b []byte, straggler bool) error) error {
-	rows, err := x.s.pool.Query(ctx, query, args...)
+	rows, err := x.s.db.Query(ctx, query, args...)
 	if err != nil {
 		return err
 	}
@@ -146,14 +146,14 @@ func (x pgIndex) scan(ctx context.Context, query string, args []any, fn func(id,
 			return err
 		}
 	}
-	return unavailable(rows.Err())
+	return rows.Err()
 }
 
 func (x pgIndex) SetLists(ctx context.Context, sc store.IndexScope, ids []string, lists []int64) error {
 	const batch = 1000
 	for i := 0; i < len(ids); i += batch {
 		j := min(len(ids), i+batch)
-		_, err := x.s.pool.Exec(ctx, `UPDATE memories m SET list = u.list FROM unnest($1::text[], $2::bigint[]) AS u(id, list)
+		_, err := x.s.db.Exec(ctx, `UPDATE memories m SET list = u.list FROM unnest($1::text[], $2::bigint[]) AS u(id, list)
 WHERE m.id = u.id AND m.owner = $3 AND m.agent = $4`, ids[i:j], lists[i:j], sc.Owner, sc.Agent)
 		if err != nil {
 			return err
@@ -163,7 +163,7 @@ WHERE m.id = u.id AND m.owner = $3 AND m.agent = $4`, ids[i:j], lists[i:j], sc.O
 }
 
 func (x pgIndex) Activate(ctx context.Context, sc store.IndexScope, st *store.IndexState) error {
-	return pgx.BeginFunc(ctx, x.s.pool, func(tx pgx.Tx) error {
+	return x.s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(indexLock)); err != nil {
 			return err
 		}
@@ -181,6 +181,6 @@ ON CONFLICT (owner, agent) DO UPDATE SET lo = excluded.lo, hi = excluded.hi, tra
 }
 
 func (x pgIndex) Assigned(ctx context.Context, sc store.IndexScope, st *store.IndexState, n int) error {
-	_, err := x.s.pool.Exec(ctx, `UPDATE memory_index SET vectors = vectors + $1 WHERE owner = $2 AND agent = $3 AND lo = $4`, n, sc.Owner, sc.Agent, st.Lo)
+	_, err := x.s.db.Exec(ctx, `UPDATE memory_index SET vectors = vectors + $1 WHERE owner = $2 AND agent = $3 AND lo = $4`, n, sc.Owner, sc.Agent, st.Lo)
 	return err
 }

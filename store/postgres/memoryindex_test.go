@@ -49,7 +49,7 @@ func TestVectorIndexOnPostgres(t *testing.T) {
 			rows = append(rows, []any{fmt.Sprintf("mem_%s_%05d", u, i), u, "", "fact", "memory", []byte("{}"), "", "", time.Now(), time.Now(), "memory", memory.EncodeVector(v)})
 		}
 	}
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"memories"}, []string{"id", "owner", "agent", "kind", "text", "metadata", "session", "run_id", "created", "updated", "terms", "vector"}, pgx.CopyFromRows(rows))
+	_, err := s.db.pool.CopyFrom(ctx, pgx.Identifier{"memories"}, []string{"id", "owner", "agent", "kind", "text", "metadata", "session", "run_id", "created", "updated", "terms", "vector"}, pgx.CopyFromRows(rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestVectorIndexOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM memory_index WHERE owner = 'u0'`).Scan(&n); err != nil || n != 0 {
+	if err := s.db.pool.QueryRow(ctx, `SELECT count(*) FROM memory_index WHERE owner = 'u0'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d index rows of an erased user (%v)", n, err)
 	}
 }

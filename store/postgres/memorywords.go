@@ -31,12 +31,12 @@ func (s *Store) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, 
 	}
 	rare, df, err := memory.RareTerms(ctx, terms, func(ctx context.Context, t string, limit int) (int, error) {
 		var n int
-		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories WHERE tsv @@ to_tsquery('simple', $1) AND `+visibleWhere+` LIMIT $5) c`,
+		err := s.db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories WHERE tsv @@ to_tsquery('simple', $1) AND `+visibleWhere+` LIMIT $5) c`,
 			memory.TSQuery([]string{t}), q.User, q.Agent, string(q.Kind), limit).Scan(&n)
 		return n, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	if rare != nil && len(rare) < len(terms) { // every word rare: the engine ranks few matches
 		hits, err := s.rankRare(ctx, q, terms, rare, df)
@@ -49,10 +49,10 @@ func (s *Store) searchWords(ctx context.Context, q memory.Query) ([]memory.Hit, 
 
 // rankRare ranks in Go the entries q may see that hold a rare word.
 func (s *Store) rankRare(ctx context.Context, q memory.Query, terms, rare []string, df []int) ([]memory.Hit, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, terms FROM memories WHERE tsv @@ to_tsquery('simple', $1) AND `+visibleWhere,
+	rows, err := s.db.Query(ctx, `SELECT id, terms FROM memories WHERE tsv @@ to_tsquery('simple', $1) AND `+visibleWhere,
 		memory.TSQuery(rare), q.User, q.Agent, string(q.Kind))
 	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	var docs []memory.Doc
 	for rows.Next() {
@@ -67,13 +67,13 @@ func (s *Store) rankRare(ctx context.Context, q memory.Query, terms, rare []stri
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	// The table's size as the planner last counted it: an estimate is what BM25's weight
 	// of a word needs.
 	var n float64
-	if err := s.pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass`).Scan(&n); err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+	if err := s.db.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	best := memory.RankBM25(docs, terms, rare, df, int(max(n, float64(len(docs)))))
 	return s.readHits(ctx, best[:min(len(best), q.Max())])
@@ -81,13 +81,13 @@ func (s *Store) rankRare(ctx context.Context, q memory.Query, terms, rare []stri
 
 // rankWords ranks by ts_rank every match the entries q may see have.
 func (s *Store) rankWords(ctx context.Context, q memory.Query, terms []string) ([]memory.Hit, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+readColumns+`, ts_rank(tsv, query) AS score
+	rows, err := s.db.Query(ctx, `SELECT `+readColumns+`, ts_rank(tsv, query) AS score
 FROM memories, to_tsquery('simple', $1) query
 WHERE tsv @@ query
   AND `+visibleWhere+`
 ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Agent, string(q.Kind), q.Max())
 	if err != nil {
-		return nil, fmt.Errorf("search memory: %w", unavailable(err))
+		return nil, fmt.Errorf("search memory: %w", err)
 	}
 	defer rows.Close()
 	var out []memory.Hit
@@ -100,5 +100,5 @@ ORDER BY score DESC, updated DESC LIMIT $5`, memory.TSQuery(terms), q.User, q.Ag
 		h.Score = float64(score)
 		out = append(out, h)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The schema is versioned like the SQLite store's: migrations[i] brings a database from
@@ -173,10 +172,10 @@ var SchemaVersion = len(migrations)
 // migrateLock is the advisory lock key migrations hold ("agenthost" in ASCII).
 const migrateLock = 0x6167656e74686f
 
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func migrate(ctx context.Context, d *db) error {
 	for {
 		done := false
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		err := d.BeginFunc(ctx, func(tx pgx.Tx) error {
 			// The lock comes first: CREATE TABLE IF NOT EXISTS is not safe against a
 			// second process creating the table at the same moment.
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/store"
@@ -19,7 +18,7 @@ import (
 
 // Store is the PostgreSQL session store. It is safe for concurrent use.
 type Store struct {
-	pool   *pgxpool.Pool
+	db     *db                 // every statement goes through it (door.go)
 	watch  watchers            // watch.go
 	keys   *seal.Keys          // nil: nothing is sealed (seal.go)
 	mixed  bool                // keyed, but plain values from before may remain
@@ -55,23 +54,18 @@ type Options struct {
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	d, where, err := connect(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: bad url: %w", err)
+		return nil, err
 	}
-	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
+	if err := migrate(ctx, d); err != nil {
+		d.Close()
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
 	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("postgres store %s: %w", where, err)
-	}
-	s := &Store{pool: pool, heads: store.NewHeadCache(store.HeadCacheEntries)}
+	s := &Store{db: d, heads: store.NewHeadCache(store.HeadCacheEntries)}
 	s.index = newIndexBuilder(s)
 	if err := s.useKeys(ctx, o.Keys); err != nil {
-		pool.Close()
+		d.Close()
 		return nil, fmt.Errorf("postgres store %s: %w", where, err)
 	}
 	return s, nil
@@ -79,14 +73,14 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 
 // Close closes the connections. It is safe on a nil *Store.
 func (s *Store) Close() error {
-	if s != nil && s.pool != nil {
+	if s != nil && s.db != nil {
 		s.index.Close()
 		s.watch.mu.Lock()
 		if s.watch.cancel != nil {
 			s.watch.cancel()
 		}
 		s.watch.mu.Unlock()
-		s.pool.Close()
+		s.db.Close()
 	}
 	return nil
 }
@@ -103,9 +97,9 @@ func (s *Store) Append(ctx context.Context, session string, entries ...loop.Entr
 	if len(entries) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return appendTx(ctx, tx, s.keys, session, entries) })
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error { return appendTx(ctx, tx, s.keys, session, entries) })
 	if err != nil {
-		return fmt.Errorf("append to session %q: %w", session, unavailable(err))
+		return fmt.Errorf("append to session %q: %w", session, err)
 	}
 	return nil
 }
@@ -126,7 +120,7 @@ func (s *Store) AppendRunKV(ctx context.Context, r loop.RunRecord, kv []loop.KVW
 var _ loop.KVRunAppender = (*Store)(nil)
 
 func (s *Store) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWrite, entries []loop.Entry) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, r.SessionID); err != nil {
 			return err
 		}
@@ -158,7 +152,7 @@ func (s *Store) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWri
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("append to session %q: %w", r.SessionID, unavailable(err))
+		return fmt.Errorf("append to session %q: %w", r.SessionID, err)
 	}
 	return nil
 }
@@ -201,9 +195,9 @@ func appendTx(ctx context.Context, tx pgx.Tx, keys *seal.Keys, session string, e
 
 // Load returns every entry of a session in order.
 func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, body FROM entries WHERE session = $1 ORDER BY seq`, session)
+	rows, err := s.db.Query(ctx, `SELECT seq, body FROM entries WHERE session = $1 ORDER BY seq`, session)
 	if err != nil {
-		return nil, fmt.Errorf("load session %q: %w", session, unavailable(err))
+		return nil, fmt.Errorf("load session %q: %w", session, err)
 	}
 	defer rows.Close()
 	var out []loop.Entry
@@ -226,7 +220,7 @@ func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) 
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load session %q: %w", session, unavailable(err))
+		return nil, fmt.Errorf("load session %q: %w", session, err)
 	}
 	return out, nil
 }
@@ -235,7 +229,7 @@ func (s *Store) Load(ctx context.Context, session string) ([]loop.Entry, error) 
 func (s *Store) SaveRun(ctx context.Context, r loop.RunRecord) error {
 	var err error
 	if _, fenced := loop.FenceOf(ctx, r.SessionID); fenced {
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err = s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 			if err := lockSession(ctx, tx, r.SessionID); err != nil {
 				return err
 			}
@@ -245,7 +239,7 @@ func (s *Store) SaveRun(ctx context.Context, r loop.RunRecord) error {
 			return saveRun(ctx, tx, r)
 		})
 	} else {
-		err = saveRun(ctx, s.pool, r)
+		err = saveRun(ctx, s.db, r)
 	}
 	if err != nil {
 		return fmt.Errorf("save run %q: %w", r.ID, err)
@@ -268,9 +262,9 @@ func saveRun(ctx context.Context, db execer, r loop.RunRecord) error {
 
 // Runs lists a session's runs in the order they started.
 func (s *Store) Runs(ctx context.Context, session string) ([]loop.RunRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = $1 ORDER BY started NULLS FIRST, id`, session)
+	rows, err := s.db.Query(ctx, `SELECT id, session, status, reason, started, ended, usage FROM runs WHERE session = $1 ORDER BY started NULLS FIRST, id`, session)
 	if err != nil {
-		return nil, fmt.Errorf("runs of session %q: %w", session, unavailable(err))
+		return nil, fmt.Errorf("runs of session %q: %w", session, err)
 	}
 	defer rows.Close()
 	var out []loop.RunRecord
@@ -294,13 +288,13 @@ func (s *Store) Runs(ctx context.Context, session string) ([]loop.RunRecord, err
 		}
 		out = append(out, r)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }
 
 // Sessions lists stored sessions (those with entries or runs), most recently updated
 // first.
 func (s *Store) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
-	rows, err := s.pool.Query(ctx, `SELECT sid,
+	rows, err := s.db.Query(ctx, `SELECT sid,
 		(SELECT COUNT(*) FROM entries e WHERE e.session = sid),
 		COALESCE((SELECT MAX(e.time) FROM entries e WHERE e.session = sid), (SELECT MAX(r.started) FROM runs r WHERE r.session = sid)) AS updated,
 		(SELECT COUNT(*) FROM runs r WHERE r.session = sid)
@@ -321,14 +315,14 @@ func (s *Store) Sessions(ctx context.Context) ([]loop.SessionInfo, error) {
 		}
 		out = append(out, si)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }
 
 // DeleteSession removes a session's entries and runs in one transaction, with what other
 // packages keep of it in the database (OnDeleteSession); a session whose run holds a
 // lease is refused.
 func (s *Store) DeleteSession(ctx context.Context, session string) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, session); err != nil {
 			return err
 		}
@@ -357,12 +351,12 @@ func (s *Store) DeleteSession(ctx context.Context, session string) error {
 // KVGet reads a plugin's value.
 func (s *Store) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, error) {
 	var v []byte
-	err := s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, plugin, key).Scan(&v)
+	err := s.db.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, plugin, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, unavailable(err))
+		return nil, false, fmt.Errorf("kv get %s/%s: %w", plugin, key, err)
 	}
 	if s.keys != nil {
 		if v, err = s.keys.Open(v, seal.KVAAD(plugin, key)); err != nil {
@@ -381,9 +375,9 @@ func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) err
 		value = []byte{}
 	}
 	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
-	_, err := s.pool.Exec(ctx, qKVSet, plugin, key, value)
+	_, err := s.db.Exec(ctx, qKVSet, plugin, key, value)
 	if err != nil {
-		return fmt.Errorf("kv set %s/%s: %w", plugin, key, unavailable(err))
+		return fmt.Errorf("kv set %s/%s: %w", plugin, key, err)
 	}
 	return nil
 }
@@ -396,9 +390,9 @@ func (s *Store) KVKeys(ctx context.Context, plugin, prefix string, limit int) ([
 	if limit >= 0 {
 		lim = &limit
 	}
-	rows, err := s.pool.Query(ctx, `SELECT key FROM kv WHERE plugin = $1 AND starts_with(key, $2) ORDER BY key COLLATE "C" LIMIT $3`, plugin, prefix, lim)
+	rows, err := s.db.Query(ctx, `SELECT key FROM kv WHERE plugin = $1 AND starts_with(key, $2) ORDER BY key COLLATE "C" LIMIT $3`, plugin, prefix, lim)
 	if err != nil {
-		return nil, fmt.Errorf("kv keys %s: %w", plugin, unavailable(err))
+		return nil, fmt.Errorf("kv keys %s: %w", plugin, err)
 	}
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
@@ -408,7 +402,7 @@ func (s *Store) KVKeys(ctx context.Context, plugin, prefix string, limit int) ([
 }
 
 func (s *Store) KVDelete(ctx context.Context, plugin, key string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM kv WHERE plugin = $1 AND key = $2`, plugin, key); err != nil {
+	if _, err := s.db.Exec(ctx, `DELETE FROM kv WHERE plugin = $1 AND key = $2`, plugin, key); err != nil {
 		return fmt.Errorf("kv delete %s/%s: %w", plugin, key, err)
 	}
 	return nil

@@ -97,7 +97,7 @@ func TestMigrationFromManyOpenersAtOnce(t *testing.T) {
 	}
 	s := open(t, url)
 	var v, rows int
-	if err := s.pool.QueryRow(context.Background(), `SELECT MAX(version), COUNT(*) FROM agenthost_schema`).Scan(&v, &rows); err != nil || v != SchemaVersion || rows != 1 {
+	if err := s.db.pool.QueryRow(context.Background(), `SELECT MAX(version), COUNT(*) FROM agenthost_schema`).Scan(&v, &rows); err != nil || v != SchemaVersion || rows != 1 {
 		t.Fatalf("schema version %d in %d rows (%v)", v, rows, err)
 	}
 }
@@ -107,7 +107,7 @@ func TestMigrationFromManyOpenersAtOnce(t *testing.T) {
 func TestOpenErrorsAreClear(t *testing.T) {
 	url := pgtest.Start(t).NewDatabase(t)
 	s := open(t, url)
-	if _, err := s.pool.Exec(context.Background(), `UPDATE agenthost_schema SET version = 99`); err != nil {
+	if _, err := s.db.pool.Exec(context.Background(), `UPDATE agenthost_schema SET version = 99`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open(context.Background(), url); err == nil || !strings.Contains(err.Error(), "schema version 99, newer than this agenthost knows") {
@@ -128,7 +128,7 @@ func TestOpenErrorsAreClear(t *testing.T) {
 func TestCorruptEntryIsAClearError(t *testing.T) {
 	s := open(t, pgtest.Start(t).NewDatabase(t))
 	ctx := context.Background()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES ('s', 1, 'r', now(), 'message', '{"seq": "one"}')`); err != nil {
+	if _, err := s.db.pool.Exec(ctx, `INSERT INTO entries (session, seq, run_id, time, kind, body) VALUES ('s', 1, 'r', now(), 'message', '{"seq": "one"}')`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Load(ctx, "s"); err == nil || !strings.Contains(err.Error(), `load session "s": entry 1 is not a valid entry`) {
@@ -172,7 +172,7 @@ func TestPostgresAuditConforms(t *testing.T) {
 	audittest.Run(t, func(t *testing.T) (audit.Store, audittest.Tamper) {
 		s := open(t, srv.NewDatabase(t))
 		return s, func(t *testing.T, stmt string) {
-			if _, err := s.pool.Exec(context.Background(), stmt); err != nil {
+			if _, err := s.db.pool.Exec(context.Background(), stmt); err != nil {
 				t.Fatalf("%s: %v", stmt, err)
 			}
 		}

@@ -120,9 +120,9 @@ func (s *Store) resealTable(ctx context.Context, t *resealTable) (done, changed 
 }
 
 func (s *Store) readRows(ctx context.Context, t *resealTable, q string, args ...any) ([]seal.Row, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []seal.Row
@@ -133,7 +133,7 @@ func (s *Store) readRows(ctx context.Context, t *resealTable, q string, args ...
 		}
 		out = append(out, r)
 	}
-	return out, unavailable(rows.Err())
+	return out, rows.Err()
 }
 
 // casRows writes re-sealed rows, each in one compare-and-set, all in one transaction; it
@@ -144,7 +144,7 @@ func (s *Store) casRows(ctx context.Context, t *resealTable, todo []seal.Row) (i
 	}
 	var n int
 	var changed [][]any
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		n, changed = 0, nil
 		for _, r := range todo {
 			tag, err := tx.Exec(ctx, t.update, append(append(append([]any(nil), r.Set...), r.Key...), r.Old...)...)
@@ -160,7 +160,7 @@ func (s *Store) casRows(ctx context.Context, t *resealTable, todo []seal.Row) (i
 		return nil
 	})
 	if err != nil {
-		return 0, nil, unavailable(err)
+		return 0, nil, err
 	}
 	return n, changed, nil
 }

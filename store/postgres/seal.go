@@ -13,14 +13,14 @@ import (
 // useKeys applies the stores' one rule for keys and the marker row (seal.Mode).
 func (s *Store) useKeys(ctx context.Context, keys *seal.Keys) error {
 	var marker []byte
-	err := s.pool.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, seal.MarkerPlugin, seal.MarkerKey).Scan(&marker)
+	err := s.db.QueryRow(ctx, `SELECT value FROM kv WHERE plugin = $1 AND key = $2`, seal.MarkerPlugin, seal.MarkerKey).Scan(&marker)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return unavailable(err)
+		return err
 	}
 	use, mixed, write, err := seal.Mode(marker, keys, func() (bool, error) {
 		var rows int64
-		err := s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows)
-		return rows == 0, unavailable(err)
+		err := s.db.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries) + (SELECT COUNT(*) FROM kv) + (SELECT COUNT(*) FROM memories)`).Scan(&rows)
+		return rows == 0, err
 	})
 	if err != nil {
 		return err
@@ -33,20 +33,20 @@ func (s *Store) useKeys(ctx context.Context, keys *seal.Keys) error {
 	s.keys, s.mixed = use, mixed
 	if use != nil {
 		// A sealed store keeps no vector index (as the SQLite store: seal.go there).
-		if _, err := s.pool.Exec(ctx, `DELETE FROM memory_index`); err != nil {
-			return unavailable(err)
+		if _, err := s.db.Exec(ctx, `DELETE FROM memory_index`); err != nil {
+			return err
 		}
-		if _, err := s.pool.Exec(ctx, `UPDATE memories SET list = NULL WHERE list IS NOT NULL`); err != nil {
-			return unavailable(err)
+		if _, err := s.db.Exec(ctx, `UPDATE memories SET list = NULL WHERE list IS NOT NULL`); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 func (s *Store) setMarker(ctx context.Context, v string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3) ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`,
+	_, err := s.db.Exec(ctx, `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3) ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`,
 		seal.MarkerPlugin, seal.MarkerKey, []byte(v))
-	return unavailable(err)
+	return err
 }
 
 func (s *Store) stale(b []byte) bool {

@@ -51,7 +51,7 @@ func TestSealedPostgresConformsAndKeepsNoPlaintext(t *testing.T) {
 	ctx := context.Background()
 	fillPG(t, s)
 	var clear int
-	if err := s.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries WHERE body::text LIKE '%zanzibar%')
+	if err := s.db.pool.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM entries WHERE body::text LIKE '%zanzibar%')
 		+ (SELECT COUNT(*) FROM kv WHERE position('zanzibar' in encode(value, 'escape')) > 0)
 		+ (SELECT COUNT(*) FROM attachments WHERE position('zanzibar' in encode(data, 'escape')) > 0)
 		+ (SELECT COUNT(*) FROM memories WHERE text LIKE '%zanzibar%' OR terms LIKE '%zanzibar%' OR tsv::text LIKE '%zanzibar%' OR metadata::text LIKE '%zanzibar%')`).Scan(&clear); err != nil {

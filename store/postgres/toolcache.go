@@ -26,7 +26,7 @@ func (s *Store) SetCacheBounds(b store.CacheBounds) { s.cacheBounds = b.OrDefaul
 func (s *Store) GetResult(ctx context.Context, key string, now time.Time) (loop.CachedResult, bool, error) {
 	r := loop.CachedResult{Key: key}
 	var stored, expires int64
-	err := s.pool.QueryRow(ctx, `SELECT user_id, session, tool, value, stored, expires FROM tool_cache WHERE key = $1 AND expires > $2`, key, now.UnixMilli()).
+	err := s.db.QueryRow(ctx, `SELECT user_id, session, tool, value, stored, expires FROM tool_cache WHERE key = $1 AND expires > $2`, key, now.UnixMilli()).
 		Scan(&r.User, &r.Session, &r.Tool, &r.Result, &stored, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false, nil
@@ -50,7 +50,7 @@ func (s *Store) PutResult(ctx context.Context, r loop.CachedResult) error {
 	if !b.Fits(len(value)) {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO tool_cache (key, user_id, session, tool, value, stored, expires) VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (key) DO UPDATE SET user_id = excluded.user_id, session = excluded.session, tool = excluded.tool, value = excluded.value, stored = excluded.stored, expires = excluded.expires`,
 			r.Key, r.User, r.Session, r.Tool, value, r.Stored.UnixMilli(), r.Expires.UnixMilli()); err != nil {
@@ -70,7 +70,7 @@ ON CONFLICT (key) DO UPDATE SET user_id = excluded.user_id, session = excluded.s
 
 // DeleteUserResults erases the cached results a user's runs stored.
 func (s *Store) DeleteUserResults(ctx context.Context, user string) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM tool_cache WHERE user_id = $1`, user)
+	tag, err := s.db.Exec(ctx, `DELETE FROM tool_cache WHERE user_id = $1`, user)
 	if err != nil {
 		return 0, fmt.Errorf("tool cache: erase %q: %w", user, err)
 	}

@@ -19,7 +19,7 @@ func cacheOpener(srv *pgtest.Server, keys *seal.Keys) storetest.CacheOpen {
 		s.SetCacheBounds(store.CacheBounds{MaxBytes: maxBytes, MaxEntries: maxEntries})
 		return s, func(key string) []byte {
 			var v []byte
-			_ = s.pool.QueryRow(context.Background(), `SELECT value FROM tool_cache WHERE key = $1`, key).Scan(&v)
+			_ = s.db.pool.QueryRow(context.Background(), `SELECT value FROM tool_cache WHERE key = $1`, key).Scan(&v)
 			return v
 		}
 	}

@@ -208,7 +208,7 @@ func (s *Store) rebuildTranscript(ctx context.Context, session string, tr []loop
 	for i, c := range chunks {
 		rows[i] = []any{session, int32(i), c.Last, s.keys.Seal(c.Body, store.TranscriptAAD(session, int64(i)))}
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return s.db.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if err := lockSession(ctx, tx, session); err != nil {
 			return err
 		}
@@ -239,6 +239,6 @@ func (s *Store) rebuild(ctx context.Context, session string, tr []loop.Entry, la
 // no message stays under a retired key in the projection; a read rebuilds them).
 func (s *Store) dropStaleTranscripts(ctx context.Context) error {
 	prefix := `"` + seal.Prefix + s.keys.Current() + ":" // how every value sealed with it starts (seal.Sealed)
-	_, err := s.pool.Exec(ctx, `DELETE FROM transcripts WHERE substring(body from 1 for $1) <> $2::bytea`, len(prefix), []byte(prefix))
-	return unavailable(err)
+	_, err := s.db.Exec(ctx, `DELETE FROM transcripts WHERE substring(body from 1 for $1) <> $2::bytea`, len(prefix), []byte(prefix))
+	return err
 }

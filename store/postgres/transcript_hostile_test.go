@@ -17,7 +17,7 @@ import (
 func chunkBody(t testing.TB, s *Store, session string, chunk int) []byte {
 	t.Helper()
 	var b []byte
-	if err := s.pool.QueryRow(context.Background(), `SELECT body FROM transcripts WHERE session = $1 AND chunk = $2`, session, chunk).Scan(&b); err != nil {
+	if err := s.db.pool.QueryRow(context.Background(), `SELECT body FROM transcripts WHERE session = $1 AND chunk = $2`, session, chunk).Scan(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -25,7 +25,7 @@ func chunkBody(t testing.TB, s *Store, session string, chunk int) []byte {
 
 func exec(t testing.TB, s *Store, q string, args ...any) {
 	t.Helper()
-	if _, err := s.pool.Exec(context.Background(), q, args...); err != nil {
+	if _, err := s.db.pool.Exec(context.Background(), q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -187,13 +187,13 @@ func TestAKillMidWriteLeavesTheProjectionAndTheEntriesAgreeing(t *testing.T) {
 	exec(t, s, `CREATE TRIGGER stall BEFORE INSERT OR UPDATE ON transcripts FOR EACH ROW EXECUTE FUNCTION stall()`)
 	done := make(chan error, 1)
 	go func() { done <- s.Append(ctx, "k", chat("k", int64(len(entriesBefore))+1, 5, "killed")...) }()
-	killer := open(t, s.pool.Config().ConnString())
+	killer := open(t, s.db.pool.Config().ConnString())
 	deadline := time.Now().Add(30 * time.Second)
 	for killed := false; !killed; {
 		if time.Now().After(deadline) {
 			t.Fatal("the append never reached the projection's write")
 		}
-		if err := killer.pool.QueryRow(ctx, `SELECT COUNT(pg_terminate_backend(pid)) > 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%transcripts%'`).Scan(&killed); err != nil {
+		if err := killer.db.pool.QueryRow(ctx, `SELECT COUNT(pg_terminate_backend(pid)) > 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%transcripts%'`).Scan(&killed); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond) // polling for the append to reach the chunk
@@ -230,7 +230,7 @@ func TestTranscriptProjectionIsSealedWhereEntriesAre(t *testing.T) {
 		t.Fatal("not projected")
 	}
 	var clear, sealed int
-	if err := s.pool.QueryRow(context.Background(), `SELECT COUNT(*) FILTER (WHERE position('zanzibar' in encode(body, 'escape')) > 0 OR position('AHT1' in encode(body, 'escape')) > 0),
+	if err := s.db.pool.QueryRow(context.Background(), `SELECT COUNT(*) FILTER (WHERE position('zanzibar' in encode(body, 'escape')) > 0 OR position('AHT1' in encode(body, 'escape')) > 0),
 		COUNT(*) FILTER (WHERE starts_with(encode(body, 'escape'), '"ahe1:')) FROM transcripts`).Scan(&clear, &sealed); err != nil {
 		t.Fatal(err)
 	}

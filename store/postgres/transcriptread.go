@@ -39,12 +39,12 @@ type headRow struct {
 
 // coldRead is a head as qHeadProjected's rows make it.
 type coldRead struct {
-	tr        []loop.Entry // the chunks' entries, then the rows after them
-	chunks    int          // chunk rows read
-	counted   int64        // the entries' transcript rows up to where the chunks end
-	why       string       // why the chunks cannot be used ("" if they can)
-	atEnd     headRow      // the row at the seq the chunks end at
-	more      []headRow    // transcript rows after the chunks
+	tr        []loop.Entry     // the chunks' entries, then the rows after them
+	cold      store.ColdChunks // the chunks, and their messages in one array
+	counted   int64            // the entries' transcript rows up to where the chunks end
+	why       string           // why the chunks cannot be used ("" if they can)
+	atEnd     headRow          // the row at the seq the chunks end at
+	more      []headRow        // transcript rows after the chunks
 	lastEvent headRow
 }
 
@@ -63,7 +63,7 @@ func (s *Store) loadHeadCold(ctx context.Context, session string) (loop.SessionH
 			return h, err
 		}
 		s.rebuild(ctx, session, h.Transcript, lastRow(r.more))
-	case r.chunks == 0 && len(r.more) >= store.TranscriptLagMin, len(r.more) >= store.TranscriptLagCap:
+	case r.cold.Chunks() == 0 && len(r.more) >= store.TranscriptLagMin, len(r.more) >= store.TranscriptLagCap:
 		// None (a session stored before migration 15, or dropped by a trigger), or one
 		// left behind (a write that found a pending row it could not decode).
 		s.rebuild(ctx, session, h.Transcript, lastRow(r.more))
@@ -92,9 +92,9 @@ func lastRow(rows []headRow) headRow {
 func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHead, coldRead, error) {
 	var r coldRead
 	fail := func(err error) (loop.SessionHead, coldRead, error) {
-		return loop.SessionHead{}, r, fmt.Errorf("load session %q: %w", session, unavailable(err))
+		return loop.SessionHead{}, r, fmt.Errorf("load session %q: %w", session, err)
 	}
-	rows, err := s.pool.Query(ctx, q, session)
+	rows, err := s.db.Query(ctx, q, session)
 	if err != nil {
 		return fail(err)
 	}
@@ -108,10 +108,10 @@ func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHe
 			return fail(err)
 		}
 		switch tag {
-		case 0: // first: the transcript is sized once, the rows after the chunks included
-			r.counted, r.tr = seq, make([]loop.Entry, 0, seq+store.TranscriptLagMin)
-		case 1:
-			s.addChunk(session, &r, seq, chunk)
+		case 0:
+			r.counted = seq
+		case 1: // opened and checked now, decoded once all have come
+			r.cold.Add(s.keys, session, seq, chunk)
 		case 2:
 			r.atEnd = headRow{seq, body}
 		case 3:
@@ -124,6 +124,7 @@ func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHe
 	if err := rows.Err(); err != nil {
 		return fail(err)
 	}
+	r.tr, r.why = r.cold.Decode(len(r.more))
 	r.check()
 	if r.why != "" {
 		return loop.SessionHead{}, r, nil
@@ -134,7 +135,7 @@ func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHe
 		if err != nil {
 			return loop.SessionHead{}, r, err
 		}
-		h.Transcript = append(h.Transcript, e)
+		h.Transcript = append(h.Transcript, r.cold.InArray(e))
 	}
 	if r.lastEvent.seq > 0 {
 		e, err := s.decodeEntry(session, r.lastEvent.seq, r.lastEvent.body)
@@ -149,6 +150,7 @@ func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHe
 	if len(h.Transcript) == 0 {
 		h.Transcript = nil
 	}
+	r.cold.SetMessages(&h) // a cold read's: the cached head never has them (HeadCache.Adopt)
 	return h, r, nil
 }
 
@@ -156,7 +158,7 @@ func (s *Store) readCold(ctx context.Context, q, session string) (loop.SessionHe
 // must end on the transcript row the table says they end at, and hold as many entries as
 // the entries' transcript has up to it.
 func (r *coldRead) check() {
-	if r.why != "" || r.chunks == 0 {
+	if r.why != "" || r.cold.Chunks() == 0 {
 		return
 	}
 	end := int64(0)
@@ -168,14 +170,6 @@ func (r *coldRead) check() {
 		r.why = fmt.Sprintf("the projection ends at entry %d, the entries' transcript row there is %d", end, r.atEnd.seq)
 	case r.counted != int64(len(r.tr)):
 		r.why = fmt.Sprintf("the projection holds %d entries up to entry %d, the entries %d", len(r.tr), end, r.counted)
-	}
-}
-
-// addChunk decodes the next chunk into r.tr, or says in r.why why it cannot.
-func (s *Store) addChunk(session string, r *coldRead, chunk int64, stored []byte) {
-	r.chunks++
-	if r.why == "" {
-		r.tr, r.why = store.OpenTranscriptChunk(s.keys, session, int64(r.chunks-1), chunk, stored, r.tr)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -38,10 +39,15 @@ func (e *unavailableError) Unwrap() error          { return e.err }
 func (e *unavailableError) StoreUnavailable() bool { return true }
 
 // unavailable marks err when the database is unreachable, and returns it unchanged
-// otherwise.
+// otherwise (or marked already). Only the door (door.go) calls it, on every error a
+// statement returns: the errors of an ordinary run (no row, a transaction's rollback
+// after its commit) are let through first without the checks' allocations.
 func unavailable(err error) error {
-	if err != nil && Unreachable(err) {
-		return &unavailableError{err}
+	if err == nil || errors.Is(err, pgx.ErrNoRows) || errors.Is(err, pgx.ErrTxClosed) || !Unreachable(err) {
+		return err
 	}
-	return err
+	if u := new(unavailableError); errors.As(err, &u) {
+		return err
+	}
+	return &unavailableError{err}
 }

@@ -68,34 +68,22 @@ func (s *Store) listen(ctx context.Context) {
 }
 
 func (s *Store) listenOnce(ctx context.Context) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return
-	}
-	s.watch.mu.Lock()
-	select {
-	case <-s.watch.ready:
-	default:
-		close(s.watch.ready)
-	}
-	s.watch.mu.Unlock()
-	defer conn.Exec(context.Background(), "UNLISTEN "+notifyChannel) //nolint:errcheck // back to the pool clean
-	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			return
-		}
+	_ = s.db.listen(ctx, notifyChannel, func() {
 		s.watch.mu.Lock()
-		for ch := range s.watch.subs[n.Payload] {
+		select {
+		case <-s.watch.ready:
+		default:
+			close(s.watch.ready)
+		}
+		s.watch.mu.Unlock()
+	}, func(session string) {
+		s.watch.mu.Lock()
+		for ch := range s.watch.subs[session] {
 			select {
 			case ch <- struct{}{}:
 			default:
 			}
 		}
 		s.watch.mu.Unlock()
-	}
+	})
 }
