@@ -11,34 +11,9 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/loop/looptest"
+	"github.com/agenthost/agenthost/store/storetest"
 	"github.com/agenthost/agenthost/workflow"
 )
-
-// joinAgent is an agent whose one tool, join, joins its words with "-" and counts its calls.
-func joinAgent(t *testing.T, st loop.SessionStore, calls *atomic.Int64) *loop.Agent {
-	t.Helper()
-	join := loop.FuncTool{
-		ToolSpec: loop.ToolSpec{Name: "join", Description: "join words", InputSchema: json.RawMessage(`{"type":"object","properties":{"words":{"type":"array","items":{"type":"string"}}},"required":["words"]}`)},
-		Fn: func(_ context.Context, c loop.ToolCall) (loop.ToolResult, error) {
-			calls.Add(1)
-			var in struct{ Words []string }
-			if err := json.Unmarshal([]byte(c.Arguments), &in); err != nil {
-				return loop.ErrorResult(err.Error()), nil
-			}
-			return loop.TextResult(strings.Join(in.Words, "-")), nil
-		},
-	}
-	tools, err := loop.NewToolSet(join)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := loop.New(loop.Config{Name: "wf", Model: looptest.NewModel(), Tools: tools, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 // chain3 is a workflow of three tool steps, each on the one before: out is "a-b-c".
 func chain3(t *testing.T) *workflow.Workflow {
@@ -63,7 +38,7 @@ func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T)
 	s := open(t)
 	ctx := context.Background()
 	var calls atomic.Int64
-	e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+	e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls)}}
 	before := s.w.commits.Load()
 	res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "r1"}, nil)
 	if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
@@ -250,7 +225,7 @@ func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *tes
 			ctx := context.Background()
 			var calls atomic.Int64
 			d := &dyingSQLite{SQLite: s, kill: tc.kill, after: tc.after}
-			e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
+			e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, d, &calls)}}
 			res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "k1", Inputs: json.RawMessage(`{"n":1}`)}, nil)
 			if completed := tc.stored == workflow.RunCompleted; completed != (err == nil) || (err != nil && !errors.Is(err, errKilled)) || calls.Load() != tc.calls {
 				t.Fatalf("the killed run: %v %+v, %d calls", err, res.Record, calls.Load())
@@ -281,7 +256,7 @@ func TestL21_AKillAtAWorkflowRunsFoldedWritesLosesNothingAndRepeatsNoCall(t *tes
 			}
 			// A new process on the same file; the dead one's lease is taken over.
 			var calls2 atomic.Int64
-			e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls2)}}
+			e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls2)}}
 			res, err = e2.Run(ctx, chain3(t), workflow.RunInput{RunID: "k1"}, nil)
 			if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
 				t.Fatalf("resume: %v %+v", err, res.Record)
@@ -341,7 +316,7 @@ func TestL21_AWorkflowRunsLastWriteRidesOnACallOnlyWhenThatCallEndsTheRun(t *tes
 				}
 				return false
 			}}
-			e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
+			e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, d, &calls)}}
 			res, err := e.Run(ctx, w, workflow.RunInput{RunID: "r"}, nil)
 			if err != nil || res.Record.Status != tc.status {
 				t.Fatalf("%v %+v", err, res.Record)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/store/storetest"
 	"github.com/agenthost/agenthost/workflow"
 )
 
@@ -21,7 +22,7 @@ func TestL21_AKillBeforeANewRunsFirstCallsFirstWriteStoresNothingAndCallsNothing
 	ctx := context.Background()
 	var calls atomic.Int64
 	d := &dyingSQLite{SQLite: s, kill: func(k string) bool { return k == "appendrunclaim" }}
-	e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
+	e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, d, &calls)}}
 	if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "n1", Inputs: json.RawMessage(`{"n":1}`)}, nil); !errors.Is(err, errKilled) || calls.Load() != 0 {
 		t.Fatalf("the killed run: %v, %d calls", err, calls.Load())
 	}
@@ -32,7 +33,7 @@ func TestL21_AKillBeforeANewRunsFirstCallsFirstWriteStoresNothingAndCallsNothing
 		t.Fatalf("the run's lease was stored: %+v", l)
 	}
 	var calls2 atomic.Int64
-	e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls2)}}
+	e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls2)}}
 	res, err := e2.Run(ctx, chain3(t), workflow.RunInput{RunID: "n1", Inputs: json.RawMessage(`{"n":1}`)}, nil)
 	if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" || calls2.Load() != 3 {
 		t.Fatalf("the new process: %v %+v, %d calls", err, res.Record, calls2.Load())
@@ -52,7 +53,7 @@ func TestL21_ANewRunsStartRiddenOnItsFirstCallIsRefusedWholeWhenTheRunIsTaken(t 
 			t.Fatal(err)
 		}
 		var calls atomic.Int64
-		e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+		e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls)}}
 		before := s.w.commits.Load()
 		var evs []workflow.Event
 		if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "b1"}, func(ev workflow.Event) { evs = append(evs, ev) }); !errors.Is(err, loop.ErrSessionBusy) || calls.Load() != 0 {
@@ -89,7 +90,7 @@ func TestL21_ANewRunsStartRiddenOnItsFirstCallIsRefusedWholeWhenTheRunIsTaken(t 
 			return false
 		}}
 		var calls atomic.Int64
-		e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
+		e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, d, &calls)}}
 		var evs []workflow.Event
 		if _, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "c1"}, func(ev workflow.Event) { evs = append(evs, ev) }); !errors.Is(err, loop.ErrSessionBusy) || calls.Load() != 0 {
 			t.Fatalf("a run created meanwhile: %v, %d calls", err, calls.Load())
@@ -101,7 +102,7 @@ func TestL21_ANewRunsStartRiddenOnItsFirstCallIsRefusedWholeWhenTheRunIsTaken(t 
 		// its first call's first write stored it, before that call's tool ran.
 		evs = nil
 		var atCall []string
-		e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+		e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls)}}
 		res, err := e2.Run(ctx, chain3(t), workflow.RunInput{RunID: "c2"}, func(ev workflow.Event) {
 			evs = append(evs, ev)
 			if ev.Type == workflow.EventStepFinished && len(atCall) == 0 {

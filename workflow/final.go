@@ -35,10 +35,7 @@ func (s *sched) finalKV(cs *cstep, end *StepRecord) (kv []loop.KVWrite, done fun
 	}
 	prev := *s.rec
 	change := func() {
-		if s.over == nil {
-			s.over = map[string]*StepRecord{}
-		}
-		s.over[cs.ID] = end
+		s.stored(cs.ID, end)
 		s.rec.Status, s.rec.Error, s.rec.Ended = RunCompleted, "", time.Now().UTC()
 		s.rec.Outputs = s.outputsOf(s.snapshot().Steps)
 	}

@@ -127,21 +127,13 @@ func (s *sched) stepWriter(cs *cstep, item int) loop.RunWriter {
 				w.SetNote(string(b))
 				return nil, func(err error) {
 					if err == nil {
-						if s.over == nil {
-							s.over = map[string]*StepRecord{}
-						}
-						s.over[cs.ID] = &end
+						s.stored(cs.ID, &end)
 					}
 					s.mu.Unlock()
 				}
 			}
 		}
-		return s.recordKV(func() {
-			if s.over == nil {
-				s.over = map[string]*StepRecord{}
-			}
-			s.over[cs.ID] = &end
-		}, func() { delete(s.over, cs.ID) })
+		return s.recordKV(func() { s.stored(cs.ID, &end) }, func() { delete(s.over, cs.ID) })
 	}
 }
 
@@ -164,6 +156,15 @@ func (s *sched) recordKV(change, undo func()) ([]loop.KVWrite, func(error)) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// stored records end as step id's end stored by its call, until finish adopts it.
+// s.mu is held.
+func (s *sched) stored(id string, end *StepRecord) {
+	if s.over == nil {
+		s.over = map[string]*StepRecord{}
+	}
+	s.over[id] = end
 }
 
 // adopt makes the end a call stored for step id the step's record; it reports whether

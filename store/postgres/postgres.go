@@ -136,11 +136,7 @@ func (s *Store) appendRun(ctx context.Context, r loop.RunRecord, kv []loop.KVWri
 			}
 		}
 		for _, w := range kv {
-			v := w.Value
-			if v == nil {
-				v = []byte{}
-			}
-			if _, err := tx.Exec(ctx, qKVSet, w.Namespace, w.Key, s.keys.Seal(v, seal.KVAAD(w.Namespace, w.Key))); err != nil {
+			if _, err := tx.Exec(ctx, qKVSet, w.Namespace, w.Key, s.sealKV(w.Namespace, w.Key, w.Value)); err != nil {
 				return fmt.Errorf("kv set %s/%s: %w", w.Namespace, w.Key, err)
 			}
 		}
@@ -369,13 +365,17 @@ func (s *Store) KVGet(ctx context.Context, plugin, key string) ([]byte, bool, er
 const qKVSet = `INSERT INTO kv (plugin, key, value) VALUES ($1, $2, $3)
 	ON CONFLICT (plugin, key) DO UPDATE SET value = excluded.value`
 
-// KVSet writes a plugin's value.
-func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) error {
+// sealKV is a plugin value as stored: sealed under its plugin and key, never NULL.
+func (s *Store) sealKV(plugin, key string, value []byte) []byte {
 	if value == nil {
 		value = []byte{}
 	}
-	value = s.keys.Seal(value, seal.KVAAD(plugin, key))
-	_, err := s.db.Exec(ctx, qKVSet, plugin, key, value)
+	return s.keys.Seal(value, seal.KVAAD(plugin, key))
+}
+
+// KVSet writes a plugin's value.
+func (s *Store) KVSet(ctx context.Context, plugin, key string, value []byte) error {
+	_, err := s.db.Exec(ctx, qKVSet, plugin, key, s.sealKV(plugin, key, value))
 	if err != nil {
 		return fmt.Errorf("kv set %s/%s: %w", plugin, key, err)
 	}

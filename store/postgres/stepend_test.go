@@ -2,15 +2,13 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/loop/looptest"
 	"github.com/agenthost/agenthost/store/pgtest"
+	"github.com/agenthost/agenthost/store/storetest"
 	"github.com/agenthost/agenthost/workflow"
 )
 
@@ -73,7 +71,7 @@ func TestL21_AKillAfterACallsEndOnPostgreSQLRepeatsNoCall(t *testing.T) {
 	}
 	var calls atomic.Int64
 	d := &dyingStore{Store: s}
-	e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: joinAgent(t, d, &calls)}}
+	e := &workflow.Engine{Store: d, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, d, &calls)}}
 	if _, err := e.Run(ctx, w, workflow.RunInput{RunID: "k1"}, nil); !errors.Is(err, errKilled) || calls.Load() != 1 {
 		t.Fatalf("the killed run: %v, %d calls", err, calls.Load())
 	}
@@ -81,7 +79,7 @@ func TestL21_AKillAfterACallsEndOnPostgreSQLRepeatsNoCall(t *testing.T) {
 	if err != nil || !ok || rec.Status != workflow.RunRunning || rec.Steps["a"] == nil || rec.Steps["a"].Output != "a" {
 		t.Fatalf("stored at the kill: %+v ok=%v %v", rec, ok, err)
 	}
-	e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: joinAgent(t, s, &calls)}}
+	e2 := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls)}}
 	res, err := e2.Run(ctx, w, workflow.RunInput{RunID: "k1"}, nil)
 	if err != nil || res.Record.Status != workflow.RunCompleted || res.Record.Outputs["out"] != "a-b-c" {
 		t.Fatalf("resume: %v %+v", err, res.Record)
@@ -89,28 +87,4 @@ func TestL21_AKillAfterACallsEndOnPostgreSQLRepeatsNoCall(t *testing.T) {
 	if got := calls.Load(); got != 3 {
 		t.Fatalf("join called %d times in all, want 3", got)
 	}
-}
-
-func joinAgent(t *testing.T, st loop.SessionStore, calls *atomic.Int64) *loop.Agent {
-	t.Helper()
-	join := loop.FuncTool{
-		ToolSpec: loop.ToolSpec{Name: "join", Description: "join words", InputSchema: json.RawMessage(`{"type":"object","properties":{"words":{"type":"array","items":{"type":"string"}}},"required":["words"]}`)},
-		Fn: func(_ context.Context, c loop.ToolCall) (loop.ToolResult, error) {
-			calls.Add(1)
-			var in struct{ Words []string }
-			if err := json.Unmarshal([]byte(c.Arguments), &in); err != nil {
-				return loop.ErrorResult(err.Error()), nil
-			}
-			return loop.TextResult(strings.Join(in.Words, "-")), nil
-		},
-	}
-	tools, err := loop.NewToolSet(join)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := loop.New(loop.Config{Name: "wf", Model: looptest.NewModel(), Tools: tools, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
 }
