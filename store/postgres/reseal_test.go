@@ -217,7 +217,15 @@ func TestPostgresResealLoopedWhileWritingLosesNothing(t *testing.T) {
 		rot := openKeyed(t, url, fileRing())
 		// Without SIGHUP the writers take the new ring at their watch's next look (every
 		// 2 s) or when they meet a value under the new key: until then they keep writing
-		// under the old one, so the passes are bounded by time, not by their count.
+		// under the old one, so the passes that count start once the writers seal with
+		// the new key (a pass that finds nothing before that proves nothing: the next
+		// write under the old key comes after it).
+		newID := strings.SplitN(k, ":", 2)[0]
+		for wait := time.Now().Add(3 * time.Minute); w.Keys().Current() != newID; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(wait) {
+				t.Fatalf("rotation %d: the writers never took key %s", r, newID)
+			}
+		}
 		start := time.Now()
 		for pass := 1; ; pass++ {
 			st, err := rot.Reseal(ctx)
