@@ -57,6 +57,10 @@ func TestL21_AWorkflowRunsLeaseRidesOnItsRecordsFirstAndLastWrites(t *testing.T)
 	if err != nil || !ok || rec.Status != workflow.RunCompleted || rec.Outputs["out"] != "a-b-c" || calls.Load() != 3 {
 		t.Fatalf("stored %+v (%v), %d calls", rec, err, calls.Load())
 	}
+	// Every step's end waited in its call's note: the record is stored whole, one row.
+	if keys, err := s.KVKeys(ctx, workflow.StepsNamespace, "", 10); err != nil || len(keys) != 0 {
+		t.Fatalf("step rows %q (%v), want none: the record whole in its head's row", keys, err)
+	}
 	// Resumed, a completed run writes nothing but its lease and its release.
 	before = s.w.commits.Load()
 	if res, err := e.Run(ctx, chain3(t), workflow.RunInput{RunID: "r1"}, nil); err != nil || res.Record.Status != workflow.RunCompleted || calls.Load() != 3 {

@@ -16,10 +16,11 @@ import (
 // the call's end cannot lose the step's end: the call is not made again.
 //
 // The ends ride with the run's next write of its own (any: a fan-out's start, a failed
-// step's end, the final record), which stores every row that changed; a run's record
-// whose head says it ended has every step's row. So only a record whose head says
-// running is looked at, and only its steps with no row, a row stored running or a row of
-// an earlier attempt that failed: one read of the step's session's runs each.
+// step's end, the final record), which stores every row that changed, or, when no row
+// was stored, the record whole in its head (whole.go): a record whose head says it ended
+// has every step, in rows or in the head. So only a record whose head says running is
+// looked at, and only its steps with no row, a row stored running or a row of an
+// earlier attempt that failed: one read of the step's session's runs each.
 // LoadOwnedRecord (`workflow status`, the HTTP views, a cluster's stream of a dispatched
 // run) takes both, the end and the running state; Engine.open, which resumes the run,
 // takes the ends only (a step shown running is run again either way, as one with no row).

@@ -15,9 +15,10 @@ import (
 // key in KVNamespace, and each step's record in a row of its own in StepsNamespace, under
 // the head's rows_at (rowsAt: the run's start time and key) and the step's id. The head
 // names the steps that have rows (step_rows: the workflow's steps when the run was
-// created, and any added since); its
-// "steps" holds the steps of a record stored whole before rows (read as they are, and
-// moved to rows by the run's next write). A write stores only what changed since the
+// created, and any added since); its "steps" holds the steps of a record stored whole
+// (read as they are, and moved to rows by the run's next write that is not its last):
+// a record from before rows, or that of a run which ended with no step row stored
+// (whole.go). A write stores only what changed since the
 // run's last write: the step that started or ended (~150 bytes), the head when a run
 // field or the list changed (a run's first and last writes). Stored whole, a write was
 // the whole record, O(steps) bytes (from ~1 KB on an SQLite overflow page and its free
@@ -54,7 +55,11 @@ func loadStored(ctx context.Context, st loop.SessionStore, workflow, runID, key 
 		return nil, nil, false, err
 	}
 	var h storedHead
-	if err := json.Unmarshal(b, &h); err != nil {
+	b, err = headBytes(b)
+	if err == nil {
+		err = json.Unmarshal(b, &h)
+	}
+	if err != nil {
 		return nil, nil, false, fmt.Errorf("workflow %s run %s: stored record is not readable: %w", workflow, runID, err)
 	}
 	r := &h.Record
@@ -124,6 +129,9 @@ func (e *recWriter) start(key, at string, b []byte, ids []string, steps map[stri
 func (e *recWriter) writes(r *Record) ([]loop.KVWrite, func(), error) {
 	if e.rows == nil {
 		e.rows = map[string]storedRow{}
+	}
+	if r.Status != RunRunning && len(e.rows) == 0 { // no row stored: the record whole
+		return e.whole(r)
 	}
 	e.scr = e.scr[:0]
 	for id := range r.Steps {
