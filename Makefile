@@ -4,7 +4,7 @@
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
-BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic
+BINS    := $(BIN)/agenthost $(BIN)/agenthost-provider-scripted $(BIN)/agenthost-provider-openai $(BIN)/agenthost-provider-anthropic $(BIN)/agenthost-sigstore
 
 .PHONY: all build install test test-deploy test-short lint cover bench bench-all demo deps plugins proto fuzz clean release image test-image conformance $(BINS)
 

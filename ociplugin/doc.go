@@ -11,8 +11,9 @@
 // Verification is offline against a public key file (PEM). Keyless signatures are
 // Sigstore bundles stored as OCI referrers of the artifact's manifest (cosign 3's layout),
 // for a certificate identity and OIDC issuer (a Keyless policy, policy.go); they are
-// verified by ociplugin/keyless (github.com/sigstore/sigstore-go, against a trusted
-// root read from a file), which registers itself (RegisterKeyless), so that this package,
+// verified by ociplugin/keyless (and the program it starts, agenthost-sigstore:
+// github.com/sigstore/sigstore-go against a trusted root read from a file), which
+// registers itself (RegisterKeyless), so that this package,
 // and manifest that pulls with it, link no Sigstore code. A Lock is the
 // agent.lock file beside a manifest: what each reference resolved to, which PullWith can
 // be made to check (Check) before anything is fetched.

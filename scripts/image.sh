@@ -18,7 +18,7 @@ rm -rf "$DIR/rootfs"
 root="$DIR/rootfs"
 mkdir -p "$root/usr/local/bin" "$root/etc/ssl/certs" "$root/etc/agenthost" "$root/plugins" "$root/tmp"
 chmod 1777 "$root/tmp"
-for bin in agenthost agenthost-provider-scripted agenthost-provider-openai agenthost-provider-anthropic; do
+for bin in agenthost agenthost-provider-scripted agenthost-provider-openai agenthost-provider-anthropic agenthost-sigstore; do
   echo "image: $bin (linux/$GOARCH)" >&2
   CGO_ENABLED=0 GOOS=linux GOARCH=$GOARCH "$GO" build -buildvcs=false -trimpath \
     -ldflags "-s -w -buildid= -X main.version=$VERSION -X main.commit=$COMMIT" \
@@ -28,7 +28,7 @@ done
 # describes: /usr/local/share/agenthost/sbom.cdx.json.
 mkdir -p "$root/usr/local/share/agenthost"
 GO=$GO bash scripts/sbom.sh "$root/usr/local/bin" "$VERSION" "$root/usr/local/share/agenthost/sbom.cdx.json" \
-  agenthost agenthost-provider-scripted agenthost-provider-openai agenthost-provider-anthropic
+  agenthost agenthost-provider-scripted agenthost-provider-openai agenthost-provider-anthropic agenthost-sigstore
 cp "$CA" "$root/etc/ssl/certs/ca-certificates.crt"
 printf 'root:x:0:0:root:/root:/sbin/nologin\nagenthost:x:65532:65532:agenthost:/tmp:/sbin/nologin\n' >"$root/etc/passwd"
 printf 'root:x:0:\nagenthost:x:65532:\n' >"$root/etc/group"

@@ -23,7 +23,7 @@ TARGETS=${TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}
 COMMIT=${COMMIT:-$(git rev-parse HEAD)}
 VERSION=${VERSION:-$(git describe --tags --always 2>/dev/null || echo "${COMMIT:0:12}")}
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct "$COMMIT")}
-BINS=(agenthost agenthost-provider-scripted agenthost-provider-openai agenthost-provider-anthropic)
+BINS=(agenthost agenthost-provider-scripted agenthost-provider-openai agenthost-provider-anthropic agenthost-sigstore)
 
 case $VERSION in
   *[!A-Za-z0-9._+~-]*) echo "release: VERSION $VERSION: letters, digits and ._+~- only" >&2; exit 2 ;;

@@ -37,12 +37,13 @@ func runTests(m *testing.M) int {
 	if err != nil {
 		panic(err)
 	}
-	// agenthost and the scripted adapter side by side in testbin's directory, where the
-	// other binaries tests build (the openai adapter, mcpecho, test plugins) join them.
+	// agenthost, the scripted adapter and the keyless verifier side by side in testbin's
+	// directory, where the other binaries tests build (the openai adapter, mcpecho, test
+	// plugins) join them.
 	defer testbin.Cleanup()
 	defer pgtest.Stop()      // the PostgreSQL server, if a test started one
 	testbin.ShareWasmCache() // every agenthost the tests start compiles a module once, not once per test
-	for _, b := range []testbin.Bin{testbin.Agenthost, testbin.Scripted} {
+	for _, b := range []testbin.Bin{testbin.Agenthost, testbin.Scripted, testbin.Sigstore} {
 		if _, err := testbin.Build(b); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -70,7 +70,7 @@ func TestE2E_ReleaseArchivesAreReproducibleStrippedAndSayTheirVersion(t *testing
 		t.Fatalf("tar: %v\n%s", err, out)
 	}
 	root := filepath.Join(dir, strings.TrimSuffix(name, ".tar.gz"))
-	for _, bin := range []string{"agenthost", "agenthost-provider-scripted", "agenthost-provider-openai", "agenthost-provider-anthropic"} {
+	for _, bin := range []string{"agenthost", "agenthost-provider-scripted", "agenthost-provider-openai", "agenthost-provider-anthropic", "agenthost-sigstore"} {
 		p := filepath.Join(root, bin)
 		f, err := elf.Open(p)
 		if err != nil {

@@ -100,7 +100,7 @@ func checkSBOM(t *testing.T, path, version, root string) {
 		}
 		byName[c.Name] = c
 	}
-	for _, bin := range []string{"agenthost", "agenthost-provider-scripted", "agenthost-provider-openai", "agenthost-provider-anthropic"} {
+	for _, bin := range []string{"agenthost", "agenthost-provider-scripted", "agenthost-provider-openai", "agenthost-provider-anthropic", "agenthost-sigstore"} {
 		b, err := os.ReadFile(filepath.Join(root, bin))
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func checkSBOM(t *testing.T, path, version, root string) {
 			t.Errorf("the SBOM's cmd/%s: %+v, want version %s and the binary's sha256 %x", bin, c, version, sum)
 		}
 	}
-	for _, dep := range []string{"github.com/spf13/cobra", "github.com/anthropics/anthropic-sdk-go"} {
+	for _, dep := range []string{"github.com/spf13/cobra", "github.com/anthropics/anthropic-sdk-go", "github.com/sigstore/sigstore-go"} {
 		out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", dep).Output()
 		if err != nil {
 			t.Fatalf("go list -m %s: %v", dep, err)

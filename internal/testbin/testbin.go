@@ -28,6 +28,8 @@ var (
 	Scripted  = Bin{Pkg: "cmd/agenthost-provider-scripted"}
 	OpenAI    = Bin{Pkg: "cmd/agenthost-provider-openai"}
 	Anthropic = Bin{Pkg: "cmd/agenthost-provider-anthropic"}
+	// Sigstore is the keyless verifier agenthost starts beside itself (ociplugin/keyless).
+	Sigstore = Bin{Pkg: "cmd/agenthost-sigstore"}
 )
 
 func (b Bin) name() string {

@@ -3,6 +3,7 @@ package keyless
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,9 +14,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	sigverify "github.com/sigstore/sigstore-go/pkg/verify"
 )
 
 // Keyless signatures are Sigstore bundles (a Fulcio certificate for an OIDC identity, the
@@ -33,18 +31,16 @@ const (
 	maxBundles = 32
 )
 
-// keylessCheck is a Keyless policy made ready: its trusted root read, its verifier and
-// certificate identity built (before the registry is asked anything).
+// keylessCheck is a Keyless policy the helper found usable (its trusted root read, its
+// identity built) before the registry is asked anything.
 type keylessCheck struct {
-	k  ociplugin.Keyless
-	v  *sigverify.Verifier
-	id sigverify.CertificateIdentity
+	k ociplugin.Keyless
 }
 
 func init() { ociplugin.RegisterKeyless(prepare) }
 
-// prepare reads the policy's trusted root and builds its verifier and certificate
-// identity; the policy was validated by ociplugin.
+// prepare has the helper check the policy's trusted root and identity; the policy was
+// validated by ociplugin.
 func prepare(k ociplugin.Keyless) (ociplugin.KeylessCheck, error) {
 	c, err := newCheck(k)
 	if err != nil {
@@ -54,73 +50,59 @@ func prepare(k ociplugin.Keyless) (ociplugin.KeylessCheck, error) {
 }
 
 // newCheck is prepare's work: every keyless check (a plugin's, VerifyBlob's, VerifyImage's)
-// is built here.
+// starts here.
 func newCheck(k ociplugin.Keyless) (*keylessCheck, error) {
-	tr, err := root.NewTrustedRootFromPath(k.TrustedRoot)
-	if err != nil {
-		return nil, fmt.Errorf("trusted root %s: %w", k.TrustedRoot, err)
+	res, err := call(HelperRequest{Op: OpCheck, Policy: k})
+	if err == nil && res.Error != "" {
+		err = errors.New(res.Error)
 	}
-	opts := []sigverify.VerifierOption{sigverify.WithTransparencyLog(1), sigverify.WithObserverTimestamps(1)}
-	if k.NoTlog {
-		opts = []sigverify.VerifierOption{sigverify.WithSignedTimestamps(1)}
-	}
-	v, err := sigverify.NewVerifier(tr, append(opts, sigverify.WithoutStatementPredicate())...)
-	if err != nil {
-		return nil, fmt.Errorf("trusted root %s: %w", k.TrustedRoot, err)
-	}
-	sanRe := ""
-	if k.IdentityRegexp != "" {
-		sanRe = "^(?:" + k.IdentityRegexp + ")$" // the whole identity, not a part of it
-	}
-	id, err := sigverify.NewShortCertificateIdentity(k.Issuer, "", k.Identity, sanRe)
 	if err != nil {
 		return nil, err
 	}
-	return &keylessCheck{k: k, v: v, id: id}, nil
+	return &keylessCheck{k: k}, nil
 }
 
 // verify looks for the Sigstore bundles referring to manifest d of r and accepts the
 // artifact when one of them verifies. Nothing found is ociplugin.ErrUnsigned; bundles that do not
 // verify give each one's reason.
 func (c *keylessCheck) verify(r name.Reference, d v1.Hash) error {
-	sum, err := hex.DecodeString(d.Hex)
-	if err != nil || d.Algorithm != "sha256" {
+	if _, err := hex.DecodeString(d.Hex); err != nil || d.Algorithm != "sha256" {
 		return fmt.Errorf("manifest digest %s is not sha256", d)
 	}
-	policy := sigverify.NewPolicy(sigverify.WithArtifactDigest("sha256", sum), sigverify.WithCertificateIdentity(c.id))
 	descs, err := bundleReferrers(r, d)
 	if err != nil {
 		return err
 	}
 	var why []string
+	var raws [][]byte
+	var from []v1.Descriptor
 	for _, desc := range descs {
-		b, err := fetchBundle(r.Context().Digest(desc.Digest.String()))
-		if b == nil && err == nil {
-			continue // an artifact of another kind
-		}
-		if err == nil {
-			err = verifyBundle(c.v, policy, b)
-		}
-		if err == nil {
+		raw, err := fetchBundle(r.Context().Digest(desc.Digest.String()))
+		switch {
+		case err != nil:
+			why = append(why, fmt.Sprintf("bundle %s: %v", desc.Digest, err))
+		case raw != nil:
+			raws, from = append(raws, raw), append(from, desc)
+		} // else an artifact of another kind
+	}
+	if len(raws) > 0 {
+		res, err := call(HelperRequest{Op: OpVerify, Policy: c.k, Digest: d.String(), Bundles: raws})
+		switch {
+		case err != nil:
+			return err
+		case res.Error != "":
+			return errors.New(res.Error)
+		case res.Verified >= 0:
 			return nil
 		}
-		why = append(why, fmt.Sprintf("bundle %s: %v", desc.Digest, err))
+		for i, e := range res.Errors {
+			why = append(why, fmt.Sprintf("bundle %s: %s", from[i].Digest, e))
+		}
 	}
 	if len(why) == 0 {
 		return fmt.Errorf("%w for %s: no Sigstore bundle (%s) refers to it", ociplugin.ErrUnsigned, d, BundleType)
 	}
 	return fmt.Errorf("no Sigstore bundle of %s verifies for identity %s, issuer %q: %s", d, c.k.Describe(), c.k.Issuer, strings.Join(why, "; "))
-}
-
-func verifyBundle(v *sigverify.Verifier, policy sigverify.PolicyBuilder, b *bundle.Bundle) error {
-	res, err := v.Verify(b, policy)
-	if err != nil {
-		return err
-	}
-	if res.Statement != nil && res.Statement.PredicateType != SignPredicate {
-		return fmt.Errorf("an attestation of type %q, not a signature (%s)", res.Statement.PredicateType, SignPredicate)
-	}
-	return nil
 }
 
 // bundleReferrers lists the referrers of d whose artifact type is a Sigstore bundle, by the
@@ -147,9 +129,9 @@ func bundleReferrers(r name.Reference, d v1.Hash) ([]v1.Descriptor, error) {
 
 func isBundleType(t string) bool { return strings.HasPrefix(t, "application/vnd.dev.sigstore.bundle") }
 
-// fetchBundle reads the bundle layer of a referrer manifest; nil and no error for an
-// artifact that is not a bundle.
-func fetchBundle(ref name.Digest) (*bundle.Bundle, error) {
+// fetchBundle reads the bundle layer of a referrer manifest (not parsed: the helper
+// does); nil and no error for an artifact that is not a bundle.
+func fetchBundle(ref name.Digest) ([]byte, error) {
 	img, err := remote.Image(ref, ociplugin.RemoteOptions()...)
 	if err != nil {
 		return nil, err
@@ -180,15 +162,7 @@ func fetchBundle(ref name.Digest) (*bundle.Bundle, error) {
 	if len(raw) > maxBundle {
 		return nil, fmt.Errorf("bundle larger than %d bytes", maxBundle)
 	}
-	return parseBundle(raw)
-}
-
-func parseBundle(raw []byte) (*bundle.Bundle, error) {
-	var b bundle.Bundle
-	if err := b.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("not a Sigstore bundle: %w", err)
-	}
-	return &b, nil
+	return raw, nil
 }
 
 // AttachBundle stores a Sigstore bundle (JSON) as a referrer of the artifact ref names, as
@@ -206,17 +180,17 @@ func AttachBundle(ref string, raw []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("attach to %s: %w", ref, err)
 	}
-	b, err := parseBundle(raw)
+	if len(raw) > maxBundle {
+		return "", fmt.Errorf("attach to %s: bundle larger than %d bytes", ref, maxBundle)
+	}
+	res, err := call(HelperRequest{Op: OpNames, Digest: desc.Digest.String(), Bundles: [][]byte{raw}})
+	if err == nil && res.Error != "" {
+		err = errors.New(res.Error)
+	}
 	if err != nil {
 		return "", fmt.Errorf("attach to %s: %w", ref, err)
 	}
-	if err := bundleNames(b, desc.Digest); err != nil {
-		return "", fmt.Errorf("attach to %s: %w", ref, err)
-	}
-	content := "message-signature"
-	if env, _ := b.Envelope(); env != nil {
-		content = "dsse-envelope"
-	}
+	content := res.Content
 	d, err := attach(r.Context(), desc.Descriptor, raw, content)
 	if err != nil {
 		return "", fmt.Errorf("attach to %s: %w", ref, err)
@@ -241,39 +215,6 @@ func attach(repo name.Repository, subject v1.Descriptor, raw []byte, content str
 		return "", err
 	}
 	return m.digest.String(), nil
-}
-
-// bundleNames checks that b signs manifest digest d (without verifying the signature).
-func bundleNames(b *bundle.Bundle, d v1.Hash) error {
-	sc, err := b.SignatureContent()
-	if err != nil {
-		return err
-	}
-	if ms := sc.MessageSignatureContent(); ms != nil {
-		if got := hex.EncodeToString(ms.Digest()); ms.DigestAlgorithm() != "SHA2_256" || got != d.Hex {
-			return fmt.Errorf("the bundle signs %s:%s, not the artifact's manifest %s", strings.ToLower(ms.DigestAlgorithm()), got, d)
-		}
-		return nil
-	}
-	var st struct {
-		PredicateType string `json:"predicateType"`
-		Subject       []struct {
-			Digest map[string]string `json:"digest"`
-		} `json:"subject"`
-	}
-	payload, err := sc.EnvelopeContent().RawEnvelope().DecodeB64Payload()
-	if err == nil {
-		err = json.Unmarshal(payload, &st)
-	}
-	if err != nil {
-		return fmt.Errorf("the bundle's envelope holds no in-toto statement: %w", err)
-	}
-	for _, s := range st.Subject {
-		if s.Digest["sha256"] == d.Hex {
-			return nil
-		}
-	}
-	return fmt.Errorf("the bundle's statement does not name the artifact's manifest %s", d)
 }
 
 // rawManifest is a manifest to Put: its bytes, media type and digest.

@@ -1,11 +1,10 @@
 package keyless
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	sigverify "github.com/sigstore/sigstore-go/pkg/verify"
 
 	"github.com/agenthost/agenthost/ociplugin"
 )
@@ -19,17 +18,14 @@ func VerifyBlob(k ociplugin.Keyless, blob, bundle []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	c, err := newCheck(k)
-	if err != nil {
+	res, err := call(HelperRequest{Op: OpVerify, Policy: k, Blob: blob, Bundles: [][]byte{bundle}})
+	switch {
+	case err != nil:
 		return err
-	}
-	b, err := parseBundle(bundle)
-	if err != nil {
-		return err
-	}
-	policy := sigverify.NewPolicy(sigverify.WithArtifact(bytes.NewReader(blob)), sigverify.WithCertificateIdentity(c.id))
-	if err := verifyBundle(c.v, policy, b); err != nil {
-		return fmt.Errorf("the bundle does not verify for identity %s, issuer %q: %w", k.Describe(), k.Issuer, err)
+	case res.Error != "":
+		return errors.New(res.Error)
+	case res.Verified != 0:
+		return fmt.Errorf("the bundle does not verify for identity %s, issuer %q: %s", k.Describe(), k.Issuer, res.Errors[0])
 	}
 	return nil
 }
