@@ -30,8 +30,8 @@ build: $(BINS)
 $(BINS): $(BIN)/%:
 	@GO=$(GO) DEBUG=$(DEBUG) bash scripts/build.sh $@
 
-# install puts agenthost and its provider adapters in GOBIN (or GOPATH/bin), where
-# agenthost finds the adapters by name: `go install github.com/agenthost/agenthost/cmd/...@latest`
+# install puts agenthost, its provider adapters and agenthost-sigstore (the keyless
+# verifier it starts) in GOBIN (or GOPATH/bin), where agenthost finds them by name: `go install github.com/agenthost/agenthost/cmd/...@latest`
 # does the same from the module proxy.
 install:
 	$(GO) install -buildvcs=auto ./cmd/...
