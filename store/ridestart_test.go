@@ -143,3 +143,34 @@ func TestKVHasSaysWhatKVGetFinds(t *testing.T) {
 		}
 	}
 }
+
+// kvHasCounter is the SQLite store counting its KVHas reads.
+type kvHasCounter struct {
+	*SQLite
+	has atomic.Int64
+}
+
+func (c *kvHasCounter) KVHas(ctx context.Context, plugin, key string) (bool, error) {
+	c.has.Add(1)
+	return c.SQLite.KVHas(ctx, plugin, key)
+}
+
+// A run given its id reads whether a record is stored under it before its start rides on
+// its first call (the id may be a run to resume); a run whose id the engine made does
+// not: nobody else can have stored that run, and a record that were there anyway would
+// refuse the ridden start whole at the first call's commit (the test above), never be
+// resumed as this run.
+func TestANewRunWithAGeneratedIDReadsNothingBeforeItsFirstCall(t *testing.T) {
+	s := &kvHasCounter{SQLite: open(t)}
+	ctx := context.Background()
+	var calls atomic.Int64
+	e := &workflow.Engine{Store: s, Exec: workflow.AgentExecutor{Agent: storetest.JoinAgent(t, s, &calls)}}
+	res, err := e.Run(ctx, chain3(t), workflow.RunInput{}, nil)
+	if err != nil || res.Record.Status != workflow.RunCompleted || s.has.Load() != 0 {
+		t.Fatalf("a generated id: %v %+v, %d reads of KVHas", err, res.Record, s.has.Load())
+	}
+	res, err = e.Run(ctx, chain3(t), workflow.RunInput{RunID: "given"}, nil)
+	if err != nil || res.Record.Status != workflow.RunCompleted || s.has.Load() != 1 || calls.Load() != 6 {
+		t.Fatalf("a given id: %v %+v, %d reads of KVHas, %d calls", err, res.Record, s.has.Load(), calls.Load())
+	}
+}

@@ -94,7 +94,8 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 	if err := w.CheckApprovals(in.Approvals); err != nil {
 		return Result{}, err
 	}
-	if in.RunID == "" {
+	generated := in.RunID == ""
+	if generated {
 		in.RunID = newRunID()
 	}
 	if err := CheckRunID(in.RunID); err != nil {
@@ -117,10 +118,19 @@ func (e *Engine) Run(ctx context.Context, w *Workflow, in RunInput, emit func(Ev
 			}
 		}
 	}
-	ride := false // a new run's start rides on its first call (ridestart.go): read whether it is new
+	// A new run's start rides on its first call (ridestart.go): read whether it is new,
+	// unless its id was made here (a record under it is another run's, whose ridden start
+	// is refused whole at the first call's commit, never resumed as this one).
+	ride := false
 	if first != nil && e.rides(w) {
-		stored, err := e.Store.(leaseTaker).KVHas(ctx, KVNamespace, key)
-		ride = err == nil && !stored
+		stored := false
+		if !generated {
+			var err error
+			if stored, err = e.Store.(leaseTaker).KVHas(ctx, KVNamespace, key); err != nil {
+				stored = true // unknown: not ridden
+			}
+		}
+		ride = !stored
 	}
 	lease, created, err := e.holdRun(ctx, RunSession(w.Name, in.Owner, in.RunID), newRunID(), first, ride, cancel) // a new owner per call: two calls in one process are two holders
 	if err != nil {
