@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/agenthost/internal/testbin"
 	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/ociplugin/keyless"
 	"github.com/agenthost/agenthost/store/pgtest"
 )
 
@@ -53,6 +54,9 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// This process attaches bundles itself (checkSignedImage): its helper is the one built
+	// beside agenthost, not one beside the test binary.
+	keyless.HelperPath = filepath.Join(binDir, keyless.HelperName)
 	calcWasm = filepath.Join(repoRoot, "plugins/examples/go/calc/calc.wasm")
 	if _, err := os.Stat(calcWasm); err != nil { // `make test` builds it first; `go test` alone builds it here
 		cmd := exec.Command("bash", "scripts/plugins.sh")
