@@ -74,3 +74,16 @@ func TestAMissingOrForeignHelperIsAClearError(t *testing.T) {
 		os.Remove(HelperPath)
 	}
 }
+
+// A file or a bundle over the limits is refused before the helper is started.
+func TestVerifyBlobRefusesWhatExceedsItsLimitsBeforeStartingTheHelper(t *testing.T) {
+	defer func(p string) { HelperPath = p }(HelperPath)
+	HelperPath = "/nonexistent/helper" // started, it would fail otherwise
+	k := ociplugin.Keyless{Identity: signer, Issuer: issuer, TrustedRoot: "trusted_root.json"}
+	if err := VerifyBlob(k, make([]byte, MaxBlob+1), []byte("{}")); err == nil || err.Error() != "a file of 33554433 bytes: a signed file is at most 33554432 (a release's checksums are a few hundred)" {
+		t.Errorf("a large file: %v", err)
+	}
+	if err := VerifyBlob(k, []byte("x"), make([]byte, maxBundle+1)); err == nil || err.Error() != "bundle larger than 1048576 bytes" {
+		t.Errorf("a large bundle: %v", err)
+	}
+}

@@ -18,6 +18,12 @@ func VerifyBlob(k ociplugin.Keyless, blob, bundle []byte) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
+	switch {
+	case len(blob) > MaxBlob:
+		return fmt.Errorf("a file of %d bytes: a signed file is at most %d (a release's checksums are a few hundred)", len(blob), MaxBlob)
+	case len(bundle) > maxBundle:
+		return fmt.Errorf("bundle larger than %d bytes", maxBundle)
+	}
 	res, err := call(HelperRequest{Op: OpVerify, Policy: k, Blob: blob, Bundles: [][]byte{bundle}})
 	switch {
 	case err != nil:
@@ -29,6 +35,9 @@ func VerifyBlob(k ociplugin.Keyless, blob, bundle []byte) error {
 	}
 	return nil
 }
+
+// MaxBlob bounds what VerifyBlob verifies: the file goes to the helper in its request.
+const MaxBlob = 32 << 20
 
 // VerifyImage verifies an image (or any OCI artifact) at ref (oci://REGISTRY/REPO:TAG or
 // @sha256:…) as a keyless plugin is verified: one of the Sigstore bundles stored as
