@@ -20,19 +20,19 @@ func answer(req keyless.HelperRequest) keyless.HelperResponse {
 	switch req.Op {
 	case keyless.OpCheck:
 		if _, err := newCheck(req.Policy); err != nil {
-			return keyless.HelperResponse{Verified: -1, Error: err.Error()}
+			return keyless.HelperResponse{Error: err.Error()}
 		}
-		return keyless.HelperResponse{Verified: -1}
+		return keyless.HelperResponse{}
 	case keyless.OpVerify:
 		return verifyAll(req)
 	case keyless.OpNames:
 		content, err := names(req.Bundles, req.Digest)
 		if err != nil {
-			return keyless.HelperResponse{Verified: -1, Error: err.Error()}
+			return keyless.HelperResponse{Error: err.Error()}
 		}
-		return keyless.HelperResponse{Verified: -1, Content: content}
+		return keyless.HelperResponse{Content: content}
 	}
-	return keyless.HelperResponse{Verified: -1, Error: fmt.Sprintf("unknown request %q", req.Op)}
+	return keyless.HelperResponse{Error: fmt.Sprintf("unknown request %q", req.Op)}
 }
 
 // check is a keyless policy made ready: its trusted root read, its verifier and
@@ -74,7 +74,7 @@ func newCheck(k ociplugin.Keyless) (*check, error) {
 func verifyAll(req keyless.HelperRequest) keyless.HelperResponse {
 	c, err := newCheck(req.Policy)
 	if err != nil {
-		return keyless.HelperResponse{Verified: -1, Error: err.Error()}
+		return keyless.HelperResponse{Error: err.Error()}
 	}
 	var artifact sigverify.ArtifactPolicyOption
 	switch {
@@ -84,19 +84,19 @@ func verifyAll(req keyless.HelperRequest) keyless.HelperResponse {
 		algo, hexSum, _ := strings.Cut(req.Digest, ":")
 		sum, err := hex.DecodeString(hexSum)
 		if err != nil || algo != "sha256" || len(sum) != 32 {
-			return keyless.HelperResponse{Verified: -1, Error: fmt.Sprintf("manifest digest %s is not sha256", req.Digest)}
+			return keyless.HelperResponse{Error: fmt.Sprintf("manifest digest %s is not sha256", req.Digest)}
 		}
 		artifact = sigverify.WithArtifactDigest("sha256", sum)
 	}
 	policy := sigverify.NewPolicy(artifact, sigverify.WithCertificateIdentity(c.id))
-	out := keyless.HelperResponse{Verified: -1, Errors: make([]string, len(req.Bundles))}
+	out := keyless.HelperResponse{Errors: make([]string, len(req.Bundles))}
 	for i, raw := range req.Bundles {
 		b, err := parseBundle(raw)
 		if err == nil {
 			err = verifyBundle(c.v, policy, b)
 		}
 		if err == nil {
-			out.Verified, out.Errors = i, nil
+			out.Verified, out.Errors = &i, nil
 			return out
 		}
 		out.Errors[i] = err.Error()

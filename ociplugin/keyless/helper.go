@@ -55,7 +55,9 @@ type HelperRequest struct {
 
 // HelperResponse is the helper's answer, on its standard output.
 type HelperResponse struct {
-	Verified int      `json:"verified"`          // the index of the bundle that verified; -1: none
+	// Verified is the index of the bundle that verified; absent when none did, so that an
+	// answer that says nothing (`{}`) is never read as a signature that verified.
+	Verified *int     `json:"verified,omitempty"`
 	Errors   []string `json:"errors,omitempty"`  // why each bundle did not, when none did
 	Content  string   `json:"content,omitempty"` // names: "message-signature" or "dsse-envelope"
 	Error    string   `json:"error,omitempty"`   // the request failed as a whole (the policy, its trusted root)
@@ -123,8 +125,16 @@ func call(req HelperRequest) (HelperResponse, error) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		return HelperResponse{}, fmt.Errorf("%s answered something else than its answer: %w", HelperName, err)
 	}
-	if req.Op == OpVerify && res.Error == "" && (res.Verified >= len(req.Bundles) || (res.Verified < 0 && len(res.Errors) != len(req.Bundles))) {
+	if res.Error != "" {
+		return res, nil
+	}
+	switch {
+	case req.Op == OpVerify && res.Verified != nil && (*res.Verified < 0 || *res.Verified >= len(req.Bundles)):
+		return HelperResponse{}, fmt.Errorf("%s answered bundle %d, not one of the %d asked", HelperName, *res.Verified, len(req.Bundles))
+	case req.Op == OpVerify && res.Verified == nil && len(res.Errors) != len(req.Bundles):
 		return HelperResponse{}, fmt.Errorf("%s answered for %d bundles, not the %d asked", HelperName, len(res.Errors), len(req.Bundles))
+	case req.Op == OpNames && res.Content != "message-signature" && res.Content != "dsse-envelope":
+		return HelperResponse{}, fmt.Errorf("%s answered no kind of bundle (%q)", HelperName, res.Content)
 	}
 	return res, nil
 }

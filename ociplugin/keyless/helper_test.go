@@ -61,7 +61,8 @@ func TestAMissingOrForeignHelperIsAClearError(t *testing.T) {
 	for _, c := range []struct{ script, want string }{
 		{"#!/bin/sh\necho yes\n", "agenthost-sigstore answered something else than its answer: invalid character 'y' looking for beginning of value"},
 		{"#!/bin/sh\necho broken >&2\nexit 3\n", "agenthost-sigstore: exit status 3: broken"},
-		{"#!/bin/sh\necho '{\"verified\": 5}'\n", "agenthost-sigstore answered for 0 bundles, not the 1 asked"},
+		{"#!/bin/sh\necho '{\"verified\": 5}'\n", "agenthost-sigstore answered bundle 5, not one of the 1 asked"},
+		{"#!/bin/sh\necho '{}'\n", "agenthost-sigstore answered for 0 bundles, not the 1 asked"}, // saying nothing is no signature
 		{"#!/bin/sh\necho started >&2\nexec sleep 30\n", "agenthost-sigstore: no answer within 300ms (signal: killed): started"},
 	} {
 		HelperPath = filepath.Join(dir, "helper")
@@ -72,6 +73,15 @@ func TestAMissingOrForeignHelperIsAClearError(t *testing.T) {
 			t.Errorf("%q: %v\nwant %s", c.script, err, c.want)
 		}
 		os.Remove(HelperPath)
+	}
+	// Attaching asks which kind of bundle it is: an answer that names none attaches nothing.
+	f := newKeylessFixture(t, true)
+	HelperPath = filepath.Join(dir, "helper")
+	if err := os.WriteFile(HelperPath, []byte("#!/bin/sh\necho '{}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AttachBundle(f.ref, []byte("{}")); err == nil || !strings.HasSuffix(err.Error(), `: agenthost-sigstore answered no kind of bundle ("")`) {
+		t.Errorf("attach with a helper naming no kind: %v", err)
 	}
 }
 

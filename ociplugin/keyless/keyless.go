@@ -92,7 +92,7 @@ func (c *keylessCheck) verify(r name.Reference, d v1.Hash) error {
 			return err
 		case res.Error != "":
 			return errors.New(res.Error)
-		case res.Verified >= 0:
+		case res.Verified != nil:
 			return nil
 		}
 		for i, e := range res.Errors {

@@ -30,7 +30,7 @@ func VerifyBlob(k ociplugin.Keyless, blob, bundle []byte) error {
 		return err
 	case res.Error != "":
 		return errors.New(res.Error)
-	case res.Verified != 0:
+	case res.Verified == nil:
 		return fmt.Errorf("the bundle does not verify for identity %s, issuer %q: %s", k.Describe(), k.Issuer, res.Errors[0])
 	}
 	return nil
