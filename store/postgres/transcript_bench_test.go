@@ -2,9 +2,9 @@ package postgres
 
 import (
 	"context"
-	"syscall"
 	"testing"
 
+	"github.com/agenthost/agenthost/bench/fake"
 	"github.com/agenthost/agenthost/store/pgtest"
 )
 
@@ -20,20 +20,11 @@ func BenchmarkLoadHeadCold(b *testing.B) {
 	if err := s.Append(context.Background(), "s", chat("s", 1, 200, "w")...); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	c0 := processCPU()
-	for b.Loop() {
-		if h := coldHead(b, s, "s"); len(h.Transcript) != 801 {
-			b.Fatalf("%d entries", len(h.Transcript))
+	fake.WithCPU(b, func() {
+		for b.Loop() {
+			if h := coldHead(b, s, "s"); len(h.Transcript) != 801 {
+				b.Fatalf("%d entries", len(h.Transcript))
+			}
 		}
-	}
-	b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
-}
-
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	})
 }
